@@ -1,0 +1,242 @@
+/**
+ * A query's path through the proxy: parse → upstream (with its deadline and
+ * one retry) → the client's answer, or a SERVFAIL. Never silence: every
+ * parseable query gets exactly one reply.
+ *
+ *   client ─► parse ─┬─ malformed ─► FORMERR / NOTIMP (or drop if no header)
+ *                    └─► pool.send ─┬─ answer ─► restore ID, strip TLS-hop EDNS, TC if too big ─► client
+ *                                   ├─ closed / deadline ─► retry once on another connection ─► … ─► SERVFAIL
+ *                                   └─ backpressure / resolver unreachable ─► SERVFAIL at once
+ */
+import { EventEmitter } from 'node:events';
+import type { DotConnection } from './dot-connection.js';
+import { isDotstubError, QueryTimeoutError, type DotstubError } from './errors.js';
+import type { AnswerSource, Counters, QueryRecord, Transport } from './metrics.js';
+import { newCounters } from './metrics.js';
+import type { Pool } from './pool.js';
+import {
+  CLASSIC_UDP_SIZE,
+  encodeClientAnswer,
+  encodeUpstreamQuery,
+  parseClientQuery,
+  rcodeName,
+  servfail,
+  type ClientQuery,
+  type UpstreamAnswer,
+} from './wire.js';
+
+export interface EngineOptions {
+  /** EDNS padding of queries to 128-octet blocks (RFC 8467). */
+  padding: boolean;
+  /** Record query names (off: records keep timings only). */
+  recordNames: boolean;
+}
+
+export interface EngineEvents {
+  query: [QueryRecord];
+  malformed: [string];
+}
+
+export type Reply = (answer: Buffer) => void;
+
+interface Job {
+  readonly query: ClientQuery;
+  readonly transport: Transport;
+  readonly reply: Reply;
+  readonly wire: Buffer;
+  readonly receivedAt: bigint;
+  readonly startedAt: number;
+  attempts: number;
+  connection: DotConnection | undefined;
+  upstreamId: number;
+  reused: boolean | null;
+  depth: number;
+  sentAt: bigint;
+  timer: NodeJS.Timeout | undefined;
+  /** Guards against a late callback after the job was answered. */
+  done: boolean;
+}
+
+const RETRIABLE = new Set(['DOTSTUB_CONNECTION_CLOSED', 'DOTSTUB_QUERY_TIMEOUT']);
+
+export class Engine extends EventEmitter<EngineEvents> {
+  readonly counters: Counters = newCounters();
+  readonly options: EngineOptions;
+  #pool: Pool;
+  #inFlight = 0;
+  #seq = 0;
+  #idleWaiters: (() => void)[] = [];
+
+  constructor(pool: Pool, options: EngineOptions) {
+    super();
+    this.#pool = pool;
+    this.options = options;
+  }
+
+  get pool(): Pool {
+    return this.#pool;
+  }
+
+  /** New queries (and retries) go to `pool`; queries in flight finish where they are. */
+  setPool(pool: Pool): void {
+    this.#pool = pool;
+  }
+
+  /** Client queries received and not yet answered. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Resolves when every received query has been answered. */
+  idle(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Handles one message from a client; `reply` is called at most once. */
+  handle(raw: Buffer, transport: Transport, reply: Reply): void {
+    const receivedAt = process.hrtime.bigint();
+    const parsed = parseClientQuery(raw);
+    if (!parsed.ok) {
+      this.counters.malformed++;
+      this.emit('malformed', parsed.reason);
+      if (parsed.reply) reply(parsed.reply);
+      return;
+    }
+    this.counters.queries++;
+    const query = parsed.query;
+    const { wire, padding } = encodeUpstreamQuery(query, { pad: this.options.padding, keepalive: true });
+    this.counters.paddingBytes += padding;
+    const job: Job = {
+      query,
+      transport,
+      reply,
+      wire,
+      receivedAt,
+      startedAt: Date.now(),
+      attempts: 0,
+      connection: undefined,
+      upstreamId: -1,
+      reused: null,
+      depth: 0,
+      sentAt: 0n,
+      timer: undefined,
+      done: false,
+    };
+    this.#inFlight++;
+    this.#attempt(job);
+  }
+
+  #attempt(job: Job): void {
+    job.attempts++;
+    const pool = this.#pool;
+    const attempt = job.attempts;
+    try {
+      const sent = pool.send(
+        job.wire,
+        job.query.question,
+        (err, answer, raw, writtenAt) => {
+          if (job.done || job.attempts !== attempt) return;
+          clearTimeout(job.timer);
+          if (err) this.#onError(job, err);
+          else this.#onAnswer(job, pool, answer as UpstreamAnswer, raw as Buffer, writtenAt ?? job.sentAt);
+        },
+        job.connection,
+      );
+      job.connection = sent.connection;
+      job.upstreamId = sent.upstreamId;
+      job.reused = sent.reused;
+      job.depth = sent.depth;
+      job.sentAt = process.hrtime.bigint();
+      // Rounded so timers share Node's per-duration lists.
+      const timeout = Math.ceil(pool.queryTimeoutMs() / 50) * 50;
+      job.timer = setTimeout(() => this.#onTimeout(job, sent.connection, sent.upstreamId), timeout);
+    } catch (err) {
+      if (isDotstubError(err) && err.code === 'DOTSTUB_IN_FLIGHT_CAP') this.counters.inFlightCapHits++;
+      this.#finishServfail(job, err);
+    }
+  }
+
+  #onTimeout(job: Job, conn: DotConnection, upstreamId: number): void {
+    if (job.done) return;
+    this.counters.timeouts++;
+    const writtenAt = conn.writtenAt(upstreamId);
+    conn.cancel(upstreamId);
+    // Nothing at all came back since this query was written: the connection is
+    // dead (black-holed path, silent middlebox). Close it so the others move on.
+    if (writtenAt !== 0n && conn.lastReceiveAt < writtenAt && conn.state === 'open') conn.close('unresponsive');
+    this.#onError(job, new QueryTimeoutError(`no answer from ${conn.address} within the deadline`));
+  }
+
+  #onError(job: Job, err: DotstubError): void {
+    if (job.done) return;
+    if (job.attempts < 2 && RETRIABLE.has(err.code)) {
+      this.counters.retries++;
+      this.#attempt(job);
+      return;
+    }
+    this.#finishServfail(job, err);
+  }
+
+  #onAnswer(job: Job, pool: Pool, answer: UpstreamAnswer, raw: Buffer, writtenAt: bigint): void {
+    const now = process.hrtime.bigint();
+    pool.observeRtt(Number(now - writtenAt) / 1e6);
+    const maxSize = job.transport === 'udp' ? (job.query.edns?.udpSize ?? CLASSIC_UDP_SIZE) : 65535;
+    const { buf, truncated } = encodeClientAnswer(job.query, answer, raw, maxSize);
+    if (truncated) this.counters.truncated++;
+    this.counters.answers++;
+    if (job.reused) this.counters.connectionHits++;
+    this.#finish(job, buf, 'upstream', rcodeName(answer.rcode), truncated, null, writtenAt, now);
+  }
+
+  #finishServfail(job: Job, err: unknown): void {
+    this.counters.servfails++;
+    const code = isDotstubError(err) ? err.code : 'DOTSTUB_INTERNAL';
+    this.#finish(job, servfail(job.query), 'servfail', 'SERVFAIL', false, code, 0n, process.hrtime.bigint());
+  }
+
+  #finish(
+    job: Job,
+    buf: Buffer,
+    source: AnswerSource,
+    rcode: string,
+    truncated: boolean,
+    error: string | null,
+    writtenAt: bigint,
+    answeredAt: bigint,
+  ): void {
+    job.done = true;
+    clearTimeout(job.timer);
+    job.reply(buf);
+    this.#inFlight--;
+    const conn = job.connection;
+    const handshake = conn && job.reused === false && conn.handshake ? (conn.handshake.resumed ? 'resumed' : 'full') : null;
+    const sentAt = job.sentAt;
+    const record: QueryRecord = {
+      seq: ++this.#seq,
+      startedAt: job.startedAt,
+      name: this.options.recordNames ? job.query.question.name : null,
+      type: job.query.question.type,
+      transport: job.transport,
+      rcode,
+      resolverId: conn ? conn.resolver.id : null,
+      connectionId: conn ? conn.id : null,
+      reused: job.reused,
+      handshake,
+      latencyUs: Number(answeredAt - job.receivedAt) / 1000,
+      queueUs: writtenAt > 0n && sentAt > 0n ? Math.max(0, Number(writtenAt - sentAt) / 1000) : 0,
+      upstreamUs: writtenAt > 0n ? Number(answeredAt - writtenAt) / 1000 : 0,
+      depth: job.depth,
+      source,
+      attempts: job.attempts,
+      truncated,
+      error,
+    };
+    if (this.listenerCount('query') > 0) this.emit('query', record);
+    if (this.#inFlight === 0 && this.#idleWaiters.length > 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+}

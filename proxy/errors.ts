@@ -1,0 +1,124 @@
+/**
+ * Typed errors with stable codes. Code branches on `err.code`, never on the
+ * message text; messages are written for the user who reads them in the CLI
+ * or the dashboard.
+ */
+
+export type ErrorCode =
+  | 'DOTSTUB_CONFIG'
+  | 'DOTSTUB_BAD_RESOLVER'
+  | 'DOTSTUB_BAD_PIN'
+  | 'DOTSTUB_LISTEN'
+  | 'DOTSTUB_CONNECT_TIMEOUT'
+  | 'DOTSTUB_CONNECT_FAILED'
+  | 'DOTSTUB_CERTIFICATE'
+  | 'DOTSTUB_PIN_MISMATCH'
+  | 'DOTSTUB_CONNECTION_CLOSED'
+  | 'DOTSTUB_QUERY_TIMEOUT'
+  | 'DOTSTUB_IN_FLIGHT_CAP'
+  | 'DOTSTUB_POOL_CLOSED'
+  | 'DOTSTUB_MALFORMED';
+
+export class DotstubError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** Invalid configuration or command-line input; the message says what to do. */
+export class ConfigError extends DotstubError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('DOTSTUB_CONFIG', message, options);
+  }
+}
+
+export class ResolverSpecError extends DotstubError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('DOTSTUB_BAD_RESOLVER', message, options);
+  }
+}
+
+export class PinFormatError extends DotstubError {
+  constructor(message: string) {
+    super('DOTSTUB_BAD_PIN', message);
+  }
+}
+
+export class ListenError extends DotstubError {
+  readonly address: string;
+  readonly port: number;
+  constructor(message: string, address: string, port: number, options?: { cause?: unknown }) {
+    super('DOTSTUB_LISTEN', message, options);
+    this.address = address;
+    this.port = port;
+  }
+}
+
+/** The TCP connect plus TLS handshake did not finish within the deadline. */
+export class ConnectTimeoutError extends DotstubError {
+  constructor(message: string) {
+    super('DOTSTUB_CONNECT_TIMEOUT', message);
+  }
+}
+
+export class ConnectFailedError extends DotstubError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('DOTSTUB_CONNECT_FAILED', message, options);
+  }
+}
+
+/** Strict authentication failed: the server's certificate did not verify. */
+export class CertificateError extends DotstubError {
+  /** OpenSSL/Node code, e.g. SELF_SIGNED_CERT_IN_CHAIN or ERR_TLS_CERT_ALTNAME_INVALID. */
+  readonly tlsCode: string;
+  constructor(message: string, tlsCode: string, options?: { cause?: unknown }) {
+    super('DOTSTUB_CERTIFICATE', message, options);
+    this.tlsCode = tlsCode;
+  }
+}
+
+/** No certificate in the server's chain matched the configured SPKI pins. */
+export class PinMismatchError extends DotstubError {
+  constructor(message: string) {
+    super('DOTSTUB_PIN_MISMATCH', message);
+  }
+}
+
+/** The connection closed (reset, idle close, server close) with the query pending. */
+export class ConnectionClosedError extends DotstubError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('DOTSTUB_CONNECTION_CLOSED', message, options);
+  }
+}
+
+export class QueryTimeoutError extends DotstubError {
+  constructor(message: string) {
+    super('DOTSTUB_QUERY_TIMEOUT', message);
+  }
+}
+
+/** Backpressure: every connection is at its in-flight cap. */
+export class InFlightCapError extends DotstubError {
+  constructor(message: string) {
+    super('DOTSTUB_IN_FLIGHT_CAP', message);
+  }
+}
+
+export class PoolClosedError extends DotstubError {
+  constructor(message: string) {
+    super('DOTSTUB_POOL_CLOSED', message);
+  }
+}
+
+export class MalformedMessageError extends DotstubError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('DOTSTUB_MALFORMED', message, options);
+  }
+}
+
+export function isDotstubError(err: unknown): err is DotstubError {
+  return err instanceof DotstubError;
+}

@@ -1,0 +1,110 @@
+/**
+ * What the proxy reports: one record per query and running counters. They
+ * are published as events (see StubProxyEvents); the control API aggregates
+ * them, nothing polls the engine's internals.
+ */
+
+export type Transport = 'udp' | 'tcp';
+
+/** Where a client's answer came from. */
+export type AnswerSource =
+  /** The resolver's answer, over DoT. */
+  | 'upstream'
+  /** Synthesised SERVFAIL: the resolver couldn't be reached in time, or backpressure. */
+  | 'servfail'
+  /** FORMERR/NOTIMP for a malformed or unsupported query. */
+  | 'error-reply';
+
+export interface QueryRecord {
+  /** Monotonic per proxy, for ordering and de-duplication in clients. */
+  readonly seq: number;
+  /** Wall-clock start, ms since the epoch. */
+  readonly startedAt: number;
+  /** The queried name, or null when the user chose not to record names. */
+  readonly name: string | null;
+  readonly type: string;
+  readonly transport: Transport;
+  readonly rcode: string;
+  readonly resolverId: string | null;
+  readonly connectionId: number | null;
+  /** The query found an open connection (the T-DNS "connection hit"); null if never sent. */
+  readonly reused: boolean | null;
+  /** For a query that waited on a new connection: that connection's handshake kind. */
+  readonly handshake: 'full' | 'resumed' | null;
+  /** Client-visible latency: received → answer handed to the socket. */
+  readonly latencyUs: number;
+  /** Waiting for a connection (handshake) before the query was written. */
+  readonly queueUs: number;
+  /** Written to the resolver → answer read back. */
+  readonly upstreamUs: number;
+  /** Queries in flight on the connection when this one was sent, itself included. */
+  readonly depth: number;
+  readonly source: AnswerSource;
+  /** 1, or 2 when the first attempt's connection died or its deadline passed. */
+  readonly attempts: number;
+  /** Answer didn't fit the client's UDP size: TC sent so it retries over TCP. */
+  readonly truncated: boolean;
+  /** Error code when the answer is a synthesised SERVFAIL. */
+  readonly error: string | null;
+}
+
+export interface Counters {
+  queries: number;
+  answers: number;
+  servfails: number;
+  /** Malformed or unsupported client messages (answered FORMERR/NOTIMP or dropped). */
+  malformed: number;
+  retries: number;
+  timeouts: number;
+  /** Answers whose question didn't match the query (dropped, RFC 7858 §3.3). */
+  mismatches: number;
+  /** Answers that arrived before the answer to an earlier query on the same connection. */
+  outOfOrder: number;
+  truncated: number;
+  inFlightCapHits: number;
+  handshakesFull: number;
+  handshakesResumed: number;
+  connectFailures: number;
+  /** Queries that found an open connection. */
+  connectionHits: number;
+  bytesToResolver: number;
+  bytesFromResolver: number;
+  paddingBytes: number;
+}
+
+export function newCounters(): Counters {
+  return {
+    queries: 0,
+    answers: 0,
+    servfails: 0,
+    malformed: 0,
+    retries: 0,
+    timeouts: 0,
+    mismatches: 0,
+    outOfOrder: 0,
+    truncated: 0,
+    inFlightCapHits: 0,
+    handshakesFull: 0,
+    handshakesResumed: 0,
+    connectFailures: 0,
+    connectionHits: 0,
+    bytesToResolver: 0,
+    bytesFromResolver: 0,
+    paddingBytes: 0,
+  };
+}
+
+/** One line for `--log`. */
+export function formatRecord(r: QueryRecord): string {
+  const ms = (r.latencyUs / 1000).toFixed(2).padStart(8);
+  const conn =
+    r.connectionId === null ? 'no connection' : `conn ${r.connectionId} ${r.reused ? 'reused' : `new (${r.handshake ?? 'handshake'})`}`;
+  const extra = [
+    r.attempts > 1 ? 'retried' : '',
+    r.truncated ? 'TC' : '',
+    r.error ? r.error : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return `${new Date(r.startedAt).toISOString()} ${r.transport} ${r.name ?? '(name not recorded)'} ${r.type} ${r.rcode} ${ms} ms ${conn} depth ${r.depth}${extra ? ` ${extra}` : ''}`;
+}

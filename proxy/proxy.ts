@@ -1,0 +1,352 @@
+/**
+ * The stub proxy: listeners → engine → pool, wired together, with the
+ * privacy state machine and typed events for everything a UI shows.
+ *
+ * Events are the only interface for observers (control API, CLI log):
+ *   'query'       one QueryRecord per answered query
+ *   'connection'  open (full/resumed) / close (reason) / keepalive / connect-failed
+ *   'state'       privacy-state transitions, each with a reason a user can read
+ */
+import { EventEmitter } from 'node:events';
+import type { AuthPolicy, DotConnection } from './dot-connection.js';
+import { Engine } from './engine.js';
+import type { DotstubError } from './errors.js';
+import { DEFAULT_LISTEN, TcpListener, UdpListener, type ListenAddress } from './listeners.js';
+import type { Counters, QueryRecord } from './metrics.js';
+import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './pool.js';
+import { describeResolver, type ResolverSpec } from './resolvers.js';
+
+export type PrivacyState = 'private' | 'private-unverified' | 'captive' | 'degraded' | 'blocked' | 'off';
+
+export interface StateChange {
+  readonly state: PrivacyState;
+  readonly previous: PrivacyState;
+  readonly reason: string;
+  readonly at: number;
+  readonly resolverId: string;
+}
+
+export type ConnectionEvent =
+  | {
+      readonly type: 'open';
+      readonly at: number;
+      readonly connectionId: number;
+      readonly resolverId: string;
+      readonly address: string;
+      readonly resumed: boolean;
+      readonly verified: boolean;
+      readonly authError: string | null;
+      readonly tlsVersion: string;
+      readonly cipher: string;
+      readonly handshakeMs: number;
+    }
+  | {
+      readonly type: 'close';
+      readonly at: number;
+      readonly connectionId: number;
+      readonly resolverId: string;
+      readonly reason: string;
+      readonly failed: number;
+      readonly queriesCarried: number;
+      readonly error: string | null;
+    }
+  | {
+      readonly type: 'keepalive';
+      readonly at: number;
+      readonly connectionId: number;
+      readonly resolverId: string;
+      readonly timeoutMs: number;
+    }
+  | {
+      readonly type: 'connect-failed';
+      readonly at: number;
+      readonly resolverId: string;
+      readonly address: string;
+      readonly code: string;
+      readonly message: string;
+      readonly retryInMs: number;
+    };
+
+export interface StubProxyEvents {
+  query: [QueryRecord];
+  connection: [ConnectionEvent];
+  state: [StateChange];
+  listening: [readonly ListenAddress[]];
+  malformed: [string];
+}
+
+export interface ProxyConfig {
+  readonly listen: readonly ListenAddress[];
+  readonly resolver: ResolverSpec;
+  readonly auth: AuthPolicy;
+  readonly pool: Omit<PoolOptions, 'auth'>;
+  readonly padding: boolean;
+  readonly recordNames: boolean;
+  /** Open connections at start so the first query doesn't pay the handshake. */
+  readonly warm: boolean;
+}
+
+export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyConfig> = {}): ProxyConfig {
+  return {
+    listen: DEFAULT_LISTEN,
+    resolver,
+    auth: { mode: 'strict', ca: [] },
+    pool: DEFAULT_POOL_OPTIONS,
+    padding: true,
+    recordNames: true,
+    warm: true,
+    ...overrides,
+  };
+}
+
+export interface ConnectionSnapshot {
+  readonly id: number;
+  readonly resolverId: string;
+  readonly address: string;
+  readonly state: string;
+  readonly ageMs: number;
+  readonly queriesCarried: number;
+  readonly inFlight: number;
+  readonly resumed: boolean | null;
+  readonly verified: boolean | null;
+  readonly tlsVersion: string | null;
+  readonly cipher: string | null;
+  readonly keepaliveMs: number | null;
+  readonly idleTimeoutMs: number;
+}
+
+export class StubProxy extends EventEmitter<StubProxyEvents> {
+  #config: ProxyConfig;
+  readonly #engine: Engine;
+  #pool: Pool;
+  /** Pools being drained after a switch; they finish their in-flight queries. */
+  readonly #retiring = new Set<Pool>();
+  #udp: UdpListener[] = [];
+  #tcp: TcpListener[] = [];
+  #listening: ListenAddress[] = [];
+  #state: PrivacyState = 'off';
+  #stateReason = 'not started';
+  #startedAt = 0;
+  #running = false;
+
+  constructor(config: ProxyConfig) {
+    super();
+    this.#config = config;
+    this.#pool = this.#makePool(config.resolver);
+    this.#engine = new Engine(this.#pool, { padding: config.padding, recordNames: config.recordNames });
+    this.#engine.on('query', (r) => this.emit('query', r));
+    this.#engine.on('malformed', (why) => this.emit('malformed', why));
+  }
+
+  get config(): ProxyConfig {
+    return this.#config;
+  }
+  get counters(): Readonly<Counters> {
+    return this.#engine.counters;
+  }
+  get state(): { readonly state: PrivacyState; readonly reason: string } {
+    return { state: this.#state, reason: this.#stateReason };
+  }
+  get resolver(): ResolverSpec {
+    return this.#pool.resolver;
+  }
+  get listening(): readonly ListenAddress[] {
+    return this.#listening;
+  }
+  get startedAt(): number {
+    return this.#startedAt;
+  }
+  get inFlight(): number {
+    return this.#engine.inFlight;
+  }
+  get engine(): Engine {
+    return this.#engine;
+  }
+
+  connections(): ConnectionSnapshot[] {
+    const now = Date.now();
+    const all: DotConnection[] = [...this.#pool.connections];
+    for (const p of this.#retiring) all.push(...p.connections);
+    return all.map((c) => ({
+      id: c.id,
+      resolverId: c.resolver.id,
+      address: c.address,
+      state: c.state,
+      ageMs: now - c.createdAt,
+      queriesCarried: c.queriesCarried,
+      inFlight: c.inFlight,
+      resumed: c.handshake ? c.handshake.resumed : null,
+      verified: c.handshake ? c.handshake.verified : null,
+      tlsVersion: c.handshake ? c.handshake.tlsVersion : null,
+      cipher: c.handshake ? c.handshake.cipher : null,
+      keepaliveMs: c.keepaliveMs ?? null,
+      idleTimeoutMs: c.idleTimeoutMs,
+    }));
+  }
+
+  /** Binds the listeners (UDP and TCP share each port) and opens the pool. */
+  async start(): Promise<readonly ListenAddress[]> {
+    if (this.#running) throw new Error('proxy already started');
+    try {
+      for (const addr of this.#config.listen) {
+        // With port 0, UDP picks the port and TCP takes the same one.
+        for (let tries = 0; ; tries++) {
+          const udp = new UdpListener(addr, (raw, transport, reply) => this.#engine.handle(raw, transport, reply));
+          const bound = await udp.listen();
+          const tcp = new TcpListener({ host: addr.host, port: bound.port }, (raw, transport, reply) =>
+            this.#engine.handle(raw, transport, reply),
+          );
+          try {
+            await tcp.listen();
+          } catch (err) {
+            await udp.close();
+            if (addr.port === 0 && tries < 5 && (err as DotstubError).cause && ((err as DotstubError).cause as NodeJS.ErrnoException).code === 'EADDRINUSE') continue;
+            throw err;
+          }
+          this.#udp.push(udp);
+          this.#tcp.push(tcp);
+          this.#listening.push(bound);
+          break;
+        }
+      }
+    } catch (err) {
+      await this.#closeListeners();
+      throw err;
+    }
+    this.#running = true;
+    this.#startedAt = Date.now();
+    this.#setState('off', `connecting to ${this.#pool.resolver.label}`);
+    if (this.#config.warm) this.#pool.warm();
+    this.emit('listening', this.#listening);
+    return this.#listening;
+  }
+
+  /**
+   * Switches the active resolver without dropping a query: new queries go to
+   * the new pool at once; the old pool finishes its in-flight queries, then
+   * closes.
+   */
+  async switchResolver(resolver: ResolverSpec): Promise<void> {
+    const old = this.#pool;
+    const next = this.#makePool(resolver);
+    this.#pool = next;
+    this.#engine.setPool(next);
+    this.#config = { ...this.#config, resolver };
+    if (this.#running) {
+      this.#setState(this.#state, `switching to ${resolver.label}`);
+      next.warm();
+    }
+    this.#retiring.add(old);
+    await old.close();
+    this.#retiring.delete(old);
+  }
+
+  /**
+   * Stops: no new clients, every received query answered (or SERVFAIL after
+   * `drainMs`), then connections closed.
+   */
+  async stop(drainMs = 3000): Promise<void> {
+    if (!this.#running) return;
+    this.#running = false;
+    const udpClosed = Promise.all(this.#udp.map((u) => u.close()));
+    const tcpClosing = this.#tcp.map((t) => t.close());
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.#engine.idle(), new Promise<void>((r) => (timer = setTimeout(r, drainMs)))]);
+    clearTimeout(timer);
+    this.#pool.destroy();
+    for (const p of this.#retiring) p.destroy();
+    for (const t of this.#tcp) t.destroyClients();
+    await udpClosed;
+    await Promise.all(tcpClosing);
+    this.#udp = [];
+    this.#tcp = [];
+    this.#listening = [];
+    this.#setState('off', 'dotstub stopped');
+  }
+
+  async #closeListeners(): Promise<void> {
+    await Promise.all(this.#udp.map((u) => u.close()));
+    for (const t of this.#tcp) t.destroyClients();
+    await Promise.all(this.#tcp.map((t) => t.close()));
+    this.#udp = [];
+    this.#tcp = [];
+    this.#listening = [];
+  }
+
+  #setState(state: PrivacyState, reason: string): void {
+    if (state === this.#state && reason === this.#stateReason) return;
+    const previous = this.#state;
+    this.#state = state;
+    this.#stateReason = reason;
+    this.emit('state', { state, previous, reason, at: Date.now(), resolverId: this.#pool.resolver.id });
+  }
+
+  #makePool(resolver: ResolverSpec): Pool {
+    const pool = new Pool(resolver, { ...this.#config.pool, auth: this.#config.auth });
+    const counters = (): Counters => this.#engine.counters;
+    const active = (): boolean => pool === this.#pool && this.#running;
+    pool.on('open', (conn, info) => {
+      if (info.resumed) counters().handshakesResumed++;
+      else counters().handshakesFull++;
+      this.emit('connection', {
+        type: 'open',
+        at: Date.now(),
+        connectionId: conn.id,
+        resolverId: resolver.id,
+        address: info.address,
+        resumed: info.resumed,
+        verified: info.verified,
+        authError: info.authError ?? null,
+        tlsVersion: info.tlsVersion,
+        cipher: info.cipher,
+        handshakeMs: info.handshakeMs,
+      });
+      if (!active()) return;
+      const who = `${resolver.label}${resolver.authName ? ` (${resolver.authName})` : ''}`;
+      if (info.verified) this.#setState('private', `encrypted DNS to ${who}, verified, ${info.tlsVersion}`);
+      else this.#setState('private-unverified', `encrypted DNS to ${who}, but not verified: ${info.authError ?? 'unknown reason'}`);
+    });
+    pool.on('close', (conn, info) => {
+      this.emit('connection', {
+        type: 'close',
+        at: Date.now(),
+        connectionId: conn.id,
+        resolverId: resolver.id,
+        reason: info.reason,
+        failed: info.failed,
+        queriesCarried: info.queriesCarried,
+        error: info.error ? info.error.message : null,
+      });
+    });
+    pool.on('keepalive', (conn, ms) =>
+      this.emit('connection', { type: 'keepalive', at: Date.now(), connectionId: conn.id, resolverId: resolver.id, timeoutMs: ms }),
+    );
+    pool.on('connect-failed', (f) => {
+      counters().connectFailures++;
+      this.emit('connection', {
+        type: 'connect-failed',
+        at: Date.now(),
+        resolverId: resolver.id,
+        address: f.address,
+        code: f.error.code,
+        message: f.error.message,
+        retryInMs: f.retryInMs,
+      });
+      if (active()) {
+        this.#setState('blocked', `${f.error.message}; queries get SERVFAIL, retrying in ${Math.round(f.retryInMs / 1000)} s`);
+      }
+    });
+    pool.on('mismatch', () => counters().mismatches++);
+    pool.on('out-of-order', () => counters().outOfOrder++);
+    pool.on('bytes', (out, inn) => {
+      counters().bytesToResolver += out;
+      counters().bytesFromResolver += inn;
+    });
+    return pool;
+  }
+
+  /** `quad9` or `127.0.0.1:853#dns.test`, for logs. */
+  describe(): string {
+    return describeResolver(this.#pool.resolver);
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Resolvers: presets and user-defined DoT servers, and their validation.
+ *
+ * A resolver is one or more addresses sharing a port, an authentication
+ * domain name (RFC 8310 §8) and optionally a set of SPKI pins (RFC 7858 §4.2,
+ * base64 of SHA-256 over the DER SubjectPublicKeyInfo).
+ */
+import net from 'node:net';
+import { PinFormatError, ResolverSpecError } from './errors.js';
+
+export const DOT_PORT = 853;
+
+export interface ResolverSpec {
+  /** Stable identifier: a preset's key or `custom:<addr>`; used in metrics and the API. */
+  readonly id: string;
+  /** Human-readable name for the UI and logs. */
+  readonly label: string;
+  /** IP literals, tried in order; never hostnames (that would need DNS to find DNS). */
+  readonly addresses: readonly string[];
+  readonly port: number;
+  /** Authentication domain name checked against the certificate; required in strict mode unless pinned. */
+  readonly authName: string | undefined;
+  /** base64 SHA-256 SPKI pins; a match authenticates on its own. */
+  readonly pins: readonly string[];
+}
+
+export const PRESETS: Readonly<Record<string, ResolverSpec>> = Object.freeze({
+  cloudflare: {
+    id: 'cloudflare',
+    label: 'Cloudflare',
+    addresses: ['1.1.1.1', '1.0.0.1', '2606:4700:4700::1111', '2606:4700:4700::1001'],
+    port: DOT_PORT,
+    authName: 'cloudflare-dns.com',
+    pins: [],
+  },
+  quad9: {
+    id: 'quad9',
+    label: 'Quad9',
+    addresses: ['9.9.9.9', '149.112.112.112', '2620:fe::fe', '2620:fe::9'],
+    port: DOT_PORT,
+    authName: 'dns.quad9.net',
+    pins: [],
+  },
+  google: {
+    id: 'google',
+    label: 'Google Public DNS',
+    addresses: ['8.8.8.8', '8.8.4.4', '2001:4860:4860::8888', '2001:4860:4860::8844'],
+    port: DOT_PORT,
+    authName: 'dns.google',
+    pins: [],
+  },
+  adguard: {
+    id: 'adguard',
+    label: 'AdGuard DNS',
+    addresses: ['94.140.14.14', '94.140.15.15', '2a10:50c0::ad1:ff', '2a10:50c0::ad2:ff'],
+    port: DOT_PORT,
+    authName: 'dns.adguard-dns.com',
+    pins: [],
+  },
+  mullvad: {
+    id: 'mullvad',
+    label: 'Mullvad DNS',
+    addresses: ['194.242.2.2', '2a07:e340::2'],
+    port: DOT_PORT,
+    authName: 'dns.mullvad.net',
+    pins: [],
+  },
+});
+
+// RFC 1123 host name: labels of letters, digits and hyphens, not at the ends.
+const HOSTNAME = /^(?=.{1,253}\.?$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.?$/i;
+
+export function validateAuthName(name: string): string {
+  if (!HOSTNAME.test(name)) {
+    throw new ResolverSpecError(
+      `"${name}" is not a valid authentication name: use the host name on the resolver's certificate, e.g. dns.quad9.net`,
+    );
+  }
+  return name.replace(/\.$/, '').toLowerCase();
+}
+
+export function validatePin(pin: string): string {
+  const trimmed = pin.trim().replace(/^sha256\//i, '');
+  const bytes = Buffer.from(trimmed, 'base64');
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed) || bytes.length !== 32 || bytes.toString('base64') !== trimmed) {
+    throw new PinFormatError(
+      `"${pin}" is not an SPKI pin: expected base64 of a SHA-256 digest (44 characters ending in "="), ` +
+        'e.g. from `openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`',
+    );
+  }
+  return trimmed;
+}
+
+function validatePort(text: string, arg: string): number {
+  if (!/^\d{1,5}$/.test(text) || Number(text) < 1 || Number(text) > 65535) {
+    throw new ResolverSpecError(`"${arg}": port must be a number from 1 to 65535`);
+  }
+  return Number(text);
+}
+
+export interface CustomResolverInput {
+  readonly address: string | readonly string[];
+  readonly port?: number | undefined;
+  readonly authName?: string | undefined;
+  readonly pins?: readonly string[] | undefined;
+  readonly label?: string | undefined;
+  readonly id?: string | undefined;
+}
+
+/** Builds a validated user-defined resolver. Throws ResolverSpecError / PinFormatError. */
+export function customResolver(input: CustomResolverInput): ResolverSpec {
+  const addresses = (typeof input.address === 'string' ? [input.address] : [...input.address]).map((a) => a.trim());
+  if (addresses.length === 0) throw new ResolverSpecError('a resolver needs at least one IP address');
+  for (const a of addresses) {
+    if (net.isIP(a) === 0) {
+      throw new ResolverSpecError(
+        `"${a}" is not an IP address: give the resolver's IPv4 or IPv6 address (a host name would need DNS to find DNS)`,
+      );
+    }
+  }
+  const port = input.port ?? DOT_PORT;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new ResolverSpecError(`port ${port} is out of range: use 1-65535 (DoT is 853)`);
+  }
+  const authName = input.authName === undefined || input.authName === '' ? undefined : validateAuthName(input.authName);
+  const pins = (input.pins ?? []).map(validatePin);
+  const first = addresses[0] as string;
+  const hostPart = first.includes(':') ? `[${first}]` : first;
+  return {
+    id: input.id ?? `custom:${hostPart}:${port}`,
+    label: input.label ?? (authName ? `${authName} (${hostPart})` : hostPart),
+    addresses,
+    port,
+    authName,
+    pins,
+  };
+}
+
+/**
+ * Parses the CLI form: a preset name, or `addr[:port][#authname]` with IPv6 in
+ * brackets (`[2620:fe::fe]:853#dns.quad9.net`), the syntax stubby and
+ * Android's private DNS made familiar.
+ */
+export function parseResolverArg(arg: string, pins: readonly string[] = []): ResolverSpec {
+  const preset = PRESETS[arg.toLowerCase()];
+  if (preset) return pins.length ? { ...preset, pins: pins.map(validatePin) } : preset;
+  const [hostPort = '', authName, extra] = arg.split('#');
+  if (extra !== undefined) throw new ResolverSpecError(`"${arg}": only one "#authname" is allowed`);
+  let address: string;
+  let port: number | undefined;
+  const bracket = /^\[([^\]]+)\](?::(.*))?$/.exec(hostPort);
+  if (bracket) {
+    address = bracket[1] as string;
+    if (bracket[2] !== undefined) port = validatePort(bracket[2], arg);
+  } else if (net.isIP(hostPort) === 6) {
+    address = hostPort;
+  } else {
+    const idx = hostPort.lastIndexOf(':');
+    if (idx >= 0) {
+      address = hostPort.slice(0, idx);
+      port = validatePort(hostPort.slice(idx + 1), arg);
+    } else {
+      address = hostPort;
+    }
+  }
+  if (net.isIP(address) === 0) {
+    throw new ResolverSpecError(
+      `unknown resolver "${arg}": use a preset (${Object.keys(PRESETS).join(', ')}) or address[:port][#authname], e.g. 9.9.9.9:853#dns.quad9.net`,
+    );
+  }
+  return customResolver({ address, port, authName, pins });
+}
+
+/** Readable form, e.g. `quad9` or `127.0.0.1:8853#dns.test`. */
+export function describeResolver(spec: ResolverSpec): string {
+  if (PRESETS[spec.id] === spec) return spec.id;
+  const first = spec.addresses[0] ?? '?';
+  const host = first.includes(':') ? `[${first}]` : first;
+  return `${host}:${spec.port}${spec.authName ? `#${spec.authName}` : ''}`;
+}

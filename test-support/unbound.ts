@@ -1,0 +1,156 @@
+/**
+ * A real DoT upstream for tests and benchmarks: Debian's unbound, serving a
+ * synthetic `test.` zone from local data over TLS with the test PKI. Every
+ * other name gets NXDOMAIN from a static root zone, so unbound never sends a
+ * packet off this machine.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import tls from 'node:tls';
+import { testPki, type TestPki } from './certs.js';
+
+export const UNBOUND_BIN = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
+
+export interface UnboundOptions {
+  /** Names n0.test … n{count-1}.test with A and AAAA records. */
+  readonly names?: number;
+  /** RFC 7828 timeout unbound announces and enforces, ms. */
+  readonly keepaliveMs?: number;
+  readonly port?: number;
+  /** Extra A records: name → address, e.g. to tell two upstreams apart. */
+  readonly extra?: Readonly<Record<string, string>>;
+  readonly threads?: number;
+}
+
+export interface UnboundServer {
+  readonly port: number;
+  readonly host: string;
+  readonly pki: TestPki;
+  readonly dir: string;
+  /** `127.0.0.1:PORT#dns.test`, the CLI form. */
+  readonly resolverArg: string;
+  readonly process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** A port free right now on 127.0.0.1 (TCP and UDP). */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const srv = net.createServer();
+      srv.once('error', reject);
+      srv.listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as net.AddressInfo).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    if (port > 1024) return port;
+  }
+}
+
+/** The synthetic zone as unbound local-data lines. */
+export function zoneLines(names: number, extra: Readonly<Record<string, string>> = {}): string[] {
+  const lines = ['local-zone: "." static', 'local-zone: "test." static'];
+  lines.push('local-data: "test. 3600 IN SOA ns.test. admin.test. 1 3600 600 86400 300"');
+  for (let i = 0; i < names; i++) {
+    lines.push(`local-data: "n${i}.test. 300 IN A 192.0.2.${(i % 254) + 1}"`);
+    lines.push(`local-data: "n${i}.test. 300 IN AAAA 2001:db8::${(i % 65535).toString(16)}"`);
+  }
+  // An answer too big for a 512-byte UDP reply: clients must get TC and retry over TCP.
+  for (let i = 0; i < 12; i++) lines.push(`local-data: 'big.test. 300 IN TXT "${`chunk-${i}-`.padEnd(80, 'x')}"'`);
+  for (const [name, addr] of Object.entries(extra)) lines.push(`local-data: "${name} 300 IN A ${addr}"`);
+  return lines;
+}
+
+async function waitForTls(port: number, pki: TestPki, deadline: number): Promise<void> {
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = tls.connect({ host: '127.0.0.1', port, servername: pki.authName, ca: pki.caPem }, () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`unbound did not accept TLS on port ${port} in time`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function startUnbound(options: UnboundOptions = {}): Promise<UnboundServer> {
+  const pki = testPki();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-unbound-'));
+  const port = options.port ?? (await freePort());
+  const keepalive = options.keepaliveMs ?? 120_000;
+  const conf = [
+    'server:',
+    '  verbosity: 0',
+    '  username: ""',
+    '  chroot: ""',
+    `  directory: "${dir}"`,
+    `  pidfile: "${dir}/unbound.pid"`,
+    '  use-syslog: no',
+    '  do-daemonize: no',
+    `  interface: 127.0.0.1@${port}`,
+    `  tls-port: ${port}`,
+    `  tls-service-key: "${pki.serverKeyFile}"`,
+    `  tls-service-pem: "${pki.serverCertFile}"`,
+    '  do-ip6: no',
+    '  do-udp: yes',
+    '  access-control: 127.0.0.0/8 allow',
+    '  module-config: "iterator"',
+    `  num-threads: ${options.threads ?? 1}`,
+    '  so-reuseport: no',
+    '  edns-tcp-keepalive: yes',
+    `  edns-tcp-keepalive-timeout: ${keepalive}`,
+    `  tcp-idle-timeout: ${keepalive}`,
+    '  incoming-num-tcp: 256',
+    '  pad-responses: yes',
+    '  pad-queries: no',
+    '  minimal-responses: yes',
+    '  msg-cache-size: 4m',
+    '  rrset-cache-size: 4m',
+    '  outgoing-range: 64',
+    ...zoneLines(options.names ?? 1000, options.extra).map((l) => `  ${l}`),
+    'remote-control:',
+    '  control-enable: no',
+    '',
+  ].join('\n');
+  const confFile = path.join(dir, 'unbound.conf');
+  fs.writeFileSync(confFile, conf);
+  const child = spawn(UNBOUND_BIN, ['-d', '-c', confFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    await Promise.race([
+      waitForTls(port, pki, Date.now() + 10_000),
+      exited.then(() => {
+        throw new Error(`unbound exited at start: ${stderr.trim()}`);
+      }),
+    ]);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  return {
+    port,
+    host: '127.0.0.1',
+    pki,
+    dir,
+    resolverArg: `127.0.0.1:${port}#${pki.authName}`,
+    process: child,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), 3000);
+        await exited;
+        clearTimeout(t);
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
