@@ -126,6 +126,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   #listening: ListenAddress[] = [];
   #state: PrivacyState = 'off';
   #stateReason = 'not started';
+  #stateSince = Date.now();
   #startedAt = 0;
   #running = false;
 
@@ -144,8 +145,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   get counters(): Readonly<Counters> {
     return this.#engine.counters;
   }
-  get state(): { readonly state: PrivacyState; readonly reason: string } {
-    return { state: this.#state, reason: this.#stateReason };
+  get state(): { readonly state: PrivacyState; readonly reason: string; readonly since: number } {
+    return { state: this.#state, reason: this.#stateReason, since: this.#stateSince };
   }
   get resolver(): ResolverSpec {
     return this.#pool.resolver;
@@ -276,6 +277,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   #setState(state: PrivacyState, reason: string): void {
     if (state === this.#state && reason === this.#stateReason) return;
     const previous = this.#state;
+    if (state !== previous) this.#stateSince = Date.now();
     this.#state = state;
     this.#stateReason = reason;
     this.emit('state', { state, previous, reason, at: Date.now(), resolverId: this.#pool.resolver.id });

@@ -1,0 +1,156 @@
+/**
+ * The control API's contract, shared by the control server (proxy/control/)
+ * and the dashboard (renderer/). Types only: no runtime code, so the renderer
+ * can import it without pulling in Node modules.
+ *
+ * Transport: HTTP/1.1 on loopback (default 127.0.0.1:5380), JSON bodies.
+ * Auth: every /api call needs the token, either `Authorization: Bearer <token>`
+ * (scripts, curl) or the `dotstub_session` cookie (HttpOnly, SameSite=Strict)
+ * that `GET /?token=<token>` sets before redirecting to `/` (the dashboard).
+ * Host must be a loopback name/address with the right port; state-changing
+ * calls (POST/PUT/DELETE) must carry the dashboard's own Origin.
+ *
+ * Endpoints:
+ *   GET    /api/status                      → StatusView
+ *   GET    /api/resolvers                   → ResolversView
+ *   POST   /api/resolvers                   CustomResolverBody → 201 ResolverView | 400 ApiError
+ *   POST   /api/resolvers/validate          CustomResolverBody → ValidationView
+ *   DELETE /api/resolvers/:id               → 204 | 404 | 409 (active)
+ *   PUT    /api/resolvers/active            { id } → StatusView (after the switch; no query dropped)
+ *   GET    /api/connections                 → ConnectionView[]
+ *   GET    /api/metrics                     → MetricsView
+ *   GET    /api/queries?name=&type=&rcode=&resolver=&minLatencyMs=&offset=&limit=  → QueryPage (newest first)
+ *   GET    /api/queries/export?format=csv|json (&same filters) → attachment
+ *   GET    /api/events/recent               → TimelineEvent[] (connection and state events, newest last)
+ *   GET    /api/settings                    → Settings
+ *   PUT    /api/settings                    Partial<Settings> → Settings | 400 ApiError (nothing changed)
+ *   GET    /api/stream                      → text/event-stream; `event: batch` with StreamBatch every 250 ms
+ *                                             (only when something happened; a `: ping` comment every 15 s)
+ */
+import type { ConnectionEvent, ConnectionSnapshot, PrivacyState, StateChange } from '../proxy.js';
+import type { Counters, QueryRecord } from '../metrics.js';
+
+export type { ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord };
+
+export type ConnectionView = ConnectionSnapshot;
+
+export interface ApiError {
+  readonly error: {
+    /** Stable: 'bad_request' | 'validation' | 'unauthorized' | 'forbidden_origin' | 'bad_host' | 'too_large' | 'not_found' | 'conflict' | 'internal' */
+    readonly code: string;
+    readonly message: string;
+    /** Per-field messages for forms: field name → what is wrong and what to do. */
+    readonly fields?: Readonly<Record<string, string>>;
+  };
+}
+
+export interface ResolverView {
+  readonly id: string;
+  readonly label: string;
+  readonly addresses: readonly string[];
+  readonly port: number;
+  readonly authName: string | null;
+  readonly pins: readonly string[];
+  readonly preset: boolean;
+  /** Median latency of this resolver's answers over the last 5 minutes, ms; null if none. */
+  readonly medianLatencyMs: number | null;
+}
+
+export interface ResolversView {
+  readonly active: string;
+  readonly resolvers: readonly ResolverView[];
+}
+
+export interface CustomResolverBody {
+  readonly label?: string;
+  /** One IP literal, or several separated by commas. */
+  readonly address: string;
+  readonly port?: number;
+  readonly authName?: string;
+  readonly pins?: readonly string[];
+}
+
+export interface ValidationView {
+  readonly ok: boolean;
+  readonly fields: Readonly<Record<string, string>>;
+}
+
+export interface Settings {
+  readonly mode: 'strict' | 'opportunistic';
+  readonly padding: boolean;
+  readonly idleTimeoutSec: number;
+  readonly poolSize: number;
+  readonly maxInFlight: number;
+  readonly logSize: number;
+  readonly recordNames: boolean;
+}
+
+export interface StatusView {
+  readonly state: PrivacyState;
+  readonly reason: string;
+  /** When the current state began, ms since the epoch. */
+  readonly since: number;
+  /** Plain words: what leaves the machine in this state. */
+  readonly leaves: string;
+  readonly resolver: ResolverView;
+  readonly mode: Settings['mode'];
+  readonly listen: readonly string[];
+  readonly uptimeMs: number;
+  readonly inFlight: number;
+  readonly counters: Counters;
+}
+
+export interface LatencyStats {
+  readonly count: number;
+  readonly p50: number | null;
+  readonly p95: number | null;
+  readonly p99: number | null;
+}
+
+export interface MetricsView {
+  /** Share of queries that found an open connection (T-DNS "connection hit"). */
+  readonly hitFraction: { readonly sinceStart: number | null; readonly last5m: number | null };
+  readonly handshakes: { readonly full: number; readonly resumed: number };
+  /** Per resolver id, latency in ms over the last 1 minute and 5 minutes. */
+  readonly latency: Readonly<Record<string, { readonly last1m: LatencyStats; readonly last5m: LatencyStats }>>;
+  readonly inFlight: number;
+  readonly outOfOrder: number;
+  readonly retries: number;
+  readonly servfails: number;
+  readonly mismatches: number;
+  /** paddingBytes / bytesToResolver. */
+  readonly padding: { readonly paddingBytes: number; readonly bytesToResolver: number; readonly overhead: number | null };
+  /** One point per second for the last 5 minutes. */
+  readonly series: readonly SeriesPoint[];
+}
+
+export interface SeriesPoint {
+  /** Second, ms since the epoch. */
+  readonly t: number;
+  readonly queries: number;
+  readonly hits: number;
+  readonly p50: number | null;
+  readonly p95: number | null;
+}
+
+export interface QueryPage {
+  readonly total: number;
+  readonly offset: number;
+  readonly records: readonly QueryRecord[];
+}
+
+export type TimelineEvent =
+  | { readonly kind: 'connection'; readonly event: ConnectionEvent }
+  | { readonly kind: 'state'; readonly event: StateChange }
+  | { readonly kind: 'resolver'; readonly at: number; readonly from: string; readonly to: string }
+  | { readonly kind: 'settings'; readonly at: number; readonly changed: readonly string[] };
+
+export interface StreamBatch {
+  readonly at: number;
+  readonly queries: readonly QueryRecord[];
+  /** Queries dropped from this batch to bound its size (they are in the log). */
+  readonly skipped: number;
+  readonly events: readonly TimelineEvent[];
+  readonly counters: Counters;
+  readonly inFlight: number;
+}
