@@ -133,9 +133,11 @@ export function describeCertError(code: string, authName: string | undefined, ad
 }
 
 function spkiPin(cert: tls.PeerCertificate): string | undefined {
-  // Node gives `pubkey` as the DER SubjectPublicKeyInfo.
-  const pubkey = (cert as tls.PeerCertificate & { pubkey?: Buffer }).pubkey;
-  return pubkey ? crypto.createHash('sha256').update(pubkey).digest('base64') : undefined;
+  // `cert.pubkey` is the bare key for EC certificates; the pin is over the DER
+  // SubjectPublicKeyInfo (RFC 7469 §2.4), so derive it from the certificate.
+  if (!cert.raw) return undefined;
+  const spki = new crypto.X509Certificate(cert.raw).publicKey.export({ type: 'spki', format: 'der' });
+  return crypto.createHash('sha256').update(spki).digest('base64');
 }
 
 function chainPins(socket: tls.TLSSocket): string[] {

@@ -82,14 +82,17 @@ export class UdpListener {
   readonly address: ListenAddress;
   readonly #socket: dgram.Socket;
   #bound: ListenAddress | undefined;
+  #accepting = true;
+  #closed = false;
 
   constructor(address: ListenAddress, handler: QueryHandler) {
     this.address = address;
     const v6 = net.isIPv6(address.host);
     this.#socket = dgram.createSocket(v6 ? { type: 'udp6', ipv6Only: true } : { type: 'udp4' });
     this.#socket.on('message', (msg, rinfo) => {
+      if (!this.#accepting) return;
       handler(msg, 'udp', (answer) => {
-        this.#socket.send(answer, rinfo.port, rinfo.address, () => undefined);
+        if (!this.#closed) this.#socket.send(answer, rinfo.port, rinfo.address, () => undefined);
       });
     });
     // A send to a client that went away yields ICMP errors; they must never stop the listener.
@@ -120,7 +123,14 @@ export class UdpListener {
     return this.#bound;
   }
 
+  /** Stops taking new queries; answers to queries already taken still go out. */
+  stopAccepting(): void {
+    this.#accepting = false;
+  }
+
   close(): Promise<void> {
+    this.#accepting = false;
+    this.#closed = true;
     return new Promise((resolve) => {
       try {
         this.#socket.close(() => resolve());

@@ -249,15 +249,17 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   async stop(drainMs = 3000): Promise<void> {
     if (!this.#running) return;
     this.#running = false;
-    const udpClosed = Promise.all(this.#udp.map((u) => u.close()));
+    for (const u of this.#udp) u.stopAccepting();
     const tcpClosing = this.#tcp.map((t) => t.close());
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.#engine.idle(), new Promise<void>((r) => (timer = setTimeout(r, drainMs)))]);
     clearTimeout(timer);
+    // Past the drain deadline, whatever is left gets SERVFAIL as its connection closes.
     this.#pool.destroy();
     for (const p of this.#retiring) p.destroy();
+    await this.#engine.idle();
+    await Promise.all(this.#udp.map((u) => u.close()));
     for (const t of this.#tcp) t.destroyClients();
-    await udpClosed;
     await Promise.all(tcpClosing);
     this.#udp = [];
     this.#tcp = [];

@@ -1,0 +1,278 @@
+/**
+ * The proxy against our fault-injecting DoT server: the cases unbound can't
+ * produce on demand. Everything a client sees goes through real sockets.
+ */
+import { afterEach, describe, expect, test } from 'vitest';
+import dnsPacket from 'dns-packet';
+import { expectedA, firstA, TcpClient, UdpClient } from '../test-support/dns-client.js';
+import { startFaultServer, type FaultServer } from '../test-support/fault-server.js';
+import { startProxy, waitFor, type Harness } from '../test-support/proxy-harness.js';
+import { testPki } from '../test-support/certs.js';
+import type { ConnectionEvent, StateChange } from './proxy.js';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()?.();
+});
+
+async function server(opts: Parameters<typeof startFaultServer>[0] = {}): Promise<FaultServer> {
+  const s = await startFaultServer(opts);
+  cleanups.push(() => s.stop());
+  return s;
+}
+
+async function proxyFor(s: FaultServer, opts: Partial<Parameters<typeof startProxy>[0]> = {}): Promise<Harness> {
+  const h = await startProxy({ resolverArg: s.resolverArg, ...opts });
+  cleanups.push(() => h.stop());
+  return h;
+}
+
+async function udp(port: number): Promise<UdpClient> {
+  const c = await UdpClient.open(port);
+  cleanups.push(() => c.close());
+  return c;
+}
+
+function events(h: Harness): { connections: ConnectionEvent[]; states: StateChange[] } {
+  const out = { connections: [] as ConnectionEvent[], states: [] as StateChange[] };
+  h.proxy.on('connection', (e) => out.connections.push(e));
+  h.proxy.on('state', (e) => out.states.push(e));
+  return out;
+}
+
+describe('pipelining and out-of-order answers', () => {
+  test('a slow name does not delay fast names behind it on the same connection', async () => {
+    const s = await server();
+    s.behaviour.delays.set('q0.slow.test', 600);
+    const h = await proxyFor(s);
+    await waitFor(() => h.proxy.state.state === 'private', 5000, 'private state');
+    const tcp = await TcpClient.open(h.port);
+    cleanups.push(() => tcp.close());
+    const slow = tcp.query('q0.slow.test');
+    await new Promise((r) => setTimeout(r, 20));
+    const fast = await Promise.all(Array.from({ length: 20 }, (_, i) => tcp.query(`q${i + 1}.fast.test`)));
+    // Every fast answer arrived well before the slow one could have.
+    for (const [i, a] of fast.entries()) {
+      expect(a.rcode).toBe('NOERROR');
+      expect(firstA(a)).toBe(expectedA(i + 1));
+      expect(a.ms).toBeLessThan(300);
+    }
+    const s0 = await slow;
+    expect(firstA(s0)).toBe(expectedA(0));
+    expect(s0.ms).toBeGreaterThanOrEqual(550);
+    // One TLS connection carried them all, and the proxy saw the reordering.
+    expect(s.connections).toBe(1);
+    expect(h.proxy.counters.outOfOrder).toBeGreaterThanOrEqual(1);
+    // The TCP client itself got its answers out of order (RFC 7766 §6.2.1.1).
+    expect(tcp.arrivals.at(-1)).not.toBe(tcp.arrivals[0]);
+  });
+
+  test('two clients using the same message ID each get their own answer', async () => {
+    const s = await server();
+    s.behaviour.delays.set('q1.a.test', 100);
+    const h = await proxyFor(s);
+    const a = await udp(h.port);
+    const b = await udp(h.port);
+    const [ra, rb] = await Promise.all([a.query('q1.a.test', { id: 4242 }), b.query('q2.b.test', { id: 4242 })]);
+    expect(ra.packet.id).toBe(4242);
+    expect(rb.packet.id).toBe(4242);
+    expect(ra.packet.questions?.[0]?.name).toBe('q1.a.test');
+    expect(firstA(ra)).toBe(expectedA(1));
+    expect(rb.packet.questions?.[0]?.name).toBe('q2.b.test');
+    expect(firstA(rb)).toBe(expectedA(2));
+    // The resolver never saw the clients' ID, and saw two distinct IDs.
+    const ids = s.seen.filter((q) => q.name.startsWith('q1.a') || q.name.startsWith('q2.b')).map((q) => q.id);
+    expect(new Set(ids).size).toBe(2);
+  });
+
+  test('an answer with the wrong question is dropped and counted; the client gets SERVFAIL, never that answer', async () => {
+    const s = await server();
+    s.behaviour.wrongQuestion.add('q7.evil.test');
+    const h = await proxyFor(s, { pool: { queryTimeoutMinMs: 200, queryTimeoutMaxMs: 300 } });
+    const c = await udp(h.port);
+    const ok = await c.query('q8.fine.test');
+    expect(firstA(ok)).toBe(expectedA(8));
+    const bad = await c.query('q7.evil.test');
+    expect(bad.rcode).toBe('SERVFAIL');
+    expect(bad.packet.answers ?? []).toHaveLength(0);
+    expect(bad.packet.questions?.[0]?.name).toBe('q7.evil.test');
+    expect(h.proxy.counters.mismatches).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('nothing lost', () => {
+  test('a reset with 500 queries in flight: all 500 are answered', async () => {
+    const s = await server();
+    const h = await proxyFor(s);
+    await waitFor(() => h.proxy.state.state === 'private', 5000, 'private state');
+    // The live connection resets after its 500th query, answering none of them.
+    s.behaviour.silent = true;
+    const c = await udp(h.port);
+    const answers = Array.from({ length: 500 }, (_, i) => c.query(`q${i}.burst.test`, { timeoutMs: 8000 }));
+    await waitFor(() => s.seen.filter((q) => q.name.endsWith('burst.test')).length >= 500, 5000, '500 queries at the server');
+    s.behaviour.silent = false;
+    s.resetAll();
+    const results = await Promise.all(answers);
+    for (const [i, a] of results.entries()) {
+      expect(a.rcode).toBe('NOERROR');
+      expect(firstA(a)).toBe(expectedA(i));
+    }
+    expect(h.proxy.counters.retries).toBeGreaterThanOrEqual(500);
+    expect(h.proxy.counters.servfails).toBe(0);
+    // The retries went out on one new connection, not 500.
+    expect(s.connections).toBe(2);
+  });
+
+  test('server idle close: the next query reconnects and the TLS session resumes', async () => {
+    const s = await server();
+    s.behaviour.idleCloseMs = 150;
+    const h = await proxyFor(s);
+    const ev = events(h);
+    const c = await udp(h.port);
+    expect(firstA(await c.query('q1.first.test'))).toBe(expectedA(1));
+    await waitFor(() => ev.connections.some((e) => e.type === 'close' && e.reason === 'server-close'), 3000, 'server close');
+    const again = await c.query('q2.second.test');
+    expect(firstA(again)).toBe(expectedA(2));
+    expect(s.handshakes).toEqual({ full: 1, resumed: 1 });
+    expect(h.proxy.counters.handshakesFull).toBe(1);
+    expect(h.proxy.counters.handshakesResumed).toBe(1);
+    const opens = ev.connections.filter((e) => e.type === 'open');
+    expect(opens.at(-1)).toMatchObject({ type: 'open', resumed: true, verified: true });
+  });
+
+  test('our own idle timeout closes the connection; edns-tcp-keepalive from the server shortens it', async () => {
+    const s = await server();
+    s.behaviour.keepaliveMs = 300;
+    const h = await proxyFor(s, { pool: { idleTimeoutMs: 60_000 } });
+    const ev = events(h);
+    const c = await udp(h.port);
+    await c.query('q1.ka.test');
+    await waitFor(() => ev.connections.some((e) => e.type === 'keepalive'), 2000, 'keepalive event');
+    expect(ev.connections.find((e) => e.type === 'keepalive')).toMatchObject({ timeoutMs: 300 });
+    expect(h.proxy.connections()[0]?.idleTimeoutMs).toBe(300);
+    await waitFor(() => ev.connections.some((e) => e.type === 'close' && e.reason === 'idle'), 3000, 'idle close');
+    // Asked for keepalive on every query (RFC 7828 §3.2.1).
+    const opt = s.seen[0]?.packet.additionals?.find((r) => r.type === 'OPT');
+    expect(opt && 'options' in opt ? opt.options.map((o) => o.code) : []).toContain(11);
+  });
+
+  test('a silent upstream: the client gets SERVFAIL within the deadline, not silence', async () => {
+    const s = await server();
+    const h = await proxyFor(s, { pool: { queryTimeoutMinMs: 150, queryTimeoutMaxMs: 200 } });
+    await waitFor(() => h.proxy.state.state === 'private', 5000, 'private state');
+    s.behaviour.silent = true;
+    const c = await udp(h.port);
+    const a = await c.query('q3.void.test', { timeoutMs: 3000 });
+    expect(a.rcode).toBe('SERVFAIL');
+    expect(a.ms).toBeLessThan(1500);
+    expect(h.proxy.counters.timeouts).toBeGreaterThanOrEqual(1);
+  });
+
+  test('a full in-flight cap answers SERVFAIL at once instead of queueing', async () => {
+    const s = await server();
+    for (let i = 0; i < 10; i++) s.behaviour.delays.set(`q${i}.hold.test`, 400);
+    const h = await proxyFor(s, { pool: { maxInFlight: 4 } });
+    await waitFor(() => h.proxy.state.state === 'private', 5000, 'private state');
+    const c = await udp(h.port);
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => c.query(`q${i}.hold.test`)));
+    const servfails = results.filter((r) => r.rcode === 'SERVFAIL');
+    expect(results.filter((r) => r.rcode === 'NOERROR')).toHaveLength(4);
+    expect(servfails).toHaveLength(6);
+    for (const r of servfails) expect(r.ms).toBeLessThan(100);
+    expect(h.proxy.counters.inFlightCapHits).toBe(6);
+  });
+});
+
+describe('authentication', () => {
+  test('strict mode refuses a certificate from an unknown CA, with the reason, and sends no query', async () => {
+    const s = await server({ cert: 'impostor' });
+    const h = await proxyFor(s);
+    const ev = events(h);
+    const c = await udp(h.port);
+    const a = await c.query('q1.secret.test');
+    expect(a.rcode).toBe('SERVFAIL');
+    await waitFor(() => h.proxy.state.state === 'blocked', 3000, 'blocked state');
+    expect(h.proxy.state.reason).toMatch(/issued by an unknown CA: TLS interception\?/);
+    const failed = ev.connections.find((e) => e.type === 'connect-failed');
+    expect(failed).toMatchObject({ code: 'DOTSTUB_CERTIFICATE' });
+    expect(s.seen).toHaveLength(0);
+  });
+
+  test('strict mode refuses a valid certificate for another name', async () => {
+    const s = await server();
+    const h = await proxyFor(s, { resolverArg: `127.0.0.1:${s.port}#dns.other.test` });
+    const c = await udp(h.port);
+    expect((await c.query('q1.x.test')).rcode).toBe('SERVFAIL');
+    await waitFor(() => h.proxy.state.state === 'blocked', 3000, 'blocked state');
+    expect(h.proxy.state.reason).toMatch(/not valid for dns\.other\.test/);
+    expect(s.seen).toHaveLength(0);
+  });
+
+  test('opportunistic mode uses TLS anyway and records it as unverified', async () => {
+    const s = await server({ cert: 'impostor' });
+    const h = await proxyFor(s, { mode: 'opportunistic' });
+    const c = await udp(h.port);
+    expect(firstA(await c.query('q5.opp.test'))).toBe(expectedA(5));
+    expect(h.proxy.state.state).toBe('private-unverified');
+    expect(h.proxy.state.reason).toMatch(/not verified/);
+  });
+
+  test('an SPKI pin authenticates on its own; a wrong pin is refused', async () => {
+    const pki = testPki();
+    const s = await server();
+    const pinned = await proxyFor(s, { trustTestCa: false, pins: [pki.serverPin] });
+    const c = await udp(pinned.port);
+    expect(firstA(await c.query('q9.pin.test'))).toBe(expectedA(9));
+    expect(pinned.proxy.state.state).toBe('private');
+
+    const wrong = await proxyFor(s, { trustTestCa: true, pins: [Buffer.alloc(32, 7).toString('base64')] });
+    const c2 = await udp(wrong.port);
+    expect((await c2.query('q10.pin.test')).rcode).toBe('SERVFAIL');
+    await waitFor(() => wrong.proxy.state.state === 'blocked', 3000, 'blocked state');
+    expect(wrong.proxy.state.reason).toMatch(/SPKI pins/);
+  });
+});
+
+describe('wire hygiene', () => {
+  test('queries to the resolver are padded to 128-octet blocks; --no-padding turns it off', async () => {
+    const s = await server();
+    const h = await proxyFor(s);
+    const c = await udp(h.port);
+    for (const name of ['q1.a.test', 'q2.a-much-longer-name-to-change-the-length.example.test', 'q3.x.test']) await c.query(name);
+    expect(s.seen.length).toBe(3);
+    for (const q of s.seen) expect(q.length % 128).toBe(0);
+    expect(h.proxy.counters.paddingBytes).toBeGreaterThan(0);
+
+    const s2 = await server();
+    const h2 = await proxyFor(s2, { padding: false });
+    const c2 = await udp(h2.port);
+    await c2.query('q1.a.test');
+    expect(s2.seen[0]?.length).toBeLessThan(128);
+    expect(s2.seen[0]?.length).not.toBe(128);
+  });
+
+  test('malformed input never crashes the proxy: FORMERR, or silence when there is no header', async () => {
+    const s = await server();
+    const h = await proxyFor(s);
+    const c = await udp(h.port);
+    expect(await c.expectSilence(Buffer.from([1, 2, 3]))).toBe(true);
+    // A header claiming one question, then garbage.
+    const garbage = Buffer.from([0x12, 0x34, 0x01, 0x00, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0xc0, 0xff]);
+    const formerr = await c.sendRaw(garbage);
+    expect(formerr.rcode).toBe('FORMERR');
+    expect(formerr.packet.id).toBe(0x1234);
+    // Two questions in one query.
+    const two = dnsPacket.encode({
+      type: 'query',
+      id: 77,
+      questions: [
+        { type: 'A', name: 'q1.a.test' },
+        { type: 'A', name: 'q2.a.test' },
+      ],
+    });
+    expect((await c.sendRaw(two)).rcode).toBe('FORMERR');
+    expect(h.proxy.counters.malformed).toBe(3);
+    // Still serving.
+    expect(firstA(await c.query('q4.after.test'))).toBe(expectedA(4));
+  });
+});

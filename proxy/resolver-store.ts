@@ -1,0 +1,234 @@
+/**
+ * The resolvers a user can pick: the presets, the custom ones they added
+ * (persisted in `resolvers.json` with the active choice), and resolvers given
+ * on the command line for one run (not persisted).
+ *
+ * Field-by-field validation reuses resolvers.ts so the CLI and the API give
+ * the same messages.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.js';
+import { isDotstubError } from './errors.js';
+import { customResolver, PRESETS, validateAuthName, validatePin, type ResolverSpec } from './resolvers.js';
+
+export const MAX_CUSTOM_RESOLVERS = 64;
+
+/** The API's and the file's form of a custom resolver (before semantic checks). */
+export const CustomResolverBodySchema = z.strictObject({
+  label: z.string({ error: 'label must be text' }).trim().max(64, { error: 'label must be at most 64 characters' }).optional(),
+  address: z.string({ error: 'address is required: the resolver\'s IP address (several separated by commas)' }).max(512, { error: 'address is too long' }),
+  port: z.int({ error: 'port must be a whole number from 1 to 65535 (DoT is 853)' }).optional(),
+  authName: z.string({ error: 'authName must be text' }).max(253, { error: 'authName is too long' }).optional(),
+  pins: z.array(z.string({ error: 'each pin must be text' }), { error: 'pins must be a list of base64 SPKI pins' }).max(16, { error: 'at most 16 pins' }).optional(),
+});
+export type CustomResolverBody = z.infer<typeof CustomResolverBodySchema>;
+
+export type ResolverValidation = { ok: true; spec: ResolverSpec } | { ok: false; fields: Record<string, string> };
+
+function messageOf(err: unknown): string {
+  if (isDotstubError(err)) return err.message;
+  throw err;
+}
+
+/** Validates every field separately so a form can show each message beside its field. */
+export function validateCustomResolver(raw: unknown): ResolverValidation {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return { ok: false, fields: { '(body)': 'send a JSON object: {"address": "…", "port": 853, "authName": "…", "pins": []}' } };
+  }
+  const parsed = CustomResolverBodySchema.safeParse(raw);
+  if (!parsed.success) return { ok: false, fields: issueFields(parsed.error.issues) };
+  const body = parsed.data;
+  const fields: Record<string, string> = {};
+  const addresses = body.address.split(',').map((a) => a.trim()).filter(Boolean);
+  if (addresses.length === 0) fields.address = 'address is required: the resolver\'s IP address (several separated by commas)';
+  else {
+    try {
+      customResolver({ address: addresses });
+    } catch (err) {
+      fields.address = messageOf(err);
+    }
+  }
+  if (body.port !== undefined) {
+    try {
+      customResolver({ address: '127.0.0.1', port: body.port });
+    } catch (err) {
+      fields.port = messageOf(err);
+    }
+  }
+  if (body.authName !== undefined && body.authName !== '') {
+    try {
+      validateAuthName(body.authName);
+    } catch (err) {
+      fields.authName = messageOf(err);
+    }
+  }
+  (body.pins ?? []).forEach((pin, i) => {
+    try {
+      validatePin(pin);
+    } catch (err) {
+      fields[`pins.${i}`] ??= messageOf(err);
+      fields.pins ??= messageOf(err);
+    }
+  });
+  if (Object.keys(fields).length > 0) return { ok: false, fields };
+  const spec = customResolver({
+    address: addresses,
+    port: body.port,
+    authName: body.authName,
+    pins: body.pins,
+    label: body.label === '' ? undefined : body.label,
+  });
+  return { ok: true, spec };
+}
+
+/** Can this resolver be used in strict mode (RFC 8310: an auth name or pins)? */
+export function canAuthenticate(spec: ResolverSpec): boolean {
+  return spec.authName !== undefined || spec.pins.length > 0;
+}
+
+interface StoredResolver {
+  readonly id: string;
+  readonly label: string;
+  readonly addresses: readonly string[];
+  readonly port: number;
+  readonly authName: string | null;
+  readonly pins: readonly string[];
+}
+
+interface ResolversFile {
+  readonly active: string | null;
+  readonly custom: readonly StoredResolver[];
+}
+
+const StoredResolverSchema = z.strictObject({
+  id: z.string().min(1).max(128),
+  label: z.string().max(64),
+  addresses: z.array(z.string()).min(1).max(16),
+  port: z.int().min(1).max(65535),
+  authName: z.string().max(253).nullable(),
+  pins: z.array(z.string()).max(16),
+});
+
+const ResolversFileSchema = z.strictObject({
+  active: z.string().max(128).nullable(),
+  custom: z.array(StoredResolverSchema).max(MAX_CUSTOM_RESOLVERS),
+});
+
+function toStored(spec: ResolverSpec): StoredResolver {
+  return { id: spec.id, label: spec.label, addresses: spec.addresses, port: spec.port, authName: spec.authName ?? null, pins: spec.pins };
+}
+
+function resolversFile(configDir: string): JsonConfigFile<ResolversFile> {
+  return new JsonConfigFile<ResolversFile>(path.join(configDir, 'resolvers.json'), (raw) => {
+    const r = ResolversFileSchema.safeParse(raw);
+    if (!r.success) {
+      const f = issueFields(r.error.issues);
+      return { ok: false, message: `invalid resolvers file: ${Object.entries(f).map(([k, v]) => `${k}: ${v}`).join('; ')}`, fields: f };
+    }
+    // Semantic checks (IP literals, names, pins) the same as for the API.
+    const fields: Record<string, string> = {};
+    r.data.custom.forEach((c, i) => {
+      try {
+        customResolver({ ...c, authName: c.authName ?? undefined });
+      } catch (err) {
+        fields[`custom.${i}`] = messageOf(err);
+      }
+    });
+    if (Object.keys(fields).length > 0) {
+      return { ok: false, message: `invalid resolvers file: ${Object.entries(fields).map(([k, v]) => `${k}: ${v}`).join('; ')}`, fields };
+    }
+    return { ok: true, value: r.data };
+  });
+}
+
+export class ResolverStore {
+  readonly #file: JsonConfigFile<ResolversFile>;
+  readonly #custom = new Map<string, ResolverSpec>();
+  /** Resolvers given on the command line for this run: listed, never saved. */
+  readonly #session = new Map<string, ResolverSpec>();
+  #persistedActive: string | null = null;
+  problem: ConfigProblem | null = null;
+
+  constructor(configDir: string) {
+    this.#file = resolversFile(configDir);
+  }
+
+  get path(): string {
+    return this.#file.file;
+  }
+
+  load(): void {
+    const { value, problem } = this.#file.load();
+    this.problem = problem;
+    this.#custom.clear();
+    for (const c of value?.custom ?? []) {
+      const spec = customResolver({ ...c, authName: c.authName ?? undefined });
+      this.#custom.set(spec.id, spec);
+    }
+    this.#persistedActive = value?.active ?? null;
+  }
+
+  /** The active resolver saved by the last switch, if it still exists. */
+  get persistedActive(): ResolverSpec | undefined {
+    return this.#persistedActive === null ? undefined : this.get(this.#persistedActive);
+  }
+
+  /** Lists a resolver the CLI picked for this run, unless it is already known. */
+  addSession(spec: ResolverSpec): void {
+    if (!this.get(spec.id)) this.#session.set(spec.id, spec);
+  }
+
+  get(id: string): ResolverSpec | undefined {
+    return PRESETS[id] ?? this.#custom.get(id) ?? this.#session.get(id);
+  }
+
+  isPreset(id: string): boolean {
+    return PRESETS[id] !== undefined;
+  }
+
+  isCustom(id: string): boolean {
+    return this.#custom.has(id);
+  }
+
+  all(): ResolverSpec[] {
+    return [...Object.values(PRESETS), ...this.#custom.values(), ...this.#session.values()];
+  }
+
+  get customCount(): number {
+    return this.#custom.size;
+  }
+
+  async add(spec: ResolverSpec): Promise<void> {
+    this.#custom.set(spec.id, spec);
+    this.#session.delete(spec.id);
+    try {
+      await this.#save(this.#persistedActive);
+    } catch (err) {
+      this.#custom.delete(spec.id);
+      throw err;
+    }
+  }
+
+  async remove(id: string): Promise<void> {
+    const spec = this.#custom.get(id);
+    if (!spec) return;
+    this.#custom.delete(id);
+    try {
+      await this.#save(this.#persistedActive);
+    } catch (err) {
+      this.#custom.set(id, spec);
+      throw err;
+    }
+  }
+
+  async setActive(id: string): Promise<void> {
+    await this.#save(id);
+    this.#persistedActive = id;
+  }
+
+  async #save(active: string | null): Promise<void> {
+    await this.#file.save({ active, custom: [...this.#custom.values()].map(toStored) });
+    this.problem = null;
+  }
+}

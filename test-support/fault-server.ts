@@ -1,0 +1,205 @@
+/**
+ * A fault-injecting DNS-over-TLS server for what unbound won't do on demand:
+ * per-name delays (so answers come back out of order), resets with queries
+ * in flight, idle closes, wrong certificates, answers with the wrong
+ * question. It is a real TLS server on 127.0.0.1, speaking real DNS.
+ *
+ * Names `q<N>.<anything>` (and `n<N>.test`) answer A 192.0.2.(N % 254 + 1);
+ * other names answer A 192.0.2.254.
+ */
+import net from 'node:net';
+import tls from 'node:tls';
+import dnsPacket from 'dns-packet';
+import type { Answer as Rr, DecodedPacket, Question } from 'dns-packet';
+import { FrameReader, frame } from '../proxy/framing.js';
+import { testPki } from './certs.js';
+
+export interface FaultBehaviour {
+  /** Delay before answering a name (lower-cased, no trailing dot), ms. */
+  delays: Map<string, number>;
+  /** Answer these names with a different question (must be dropped by the client). */
+  wrongQuestion: Set<string>;
+  /** Reset the connection (TCP RST) once it has received this many queries, without answering them. Applies to the next connection only. */
+  resetAfter: number | undefined;
+  /** Close connections idle this long (ms) from the server side. */
+  idleCloseMs: number | undefined;
+  /** RFC 7828 keepalive timeout to announce in answers, ms (multiple of 100). */
+  keepaliveMs: number | undefined;
+  /** Don't answer at all (black hole) while true. */
+  silent: boolean;
+}
+
+export interface FaultServerOptions {
+  /** 'good': signed by the test CA for dns.test; 'impostor': same name, unknown CA. */
+  readonly cert?: 'good' | 'impostor';
+  readonly port?: number;
+}
+
+export interface SeenQuery {
+  readonly connection: number;
+  readonly id: number;
+  readonly name: string;
+  /** Length of the DNS message (without the 2-octet frame), to check padding. */
+  readonly length: number;
+  readonly packet: DecodedPacket;
+}
+
+export class FaultServer {
+  readonly behaviour: FaultBehaviour = {
+    delays: new Map(),
+    wrongQuestion: new Set(),
+    resetAfter: undefined,
+    idleCloseMs: undefined,
+    keepaliveMs: undefined,
+    silent: false,
+  };
+  readonly seen: SeenQuery[] = [];
+  readonly handshakes = { full: 0, resumed: 0 };
+  /** Plain TCP server; each connection is wrapped in TLS so the test can reset the raw socket. */
+  readonly #server: net.Server;
+  readonly #context: tls.SecureContext;
+  readonly #sockets = new Map<tls.TLSSocket, net.Socket>();
+  #connections = 0;
+  #port = 0;
+
+  constructor(options: FaultServerOptions = {}) {
+    const pki = testPki();
+    const impostor = options.cert === 'impostor';
+    this.#context = tls.createSecureContext({
+      key: impostor ? pki.impostorKey : pki.serverKey,
+      cert: impostor ? pki.impostorCert : pki.serverCert,
+      minVersion: 'TLSv1.2',
+    });
+    this.#server = net.createServer((raw) => {
+      raw.on('error', () => undefined);
+      const socket = new tls.TLSSocket(raw, { isServer: true, secureContext: this.#context, ALPNProtocols: ['dot'] });
+      socket.on('error', () => undefined);
+      socket.once('secure', () => this.#onConnection(socket, raw));
+    });
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+  /** Connections accepted so far. */
+  get connections(): number {
+    return this.#connections;
+  }
+  get openSockets(): number {
+    return this.#sockets.size;
+  }
+
+  listen(port = 0): Promise<number> {
+    return new Promise((resolve) => {
+      this.#server.listen(port, '127.0.0.1', () => {
+        this.#port = (this.#server.address() as net.AddressInfo).port;
+        resolve(this.#port);
+      });
+    });
+  }
+
+  /** `127.0.0.1:PORT#dns.test`. */
+  get resolverArg(): string {
+    return `127.0.0.1:${this.#port}#dns.test`;
+  }
+
+  /** Resets every open connection now. */
+  resetAll(): void {
+    for (const raw of this.#sockets.values()) raw.resetAndDestroy();
+  }
+
+  async stop(): Promise<void> {
+    for (const raw of this.#sockets.values()) raw.destroy();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  #onConnection(socket: tls.TLSSocket, raw: net.Socket): void {
+    const connection = ++this.#connections;
+    this.#sockets.set(socket, raw);
+    if (socket.isSessionReused()) this.handshakes.resumed++;
+    else this.handshakes.full++;
+    const reader = new FrameReader();
+    const resetAfter = this.behaviour.resetAfter;
+    this.behaviour.resetAfter = undefined;
+    let received = 0;
+    let inFlight = 0;
+    let idleTimer: NodeJS.Timeout | undefined;
+    const armIdle = (): void => {
+      clearTimeout(idleTimer);
+      const ms = this.behaviour.idleCloseMs;
+      if (ms !== undefined && inFlight === 0) idleTimer = setTimeout(() => socket.end(), ms);
+    };
+    armIdle();
+    socket.on('close', () => {
+      clearTimeout(idleTimer);
+      this.#sockets.delete(socket);
+    });
+    socket.on('error', () => undefined);
+    socket.on('data', (chunk: Buffer) => {
+      for (const msg of reader.push(chunk)) {
+        clearTimeout(idleTimer);
+        received++;
+        let packet: DecodedPacket;
+        try {
+          packet = dnsPacket.decode(msg);
+        } catch {
+          continue;
+        }
+        const q = packet.questions?.[0];
+        const name = (q?.name ?? '').toLowerCase().replace(/\.$/, '');
+        this.seen.push({ connection, id: packet.id ?? 0, name, length: msg.length, packet });
+        if (resetAfter !== undefined && received >= resetAfter) {
+          raw.resetAndDestroy();
+          return;
+        }
+        if (resetAfter !== undefined || this.behaviour.silent || !q) continue;
+        inFlight++;
+        const delay = this.behaviour.delays.get(name) ?? 0;
+        const send = (): void => {
+          inFlight--;
+          if (!socket.destroyed) socket.write(frame(this.#answer(packet, q, name)));
+          armIdle();
+        };
+        if (delay > 0) setTimeout(send, delay);
+        else send();
+      }
+    });
+  }
+
+  #answer(query: DecodedPacket, q: Question, name: string): Buffer {
+    const m = /^[qn](\d+)\./.exec(`${name}.`);
+    const address = m ? `192.0.2.${(Number(m[1]) % 254) + 1}` : '192.0.2.254';
+    const question = this.behaviour.wrongQuestion.has(name) ? { ...q, name: `not-${q.name}` } : q;
+    const additionals: Rr[] = [];
+    if (query.additionals?.some((r) => r.type === 'OPT')) {
+      additionals.push({
+        type: 'OPT',
+        name: '.',
+        udpPayloadSize: 1232,
+        extendedRcode: 0,
+        ednsVersion: 0,
+        flags: 0,
+        flag_do: false,
+        options:
+          this.behaviour.keepaliveMs !== undefined
+            ? [{ code: 11, timeout: Math.round(this.behaviour.keepaliveMs / 100) } as never]
+            : [],
+      });
+    }
+    return dnsPacket.encode({
+      type: 'response',
+      id: query.id ?? 0,
+      flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE,
+      questions: [question],
+      answers: q.type === 'A' ? [{ type: 'A', name: q.name, ttl: 60, data: address }] : [],
+      additionals,
+    });
+  }
+}
+
+/** Starts a fault server on 127.0.0.1:0. */
+export async function startFaultServer(options: FaultServerOptions = {}): Promise<FaultServer> {
+  const server = new FaultServer(options);
+  await server.listen(options.port ?? 0);
+  return server;
+}

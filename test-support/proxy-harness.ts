@@ -1,0 +1,50 @@
+/**
+ * Starts a StubProxy in-process on 127.0.0.1:0 (UDP and TCP on one port)
+ * against a test upstream, with the test CA trusted.
+ */
+import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../proxy/pool.js';
+import { defaultConfig, StubProxy } from '../proxy/proxy.js';
+import { parseResolverArg } from '../proxy/resolvers.js';
+import type { AuthMode } from '../proxy/dot-connection.js';
+import { testPki } from './certs.js';
+
+export interface HarnessOptions {
+  readonly resolverArg: string;
+  readonly mode?: AuthMode;
+  readonly trustTestCa?: boolean;
+  readonly pins?: readonly string[];
+  readonly pool?: Partial<Omit<PoolOptions, 'auth'>>;
+  readonly padding?: boolean;
+  readonly warm?: boolean;
+}
+
+export interface Harness {
+  readonly proxy: StubProxy;
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+export async function startProxy(options: HarnessOptions): Promise<Harness> {
+  const pki = testPki();
+  const proxy = new StubProxy(
+    defaultConfig(parseResolverArg(options.resolverArg, options.pins ?? []), {
+      listen: [{ host: '127.0.0.1', port: 0 }],
+      auth: { mode: options.mode ?? 'strict', ca: options.trustTestCa === false ? [] : [pki.caPem] },
+      pool: { ...DEFAULT_POOL_OPTIONS, ...options.pool },
+      padding: options.padding ?? true,
+      warm: options.warm ?? true,
+    }),
+  );
+  const [bound] = await proxy.start();
+  if (!bound) throw new Error('proxy bound no address');
+  return { proxy, port: bound.port, stop: () => proxy.stop(1000) };
+}
+
+/** Resolves when `predicate` holds, polling every 10 ms; rejects after `ms`. */
+export async function waitFor(predicate: () => boolean, ms = 5000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
