@@ -243,6 +243,38 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   }
 
   /**
+   * Applies new settings at run time (added for the control API, issue 3).
+   * `padding` and `recordNames` take effect with the next query (the engine
+   * reads its options per query). Pool options and the authentication mode
+   * only apply to new pools, so changing them rebuilds the pool with the same
+   * mechanism as switchResolver: queries in flight finish on the old pool,
+   * new ones go to the new pool, nothing is dropped. Resolves once the old
+   * pool has drained.
+   */
+  async reconfigure(changes: {
+    readonly pool?: Partial<Omit<PoolOptions, 'auth'>>;
+    readonly auth?: AuthPolicy;
+    readonly padding?: boolean;
+    readonly recordNames?: boolean;
+  }): Promise<void> {
+    if (changes.padding !== undefined) this.#engine.options.padding = changes.padding;
+    if (changes.recordNames !== undefined) this.#engine.options.recordNames = changes.recordNames;
+    this.#config = {
+      ...this.#config,
+      pool: { ...this.#config.pool, ...changes.pool },
+      auth: changes.auth ?? this.#config.auth,
+      padding: this.#engine.options.padding,
+      recordNames: this.#engine.options.recordNames,
+    };
+    if (changes.pool !== undefined || changes.auth !== undefined) await this.switchResolver(this.#pool.resolver);
+  }
+
+  /** Whether the proxy is started (listening and forwarding). */
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /**
    * Stops: no new clients, every received query answered (or SERVFAIL after
    * `drainMs`), then connections closed.
    */

@@ -222,8 +222,22 @@ export class ResolverStore {
     }
   }
 
+  /** Saves the active choice; a command-line resolver becomes a saved custom one so it survives restart. */
   async setActive(id: string): Promise<void> {
-    await this.#save(id);
+    const session = this.#session.get(id);
+    if (session) {
+      this.#custom.set(id, session);
+      this.#session.delete(id);
+    }
+    try {
+      await this.#save(id);
+    } catch (err) {
+      if (session) {
+        this.#custom.delete(id);
+        this.#session.set(id, session);
+      }
+      throw err;
+    }
     this.#persistedActive = id;
   }
 
