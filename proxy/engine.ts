@@ -66,6 +66,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   #inFlight = 0;
   #seq = 0;
   #idleWaiters: (() => void)[] = [];
+  #lastReceivedAt = 0;
 
   constructor(pool: Pool, options: EngineOptions) {
     super();
@@ -87,6 +88,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.#inFlight;
   }
 
+  /** When the last message from a client arrived (ms since the epoch; 0 if none). */
+  get lastReceivedAt(): number {
+    return this.#lastReceivedAt;
+  }
+
   /** Resolves when every received query has been answered. */
   idle(): Promise<void> {
     if (this.#inFlight === 0) return Promise.resolve();
@@ -96,6 +102,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Handles one message from a client; `reply` is called at most once. */
   handle(raw: Buffer, transport: Transport, reply: Reply): void {
     const receivedAt = process.hrtime.bigint();
+    this.#lastReceivedAt = Date.now();
     const parsed = parseClientQuery(raw);
     if (!parsed.ok) {
       this.counters.malformed++;

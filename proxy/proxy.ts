@@ -275,18 +275,26 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   }
 
   /**
-   * Stops: no new clients, every received query answered (or SERVFAIL after
-   * `drainMs`), then connections closed.
+   * Stops without losing a query: new TCP connections are refused, but
+   * queries already sent (in flight, or still in a socket buffer) are
+   * answered until the proxy has been idle for a moment or `drainMs` passes;
+   * whatever is left then gets SERVFAIL. Then everything closes.
    */
   async stop(drainMs = 3000): Promise<void> {
     if (!this.#running) return;
     this.#running = false;
-    for (const u of this.#udp) u.stopAccepting();
     const tcpClosing = this.#tcp.map((t) => t.close());
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.#engine.idle(), new Promise<void>((r) => (timer = setTimeout(r, drainMs)))]);
-    clearTimeout(timer);
-    // Past the drain deadline, whatever is left gets SERVFAIL as its connection closes.
+    const deadline = Date.now() + drainMs;
+    const quietMs = 100;
+    while (Date.now() < deadline) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.#engine.idle(), new Promise<void>((r) => (timer = setTimeout(r, Math.max(1, deadline - Date.now()))))]);
+      clearTimeout(timer);
+      const quietFor = Date.now() - this.#engine.lastReceivedAt;
+      if (this.#engine.inFlight === 0 && quietFor >= quietMs) break;
+      await new Promise((r) => setTimeout(r, Math.max(1, quietMs - quietFor)));
+    }
+    for (const u of this.#udp) u.stopAccepting();
     this.#pool.destroy();
     for (const p of this.#retiring) p.destroy();
     await this.#engine.idle();
