@@ -1,0 +1,50 @@
+import { describe, expect, test } from 'vitest';
+import { customResolver, describeResolver, parseResolverArg, PRESETS, validatePin } from './resolvers.js';
+
+describe('resolver presets', () => {
+  test('each preset has v4 and v6 addresses, port 853 and an authentication name', () => {
+    for (const id of ['cloudflare', 'quad9', 'google', 'adguard', 'mullvad']) {
+      const p = PRESETS[id];
+      expect(p, id).toBeDefined();
+      expect(p?.addresses.some((a) => a.includes('.'))).toBe(true);
+      expect(p?.addresses.some((a) => a.includes(':'))).toBe(true);
+      expect(p?.port).toBe(853);
+      expect(p?.authName).toMatch(/\./);
+    }
+    expect(parseResolverArg('Quad9')).toBe(PRESETS.quad9);
+  });
+});
+
+describe('parseResolverArg', () => {
+  test('address, port and auth name in the stubby/Android form', () => {
+    expect(parseResolverArg('127.0.0.1:8853#dns.test')).toMatchObject({ addresses: ['127.0.0.1'], port: 8853, authName: 'dns.test' });
+    expect(parseResolverArg('9.9.9.9#dns.quad9.net')).toMatchObject({ port: 853, authName: 'dns.quad9.net' });
+    expect(parseResolverArg('[2620:fe::fe]:853#dns.quad9.net')).toMatchObject({ addresses: ['2620:fe::fe'], port: 853 });
+    expect(parseResolverArg('2620:fe::fe')).toMatchObject({ addresses: ['2620:fe::fe'], port: 853, authName: undefined });
+    expect(describeResolver(parseResolverArg('127.0.0.1:8853#dns.test'))).toBe('127.0.0.1:8853#dns.test');
+  });
+
+  test('bad input gets an error that says what to use instead', () => {
+    expect(() => parseResolverArg('dns.example.com')).toThrow(/use a preset \(cloudflare, quad9, google, adguard, mullvad\)/);
+    expect(() => parseResolverArg('1.2.3.4:99999')).toThrow(/port must be a number from 1 to 65535/);
+    expect(() => parseResolverArg('1.2.3.4#bad_name!')).toThrow(/not a valid authentication name/);
+    expect(() => parseResolverArg('1.2.3.4#a#b')).toThrow(/only one "#authname"/);
+  });
+});
+
+describe('custom resolvers and pins', () => {
+  test('validates addresses, port and pins', () => {
+    const pin = Buffer.alloc(32, 1).toString('base64');
+    const r = customResolver({ address: ['192.0.2.1', '2001:db8::1'], port: 8853, authName: 'DNS.Example.', pins: [`sha256/${pin}`] });
+    expect(r).toMatchObject({ addresses: ['192.0.2.1', '2001:db8::1'], port: 8853, authName: 'dns.example', pins: [pin] });
+    expect(() => customResolver({ address: 'resolver.example' })).toThrow(/not an IP address/);
+    expect(() => customResolver({ address: [] })).toThrow(/at least one IP address/);
+    expect(() => customResolver({ address: '192.0.2.1', port: 0 })).toThrow(/out of range/);
+  });
+
+  test('a malformed SPKI pin is refused with how to compute one', () => {
+    expect(() => validatePin('abc')).toThrow(/not an SPKI pin: expected base64 of a SHA-256 digest/);
+    expect(() => validatePin(Buffer.alloc(20).toString('base64'))).toThrow(/SHA-256/);
+    expect(validatePin(` ${Buffer.alloc(32, 2).toString('base64')} `)).toBe(Buffer.alloc(32, 2).toString('base64'));
+  });
+});

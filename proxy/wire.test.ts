@@ -1,0 +1,124 @@
+import dnsPacket from 'dns-packet';
+import type { Answer } from 'dns-packet';
+import { describe, expect, test } from 'vitest';
+import { encodeClientAnswer, encodeUpstreamQuery, parseClientQuery, parseUpstreamAnswer, sameQuestion, servfail, type ClientQuery } from './wire.js';
+
+function query(name: string, opts: { id?: number; edns?: number | null; dnssecOk?: boolean; type?: 'A' | 'TXT' } = {}): Buffer {
+  return dnsPacket.encode({
+    type: 'query',
+    id: opts.id ?? 1234,
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ type: opts.type ?? 'A', name }],
+    additionals:
+      opts.edns === null
+        ? []
+        : [{ type: 'OPT', name: '.', udpPayloadSize: opts.edns ?? 1232, extendedRcode: 0, ednsVersion: 0, flags: opts.dnssecOk ? dnsPacket.DNSSEC_OK : 0, flag_do: false, options: [{ code: 10, data: Buffer.alloc(8, 1) } as never] }],
+  });
+}
+
+function parsed(buf: Buffer): ClientQuery {
+  const r = parseClientQuery(buf);
+  if (!r.ok) throw new Error(r.reason);
+  return r.query;
+}
+
+function upstreamAnswer(q: ClientQuery, id: number, answers: Answer[], options: { code: number; length?: number; timeout?: number }[] = [{ code: 12, length: 300 }]): Buffer {
+  return dnsPacket.encode({
+    type: 'response',
+    id,
+    flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE,
+    questions: [{ type: q.question.type as 'A', name: q.question.name }],
+    answers,
+    additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 1232, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: options as never }],
+  });
+}
+
+describe('queries upstream', () => {
+  test('padded to a multiple of 128 octets, keepalive asked, client cookie not forwarded, DO kept', () => {
+    for (const name of ['a.test', 'x'.repeat(60) + '.example.org', 'n1.test']) {
+      const q = parsed(query(name, { dnssecOk: true }));
+      const { wire, padding } = encodeUpstreamQuery(q, { pad: true, keepalive: true });
+      expect(wire.length % 128).toBe(0);
+      expect(padding).toBeGreaterThan(0);
+      const back = dnsPacket.decode(wire);
+      const opt = back.additionals?.find((r) => r.type === 'OPT');
+      const codes = opt && 'options' in opt ? opt.options.map((o) => o.code) : [];
+      expect(codes).toEqual([11, 12]);
+      expect(opt && 'flags' in opt ? opt.flags & dnsPacket.DNSSEC_OK : 0).toBe(dnsPacket.DNSSEC_OK);
+      expect(back.questions?.[0]?.name).toBe(name);
+    }
+    const plain = encodeUpstreamQuery(parsed(query('a.test')), { pad: false, keepalive: false });
+    expect(plain.padding).toBe(0);
+    expect(plain.wire.length).toBeLessThan(128);
+  });
+});
+
+describe('answers to the client', () => {
+  const a: Answer = { type: 'A', name: 'a.test', ttl: 60, data: '192.0.2.1' };
+
+  test("the client's ID is restored and the TLS-hop padding and keepalive are stripped", () => {
+    const q = parsed(query('a.test', { id: 777 }));
+    const raw = upstreamAnswer(q, 5, [a], [{ code: 12, length: 300 }, { code: 11, timeout: 1200 }]);
+    const up = parseUpstreamAnswer(raw);
+    expect(up.keepaliveMs).toBe(120_000);
+    const { buf, truncated } = encodeClientAnswer(q, up, raw, 1232);
+    expect(truncated).toBe(false);
+    const out = dnsPacket.decode(buf);
+    expect(out.id).toBe(777);
+    expect(out.answers?.[0]).toMatchObject({ name: 'a.test', data: '192.0.2.1' });
+    const opt = out.additionals?.find((r) => r.type === 'OPT');
+    expect(opt && 'options' in opt ? opt.options : ['missing']).toEqual([]);
+    expect(buf.length).toBeLessThan(raw.length - 290);
+  });
+
+  test('a client without EDNS gets no OPT record (RFC 6891 §7)', () => {
+    const q = parsed(query('a.test', { edns: null }));
+    const raw = upstreamAnswer(q, 5, [a]);
+    const out = dnsPacket.decode(encodeClientAnswer(q, parseUpstreamAnswer(raw), raw, 512).buf);
+    expect(out.additionals).toEqual([]);
+    expect(out.answers).toHaveLength(1);
+  });
+
+  test('too big for the client\'s UDP size: TC set, question kept, no records', () => {
+    const q = parsed(query('big.test', { edns: null, type: 'TXT' }));
+    const txt: Answer[] = Array.from({ length: 10 }, (_, i) => ({ type: 'TXT', name: 'big.test', ttl: 1, data: 'x'.repeat(90) + i }));
+    const raw = upstreamAnswer(q, 9, txt);
+    const { buf, truncated } = encodeClientAnswer(q, parseUpstreamAnswer(raw), raw, 512);
+    expect(truncated).toBe(true);
+    const out = dnsPacket.decode(buf);
+    expect(out.flag_tc).toBe(true);
+    expect(out.id).toBe(1234);
+    expect(out.questions?.[0]?.name).toBe('big.test');
+    expect(out.answers).toEqual([]);
+  });
+
+  test('question matching ignores case only', () => {
+    expect(sameQuestion({ name: 'A.Test', type: 'A', class: 'IN' }, { name: 'a.test', type: 'A', class: 'IN' })).toBe(true);
+    expect(sameQuestion({ name: 'a.test', type: 'A', class: 'IN' }, { name: 'a.test', type: 'AAAA', class: 'IN' })).toBe(false);
+    expect(sameQuestion({ name: 'a.test', type: 'A', class: 'IN' }, { name: 'b.test', type: 'A', class: 'IN' })).toBe(false);
+    expect(sameQuestion({ name: 'a.test', type: 'A', class: 'IN' }, undefined)).toBe(false);
+  });
+
+  test('SERVFAIL echoes ID, question and EDNS', () => {
+    const q = parsed(query('a.test', { id: 99 }));
+    const out = dnsPacket.decode(servfail(q)) as ReturnType<typeof dnsPacket.decode> & { rcode: string };
+    expect(out.id).toBe(99);
+    expect(out.rcode).toBe('SERVFAIL');
+    expect(out.questions?.[0]?.name).toBe('a.test');
+    expect(out.additionals?.[0]?.type).toBe('OPT');
+  });
+});
+
+describe('client input', () => {
+  test('responses are dropped, other opcodes get NOTIMP, garbage gets FORMERR', () => {
+    const resp = Buffer.from(query('a.test'));
+    resp.writeUInt16BE(resp.readUInt16BE(2) | 0x8000, 2);
+    expect(parseClientQuery(resp)).toMatchObject({ ok: false, reply: null });
+    const notify = Buffer.from(query('a.test'));
+    notify.writeUInt16BE((notify.readUInt16BE(2) & ~0x7800) | (4 << 11), 2);
+    const r = parseClientQuery(notify);
+    expect(r.ok).toBe(false);
+    if (!r.ok && r.reply) expect(r.reply.readUInt16BE(2) & 0xf).toBe(4);
+    expect(parseClientQuery(Buffer.alloc(5)).ok).toBe(false);
+  });
+});
