@@ -130,7 +130,7 @@ function resolversFile(configDir: string): JsonConfigFile<ResolversFile> {
     const fields: Record<string, string> = {};
     r.data.custom.forEach((c, i) => {
       try {
-        customResolver({ ...c, authName: c.authName ?? undefined });
+        customResolver({ ...c, address: c.addresses, authName: c.authName ?? undefined });
       } catch (err) {
         fields[`custom.${i}`] = messageOf(err);
       }
@@ -163,7 +163,7 @@ export class ResolverStore {
     this.problem = problem;
     this.#custom.clear();
     for (const c of value?.custom ?? []) {
-      const spec = customResolver({ ...c, authName: c.authName ?? undefined });
+      const spec = customResolver({ ...c, address: c.addresses, authName: c.authName ?? undefined });
       this.#custom.set(spec.id, spec);
     }
     this.#persistedActive = value?.active ?? null;

@@ -36,7 +36,10 @@ export type ConnectionView = ConnectionSnapshot;
 
 export interface ApiError {
   readonly error: {
-    /** Stable: 'bad_request' | 'validation' | 'unauthorized' | 'forbidden_origin' | 'bad_host' | 'too_large' | 'not_found' | 'conflict' | 'internal' */
+    /**
+     * Stable: 'bad_request' | 'validation' | 'unauthorized' | 'forbidden_origin' | 'bad_host' | 'too_large' | 'not_found' | 'conflict' | 'internal'
+     * Added with the server (issue 3): 'method_not_allowed' (405), 'unsupported_media_type' (415: bodies must be application/json).
+     */
     readonly code: string;
     readonly message: string;
     /** Per-field messages for forms: field name → what is wrong and what to do. */
@@ -98,6 +101,24 @@ export interface StatusView {
   readonly uptimeMs: number;
   readonly inFlight: number;
   readonly counters: Counters;
+  /**
+   * Added (issue 3): config files that could not be used at start (corrupt or
+   * hand-edited badly), what is wrong and what is used instead. Absent or
+   * empty when every file loaded. Cleared for a file once the app saves it.
+   */
+  readonly problems?: readonly ConfigProblemView[];
+  /** Added (issue 3): the control server's own URL, e.g. http://127.0.0.1:5380. */
+  readonly control?: string;
+}
+
+/** Added (issue 3): a config file dotstub could not use. */
+export interface ConfigProblemView {
+  readonly file: string;
+  readonly message: string;
+  /** Field path → what is wrong, e.g. { poolSize: 'pool size must be at most 16 connections' }. */
+  readonly fields: Readonly<Record<string, string>>;
+  /** What dotstub uses instead, e.g. "the last good copy (…)". */
+  readonly using: string;
 }
 
 export interface LatencyStats {

@@ -1,0 +1,160 @@
+/**
+ * The API's routes: method + path → handler. Handlers get parsed input and
+ * return a Reply; the server (server.ts) does transport, auth and limits.
+ */
+import type { QueryRecord } from '../metrics.js';
+import { csvHeader, csvRow, type QueryFilter } from '../query-log.js';
+import { ApiFailure, validationFailure } from './errors.js';
+import type { ControlService } from './service.js';
+
+export type Reply =
+  | { readonly kind: 'json'; readonly status: number; readonly body: unknown }
+  | { readonly kind: 'empty'; readonly status: number }
+  | { readonly kind: 'stream' }
+  | { readonly kind: 'download'; readonly filename: string; readonly type: string; readonly chunks: Iterable<string> };
+
+export interface RouteInput {
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  /** Parsed JSON body (undefined for GET/DELETE). */
+  readonly body: unknown;
+}
+
+export interface Route {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Path pattern; `:name` segments match one URL-encoded segment. */
+  readonly path: string;
+  /** Reads a JSON body. */
+  readonly body?: boolean;
+  readonly handler: (input: RouteInput) => Reply | Promise<Reply>;
+}
+
+const json = (body: unknown, status = 200): Reply => ({ kind: 'json', status, body });
+
+const MAX_FILTER_TEXT = 253;
+
+/** Reads the query-log filter and paging from the URL; throws a validation failure with per-field messages. */
+export function parseQueryFilter(q: URLSearchParams): { filter: QueryFilter; offset: number; limit: number } {
+  const fields: Record<string, string> = {};
+  const text = (k: string): string | undefined => {
+    const v = q.get(k);
+    if (v === null || v === '') return undefined;
+    if (v.length > MAX_FILTER_TEXT) fields[k] = `${k} must be at most ${MAX_FILTER_TEXT} characters`;
+    return v;
+  };
+  const int = (k: string, def: number, min: number, max: number): number => {
+    const v = q.get(k);
+    if (v === null || v === '') return def;
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+      fields[k] = `${k} must be a whole number from ${min} to ${max}`;
+      return def;
+    }
+    return Number(v);
+  };
+  let minLatencyMs: number | undefined;
+  const ml = q.get('minLatencyMs');
+  if (ml !== null && ml !== '') {
+    const n = Number(ml);
+    if (!Number.isFinite(n) || n < 0) fields.minLatencyMs = 'minLatencyMs must be a number of milliseconds, 0 or more';
+    else minLatencyMs = n;
+  }
+  const filter: QueryFilter = { name: text('name'), type: text('type'), rcode: text('rcode'), resolver: text('resolver'), minLatencyMs };
+  const offset = int('offset', 0, 0, 1_000_000);
+  const limit = int('limit', 100, 1, 1000);
+  if (Object.keys(fields).length > 0) throw validationFailure(fields);
+  return { filter, offset, limit };
+}
+
+function* jsonExport(records: Iterable<QueryRecord>): Generator<string> {
+  // Streamed as a JSON array, one record per line, without building one big string.
+  let first = true;
+  yield '[';
+  for (const r of records) {
+    yield (first ? '\n' : ',\n') + JSON.stringify(r);
+    first = false;
+  }
+  yield '\n]\n';
+}
+
+function* csvExport(records: Iterable<QueryRecord>): Generator<string> {
+  yield csvHeader();
+  for (const r of records) yield csvRow(r);
+}
+
+export function routes(service: ControlService): Route[] {
+  return [
+    { method: 'GET', path: '/api/status', handler: () => json(service.status()) },
+    { method: 'GET', path: '/api/resolvers', handler: () => json(service.resolvers()) },
+    { method: 'POST', path: '/api/resolvers', body: true, handler: async ({ body }) => json(await service.addResolver(body), 201) },
+    { method: 'POST', path: '/api/resolvers/validate', body: true, handler: ({ body }) => json(service.validateResolver(body)) },
+    { method: 'PUT', path: '/api/resolvers/active', body: true, handler: async ({ body }) => json(await service.switchResolver(body)) },
+    {
+      method: 'DELETE',
+      path: '/api/resolvers/:id',
+      handler: async ({ params }) => {
+        await service.removeResolver(params.id as string);
+        return { kind: 'empty', status: 204 };
+      },
+    },
+    { method: 'GET', path: '/api/connections', handler: () => json(service.connections()) },
+    { method: 'GET', path: '/api/metrics', handler: () => json(service.metricsView()) },
+    {
+      method: 'GET',
+      path: '/api/queries',
+      handler: ({ query }) => {
+        const { filter, offset, limit } = parseQueryFilter(query);
+        return json(service.queries(filter, offset, limit));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/queries/export',
+      handler: ({ query }) => {
+        const format = query.get('format') ?? 'json';
+        if (format !== 'csv' && format !== 'json') throw validationFailure({ format: 'format must be csv or json' });
+        const { filter } = parseQueryFilter(query);
+        const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+        const records = service.log.filter(filter);
+        return format === 'csv'
+          ? { kind: 'download', filename: `dotstub-queries-${stamp}.csv`, type: 'text/csv; charset=utf-8', chunks: csvExport(records) }
+          : { kind: 'download', filename: `dotstub-queries-${stamp}.json`, type: 'application/json; charset=utf-8', chunks: jsonExport(records) };
+      },
+    },
+    { method: 'GET', path: '/api/events/recent', handler: () => json(service.recentEvents()) },
+    { method: 'GET', path: '/api/settings', handler: () => json(service.settings()) },
+    { method: 'PUT', path: '/api/settings', body: true, handler: async ({ body }) => json(await service.updateSettings(body)) },
+    { method: 'GET', path: '/api/stream', handler: () => ({ kind: 'stream' }) },
+  ];
+}
+
+/** Finds the route for a path; 404 when no path matches, 405 when only the method is wrong. */
+export function matchRoute(table: readonly Route[], method: string, pathname: string): { route: Route; params: Record<string, string> } {
+  const segments = pathname.split('/');
+  let pathMatched = false;
+  for (const route of table) {
+    const pattern = route.path.split('/');
+    if (pattern.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    let ok = true;
+    for (let i = 0; i < pattern.length && ok; i++) {
+      const p = pattern[i] as string;
+      const s = segments[i] as string;
+      if (p.startsWith(':')) {
+        if (s === '') ok = false;
+        else {
+          try {
+            params[p.slice(1)] = decodeURIComponent(s);
+          } catch {
+            ok = false;
+          }
+        }
+      } else if (p !== s) ok = false;
+    }
+    if (!ok) continue;
+    // A literal route wins over a parameter route for the same path (e.g. /api/resolvers/active).
+    pathMatched = true;
+    if (route.method === method) return { route, params };
+  }
+  if (pathMatched) throw new ApiFailure(405, 'method_not_allowed', `${method} is not allowed on ${pathname}`);
+  throw new ApiFailure(404, 'not_found', `no API endpoint ${pathname}`);
+}

@@ -1,0 +1,308 @@
+/**
+ * The control server: HTTP on loopback, the JSON API, the live stream and
+ * the dashboard's files.
+ *
+ * Every request passes these gates, in order:
+ *   1. Host: a loopback name or address with this server's port (defeats DNS
+ *      rebinding: a page on evil.example resolved to 127.0.0.1 sends
+ *      `Host: evil.example`).
+ *   2. /api only — Origin / Sec-Fetch-Site: a browser request from any other
+ *      origin is refused, even other ports on loopback (they are the same
+ *      *site*, so SameSite cookies alone would not stop them).
+ *   3. /api only — the token: `Authorization: Bearer` or the session cookie.
+ *   4. /api state changes (POST/PUT/DELETE) must carry our own Origin (CSRF).
+ *      Browsers always send it on these; scripts add it with -H.
+ *   5. Bodies: application/json only (no form can send it without a
+ *      preflight), at most `maxBodyBytes`, valid JSON, then the schema.
+ * No CORS headers are ever sent, so cross-origin preflights fail.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import net from 'node:net';
+import { isAuthenticated, safeEqual, sessionCookie } from './auth.js';
+import { ApiFailure } from './errors.js';
+import { matchRoute, routes, type Reply, type Route } from './routes.js';
+import type { ControlService } from './service.js';
+import { defaultDashboardDir, sendHtml, StaticFiles } from './static.js';
+import type { ApiError } from './api-types.js';
+
+export const DEFAULT_CONTROL_PORT = 5380;
+export const MAX_BODY_BYTES = 64 * 1024;
+
+export interface ControlServerOptions {
+  readonly service: ControlService;
+  readonly token: string;
+  /** Loopback address to bind (default 127.0.0.1). */
+  readonly host?: string;
+  /** Default 5380; 0 picks a free port. */
+  readonly port?: number;
+  /** The built dashboard (default: <package>/renderer/dist). */
+  readonly dashboardDir?: string;
+  readonly maxBodyBytes?: number;
+}
+
+/** Is this a loopback address or the name localhost? */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (h === 'localhost') return true;
+  if (net.isIPv4(h)) return h.startsWith('127.');
+  if (net.isIPv6(h)) return h === '::1' || /^::ffff:127\./.test(h);
+  return false;
+}
+
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  // Other origins can't embed our responses (<script src>, <img>) either.
+  'Cross-Origin-Resource-Policy': 'same-origin',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+};
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
+
+function sendError(res: ServerResponse, failure: ApiFailure): void {
+  const body: ApiError = {
+    error: { code: failure.code, message: failure.message, ...(failure.fields ? { fields: failure.fields } : {}) },
+  };
+  const text = JSON.stringify(body);
+  const headers: Record<string, string | number> = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'Content-Length': Buffer.byteLength(text),
+  };
+  if (failure.status === 401) headers['WWW-Authenticate'] = 'Bearer realm="dotstub"';
+  res.writeHead(failure.status, headers);
+  res.end(text);
+}
+
+export class ControlServer {
+  readonly #service: ControlService;
+  readonly #token: string;
+  readonly #host: string;
+  readonly #port: number;
+  readonly #static: StaticFiles;
+  readonly #maxBody: number;
+  readonly #routes: Route[];
+  readonly #server: http.Server;
+  #bound: number | undefined;
+
+  constructor(options: ControlServerOptions) {
+    const host = options.host ?? '127.0.0.1';
+    // Invariant: the API is reachable only from this machine.
+    if (!isLoopbackHost(host) || host.toLowerCase() === 'localhost') {
+      throw new RangeError(`control server must bind a loopback address (127.0.0.1 or ::1), not ${host}`);
+    }
+    this.#service = options.service;
+    this.#token = options.token;
+    this.#host = host.replace(/^\[(.*)\]$/, '$1');
+    this.#port = options.port ?? DEFAULT_CONTROL_PORT;
+    this.#static = new StaticFiles(options.dashboardDir ?? defaultDashboardDir());
+    this.#maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
+    this.#routes = routes(this.#service);
+    this.#server = http.createServer((req, res) => this.#handle(req, res));
+    // Slow clients can't hold the server: headers and bodies have deadlines.
+    this.#server.headersTimeout = 10_000;
+    this.#server.requestTimeout = 30_000;
+  }
+
+  async listen(): Promise<{ host: string; port: number; url: string }> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(this.#port, this.#host, () => {
+        this.#server.off('error', reject);
+        resolve();
+      });
+    });
+    this.#bound = (this.#server.address() as net.AddressInfo).port;
+    this.#service.controlUrl = this.url;
+    return { host: this.#host, port: this.#bound, url: this.url };
+  }
+
+  get port(): number {
+    if (this.#bound === undefined) throw new Error('control server is not listening');
+    return this.#bound;
+  }
+
+  get url(): string {
+    return `http://${this.#host.includes(':') ? `[${this.#host}]` : this.#host}:${this.port}`;
+  }
+
+  /** The link that logs a browser in: `/?token=…`. */
+  get dashboardUrl(): string {
+    return `${this.url}/?token=${encodeURIComponent(this.#token)}`;
+  }
+
+  async close(): Promise<void> {
+    this.#service.stream.close();
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    this.#server.closeAllConnections();
+    await closed;
+  }
+
+  /** The Host values we answer to: loopback names with our port. */
+  #hostAllowed(host: string | undefined): boolean {
+    if (host === undefined || this.#bound === undefined) return false;
+    const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d+)$/.exec(host);
+    if (!m || Number(m[2]) !== this.#bound) return false;
+    const name = (m[1] as string).toLowerCase();
+    const bare = name.replace(/^\[(.*)\]$/, '$1');
+    return name === 'localhost' || bare === this.#host || bare === '127.0.0.1' || bare === '::1';
+  }
+
+  #handle(req: IncomingMessage, res: ServerResponse): void {
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
+    this.#route(req, res).catch((err: unknown) => {
+      const failure = err instanceof ApiFailure ? err : new ApiFailure(500, 'internal', 'internal error; see the dotstub log');
+      if (!(err instanceof ApiFailure)) console.error('dotstub: control API:', err);
+      if (!res.headersSent) sendError(res, failure);
+      else res.destroy();
+    });
+  }
+
+  async #route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const host = req.headers.host;
+    if (!this.#hostAllowed(host)) {
+      // Close so a rebinding page can't keep a connection to try again.
+      res.setHeader('Connection', 'close');
+      throw new ApiFailure(403, 'bad_host', `Host "${host ?? ''}" is not this machine's dotstub; use ${this.url}`);
+    }
+    const url = new URL(req.url ?? '/', `http://${host as string}`);
+    const own = `http://${host as string}`;
+    if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
+      const origin = req.headers.origin;
+      if (origin !== undefined && origin !== own) {
+        throw new ApiFailure(403, 'forbidden_origin', `requests from ${origin} are not allowed; only the dashboard at ${own} may call the API`);
+      }
+      const site = req.headers['sec-fetch-site'];
+      if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+        throw new ApiFailure(403, 'forbidden_origin', `cross-origin request (${site}) refused; only the dashboard at ${own} may call the API`);
+      }
+      if (!isAuthenticated(req, this.#token)) {
+        throw new ApiFailure(401, 'unauthorized', 'missing or wrong token: send "Authorization: Bearer <token>" (the token is in the config dir), or open the dashboard link dotstub printed');
+      }
+      if (STATE_CHANGING.has(method) && origin !== own) {
+        throw new ApiFailure(403, 'forbidden_origin', `changes need the dashboard's Origin; from a script add -H 'Origin: ${own}'`);
+      }
+      if (method === 'OPTIONS') throw new ApiFailure(403, 'forbidden_origin', 'cross-origin requests are not allowed');
+      await this.#api(req, res, method, url);
+      return;
+    }
+    if (method !== 'GET' && method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      throw new ApiFailure(405, 'method_not_allowed', `${method} is not allowed here`);
+    }
+    if (url.pathname === '/' && url.searchParams.has('token')) {
+      if (safeEqual(url.searchParams.get('token') ?? '', this.#token)) {
+        // 303 to a clean URL: the token leaves the address bar and history.
+        res.writeHead(303, { Location: '/', 'Set-Cookie': sessionCookie(this.#token), 'Cache-Control': 'no-store' });
+        res.end();
+      } else {
+        sendHtml(res, 401, '<!doctype html><meta charset="utf-8"><title>dotstub</title><p>This dashboard link has a wrong token. Open the link dotstub printed at start.</p>\n');
+      }
+      return;
+    }
+    this.#static.serve(url.pathname, method === 'HEAD', res, host as string);
+  }
+
+  async #api(req: IncomingMessage, res: ServerResponse, method: string, url: URL): Promise<void> {
+    const { route, params } = matchRoute(this.#routes, method, url.pathname);
+    let body: unknown;
+    if (route.body) body = await this.#readJson(req, res);
+    else if (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') {
+      throw new ApiFailure(400, 'bad_request', `${method} ${url.pathname} takes no body`);
+    }
+    const reply = await route.handler({ params, query: url.searchParams, body });
+    this.#send(res, reply);
+  }
+
+  #send(res: ServerResponse, reply: Reply): void {
+    switch (reply.kind) {
+      case 'json': {
+        const text = JSON.stringify(reply.body);
+        res.writeHead(reply.status, {
+          'Content-Type': 'application/json; charset=utf-8',
+          'Cache-Control': 'no-store',
+          'Content-Length': Buffer.byteLength(text),
+        });
+        res.end(text);
+        return;
+      }
+      case 'empty':
+        res.writeHead(reply.status, { 'Cache-Control': 'no-store' });
+        res.end();
+        return;
+      case 'stream':
+        this.#service.stream.add(res);
+        return;
+      case 'download': {
+        res.writeHead(200, {
+          'Content-Type': reply.type,
+          'Content-Disposition': `attachment; filename="${reply.filename}"`,
+          'Cache-Control': 'no-store',
+        });
+        const it = reply.chunks[Symbol.iterator]();
+        // Write in slices of ~64 KiB and wait for 'drain', so a big log doesn't sit in memory twice.
+        const pump = (): void => {
+          for (;;) {
+            let slice = '';
+            while (slice.length < 65_536) {
+              const n = it.next();
+              if (n.done) {
+                res.end(slice);
+                return;
+              }
+              slice += n.value;
+            }
+            if (!res.write(slice)) {
+              res.once('drain', pump);
+              return;
+            }
+          }
+        };
+        pump();
+        return;
+      }
+    }
+  }
+
+  /** Reads a JSON body: application/json, at most maxBodyBytes, parsed. */
+  async #readJson(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+    const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (type !== 'application/json') {
+      req.resume();
+      throw new ApiFailure(415, 'unsupported_media_type', 'send the body as JSON with Content-Type: application/json');
+    }
+    const declared = req.headers['content-length'];
+    const tooLarge = (): ApiFailure => new ApiFailure(413, 'too_large', `request body over ${this.#maxBody} bytes`);
+    if (declared !== undefined && Number(declared) > this.#maxBody) {
+      // Don't read it: answer at once and close the connection.
+      res.setHeader('Connection', 'close');
+      throw tooLarge();
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    await new Promise<void>((resolve, reject) => {
+      req.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > this.#maxBody) {
+          req.removeAllListeners('data');
+          res.setHeader('Connection', 'close');
+          req.resume();
+          reject(tooLarge());
+          return;
+        }
+        chunks.push(chunk);
+      });
+      req.once('end', () => resolve());
+      req.once('error', reject);
+    });
+    const text = Buffer.concat(chunks).toString('utf8');
+    if (text.trim() === '') throw new ApiFailure(400, 'bad_request', 'the request body is empty: send a JSON object');
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (err) {
+      throw new ApiFailure(400, 'bad_request', `the request body is not valid JSON (${(err as Error).message})`);
+    }
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * What the control API does, independent of HTTP: it listens to the proxy's
+ * events (query, connection, state), keeps the query log, the sliding-window
+ * metrics and the timeline, and carries out changes (resolver switch,
+ * settings) with validation first, then persistence, then the change.
+ *
+ * Invariants:
+ * - A change that fails validation or persistence changes nothing.
+ * - Changes are serialised (one at a time), so the file on disk and the
+ *   running proxy never disagree about which change came last.
+ * - Switching the resolver or rebuilding the pool drops no query: the proxy
+ *   moves new queries to the new pool and lets the old one drain.
+ */
+import type { ConfigProblem } from '../config-file.js';
+import { MetricsWindow } from '../metrics-window.js';
+import type { QueryRecord } from '../metrics.js';
+import type { ConnectionEvent, PrivacyState, StateChange, StubProxy } from '../proxy.js';
+import { QueryLog, type QueryFilter } from '../query-log.js';
+import { canAuthenticate, MAX_CUSTOM_RESOLVERS, validateCustomResolver, type ResolverStore } from '../resolver-store.js';
+import type { ResolverSpec } from '../resolvers.js';
+import { changedFields, parseSettingsPatch, POOL_SETTINGS, type Settings, type SettingsStore } from '../settings.js';
+import type {
+  ConnectionView,
+  MetricsView,
+  QueryPage,
+  ResolversView,
+  ResolverView,
+  StatusView,
+  TimelineEvent,
+  ValidationView,
+} from './api-types.js';
+import { ApiFailure, validationFailure } from './errors.js';
+import { StreamHub } from './stream.js';
+
+/** What leaves the machine in each state (DESIGN.md, "Privacy states"). */
+export const LEAVES: Readonly<Record<PrivacyState, string>> = {
+  private: 'only TLS to your resolver',
+  'private-unverified': "only TLS, but the resolver's certificate did not verify",
+  captive: 'cleartext DNS only for what your policy allows while you sign in',
+  degraded: "cleartext DNS to this network's resolver",
+  blocked: 'nothing: queries get SERVFAIL at once',
+  off: 'whatever your system does without dotstub',
+};
+
+const TIMELINE_SIZE = 500;
+
+export interface ControlServiceOptions {
+  readonly proxy: StubProxy;
+  readonly settings: SettingsStore;
+  readonly resolvers: ResolverStore;
+  /** Settings in effect now: persisted ones with this run's CLI overrides. */
+  readonly effective: Settings;
+  /** Stream batching; tests shorten it. */
+  readonly streamIntervalMs?: number;
+  /** Called when something goes wrong in the background (e.g. a pool drain). */
+  readonly onError?: (err: unknown) => void;
+}
+
+export class ControlService {
+  readonly proxy: StubProxy;
+  readonly log: QueryLog;
+  readonly metrics = new MetricsWindow();
+  readonly stream: StreamHub;
+  /** The control server's URL, once it listens (for StatusView.control). */
+  controlUrl: string | undefined;
+  readonly #settingsStore: SettingsStore;
+  readonly #resolvers: ResolverStore;
+  #settings: Settings;
+  readonly #timeline: TimelineEvent[] = [];
+  #queue: Promise<unknown> = Promise.resolve();
+  readonly #onError: (err: unknown) => void;
+  readonly #unsubscribe: () => void;
+
+  constructor(options: ControlServiceOptions) {
+    this.proxy = options.proxy;
+    this.#settingsStore = options.settings;
+    this.#resolvers = options.resolvers;
+    this.#settings = options.effective;
+    this.#onError = options.onError ?? ((err) => console.error('dotstub: control:', err));
+    this.log = new QueryLog(this.#settings.logSize);
+    this.#resolvers.addSession(this.proxy.resolver);
+    this.stream = new StreamHub({
+      intervalMs: options.streamIntervalMs ?? 250,
+      snapshot: () => ({ counters: this.proxy.counters, inFlight: this.proxy.inFlight }),
+    });
+    const onQuery = (r: QueryRecord): void => {
+      this.log.push(r);
+      this.metrics.record(r);
+      this.stream.pushQuery(r);
+    };
+    const onConnection = (event: ConnectionEvent): void => this.#event({ kind: 'connection', event });
+    const onState = (event: StateChange): void => this.#event({ kind: 'state', event });
+    this.proxy.on('query', onQuery);
+    this.proxy.on('connection', onConnection);
+    this.proxy.on('state', onState);
+    this.#unsubscribe = () => {
+      this.proxy.off('query', onQuery);
+      this.proxy.off('connection', onConnection);
+      this.proxy.off('state', onState);
+    };
+  }
+
+  close(): void {
+    this.#unsubscribe();
+    this.stream.close();
+  }
+
+  #event(e: TimelineEvent): void {
+    this.#timeline.push(e);
+    if (this.#timeline.length > TIMELINE_SIZE) this.#timeline.splice(0, this.#timeline.length - TIMELINE_SIZE);
+    this.stream.pushEvent(e);
+  }
+
+  /** Runs changes one at a time, in arrival order. */
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  problems(): ConfigProblem[] {
+    return [this.#settingsStore.problem, this.#resolvers.problem].filter((p): p is ConfigProblem => p !== null);
+  }
+
+  #view(spec: ResolverSpec): ResolverView {
+    return {
+      id: spec.id,
+      label: spec.label,
+      addresses: spec.addresses,
+      port: spec.port,
+      authName: spec.authName ?? null,
+      pins: spec.pins,
+      preset: this.#resolvers.isPreset(spec.id),
+      medianLatencyMs: this.metrics.medianMs(spec.id),
+    };
+  }
+
+  status(): StatusView {
+    const s = this.proxy.state;
+    const problems = this.problems();
+    return {
+      state: s.state,
+      reason: s.reason,
+      since: s.since,
+      leaves: LEAVES[s.state],
+      resolver: this.#view(this.proxy.resolver),
+      mode: this.#settings.mode,
+      listen: this.proxy.listening.map((a) => `${a.host.includes(':') ? `[${a.host}]` : a.host}:${a.port}`),
+      uptimeMs: this.proxy.startedAt === 0 ? 0 : Date.now() - this.proxy.startedAt,
+      inFlight: this.proxy.inFlight,
+      counters: { ...this.proxy.counters },
+      ...(problems.length > 0 ? { problems } : {}),
+      ...(this.controlUrl ? { control: this.controlUrl } : {}),
+    };
+  }
+
+  resolvers(): ResolversView {
+    return { active: this.proxy.resolver.id, resolvers: this.#resolvers.all().map((r) => this.#view(r)) };
+  }
+
+  validateResolver(raw: unknown): ValidationView {
+    const v = validateCustomResolver(raw);
+    if (!v.ok) return { ok: false, fields: v.fields };
+    if (this.#resolvers.get(v.spec.id)) return { ok: false, fields: { address: `${v.spec.label} is already in the list (${v.spec.id})` } };
+    return { ok: true, fields: {} };
+  }
+
+  addResolver(raw: unknown): Promise<ResolverView> {
+    return this.#serial(async () => {
+      const v = validateCustomResolver(raw);
+      if (!v.ok) throw validationFailure(v.fields);
+      const existing = this.#resolvers.get(v.spec.id);
+      if (existing && !this.#resolvers.isCustom(v.spec.id) && this.#resolvers.isPreset(v.spec.id)) {
+        throw new ApiFailure(409, 'conflict', `${v.spec.id} is a preset`);
+      }
+      if (this.#resolvers.isCustom(v.spec.id)) {
+        throw new ApiFailure(409, 'conflict', `a resolver at ${v.spec.id.replace(/^custom:/, '')} is already in the list; remove it first to change it`);
+      }
+      if (this.#resolvers.customCount >= MAX_CUSTOM_RESOLVERS) {
+        throw new ApiFailure(409, 'conflict', `at most ${MAX_CUSTOM_RESOLVERS} custom resolvers; remove one first`);
+      }
+      await this.#resolvers.add(v.spec);
+      return this.#view(v.spec);
+    });
+  }
+
+  removeResolver(id: string): Promise<void> {
+    return this.#serial(async () => {
+      if (this.#resolvers.isPreset(id)) throw new ApiFailure(409, 'conflict', `${id} is a preset and can't be removed`);
+      if (!this.#resolvers.isCustom(id)) throw new ApiFailure(404, 'not_found', `no custom resolver "${id}"`);
+      if (this.proxy.resolver.id === id) throw new ApiFailure(409, 'conflict', `${id} is in use: switch to another resolver first`);
+      await this.#resolvers.remove(id);
+    });
+  }
+
+  /** Switches to a known resolver; new queries go there at once, the old pool drains in the background. */
+  switchResolver(raw: unknown): Promise<StatusView> {
+    return this.#serial(async () => {
+      if (typeof raw !== 'object' || raw === null || typeof (raw as { id?: unknown }).id !== 'string') {
+        throw validationFailure({ id: 'send {"id": "<resolver id>"}, an id from GET /api/resolvers' });
+      }
+      const body = raw as Record<string, unknown>;
+      const extra = Object.keys(body).filter((k) => k !== 'id');
+      if (extra.length > 0) throw validationFailure(Object.fromEntries(extra.map((k) => [k, `unknown field "${k}"`])));
+      const id = body.id as string;
+      const spec = this.#resolvers.get(id);
+      if (!spec) throw new ApiFailure(404, 'not_found', `unknown resolver "${id}": use an id from GET /api/resolvers`);
+      if (this.#settings.mode === 'strict' && !canAuthenticate(spec)) {
+        throw new ApiFailure(
+          409,
+          'conflict',
+          `${spec.label} has no authentication name or pin, so strict mode can't verify it: add one, or switch to opportunistic mode`,
+        );
+      }
+      const from = this.proxy.resolver.id;
+      await this.#resolvers.setActive(id);
+      if (from !== id) {
+        this.#background(this.proxy.switchResolver(spec));
+        this.#event({ kind: 'resolver', at: Date.now(), from, to: id });
+      }
+      return this.status();
+    });
+  }
+
+  #background(p: Promise<void>): void {
+    p.catch((err: unknown) => this.#onError(err));
+  }
+
+  connections(): ConnectionView[] {
+    return this.proxy.connections();
+  }
+
+  metricsView(): MetricsView {
+    const c = this.proxy.counters;
+    return {
+      hitFraction: this.metrics.hitFraction(),
+      handshakes: { full: c.handshakesFull, resumed: c.handshakesResumed },
+      latency: this.metrics.latency(),
+      inFlight: this.proxy.inFlight,
+      outOfOrder: c.outOfOrder,
+      retries: c.retries,
+      servfails: c.servfails,
+      mismatches: c.mismatches,
+      padding: {
+        paddingBytes: c.paddingBytes,
+        bytesToResolver: c.bytesToResolver,
+        overhead: c.bytesToResolver === 0 ? null : c.paddingBytes / c.bytesToResolver,
+      },
+      series: this.metrics.series(),
+    };
+  }
+
+  queries(filter: QueryFilter, offset: number, limit: number): QueryPage {
+    return this.log.page(filter, offset, limit);
+  }
+
+  recentEvents(): TimelineEvent[] {
+    return [...this.#timeline];
+  }
+
+  settings(): Settings {
+    return this.#settings;
+  }
+
+  /**
+   * Validates a partial change, saves it, then applies it. Settings that only
+   * new connections use (mode, pool size, in-flight cap, idle timeout)
+   * rebuild the pool the way a resolver switch does: nothing is dropped.
+   */
+  updateSettings(raw: unknown): Promise<Settings> {
+    return this.#serial(async () => {
+      const parsed = parseSettingsPatch(raw);
+      if (!parsed.ok) throw validationFailure(parsed.fields);
+      const before = this.#settings;
+      const next: Settings = { ...before, ...parsed.patch };
+      if (next.mode === 'strict' && !canAuthenticate(this.proxy.resolver)) {
+        throw validationFailure({
+          mode: `strict mode can't verify ${this.proxy.resolver.label} (no authentication name or pin): switch to a resolver that has one first`,
+        });
+      }
+      const changed = changedFields(before, next);
+      if (changed.length === 0) return before;
+      // Save exactly what the user changed, on top of what is persisted.
+      const patch = Object.fromEntries(changed.map((k) => [k, next[k]])) as Partial<Settings>;
+      await this.#settingsStore.save(patch);
+      this.#settings = next;
+      if (next.logSize !== before.logSize) this.log.resize(next.logSize);
+      if (!next.recordNames && before.recordNames) this.log.forgetNames();
+      const rebuild = changed.some((k) => POOL_SETTINGS.includes(k));
+      const auth = this.proxy.config.auth;
+      this.#background(
+        this.proxy.reconfigure({
+          padding: next.padding,
+          recordNames: next.recordNames,
+          ...(rebuild
+            ? {
+                pool: { size: next.poolSize, maxInFlight: next.maxInFlight, idleTimeoutMs: next.idleTimeoutSec * 1000 },
+                auth: { ...auth, mode: next.mode },
+              }
+            : {}),
+        }),
+      );
+      this.#event({ kind: 'settings', at: Date.now(), changed });
+      return next;
+    });
+  }
+}
