@@ -79,13 +79,13 @@ export interface CloseInfo {
 }
 
 /** `writtenAt` is when the query left for the resolver (after any handshake wait). */
-export type AnswerCallback = (err: DotstubError | null, answer?: UpstreamAnswer, raw?: Buffer, writtenAt?: bigint) => void;
+export type AnswerCallback = (err: DotstubError | null, answer?: UpstreamAnswer, raw?: Buffer, writtenAt?: number) => void;
 
 interface Pending {
   readonly question: QuestionKey;
   readonly callback: AnswerCallback;
-  /** High-resolution time when the bytes were handed to the socket (0 while held). */
-  writtenAt: bigint;
+  /** performance.now() when the bytes were handed to the socket (0 while held). */
+  writtenAt: number;
   readonly wire: Buffer;
 }
 
@@ -170,13 +170,15 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
   #idleSince = 0;
   #idleTimeoutMs: number;
   #corked = false;
+  /** Bytes written this tick, reported once per tick. */
+  #bytesOut = 0;
   #closeReason: CloseReason | undefined;
   #closeError: DotstubError | undefined;
   #queriesCarried = 0;
   #handshake: HandshakeInfo | undefined;
   #keepaliveMs: number | undefined;
-  #lastReceiveAt = 0n;
-  readonly #startedAt = process.hrtime.bigint();
+  #lastReceiveAt = 0;
+  readonly #startedAt = performance.now();
 
   constructor(opts: DotConnectionOptions) {
     super();
@@ -253,8 +255,8 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
   get available(): boolean {
     return (this.#state === 'connecting' || this.#state === 'open') && this.#pending.size < this.#opts.maxInFlight;
   }
-  /** High-resolution time of the last byte received (0n if none). */
-  get lastReceiveAt(): bigint {
+  /** performance.now() of the last byte received (0 if none). */
+  get lastReceiveAt(): number {
     return this.#lastReceiveAt;
   }
 
@@ -272,7 +274,7 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
     framed.writeUInt16BE(wire.length, 0);
     wire.copy(framed, 2);
     framed.writeUInt16BE(id, 2);
-    const pending: Pending = { question, callback, writtenAt: 0n, wire: framed };
+    const pending: Pending = { question, callback, writtenAt: 0, wire: framed };
     this.#pending.set(id, pending);
     this.#queriesCarried++;
     const reused = this.#state === 'open';
@@ -286,9 +288,9 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
     if (this.#pending.delete(upstreamId)) this.#afterSettle();
   }
 
-  /** When the query was written to the socket (0n while held for the handshake). */
-  writtenAt(upstreamId: number): bigint {
-    return this.#pending.get(upstreamId)?.writtenAt ?? 0n;
+  /** performance.now() when the query was written to the socket (0 while held for the handshake). */
+  writtenAt(upstreamId: number): number {
+    return this.#pending.get(upstreamId)?.writtenAt ?? 0;
   }
 
   /** Stop taking queries; close once the in-flight ones are answered. */
@@ -308,7 +310,7 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
   }
 
   #write(pending: Pending): void {
-    pending.writtenAt = process.hrtime.bigint();
+    pending.writtenAt = performance.now();
     if (!this.#corked) {
       // Batch every query of this tick into one TLS record and one syscall.
       this.#corked = true;
@@ -316,10 +318,12 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
       process.nextTick(() => {
         this.#corked = false;
         this.#socket.uncork();
+        this.emit('bytes', this.#bytesOut, 0);
+        this.#bytesOut = 0;
       });
     }
     this.#socket.write(pending.wire);
-    this.emit('bytes', pending.wire.length, 0);
+    this.#bytesOut += pending.wire.length;
   }
 
   #onSecureConnect(): void {
@@ -368,18 +372,18 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
       authError,
       tlsVersion: socket.getProtocol() ?? 'unknown',
       cipher: cipher.standardName ?? cipher.name,
-      handshakeMs: Number(process.hrtime.bigint() - this.#startedAt) / 1e6,
+      handshakeMs: performance.now() - this.#startedAt,
     };
     this.emit('ready', this.#handshake);
     if (this.#pending.size > 0) {
-      for (const pending of this.#pending.values()) if (pending.writtenAt === 0n) this.#write(pending);
+      for (const pending of this.#pending.values()) if (pending.writtenAt === 0) this.#write(pending);
     } else {
       this.#armIdle();
     }
   }
 
   #onData(chunk: Buffer): void {
-    this.#lastReceiveAt = process.hrtime.bigint();
+    this.#lastReceiveAt = performance.now();
     this.emit('bytes', 0, chunk.length);
     let messages: Buffer[];
     try {

@@ -44,14 +44,14 @@ interface Job {
   readonly transport: Transport;
   readonly reply: Reply;
   readonly wire: Buffer;
-  readonly receivedAt: bigint;
+  readonly receivedAt: number;
   readonly startedAt: number;
   attempts: number;
   connection: DotConnection | undefined;
   upstreamId: number;
   reused: boolean | null;
   depth: number;
-  sentAt: bigint;
+  sentAt: number;
   timer: NodeJS.Timeout | undefined;
   /** Guards against a late callback after the job was answered. */
   done: boolean;
@@ -101,8 +101,10 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   /** Handles one message from a client; `reply` is called at most once. */
   handle(raw: Buffer, transport: Transport, reply: Reply): void {
-    const receivedAt = process.hrtime.bigint();
-    this.#lastReceivedAt = Date.now();
+    // performance.now(): a double, no BigInt allocation on the hot path.
+    const receivedAt = performance.now();
+    const wallNow = Date.now();
+    this.#lastReceivedAt = wallNow;
     const parsed = parseClientQuery(raw);
     if (!parsed.ok) {
       this.counters.malformed++;
@@ -120,13 +122,13 @@ export class Engine extends EventEmitter<EngineEvents> {
       reply,
       wire,
       receivedAt,
-      startedAt: Date.now(),
+      startedAt: wallNow,
       attempts: 0,
       connection: undefined,
       upstreamId: -1,
       reused: null,
       depth: 0,
-      sentAt: 0n,
+      sentAt: 0,
       timer: undefined,
       done: false,
     };
@@ -154,7 +156,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       job.upstreamId = sent.upstreamId;
       job.reused = sent.reused;
       job.depth = sent.depth;
-      job.sentAt = process.hrtime.bigint();
+      job.sentAt = performance.now();
       // Rounded so timers share Node's per-duration lists.
       const timeout = Math.ceil(pool.queryTimeoutMs() / 50) * 50;
       job.timer = setTimeout(() => this.#onTimeout(job, sent.connection, sent.upstreamId), timeout);
@@ -171,7 +173,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     conn.cancel(upstreamId);
     // Nothing at all came back since this query was written: the connection is
     // dead (black-holed path, silent middlebox). Close it so the others move on.
-    if (writtenAt !== 0n && conn.lastReceiveAt < writtenAt && conn.state === 'open') conn.close('unresponsive');
+    if (writtenAt !== 0 && conn.lastReceiveAt < writtenAt && conn.state === 'open') conn.close('unresponsive');
     this.#onError(job, new QueryTimeoutError(`no answer from ${conn.address} within the deadline`));
   }
 
@@ -185,9 +187,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#finishServfail(job, err);
   }
 
-  #onAnswer(job: Job, pool: Pool, answer: UpstreamAnswer, raw: Buffer, writtenAt: bigint): void {
-    const now = process.hrtime.bigint();
-    pool.observeRtt(Number(now - writtenAt) / 1e6);
+  #onAnswer(job: Job, pool: Pool, answer: UpstreamAnswer, raw: Buffer, writtenAt: number): void {
+    const now = performance.now();
+    pool.observeRtt(now - writtenAt);
     const maxSize = job.transport === 'udp' ? (job.query.edns?.udpSize ?? CLASSIC_UDP_SIZE) : 65535;
     const { buf, truncated } = encodeClientAnswer(job.query, answer, raw, maxSize);
     if (truncated) this.counters.truncated++;
@@ -199,7 +201,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   #finishServfail(job: Job, err: unknown): void {
     this.counters.servfails++;
     const code = isDotstubError(err) ? err.code : 'DOTSTUB_INTERNAL';
-    this.#finish(job, servfail(job.query), 'servfail', 'SERVFAIL', false, code, 0n, process.hrtime.bigint());
+    this.#finish(job, servfail(job.query), 'servfail', 'SERVFAIL', false, code, 0, performance.now());
   }
 
   #finish(
@@ -209,17 +211,35 @@ export class Engine extends EventEmitter<EngineEvents> {
     rcode: string,
     truncated: boolean,
     error: string | null,
-    writtenAt: bigint,
-    answeredAt: bigint,
+    writtenAt: number,
+    answeredAt: number,
   ): void {
     job.done = true;
     clearTimeout(job.timer);
     job.reply(buf);
     this.#inFlight--;
+    // Records cost allocations: build them only for someone listening.
+    if (this.listenerCount('query') > 0) this.emit('query', this.#record(job, source, rcode, truncated, error, writtenAt, answeredAt));
+    if (this.#inFlight === 0 && this.#idleWaiters.length > 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  #record(
+    job: Job,
+    source: AnswerSource,
+    rcode: string,
+    truncated: boolean,
+    error: string | null,
+    writtenAt: number,
+    answeredAt: number,
+  ): QueryRecord {
     const conn = job.connection;
     const handshake = conn && job.reused === false && conn.handshake ? (conn.handshake.resumed ? 'resumed' : 'full') : null;
     const sentAt = job.sentAt;
-    const record: QueryRecord = {
+    return {
       seq: ++this.#seq,
       startedAt: job.startedAt,
       name: this.options.recordNames ? job.query.question.name : null,
@@ -230,20 +250,14 @@ export class Engine extends EventEmitter<EngineEvents> {
       connectionId: conn ? conn.id : null,
       reused: job.reused,
       handshake,
-      latencyUs: Number(answeredAt - job.receivedAt) / 1000,
-      queueUs: writtenAt > 0n && sentAt > 0n ? Math.max(0, Number(writtenAt - sentAt) / 1000) : 0,
-      upstreamUs: writtenAt > 0n ? Number(answeredAt - writtenAt) / 1000 : 0,
+      latencyUs: Math.round((answeredAt - job.receivedAt) * 1000),
+      queueUs: writtenAt > 0 && sentAt > 0 ? Math.max(0, Math.round((writtenAt - sentAt) * 1000)) : 0,
+      upstreamUs: writtenAt > 0 ? Math.round((answeredAt - writtenAt) * 1000) : 0,
       depth: job.depth,
       source,
       attempts: job.attempts,
       truncated,
       error,
     };
-    if (this.listenerCount('query') > 0) this.emit('query', record);
-    if (this.#inFlight === 0 && this.#idleWaiters.length > 0) {
-      const waiters = this.#idleWaiters;
-      this.#idleWaiters = [];
-      for (const w of waiters) w();
-    }
   }
 }

@@ -88,11 +88,16 @@ export class UdpListener {
   constructor(address: ListenAddress, handler: QueryHandler) {
     this.address = address;
     const v6 = net.isIPv6(address.host);
-    this.#socket = dgram.createSocket(v6 ? { type: 'udp6', ipv6Only: true } : { type: 'udp4' });
+    // Replies go to IP literals: resolve them synchronously instead of through
+    // dns.lookup's nextTick, and send without a callback so Node can take its
+    // synchronous uv_udp_try_send path.
+    const lookup = (host: string, _opts: unknown, cb: (err: null, address: string, family: number) => void): void =>
+      cb(null, host, v6 ? 6 : 4);
+    this.#socket = dgram.createSocket(v6 ? { type: 'udp6', ipv6Only: true, lookup } : { type: 'udp4', lookup });
     this.#socket.on('message', (msg, rinfo) => {
       if (!this.#accepting) return;
       handler(msg, 'udp', (answer) => {
-        if (!this.#closed) this.#socket.send(answer, rinfo.port, rinfo.address, () => undefined);
+        if (!this.#closed) this.#socket.send(answer, rinfo.port, rinfo.address);
       });
     });
     // A send to a client that went away yields ICMP errors; they must never stop the listener.

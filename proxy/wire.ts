@@ -52,6 +52,8 @@ export interface ClientQuery {
   readonly flags: number;
   /** The client's EDNS, or null if its query had no OPT record. */
   readonly edns: { readonly udpSize: number; readonly dnssecOk: boolean } | null;
+  /** The question section exactly as the client sent it (no compression pointers). */
+  readonly questionBytes: Buffer;
   readonly raw: Buffer;
 }
 
@@ -108,30 +110,45 @@ export function parseClientQuery(raw: Buffer): ParseResult {
   if (opcode !== 0) {
     return { ok: false, reason: `opcode ${opcode} is not supported`, reply: errorReply(raw, Rcode.NOTIMP) };
   }
-  let packet: DecodedPacket;
+  const qdcount = raw.readUInt16BE(4);
+  if (qdcount !== 1) {
+    return { ok: false, reason: `query has ${qdcount} questions, expected 1`, reply: errorReply(raw, Rcode.FORMERR) };
+  }
+  // Decode only what a query carries: the question, then the additional
+  // section for OPT. Queries with answer/authority records (rare) are decoded whole.
+  let q: Question;
+  let questionEnd: number;
+  let opt: OptAnswer | undefined;
   try {
-    packet = dnsPacket.decode(raw);
+    q = dnsPacket.question.decode(raw, HEADER_LENGTH);
+    questionEnd = HEADER_LENGTH + dnsPacket.question.decode.bytes;
+    if (raw.readUInt16BE(6) !== 0 || raw.readUInt16BE(8) !== 0) {
+      opt = (dnsPacket.decode(raw).additionals ?? []).find(isOpt);
+    } else {
+      let offset = questionEnd;
+      for (let i = raw.readUInt16BE(10); i > 0; i--) {
+        const rr = dnsPacket.answer.decode(raw, offset);
+        offset += dnsPacket.answer.decode.bytes;
+        if (isOpt(rr)) opt = rr;
+      }
+      if (offset > raw.length) throw new RangeError('records run past the end of the message');
+    }
   } catch (err) {
     return { ok: false, reason: `malformed query: ${(err as Error).message}`, reply: errorReply(raw, Rcode.FORMERR) };
   }
-  const questions = packet.questions ?? [];
-  if (questions.length !== 1) {
-    return { ok: false, reason: `query has ${questions.length} questions, expected 1`, reply: errorReply(raw, Rcode.FORMERR) };
-  }
-  const q = questions[0] as Question;
-  const opt = (packet.additionals ?? []).find(isOpt);
+  const question: QuestionKey = { name: q.name, type: q.type, class: q.class ?? 'IN' };
+  // Forward the client's own bytes (and its 0x20 case) unless it used a
+  // compression pointer, which would point nowhere in our message.
+  const uncompressed = dnsPacket.question.encodingLength(q) === questionEnd - HEADER_LENGTH;
+  const questionBytes = uncompressed
+    ? raw.subarray(HEADER_LENGTH, questionEnd)
+    : dnsPacket.encode({ questions: [q] }).subarray(HEADER_LENGTH);
   const edns = opt
     ? { udpSize: Math.max(CLASSIC_UDP_SIZE, opt.udpPayloadSize), dnssecOk: (opt.flags & dnsPacket.DNSSEC_OK) !== 0 }
     : null;
   return {
     ok: true,
-    query: {
-      id: packet.id ?? 0,
-      question: { name: q.name, type: q.type, class: q.class ?? 'IN' },
-      flags: flags & (FLAG_RD | FLAG_CD),
-      edns,
-      raw,
-    },
+    query: { id: raw.readUInt16BE(0), question, flags: flags & (FLAG_RD | FLAG_CD), edns, questionBytes, raw },
   };
 }
 
@@ -151,33 +168,50 @@ export function encodeUpstreamQuery(
   query: ClientQuery,
   options: UpstreamQueryOptions,
 ): { readonly wire: Buffer; readonly padding: number } {
-  const opts: PacketOpt[] = [];
-  if (options.keepalive) opts.push({ code: OPTION_KEEPALIVE } as PacketOpt);
-  const opt: OptAnswer = {
-    type: 'OPT',
-    name: '.',
-    udpPayloadSize: ADVERTISED_UDP_SIZE,
-    extendedRcode: 0,
-    ednsVersion: 0,
-    flags: query.edns?.dnssecOk ? dnsPacket.DNSSEC_OK : 0,
-    flag_do: query.edns?.dnssecOk ?? false,
-    options: opts,
-  };
-  const packet = {
-    type: 'query' as const,
-    id: 0,
-    flags: query.flags,
-    questions: [{ name: query.question.name, type: query.question.type, class: query.question.class } as Question],
-    additionals: [opt],
-  };
+  const dnssecOk = query.edns?.dnssecOk ?? false;
+  const bare = upstreamOpt(dnssecOk, options.keepalive, -1);
   let padding = 0;
+  let opt = bare;
   if (options.pad) {
     // The padding option itself costs 4 octets of header (RFC 7830 §3).
-    const unpadded = dnsPacket.encodingLength(packet) + 4;
+    const unpadded = HEADER_LENGTH + query.questionBytes.length + bare.length + 4;
     padding = (QUERY_PADDING_BLOCK - (unpadded % QUERY_PADDING_BLOCK)) % QUERY_PADDING_BLOCK;
-    opts.push({ code: OPTION_PADDING, length: padding } as PacketOpt);
+    opt = upstreamOpt(dnssecOk, options.keepalive, padding);
   }
-  return { wire: dnsPacket.encode(packet), padding };
+  const wire = Buffer.allocUnsafe(HEADER_LENGTH + query.questionBytes.length + opt.length);
+  wire.writeUInt16BE(0, 0);
+  wire.writeUInt16BE(query.flags, 2);
+  wire.writeUInt16BE(1, 4);
+  wire.writeUInt32BE(0, 6);
+  wire.writeUInt16BE(1, 10);
+  query.questionBytes.copy(wire, HEADER_LENGTH);
+  opt.copy(wire, HEADER_LENGTH + query.questionBytes.length);
+  return { wire, padding };
+}
+
+/** Encoded OPT records by (DO, keepalive, padding length); at most 2 × 2 × 129 entries. */
+const optCache = new Map<number, Buffer>();
+
+function upstreamOpt(dnssecOk: boolean, keepalive: boolean, padding: number): Buffer {
+  const key = (padding + 1) * 4 + (dnssecOk ? 2 : 0) + (keepalive ? 1 : 0);
+  let buf = optCache.get(key);
+  if (!buf) {
+    const options: PacketOpt[] = [];
+    if (keepalive) options.push({ code: OPTION_KEEPALIVE } as PacketOpt);
+    if (padding >= 0) options.push({ code: OPTION_PADDING, length: padding } as PacketOpt);
+    buf = dnsPacket.answer.encode({
+      type: 'OPT',
+      name: '.',
+      udpPayloadSize: ADVERTISED_UDP_SIZE,
+      extendedRcode: 0,
+      ednsVersion: 0,
+      flags: dnssecOk ? dnsPacket.DNSSEC_OK : 0,
+      flag_do: dnssecOk,
+      options,
+    });
+    optCache.set(key, buf);
+  }
+  return buf;
 }
 
 /** Decodes an answer from upstream. Throws MalformedMessageError. */
