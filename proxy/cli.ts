@@ -1,15 +1,26 @@
 /**
- * The `dotstub` command: parse flags, start the proxy, log, stop cleanly.
+ * The `dotstub` command: parse flags, load the persisted settings and
+ * resolvers, start the proxy and the control server, log, stop cleanly.
  * Only wiring lives here.
+ *
+ * Precedence, per field: an explicit flag (this run only, not saved) >
+ * the config dir's settings.json / resolvers.json > built-in defaults.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { defaultConfigDir, ensureConfigDir, writeFileAtomicSync, type ConfigProblem } from './config-file.js';
+import { loadOrCreateToken } from './control/auth.js';
+import { ControlServer, DEFAULT_CONTROL_PORT, isLoopbackHost } from './control/server.js';
+import { ControlService } from './control/service.js';
 import { ConfigError, isDotstubError } from './errors.js';
 import { DEFAULT_LISTEN, parseListenArg, type ListenAddress } from './listeners.js';
 import { formatRecord } from './metrics.js';
 import { DEFAULT_POOL_OPTIONS } from './pool.js';
 import { defaultConfig, StubProxy, type ProxyConfig } from './proxy.js';
-import { parseResolverArg, PRESETS } from './resolvers.js';
+import { canAuthenticate, ResolverStore } from './resolver-store.js';
+import { parseResolverArg, PRESETS, type ResolverSpec } from './resolvers.js';
+import { SettingsStore, type Settings } from './settings.js';
 
 export const HELP = `dotstub: private DNS for this machine.
 Takes DNS on loopback (UDP and TCP) and forwards it over persistent,
@@ -19,7 +30,9 @@ Usage: dotstub [options]
 
   --resolver R        ${Object.keys(PRESETS).join(' | ')}
                       or ADDRESS[:PORT][#AUTHNAME], e.g. 9.9.9.9:853#dns.quad9.net,
-                      [2620:fe::fe]#dns.quad9.net (default: quad9)
+                      [2620:fe::fe]#dns.quad9.net (default: the resolver last chosen
+                      in the dashboard, else quad9). Given here, it overrides the
+                      saved choice for this run only.
   --listen ADDR       where to take DNS: 127.0.0.1:5300, [::1]:5300, :5300 (both
                       loopbacks); repeatable (default: 127.0.0.1:53 and [::1]:53)
   --strict            require an authenticated resolver (default): a certificate
@@ -33,24 +46,64 @@ Usage: dotstub [options]
   --idle-timeout S    close an idle connection after S seconds (default ${DEFAULT_POOL_OPTIONS.idleTimeoutMs / 1000})
   --no-padding        don't pad queries (RFC 8467 padding is on by default)
   --log               print one line per query: latency, connection, reuse
+  --control ADDR      control API and dashboard address, loopback only
+                      (default 127.0.0.1:${DEFAULT_CONTROL_PORT}; 127.0.0.1:0 picks a free port)
+  --no-control        no control API or dashboard
+  --config-dir DIR    where the token, settings.json and resolvers.json live
+                      (default $XDG_CONFIG_HOME/dotstub or ~/.config/dotstub)
+  --ready-file FILE   once listening, write {"dns":[…],"control":URL,"token":…,"pid":…}
+                      to FILE (atomically, mode 0600) for scripts and tests
   --help              this text
   --version           print the version
+
+Settings changed in the dashboard are saved in the config dir and used at the
+next start; the flags above override them for one run without saving.
 
 Examples:
   dotstub --listen 127.0.0.1:5300 --resolver quad9 --log
   dotstub --listen 127.0.0.1:5300 --resolver 127.0.0.1:8853#dns.test --ca test-ca.pem
+  curl -N -H "Authorization: Bearer $(cat ~/.config/dotstub/token)" http://127.0.0.1:${DEFAULT_CONTROL_PORT}/api/stream
 `;
 
-function positiveInt(value: string | undefined, flag: string, fallback: number, max: number): number {
-  if (value === undefined) return fallback;
+function positiveInt(value: string | undefined, flag: string, max: number): number | undefined {
+  if (value === undefined) return undefined;
   if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) {
     throw new ConfigError(`${flag} ${value}: expected a whole number from 1 to ${max}`);
   }
   return Number(value);
 }
 
-/** Parses argv into a proxy configuration. Throws ConfigError/ResolverSpecError with a message for the user. */
-export function parseCli(argv: readonly string[]): { config: ProxyConfig; log: boolean; help: boolean; version: boolean } {
+export interface ParsedCli {
+  /** The explicit --resolver, if given. */
+  readonly resolver: ResolverSpec | undefined;
+  readonly resolverArg: string | undefined;
+  readonly pins: readonly string[];
+  readonly listen: readonly ListenAddress[];
+  readonly ca: readonly string[];
+  /** Settings given as flags: override the saved ones for this run. */
+  readonly overrides: Partial<Settings>;
+  /** null: --no-control. */
+  readonly control: { readonly host: string; readonly port: number; readonly explicit: boolean } | null;
+  readonly configDir: string;
+  readonly readyFile: string | undefined;
+  readonly log: boolean;
+  readonly help: boolean;
+  readonly version: boolean;
+}
+
+function parseControlArg(arg: string): { host: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(arg);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port > 65535) throw new ConfigError(`--control ${arg}: expected ADDRESS:PORT, e.g. 127.0.0.1:${DEFAULT_CONTROL_PORT}`);
+  const host = (m[1] as string).replace(/^\[(.*)\]$/, '$1');
+  if (!isLoopbackHost(host) || host.toLowerCase() === 'localhost') {
+    throw new ConfigError(`--control ${arg}: the control API listens on a loopback address only (127.0.0.1 or [::1]), so only this machine can reach it`);
+  }
+  return { host, port };
+}
+
+/** Parses argv. Throws ConfigError/ResolverSpecError with a message for the user. */
+export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ParsedCli {
   let values;
   try {
     ({ values } = parseArgs({
@@ -67,6 +120,10 @@ export function parseCli(argv: readonly string[]): { config: ProxyConfig; log: b
         'idle-timeout': { type: 'string' },
         'no-padding': { type: 'boolean' },
         log: { type: 'boolean' },
+        control: { type: 'string' },
+        'no-control': { type: 'boolean' },
+        'config-dir': { type: 'string' },
+        'ready-file': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -77,13 +134,10 @@ export function parseCli(argv: readonly string[]): { config: ProxyConfig; log: b
     throw new ConfigError(`${(err as Error).message}. See dotstub --help.`);
   }
   if (values.strict && values.opportunistic) throw new ConfigError('choose one of --strict and --opportunistic');
-  const resolver = parseResolverArg(values.resolver ?? 'quad9', values.pin ?? []);
-  const mode = values.opportunistic ? 'opportunistic' : 'strict';
-  if (mode === 'strict' && resolver.authName === undefined && resolver.pins.length === 0) {
-    throw new ConfigError(
-      `strict mode needs a way to authenticate ${values.resolver}: add its name (ADDRESS#AUTHNAME), a --pin, or use --opportunistic`,
-    );
-  }
+  if (values.control !== undefined && values['no-control']) throw new ConfigError('choose one of --control and --no-control');
+  const pins = values.pin ?? [];
+  const resolver = values.resolver !== undefined ? parseResolverArg(values.resolver, pins) : undefined;
+  if (resolver === undefined && pins.length > 0) throw new ConfigError('--pin needs --resolver: say which resolver the pin is for');
   const ca = (values.ca ?? []).map((file) => {
     let pem: string;
     try {
@@ -94,30 +148,99 @@ export function parseCli(argv: readonly string[]): { config: ProxyConfig; log: b
     if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError(`--ca ${file}: not a PEM certificate`);
     return pem;
   });
-  const listen: ListenAddress[] = values.listen ? values.listen.flatMap(parseListenArg) : [...DEFAULT_LISTEN];
+  const overrides: { -readonly [K in keyof Settings]?: Settings[K] } = {};
+  if (values.strict) overrides.mode = 'strict';
+  if (values.opportunistic) overrides.mode = 'opportunistic';
+  if (values['no-padding']) overrides.padding = false;
+  const poolSize = positiveInt(values['pool-size'], '--pool-size', 16);
+  if (poolSize !== undefined) overrides.poolSize = poolSize;
+  const maxInFlight = positiveInt(values['max-in-flight'], '--max-in-flight', 65535);
+  if (maxInFlight !== undefined) overrides.maxInFlight = maxInFlight;
+  const idle = positiveInt(values['idle-timeout'], '--idle-timeout', 86400);
+  if (idle !== undefined) overrides.idleTimeoutSec = idle;
+  const control = values['no-control']
+    ? null
+    : values.control !== undefined
+      ? { ...parseControlArg(values.control), explicit: true }
+      : { host: '127.0.0.1', port: DEFAULT_CONTROL_PORT, explicit: false };
+  return {
+    resolver,
+    resolverArg: values.resolver,
+    pins,
+    listen: values.listen ? values.listen.flatMap(parseListenArg) : [...DEFAULT_LISTEN],
+    ca,
+    overrides,
+    control,
+    configDir: values['config-dir'] !== undefined ? path.resolve(values['config-dir']) : defaultConfigDir(env),
+    readyFile: values['ready-file'],
+    log: values.log ?? false,
+    help: values.help ?? false,
+    version: values.version ?? false,
+  };
+}
+
+/** Combines flags with what is saved: the proxy's configuration and the settings in effect. */
+export function resolveRun(
+  parsed: ParsedCli,
+  settings: Settings,
+  savedResolver: ResolverSpec | undefined,
+): { config: ProxyConfig; effective: Settings } {
+  const effective: Settings = { ...settings, ...parsed.overrides };
+  const resolver = parsed.resolver ?? savedResolver ?? (PRESETS.quad9 as ResolverSpec);
+  if (effective.mode === 'strict' && !canAuthenticate(resolver)) {
+    throw new ConfigError(
+      `strict mode needs a way to authenticate ${parsed.resolverArg ?? resolver.label}: add its name (ADDRESS#AUTHNAME), a --pin, or use --opportunistic`,
+    );
+  }
   const config = defaultConfig(resolver, {
-    listen,
-    auth: { mode, ca },
-    padding: !values['no-padding'],
+    listen: parsed.listen,
+    auth: { mode: effective.mode, ca: parsed.ca },
+    padding: effective.padding,
+    recordNames: effective.recordNames,
     pool: {
       ...DEFAULT_POOL_OPTIONS,
-      size: positiveInt(values['pool-size'], '--pool-size', DEFAULT_POOL_OPTIONS.size, 16),
-      maxInFlight: positiveInt(values['max-in-flight'], '--max-in-flight', DEFAULT_POOL_OPTIONS.maxInFlight, 65535),
-      idleTimeoutMs: positiveInt(values['idle-timeout'], '--idle-timeout', DEFAULT_POOL_OPTIONS.idleTimeoutMs / 1000, 86400) * 1000,
+      size: effective.poolSize,
+      maxInFlight: effective.maxInFlight,
+      idleTimeoutMs: effective.idleTimeoutSec * 1000,
     },
   });
-  return { config, log: values.log ?? false, help: values.help ?? false, version: values.version ?? false };
+  return { config, effective };
 }
 
 function hostPort(a: ListenAddress): string {
   return `${a.host.includes(':') ? `[${a.host}]` : a.host}:${a.port}`;
 }
 
+function reportProblem(p: ConfigProblem): void {
+  console.error(`dotstub: ${p.file}: ${p.message}`);
+  console.error(`dotstub:   using ${p.using}`);
+}
+
 /** Runs the CLI; resolves with the exit code once the proxy has stopped. */
 export async function main(argv: readonly string[]): Promise<number> {
-  let parsed;
+  let parsed: ParsedCli;
+  let run: { config: ProxyConfig; effective: Settings };
+  // Reading the config dir needs no write access; creating it (and the token)
+  // waits until DNS is listening, so a listen error is reported first.
+  let resolverStore: ResolverStore;
+  let store: SettingsStore;
   try {
     parsed = parseCli(argv);
+    if (parsed.help) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    if (parsed.version) {
+      const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+      console.log(pkg.version);
+      return 0;
+    }
+    store = new SettingsStore(parsed.configDir);
+    const settings = store.load();
+    resolverStore = new ResolverStore(parsed.configDir);
+    resolverStore.load();
+    for (const p of [store.problem, resolverStore.problem]) if (p) reportProblem(p);
+    run = resolveRun(parsed, settings, resolverStore.persistedActive);
   } catch (err) {
     if (isDotstubError(err)) {
       console.error(`dotstub: ${err.message}`);
@@ -125,16 +248,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
-  if (parsed.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
-  if (parsed.version) {
-    const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-    console.log(pkg.version);
-    return 0;
-  }
-  const proxy = new StubProxy(parsed.config);
+  const proxy = new StubProxy(run.config);
   proxy.on('state', (s) => console.error(`dotstub: ${s.state}: ${s.reason}`));
   proxy.on('connection', (e) => {
     if (e.type === 'open') {
@@ -148,8 +262,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
   });
   if (parsed.log) proxy.on('query', (r) => console.log(formatRecord(r)));
+  let bound: readonly ListenAddress[];
   try {
-    const bound = await proxy.start();
+    bound = await proxy.start();
     console.error(`dotstub: listening on ${bound.map(hostPort).join(', ')} (UDP and TCP), forwarding to ${proxy.describe()} over TLS`);
   } catch (err) {
     if (isDotstubError(err)) {
@@ -158,19 +273,82 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
+
+  let service: ControlService | undefined;
+  let server: ControlServer | undefined;
+  let token: string | undefined;
+  if (parsed.control) {
+    try {
+      ensureConfigDir(parsed.configDir);
+      const loaded = loadOrCreateToken(parsed.configDir);
+      for (const note of loaded.notes) console.error(`dotstub: ${note}`);
+      token = loaded.token;
+      service = new ControlService({ proxy, settings: store, resolvers: resolverStore, effective: run.effective });
+      server = await listenControl(service, token, parsed.control);
+      console.error(`dotstub: dashboard at ${server.dashboardUrl}`);
+    } catch (err) {
+      service?.close();
+      await proxy.stop(1000);
+      const msg = isDotstubError(err) || err instanceof Error ? err.message : String(err);
+      console.error(`dotstub: control API: ${msg}`);
+      return 1;
+    }
+  }
+  if (parsed.readyFile) {
+    const ready = {
+      dns: bound.map((a) => ({ host: a.host, port: a.port })),
+      control: server ? server.url : null,
+      token: token ?? null,
+      pid: process.pid,
+    };
+    writeFileAtomicSync(parsed.readyFile, JSON.stringify(ready) + '\n', 0o600);
+  }
+
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {
       if (stopping) return;
       stopping = true;
       console.error(`dotstub: ${signal}: answering ${proxy.inFlight} queries in flight, then stopping`);
-      void proxy.stop().then(() => {
+      void (async () => {
+        await server?.close();
+        service?.close();
+        await proxy.stop();
+        if (parsed.readyFile) fs.rmSync(parsed.readyFile, { force: true });
         const c = proxy.counters;
         console.error(`dotstub: stopped after ${c.queries} queries (${c.answers} answered, ${c.servfails} SERVFAIL)`);
         resolve(0);
-      });
+      })();
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
+}
+
+/**
+ * Starts the control server. The default port is a convenience: if another
+ * dotstub holds it, take a free port and say so; an explicit --control port
+ * that is busy is an error.
+ */
+async function listenControl(
+  service: ControlService,
+  token: string,
+  control: { readonly host: string; readonly port: number; readonly explicit: boolean },
+): Promise<ControlServer> {
+  const make = (port: number): ControlServer => new ControlServer({ service, token, host: control.host, port });
+  const first = make(control.port);
+  try {
+    await first.listen();
+    return first;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE') throw err;
+    if (control.explicit) {
+      throw new ConfigError(`port ${control.port} on ${control.host} is in use (another dotstub?): choose another with --control ${control.host}:PORT, or --no-control`);
+    }
+    console.error(`dotstub: control port ${control.port} is in use (another dotstub?); using a free port instead`);
+    const second = make(0);
+    await second.listen();
+    return second;
+  }
 }
