@@ -164,6 +164,8 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
   /** In flight, keyed by wire ID; Map order is send order, so the first entry is the oldest. */
   readonly #pending = new Map<number, Pending>();
   #state: ConnectionState = 'connecting';
+  /** drain() was called while connecting: go straight to draining once ready. */
+  #drainRequested = false;
   #nextId: number = crypto.randomInt(0, 65536);
   #connectTimer: NodeJS.Timeout | undefined;
   #idleTimer: NodeJS.Timeout | undefined;
@@ -253,7 +255,9 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
   }
   /** Accepts new queries: connecting or open, and below the in-flight cap. */
   get available(): boolean {
-    return (this.#state === 'connecting' || this.#state === 'open') && this.#pending.size < this.#opts.maxInFlight;
+    return (
+      (this.#state === 'connecting' || this.#state === 'open') && !this.#drainRequested && this.#pending.size < this.#opts.maxInFlight
+    );
   }
   /** performance.now() of the last byte received (0 if none). */
   get lastReceiveAt(): number {
@@ -300,6 +304,7 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
       this.close('local');
       return;
     }
+    this.#drainRequested = true;
     if (this.#state === 'open') this.#state = 'draining';
   }
 
@@ -362,7 +367,7 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
     }
     clearTimeout(this.#connectTimer);
     this.#connectTimer = undefined;
-    this.#state = 'open';
+    this.#state = this.#drainRequested ? 'draining' : 'open';
     const cipher = socket.getCipher();
     this.#handshake = {
       connectionId: this.id,

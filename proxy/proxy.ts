@@ -10,7 +10,7 @@
 import { EventEmitter } from 'node:events';
 import type { AuthPolicy, DotConnection } from './dot-connection.js';
 import { Engine } from './engine.js';
-import type { DotstubError } from './errors.js';
+import { ConfigError, type DotstubError } from './errors.js';
 import { DEFAULT_LISTEN, TcpListener, UdpListener, type ListenAddress } from './listeners.js';
 import type { Counters, QueryRecord } from './metrics.js';
 import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './pool.js';
@@ -73,6 +73,8 @@ export interface StubProxyEvents {
   state: [StateChange];
   listening: [readonly ListenAddress[]];
   malformed: [string];
+  /** Something the user should know that didn't stop the proxy. */
+  warning: [string];
 }
 
 export interface ProxyConfig {
@@ -190,26 +192,19 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     if (this.#running) throw new Error('proxy already started');
     try {
       for (const addr of this.#config.listen) {
-        // With port 0, UDP picks the port and TCP takes the same one.
-        for (let tries = 0; ; tries++) {
-          const udp = new UdpListener(addr, (raw, transport, reply) => this.#engine.handle(raw, transport, reply));
-          const bound = await udp.listen();
-          const tcp = new TcpListener({ host: addr.host, port: bound.port }, (raw, transport, reply) =>
-            this.#engine.handle(raw, transport, reply),
-          );
-          try {
-            await tcp.listen();
-          } catch (err) {
-            await udp.close();
-            if (addr.port === 0 && tries < 5 && (err as DotstubError).cause && ((err as DotstubError).cause as NodeJS.ErrnoException).code === 'EADDRINUSE') continue;
-            throw err;
+        try {
+          this.#listening.push(await this.#bindPair(addr));
+        } catch (err) {
+          // A machine without IPv6 still gets DNS on 127.0.0.1.
+          const code = ((err as DotstubError).cause as NodeJS.ErrnoException | undefined)?.code;
+          if (this.#config.listen.length > 1 && addr.host.includes(':') && (code === 'EADDRNOTAVAIL' || code === 'EAFNOSUPPORT')) {
+            this.emit('warning', `${(err as Error).message}; continuing without it`);
+            continue;
           }
-          this.#udp.push(udp);
-          this.#tcp.push(tcp);
-          this.#listening.push(bound);
-          break;
+          throw err;
         }
       }
+      if (this.#listening.length === 0) throw new ConfigError('no listen address could be bound');
     } catch (err) {
       await this.#closeListeners();
       throw err;
@@ -305,6 +300,28 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#tcp = [];
     this.#listening = [];
     this.#setState('off', 'dotstub stopped');
+  }
+
+  /** Binds UDP and TCP on one port; with port 0, UDP picks it and TCP follows. */
+  async #bindPair(addr: ListenAddress): Promise<ListenAddress> {
+    for (let tries = 0; ; tries++) {
+      const handler = (raw: Buffer, transport: 'udp' | 'tcp', reply: (answer: Buffer) => void): void =>
+        this.#engine.handle(raw, transport, reply);
+      const udp = new UdpListener(addr, handler);
+      const bound = await udp.listen();
+      const tcp = new TcpListener({ host: addr.host, port: bound.port }, handler);
+      try {
+        await tcp.listen();
+      } catch (err) {
+        await udp.close();
+        const code = ((err as DotstubError).cause as NodeJS.ErrnoException | undefined)?.code;
+        if (addr.port === 0 && tries < 5 && code === 'EADDRINUSE') continue;
+        throw err;
+      }
+      this.#udp.push(udp);
+      this.#tcp.push(tcp);
+      return bound;
+    }
   }
 
   async #closeListeners(): Promise<void> {
