@@ -113,6 +113,52 @@ describe('real clients through the proxy to unbound over TLS', () => {
   });
 });
 
+describe('connection lifecycle with unbound', () => {
+  test('after our idle close, the next query reconnects and resumes the TLS session', async () => {
+    const p = await startProxy({ resolverArg: unbound.resolverArg, pool: { idleTimeoutMs: 200 } });
+    try {
+      const closes: string[] = [];
+      p.proxy.on('connection', (e) => {
+        if (e.type === 'close') closes.push(e.reason);
+      });
+      const c = await UdpClient.open(p.port);
+      expect(firstA(await c.query('n1.test'))).toBe(expectedA(1));
+      await waitFor(() => closes.includes('idle'), 3000, 'idle close');
+      expect(p.proxy.connections()).toHaveLength(0);
+      expect(firstA(await c.query('n2.test'))).toBe(expectedA(2));
+      c.close();
+      expect(p.proxy.counters.handshakesFull).toBe(1);
+      expect(p.proxy.counters.handshakesResumed).toBe(1);
+    } finally {
+      await p.stop();
+    }
+  });
+
+  test('switching resolvers under load loses nothing: old queries finish, new ones go to the new resolver', async () => {
+    const other = await startUnbound({ names: 10, extra: { 'which.test.': '198.51.100.2' } });
+    const p = await startProxy({ resolverArg: unbound.resolverArg });
+    try {
+      await waitFor(() => p.proxy.state.state === 'private', 5000, 'private');
+      const c = await UdpClient.open(p.port);
+      const sent: Promise<unknown>[] = [];
+      for (let i = 0; i < 400; i++) {
+        sent.push(c.query(`n${i % 10}.test`, { timeoutMs: 5000 }));
+        if (i === 200) void p.proxy.switchResolver((await import('./resolvers.js')).parseResolverArg(other.resolverArg));
+        if (i % 50 === 0) await new Promise((r) => setTimeout(r, 5));
+      }
+      const answers = (await Promise.all(sent)) as Awaited<ReturnType<UdpClient['query']>>[];
+      expect(answers.filter((a) => a.rcode === 'NOERROR')).toHaveLength(400);
+      const which = await c.query('which.test');
+      expect(firstA(which)).toBe('198.51.100.2');
+      c.close();
+      await waitFor(() => p.proxy.connections().every((x) => x.resolverId === p.proxy.resolver.id), 3000, 'old pool closed');
+    } finally {
+      await p.stop();
+      await other.stop();
+    }
+  });
+});
+
 describe('the dotstub command', () => {
   const bin = path.resolve('bin/dotstub.js');
 
