@@ -250,6 +250,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const proxy = new StubProxy(run.config);
   proxy.on('state', (s) => console.error(`dotstub: ${s.state}: ${s.reason}`));
+  proxy.on('warning', (w) => console.error(`dotstub: warning: ${w}`));
   proxy.on('connection', (e) => {
     if (e.type === 'open') {
       console.error(
