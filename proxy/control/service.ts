@@ -187,8 +187,8 @@ export class ControlService {
   removeResolver(id: string): Promise<void> {
     return this.#serial(async () => {
       if (this.#resolvers.isPreset(id)) throw new ApiFailure(409, 'conflict', `${id} is a preset and can't be removed`);
-      if (!this.#resolvers.isCustom(id)) throw new ApiFailure(404, 'not_found', `no custom resolver "${id}"`);
       if (this.proxy.resolver.id === id) throw new ApiFailure(409, 'conflict', `${id} is in use: switch to another resolver first`);
+      if (!this.#resolvers.isCustom(id)) throw new ApiFailure(404, 'not_found', `no custom resolver "${id}"`);
       await this.#resolvers.remove(id);
     });
   }

@@ -1,0 +1,200 @@
+/**
+ * The proxy and its control server in-process, wired as the CLI wires them,
+ * against a test upstream, plus a raw HTTP client that can send any Host,
+ * Origin or body (fetch can't set Host).
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { ControlServer } from '../proxy/control/server.js';
+import { ControlService } from '../proxy/control/service.js';
+import { loadOrCreateToken } from '../proxy/control/auth.js';
+import { DEFAULT_POOL_OPTIONS } from '../proxy/pool.js';
+import { defaultConfig, StubProxy } from '../proxy/proxy.js';
+import { ResolverStore } from '../proxy/resolver-store.js';
+import { parseResolverArg, type ResolverSpec } from '../proxy/resolvers.js';
+import { SettingsStore, type Settings } from '../proxy/settings.js';
+import { testPki } from './certs.js';
+
+export interface ControlHarness {
+  readonly proxy: StubProxy;
+  readonly service: ControlService;
+  readonly server: ControlServer;
+  readonly settingsStore: SettingsStore;
+  readonly resolverStore: ResolverStore;
+  /** DNS port (UDP and TCP) on 127.0.0.1. */
+  readonly dnsPort: number;
+  readonly url: string;
+  readonly origin: string;
+  readonly token: string;
+  readonly configDir: string;
+  stop(): Promise<void>;
+}
+
+export interface ControlHarnessOptions {
+  /** Used when the config dir holds no saved active resolver (or `force`). */
+  readonly resolverArg?: string;
+  readonly forceResolver?: boolean;
+  readonly configDir?: string;
+  readonly streamIntervalMs?: number;
+  readonly dashboardDir?: string;
+  readonly overrides?: Partial<Settings>;
+}
+
+export function tempConfigDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-config-'));
+}
+
+export async function startControl(options: ControlHarnessOptions): Promise<ControlHarness> {
+  const configDir = options.configDir ?? tempConfigDir();
+  const settingsStore = new SettingsStore(configDir);
+  const resolverStore = new ResolverStore(configDir);
+  const effective = { ...settingsStore.load(), ...options.overrides };
+  resolverStore.load();
+  const explicit = options.resolverArg !== undefined ? parseResolverArg(options.resolverArg) : undefined;
+  const resolver: ResolverSpec | undefined = options.forceResolver ? explicit : (resolverStore.persistedActive ?? explicit);
+  if (!resolver) throw new Error('startControl: no resolver');
+  const proxy = new StubProxy(
+    defaultConfig(resolver, {
+      listen: [{ host: '127.0.0.1', port: 0 }],
+      auth: { mode: effective.mode, ca: [testPki().caPem] },
+      padding: effective.padding,
+      recordNames: effective.recordNames,
+      pool: { ...DEFAULT_POOL_OPTIONS, size: effective.poolSize, maxInFlight: effective.maxInFlight, idleTimeoutMs: effective.idleTimeoutSec * 1000 },
+    }),
+  );
+  const [bound] = await proxy.start();
+  if (!bound) throw new Error('proxy bound no address');
+  const { token } = loadOrCreateToken(configDir);
+  const service = new ControlService({
+    proxy,
+    settings: settingsStore,
+    resolvers: resolverStore,
+    effective,
+    streamIntervalMs: options.streamIntervalMs ?? 100,
+  });
+  const server = new ControlServer({ service, token, port: 0, ...(options.dashboardDir ? { dashboardDir: options.dashboardDir } : {}) });
+  try {
+    await server.listen();
+  } catch (err) {
+    service.close();
+    await proxy.stop(500);
+    throw err;
+  }
+  return {
+    proxy,
+    service,
+    server,
+    settingsStore,
+    resolverStore,
+    dnsPort: bound.port,
+    url: server.url,
+    origin: server.url,
+    token,
+    configDir,
+    async stop() {
+      await server.close();
+      service.close();
+      await proxy.stop(1000);
+    },
+  };
+}
+
+export interface RawResponse {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly text: string;
+  json<T = unknown>(): T;
+}
+
+export interface RawRequest {
+  readonly method?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** A string is sent as is; anything else as JSON with Content-Type application/json. */
+  readonly body?: unknown;
+  readonly timeoutMs?: number;
+}
+
+/** One HTTP request with exactly the headers given (plus Content-Length). */
+export function rawRequest(baseUrl: string, pathname: string, req: RawRequest = {}): Promise<RawResponse> {
+  const u = new URL(pathname, baseUrl);
+  const headers: Record<string, string> = { ...req.headers };
+  let payload: Buffer | undefined;
+  if (req.body !== undefined) {
+    payload = Buffer.from(typeof req.body === 'string' ? req.body : JSON.stringify(req.body));
+    if (typeof req.body !== 'string') headers['content-type'] ??= 'application/json';
+    headers['content-length'] = String(payload.length);
+  }
+  return new Promise((resolve, reject) => {
+    const r = http.request(
+      { host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port: u.port, path: u.pathname + u.search, method: req.method ?? 'GET', headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: <T>() => JSON.parse(text) as T });
+        });
+        res.on('error', reject);
+      },
+    );
+    r.setTimeout(req.timeoutMs ?? 10_000, () => r.destroy(new Error(`${req.method ?? 'GET'} ${pathname} timed out`)));
+    r.on('error', reject);
+    if (payload) r.end(payload);
+    else r.end();
+  });
+}
+
+/** An authenticated API client: Bearer token, and our Origin on changes (as the dashboard sends). */
+export function apiClient(h: { url: string; token: string; origin: string }) {
+  const call = (method: string, pathname: string, body?: unknown): Promise<RawResponse> =>
+    rawRequest(h.url, pathname, {
+      method,
+      body,
+      headers: { authorization: `Bearer ${h.token}`, ...(method === 'GET' ? {} : { origin: h.origin }) },
+    });
+  return {
+    get: (p: string) => call('GET', p),
+    post: (p: string, body?: unknown) => call('POST', p, body),
+    put: (p: string, body?: unknown) => call('PUT', p, body),
+    del: (p: string) => call('DELETE', p),
+  };
+}
+
+export interface SseEvent {
+  readonly event: string;
+  readonly data: string;
+}
+
+/** Reads an SSE stream; `events` fills as batches arrive. */
+export function openStream(h: { url: string; token: string }): Promise<{ events: SseEvent[]; bytes: () => number; close: () => void; status: number }> {
+  const u = new URL('/api/stream', h.url);
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: u.hostname, port: u.port, path: u.pathname, headers: { authorization: `Bearer ${h.token}` }, agent: false }, (res) => {
+      const events: SseEvent[] = [];
+      let buf = '';
+      let bytes = 0;
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        bytes += Buffer.byteLength(chunk);
+        buf += chunk;
+        let idx: number;
+        while ((idx = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, idx);
+          buf = buf.slice(idx + 2);
+          let event = 'message';
+          const data: string[] = [];
+          for (const line of block.split('\n')) {
+            if (line.startsWith('event:')) event = line.slice(6).trim();
+            else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+          }
+          if (data.length > 0) events.push({ event, data: data.join('\n') });
+        }
+      });
+      res.on('error', () => undefined);
+      resolve({ events, bytes: () => bytes, close: () => req.destroy(), status: res.statusCode ?? 0 });
+    });
+    req.on('error', reject);
+  });
+}
