@@ -1,0 +1,166 @@
+import { useEffect, useRef, useSyncExternalStore, type ReactNode } from 'react';
+import { ConnectionsTable, ConnectionStats, HitGauges } from './components/Connections.js';
+import { Icon, type IconName } from './components/Icon.js';
+import { Overview } from './components/Overview.js';
+import { PrivacyBanner } from './components/PrivacyBanner.js';
+import { QueryLog } from './components/QueryLog.js';
+import { AddResolverForm, ResolverSwitcher } from './components/Resolvers.js';
+import { SettingsForm } from './components/SettingsForm.js';
+import { Timeline } from './components/Timeline.js';
+import { parseRoute, ROUTES, type Route } from './lib/routes.js';
+import { useDashboard } from './state/context.js';
+
+const ICONS: Record<Route, IconName> = {
+  overview: 'overview',
+  queries: 'list',
+  resolvers: 'server',
+  connections: 'link',
+  events: 'clock',
+  settings: 'sliders',
+};
+
+function useRoute(): Route {
+  return useSyncExternalStore(
+    (cb) => {
+      window.addEventListener('hashchange', cb);
+      return () => window.removeEventListener('hashchange', cb);
+    },
+    () => parseRoute(window.location.hash),
+  );
+}
+
+function LinkIndicator() {
+  const { link, linkError } = useDashboard();
+  const text =
+    link === 'live' ? 'Live' : link === 'connecting' ? 'Connecting…' : link === 'unauthorized' ? 'Not signed in' : 'Reconnecting…';
+  return (
+    <span className={`link-state link-${link}`} role="status" title={linkError ?? undefined}>
+      <span className="dot" aria-hidden="true" />
+      {text}
+    </span>
+  );
+}
+
+function Page({ title, intro, children }: { title: string; intro?: ReactNode; children: ReactNode }) {
+  return (
+    <>
+      <header className="page-head">
+        <h1 tabIndex={-1}>{title}</h1>
+        {intro && <p className="muted">{intro}</p>}
+      </header>
+      {children}
+    </>
+  );
+}
+
+function View({ route }: { route: Route }) {
+  switch (route) {
+    case 'overview':
+      return (
+        <Page title="Overview">
+          <Overview />
+        </Page>
+      );
+    case 'queries':
+      return (
+        <Page title="Query log" intro="Every lookup from this machine, newest first. Select a row to see where its time went.">
+          <QueryLog />
+        </Page>
+      );
+    case 'resolvers':
+      return (
+        <Page title="Resolvers" intro="Who answers your DNS. Switching never drops a query: queries in flight finish on the old connection.">
+          <section className="card">
+            <ResolverSwitcher />
+          </section>
+          <section className="card">
+            <AddResolverForm />
+          </section>
+        </Page>
+      );
+    case 'connections':
+      return (
+        <Page title="Connections" intro="Open DNS-over-TLS connections. Reusing one costs a single round trip; a new one costs a handshake.">
+          <div className="connections-top">
+            <section className="card" aria-label="Connection hit fraction">
+              <HitGauges />
+            </section>
+            <section className="card" aria-label="Connection counters">
+              <ConnectionStats />
+            </section>
+          </div>
+          <section className="card">
+            <ConnectionsTable />
+          </section>
+        </Page>
+      );
+    case 'events':
+      return (
+        <Page title="Events" intro="Connections opening, resuming and closing, resets, and every privacy change with its reason.">
+          <section className="card">
+            <Timeline />
+          </section>
+        </Page>
+      );
+    case 'settings':
+      return (
+        <Page title="Settings" intro="Saved to your config folder; they survive a restart.">
+          <SettingsForm />
+        </Page>
+      );
+  }
+}
+
+export function App() {
+  const route = useRoute();
+  const { link, linkError } = useDashboard();
+  const main = useRef<HTMLElement>(null);
+  const first = useRef(true);
+
+  // Move focus to the new page's heading so keyboard and screen-reader users land in it.
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    main.current?.querySelector('h1')?.focus();
+    const label = ROUTES.find((r) => r.route === route)?.label;
+    document.title = `${label ?? 'dotstub'} · dotstub`;
+  }, [route]);
+
+  return (
+    <div className="app">
+      <a className="skip-link" href="#main" onClick={(e) => (e.preventDefault(), main.current?.focus())}>
+        Skip to content
+      </a>
+      <header className="topbar">
+        <div className="brand">
+          <img src="./icon.svg" alt="" width="22" height="22" />
+          <span>dotstub</span>
+        </div>
+        <nav aria-label="Sections">
+          <ul>
+            {ROUTES.map((r) => (
+              <li key={r.route}>
+                <a href={`#/${r.route === 'overview' ? '' : r.route}`} aria-current={route === r.route ? 'page' : undefined}>
+                  <Icon name={ICONS[r.route]} />
+                  <span>{r.label}</span>
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <LinkIndicator />
+      </header>
+      {link === 'unauthorized' && (
+        <p className="notice notice-error page-notice" role="alert">
+          <Icon name="error" /> {linkError} Open the dashboard with the link dotstub printed when it started (it signs this browser in).
+        </p>
+      )}
+      <main id="main" ref={main} tabIndex={-1} className={`main route-${route}`}>
+        <PrivacyBanner />
+        <View route={route} />
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,121 @@
+import type { ConnectionView, ResolverView } from '../../../proxy/control/api-types.js';
+import { formatAge, formatCount, formatPercent } from '../lib/format.js';
+import { useDashboard, useNow } from '../state/context.js';
+import { Gauge } from './Gauge.js';
+
+export function resolverLabel(resolvers: readonly ResolverView[] | undefined, id: string | null): string {
+  if (id === null) return '—';
+  return resolvers?.find((r) => r.id === id)?.label ?? id;
+}
+
+/** The connection-hit gauges: the T-DNS paper's measure of how well reuse works. */
+export function HitGauges() {
+  const { metrics } = useDashboard();
+  return (
+    <div className="gauges">
+      <Gauge
+        label="Connection hits since start"
+        value={metrics?.hitFraction.sinceStart ?? null}
+        caption="Share of queries that found an open connection"
+      />
+      <Gauge label="Connection hits, last 5 min" value={metrics?.hitFraction.last5m ?? null} caption="Recent reuse, after idle closes" />
+    </div>
+  );
+}
+
+function ConnectionRow({ c, resolvers, age }: { c: ConnectionView; resolvers: readonly ResolverView[] | undefined; age: number }) {
+  return (
+    <tr data-testid="connection-row">
+      <th scope="row" className="mono">
+        #{c.id}
+      </th>
+      <td>
+        <div>{resolverLabel(resolvers, c.resolverId)}</div>
+        <div className="muted small mono">{c.address}</div>
+      </td>
+      <td>
+        <span className={`pill pill-${c.state === 'open' ? 'good' : 'neutral'}`}>{c.state}</span>
+      </td>
+      <td className="num">{formatAge(age)}</td>
+      <td className="num">{formatCount(c.queriesCarried)}</td>
+      <td className="num">{c.inFlight}</td>
+      <td>
+        {c.resumed === null ? (
+          '—'
+        ) : (
+          <span className={`pill pill-${c.resumed ? 'good' : 'neutral'}`}>{c.resumed ? 'resumed' : 'full'}</span>
+        )}
+        {c.verified === false && <span className="pill pill-caution">unverified</span>}
+      </td>
+      <td>
+        <div>{c.tlsVersion ?? '—'}</div>
+        <div className="muted small mono">{c.cipher ?? ''}</div>
+      </td>
+      <td className="num">
+        {c.keepaliveMs === null ? <span className="muted">not sent</span> : formatAge(c.keepaliveMs)}
+        <div className="muted small">idle close {formatAge(c.idleTimeoutMs)}</div>
+      </td>
+    </tr>
+  );
+}
+
+/** Every open connection, live: resolver, age, queries carried, in flight, handshake, TLS, keepalive. */
+export function ConnectionsTable() {
+  const { connections, connectionsAt, resolvers } = useDashboard();
+  const now = useNow(1000);
+  const elapsed = connectionsAt ? Math.max(0, now - connectionsAt) : 0;
+  return (
+    <div className="table-wrap">
+      <table className="table" aria-label="Open connections">
+        <thead>
+          <tr>
+            <th scope="col">Conn.</th>
+            <th scope="col">Resolver</th>
+            <th scope="col">State</th>
+            <th scope="col" className="num">Age</th>
+            <th scope="col" className="num">Queries carried</th>
+            <th scope="col" className="num">In flight</th>
+            <th scope="col">Handshake</th>
+            <th scope="col">TLS</th>
+            <th scope="col" className="num">Keepalive</th>
+          </tr>
+        </thead>
+        <tbody>
+          {connections.length === 0 ? (
+            <tr>
+              <td colSpan={9} className="empty">
+                No open connections. The next query opens one (resuming the TLS session if it can).
+              </td>
+            </tr>
+          ) : (
+            connections.map((c) => <ConnectionRow key={c.id} c={c} resolvers={resolvers?.resolvers} age={c.ageMs + elapsed} />)
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Counters that explain the cost of privacy: handshakes, reordering, retries, padding. */
+export function ConnectionStats() {
+  const { metrics, counters } = useDashboard();
+  const items: [string, string, string][] = [
+    ['Full handshakes', formatCount(metrics?.handshakes.full ?? counters?.handshakesFull ?? 0), 'New TLS sessions (3 round trips with TLS 1.3)'],
+    ['Resumed handshakes', formatCount(metrics?.handshakes.resumed ?? counters?.handshakesResumed ?? 0), 'Reconnects that skipped the key exchange'],
+    ['Out-of-order answers', formatCount(metrics?.outOfOrder ?? counters?.outOfOrder ?? 0), 'Answers matched by ID, not order: no head-of-line blocking'],
+    ['Retries', formatCount(metrics?.retries ?? counters?.retries ?? 0), 'Queries resent after a connection dropped'],
+    ['SERVFAILs', formatCount(metrics?.servfails ?? counters?.servfails ?? 0), 'Answers the proxy had to fail'],
+    ['Padding overhead', formatPercent(metrics?.padding.overhead ?? null), 'Extra bytes so query sizes don’t reveal names'],
+  ];
+  return (
+    <dl className="stat-list">
+      {items.map(([k, v, help]) => (
+        <div key={k} title={help}>
+          <dt>{k}</dt>
+          <dd className="mono">{v}</dd>
+          <dd className="muted small">{help}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}

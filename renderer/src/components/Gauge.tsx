@@ -1,0 +1,37 @@
+import { formatPercent } from '../lib/format.js';
+
+/**
+ * A half-ring gauge for a share 0…1 (the connection-hit fraction). The value
+ * is always printed as a number too; the arc is a visual aid only.
+ */
+export function Gauge({ label, value, caption }: { label: string; value: number | null; caption: string }) {
+  const r = 52;
+  const circumference = Math.PI * r;
+  const v = value === null ? 0 : Math.max(0, Math.min(1, value));
+  const tone = value === null ? 'neutral' : v >= 0.9 ? 'good' : v >= 0.7 ? 'caution' : 'warning';
+  return (
+    <figure
+      className={`gauge tone-${tone}`}
+      role="meter"
+      aria-label={label}
+      aria-valuemin={0}
+      aria-valuemax={100}
+      aria-valuenow={value === null ? undefined : Math.round(v * 1000) / 10}
+      aria-valuetext={value === null ? 'no queries yet' : formatPercent(value)}
+    >
+      <svg viewBox="0 0 128 74" aria-hidden="true">
+        <path className="gauge-track" d="M 12 66 A 52 52 0 0 1 116 66" />
+        <path
+          className="gauge-value"
+          d="M 12 66 A 52 52 0 0 1 116 66"
+          strokeDasharray={`${circumference * v} ${circumference}`}
+        />
+      </svg>
+      <div className="gauge-number">{value === null ? '—' : formatPercent(value)}</div>
+      <figcaption>
+        <strong>{label}</strong>
+        <span className="muted small">{caption}</span>
+      </figcaption>
+    </figure>
+  );
+}

@@ -1,0 +1,78 @@
+import type { ReactNode } from 'react';
+import { formatAge, formatCount, formatLatencyMs } from '../lib/format.js';
+import { useDashboard, useNow } from '../state/context.js';
+import { Charts } from './Charts.js';
+import { HitGauges } from './Connections.js';
+import { Icon } from './Icon.js';
+import { Timeline } from './Timeline.js';
+
+function Tile({ label, value, sub }: { label: string; value: ReactNode; sub?: ReactNode }) {
+  return (
+    <div className="tile">
+      <dt>{label}</dt>
+      <dd className="tile-value mono">{value}</dd>
+      {sub && <dd className="tile-sub muted small">{sub}</dd>}
+    </div>
+  );
+}
+
+/** At a glance: what privacy costs (latency, handshakes) and how well connections are reused. */
+export function Overview() {
+  const { status, statusAt, metrics, counters, inFlight, connections } = useDashboard();
+  const now = useNow(1000);
+  const lat = status ? metrics?.latency[status.resolver.id] : undefined;
+  const last = metrics?.series.at(-1);
+  const uptime = status ? status.uptimeMs + (now - statusAt) : 0;
+  return (
+    <div className="overview">
+      <dl className="tiles" aria-label="Key numbers">
+        <Tile
+          label="Resolver"
+          value={<span className="tile-text">{status?.resolver.label ?? '—'}</span>}
+          sub={
+            <a href="#/resolvers">
+              {status?.resolver.authName ?? ''} · change <Icon name="switch" />
+            </a>
+          }
+        />
+        <Tile label="Queries" value={formatCount(counters?.queries ?? 0, true)} sub={`${formatCount(last?.queries ?? 0)}/s now · ${inFlight} in flight`} />
+        <Tile
+          label="Latency p50 / p95"
+          value={`${formatLatencyMs(lat?.last1m.p50 ?? null)} / ${formatLatencyMs(lat?.last1m.p95 ?? null)}`}
+          sub={`last minute · p99 ${formatLatencyMs(lat?.last1m.p99 ?? null)}`}
+        />
+        <Tile
+          label="Connections"
+          value={connections.length}
+          sub={`${formatCount(metrics?.handshakes.full ?? 0)} full / ${formatCount(metrics?.handshakes.resumed ?? 0)} resumed handshakes`}
+        />
+        <Tile label="SERVFAILs" value={formatCount(counters?.servfails ?? 0)} sub={`${formatCount(counters?.retries ?? 0)} retried · up ${formatAge(uptime)}`} />
+      </dl>
+      <div className="overview-grid">
+        <section className="card" aria-labelledby="ov-hits">
+          <header className="card-head">
+            <h2 id="ov-hits">Connection reuse</h2>
+            <a href="#/connections" className="small">
+              Connections →
+            </a>
+          </header>
+          <HitGauges />
+          <p className="muted small explain">
+            A query that finds an open connection costs one round trip, the same as plain DNS. A new connection costs three more (TCP and TLS
+            1.3), fewer when the session resumes.
+          </p>
+        </section>
+        <section className="card" aria-labelledby="ov-events">
+          <header className="card-head">
+            <h2 id="ov-events">Recent events</h2>
+            <a href="#/events" className="small">
+              All events →
+            </a>
+          </header>
+          <Timeline limit={6} />
+        </section>
+      </div>
+      <Charts />
+    </div>
+  );
+}

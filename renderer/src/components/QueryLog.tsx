@@ -1,0 +1,409 @@
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { memo, useCallback, useDeferredValue, useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import type { QueryRecord, ResolverView } from '../../../proxy/control/api-types.js';
+import { exportUrl } from '../api/client.js';
+import { compileFilter, EMPTY_FILTER, FilteredIndex, isFilterActive, type QueryFilter } from '../lib/filters.js';
+import { formatClock, formatCount, formatLatencyUs } from '../lib/format.js';
+import { timingBreakdown } from '../lib/timing.js';
+import { useDashboard, useStore } from '../state/context.js';
+import { resolverLabel } from './Connections.js';
+import { Icon } from './Icon.js';
+
+const ROW_HEIGHT = 32;
+const COMMON_TYPES = ['A', 'AAAA', 'CNAME', 'HTTPS', 'MX', 'NS', 'PTR', 'SOA', 'SRV', 'TXT'];
+const COMMON_RCODES = ['NOERROR', 'NXDOMAIN', 'SERVFAIL', 'REFUSED', 'FORMERR'];
+
+function union(a: readonly string[], b: readonly string[]): string[] {
+  return [...new Set([...a, ...b])].sort();
+}
+
+function connectionText(r: QueryRecord): string {
+  if (r.connectionId === null) return 'not sent';
+  if (r.reused) return `#${r.connectionId} reused`;
+  return `#${r.connectionId} new${r.handshake ? ` (${r.handshake})` : ''}`;
+}
+
+interface RowProps {
+  readonly r: QueryRecord;
+  readonly id: string;
+  readonly index: number;
+  readonly top: number;
+  readonly active: boolean;
+  readonly selected: boolean;
+  readonly slowUs: number;
+  readonly resolver: string;
+  readonly onPick: (index: number) => void;
+}
+
+const Row = memo(function Row({ r, id, index, top, active, selected, slowUs, resolver, onPick }: RowProps) {
+  const slow = r.latencyUs >= slowUs;
+  const bad = r.rcode !== 'NOERROR';
+  return (
+    <div
+      id={id}
+      role="row"
+      aria-rowindex={index + 2}
+      aria-selected={selected}
+      className={`log-row${active ? ' active' : ''}${selected ? ' selected' : ''}${index % 2 ? ' odd' : ''}`}
+      style={{ transform: `translateY(${top}px)` }}
+      onClick={() => onPick(index)}
+    >
+      <span role="gridcell" className="c-time mono">
+        {formatClock(r.startedAt)}
+      </span>
+      <span role="gridcell" className={`c-name mono${r.name === null ? ' muted' : ''}`} title={r.name ?? undefined}>
+        {r.name ?? '(name not recorded)'}
+      </span>
+      <span role="gridcell" className="c-type mono">
+        {r.type}
+      </span>
+      <span role="gridcell" className={`c-rcode mono${bad ? ' rcode-bad' : ''}`}>
+        {bad && <Icon name="error" />}
+        {r.rcode}
+      </span>
+      <span role="gridcell" className={`c-latency mono${slow ? ' slow' : ''}`}>
+        {formatLatencyUs(r.latencyUs)}
+        {slow && <span className="sr-only"> (slow)</span>}
+      </span>
+      <span role="gridcell" className={`c-conn${r.reused === false ? ' conn-new' : ''}`}>
+        {connectionText(r)}
+      </span>
+      <span role="gridcell" className="c-resolver">
+        {resolver}
+      </span>
+    </div>
+  );
+});
+
+/** The live query log: virtualised (100,000 rows), filterable, pausable; a row opens its timing breakdown. */
+export function QueryLog() {
+  const store = useStore();
+  const snap = useDashboard();
+  const uid = useId();
+  const [filter, setFilter] = useState<QueryFilter>(EMPTY_FILTER);
+  // Typing in the name box re-filters 100k rows; let keystrokes win.
+  const deferredFilter = useDeferredValue(filter);
+  const [pausedAt, setPausedAt] = useState<number | null>(null);
+  const [activeIndex, setActiveIndex] = useState(0);
+  const [selected, setSelected] = useState<QueryRecord | null>(null);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const gridRef = useRef<HTMLDivElement>(null);
+  const index = useRef<FilteredIndex | null>(null);
+
+  const predicate = useMemo(() => compileFilter(deferredFilter), [deferredFilter]);
+  index.current ??= new FilteredIndex(predicate);
+  const idx = index.current;
+  const lastPredicate = useRef(predicate);
+  if (lastPredicate.current !== predicate) {
+    idx.setPredicate(predicate);
+    lastPredicate.current = predicate;
+  }
+  // Cheap: only records pushed since the last render are tested.
+  idx.sync(store.queries);
+  void snap.logVersion;
+
+  const end = pausedAt === null ? idx.end : idx.endBefore(pausedAt);
+  const count = Math.max(0, end - idx.start);
+  const newWhilePaused = pausedAt === null ? 0 : store.queries.total - pausedAt;
+  const abs = (i: number): number | undefined => idx.absoluteAt(end - 1 - i);
+
+  const virtualizer = useVirtualizer({
+    count,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 12,
+    getItemKey: (i) => abs(i) ?? `gone-${i}`,
+  });
+
+  // Newest rows arrive at the top: if the reader has scrolled down, keep
+  // the rows they are reading still instead of letting them slide away.
+  const prevEnd = useRef(end);
+  useLayoutEffect(() => {
+    const added = end - prevEnd.current;
+    prevEnd.current = end;
+    const el = scrollRef.current;
+    if (el && added > 0 && el.scrollTop > ROW_HEIGHT) el.scrollTop += added * ROW_HEIGHT;
+    if (added > 0) setActiveIndex((a) => (a > 0 ? a + added : a));
+  }, [end]);
+
+  useEffect(() => {
+    if (activeIndex >= count && count > 0) setActiveIndex(count - 1);
+  }, [count, activeIndex]);
+
+  const resolvers: readonly ResolverView[] | undefined = snap.resolvers?.resolvers;
+  const slowUs = filter.slowMs * 1000;
+  const types = union(COMMON_TYPES, snap.types);
+  const rcodes = union(COMMON_RCODES, snap.rcodes);
+
+  const pick = (i: number): void => {
+    setActiveIndex(i);
+    const a = abs(i);
+    const r = a === undefined ? undefined : store.queries.atAbsolute(a);
+    if (r) setSelected(r);
+    gridRef.current?.focus({ preventScroll: true });
+  };
+
+  const pickRef = useRef(pick);
+  pickRef.current = pick;
+  const stablePick = useCallback((i: number) => pickRef.current(i), []);
+
+  const onKeyDown = (e: KeyboardEvent<HTMLDivElement>): void => {
+    if (count === 0) return;
+    const page = Math.max(1, Math.floor((scrollRef.current?.clientHeight ?? 300) / ROW_HEIGHT) - 1);
+    let next: number;
+    switch (e.key) {
+      case 'ArrowDown':
+        next = Math.min(count - 1, activeIndex + 1);
+        break;
+      case 'ArrowUp':
+        next = Math.max(0, activeIndex - 1);
+        break;
+      case 'PageDown':
+        next = Math.min(count - 1, activeIndex + page);
+        break;
+      case 'PageUp':
+        next = Math.max(0, activeIndex - page);
+        break;
+      case 'Home':
+        next = 0;
+        break;
+      case 'End':
+        next = count - 1;
+        break;
+      case 'Enter':
+      case ' ':
+        e.preventDefault();
+        pick(activeIndex);
+        return;
+      case 'Escape':
+        setSelected(null);
+        return;
+      default:
+        return;
+    }
+    e.preventDefault();
+    setActiveIndex(next);
+    virtualizer.scrollToIndex(next, { align: 'auto' });
+  };
+
+  const activeAbs = abs(activeIndex);
+  const items = virtualizer.getVirtualItems();
+
+  return (
+    <div className={`querylog${selected ? ' with-detail' : ''}`}>
+      <div className="log-main">
+        <form className="toolbar" role="search" aria-label="Filter the query log" onSubmit={(e) => e.preventDefault()}>
+          <div className="search-box">
+            <Icon name="search" />
+            <input
+              type="search"
+              aria-label="Filter by name"
+              placeholder="Filter by name…"
+              value={filter.name}
+              onChange={(e) => setFilter({ ...filter, name: e.target.value })}
+            />
+          </div>
+          <label className="inline-field">
+            <span>Type</span>
+            <select aria-label="Filter by type" value={filter.type} onChange={(e) => setFilter({ ...filter, type: e.target.value })}>
+              <option value="">Any</option>
+              {types.map((t) => (
+                <option key={t}>{t}</option>
+              ))}
+            </select>
+          </label>
+          <label className="inline-field">
+            <span>Response</span>
+            <select aria-label="Filter by response code" value={filter.rcode} onChange={(e) => setFilter({ ...filter, rcode: e.target.value })}>
+              <option value="">Any</option>
+              {rcodes.map((t) => (
+                <option key={t}>{t}</option>
+              ))}
+            </select>
+          </label>
+          <label className="inline-field check">
+            <input type="checkbox" checked={filter.slowOnly} onChange={(e) => setFilter({ ...filter, slowOnly: e.target.checked })} />
+            <span>Slow only</span>
+          </label>
+          <label className="inline-field">
+            <span className="sr-only">Slow means at least (ms)</span>
+            <span aria-hidden="true">≥</span>
+            <input
+              className="num-input"
+              type="number"
+              min={0}
+              step={10}
+              aria-label="Slow threshold in milliseconds"
+              value={filter.slowMs}
+              onChange={(e) => setFilter({ ...filter, slowMs: Math.max(0, Number(e.target.value) || 0) })}
+            />
+            <span aria-hidden="true">ms</span>
+          </label>
+          {isFilterActive(filter) && (
+            <button type="button" className="btn btn-ghost" onClick={() => setFilter({ ...EMPTY_FILTER, slowMs: filter.slowMs })}>
+              <Icon name="x" /> Clear filters
+            </button>
+          )}
+          <span className="toolbar-spacer" />
+          <button
+            type="button"
+            className={`btn${pausedAt !== null ? ' btn-primary' : ''}`}
+            aria-pressed={pausedAt !== null}
+            onClick={() => setPausedAt(pausedAt === null ? store.queries.total : null)}
+          >
+            {pausedAt === null ? <Icon name="pause" /> : <Icon name="play" />}
+            {pausedAt === null ? 'Pause' : 'Resume'}
+          </button>
+          <a className="btn" href={exportUrl('csv', filter)} download="dotstub-queries.csv">
+            <Icon name="download" /> CSV
+          </a>
+          <a className="btn" href={exportUrl('json', filter)} download="dotstub-queries.json">
+            <Icon name="download" /> JSON
+          </a>
+        </form>
+        <p className="log-summary" role="status" aria-live="polite" aria-atomic="true">
+          <span data-testid="log-count">
+            {formatCount(count)} {count === 1 ? 'query' : 'queries'}
+            {isFilterActive(deferredFilter) ? ` match (of ${formatCount(store.queries.size)} held)` : ' held'}
+          </span>
+          {pausedAt !== null && (
+            <span className="pill pill-caution">
+              <Icon name="pause" /> Paused · {formatCount(newWhilePaused)} new
+            </span>
+          )}
+          {snap.skipped > 0 && (
+            <span className="muted">· {formatCount(snap.skipped)} not streamed under load (they are in the export)</span>
+          )}
+          {snap.settings?.recordNames === false && <span className="muted">· Names are not being recorded (Settings)</span>}
+        </p>
+        <div className="log-table">
+          <div
+            ref={gridRef}
+            role="grid"
+            aria-label="Query log, newest first"
+            aria-rowcount={count + 1}
+            aria-activedescendant={count > 0 && activeAbs !== undefined ? `${uid}-q${activeAbs}` : undefined}
+            tabIndex={0}
+            className="log-grid"
+            onKeyDown={onKeyDown}
+          >
+            <div role="rowgroup" className="log-head">
+              <div role="row" aria-rowindex={1} className="log-row head">
+                <span role="columnheader" className="c-time">Time</span>
+                <span role="columnheader" className="c-name">Name</span>
+                <span role="columnheader" className="c-type">Type</span>
+                <span role="columnheader" className="c-rcode">Response</span>
+                <span role="columnheader" className="c-latency">Latency</span>
+                <span role="columnheader" className="c-conn">Connection</span>
+                <span role="columnheader" className="c-resolver">Resolver</span>
+              </div>
+            </div>
+            <div ref={scrollRef} className="log-scroll">
+              <div role="rowgroup" className="log-body" style={{ height: virtualizer.getTotalSize() }}>
+                {count === 0 && (
+                  <div className="empty log-empty">
+                    {store.queries.size === 0
+                      ? 'No queries yet. Look something up on this machine and it appears here.'
+                      : 'No queries match these filters.'}
+                  </div>
+                )}
+                {items.map((v) => {
+                  const a = abs(v.index);
+                  const r = a === undefined ? undefined : store.queries.atAbsolute(a);
+                  if (!r || a === undefined) return null;
+                  return (
+                    <Row
+                      key={v.key}
+                      r={r}
+                      id={`${uid}-q${a}`}
+                      index={v.index}
+                      top={v.start}
+                      active={v.index === activeIndex}
+                      selected={selected === r}
+                      slowUs={slowUs}
+                      resolver={resolverLabel(resolvers, r.resolverId)}
+                      onPick={stablePick}
+                    />
+                  );
+                })}
+              </div>
+            </div>
+          </div>
+        </div>
+      </div>
+      {selected && (
+        <QueryDetail
+          r={selected}
+          resolver={resolverLabel(resolvers, selected.resolverId)}
+          handshakeMs={store.handshakeMs(selected.connectionId)}
+          onClose={() => {
+            setSelected(null);
+            gridRef.current?.focus();
+          }}
+        />
+      )}
+    </div>
+  );
+}
+
+function QueryDetail({ r, resolver, handshakeMs, onClose }: { r: QueryRecord; resolver: string; handshakeMs: number | null; onClose: () => void }) {
+  const segments = timingBreakdown(r, handshakeMs);
+  const headingId = useId();
+  const facts: [string, string][] = [
+    ['Started', `${new Date(r.startedAt).toLocaleDateString()} ${formatClock(r.startedAt)}`],
+    ['Client transport', r.transport.toUpperCase()],
+    ['Response', r.rcode],
+    ['Answer from', r.source === 'upstream' ? 'the resolver, over TLS' : r.source === 'servfail' ? 'the proxy (SERVFAIL)' : 'the proxy (error reply)'],
+    ['Resolver', resolver],
+    ['Connection', connectionText(r)],
+    ['Pipelined with', r.depth > 1 ? `${r.depth - 1} other ${r.depth === 2 ? 'query' : 'queries'} in flight` : 'none (alone on the connection)'],
+    ['Attempts', r.attempts > 1 ? `${r.attempts} (retried)` : '1'],
+  ];
+  if (r.truncated) facts.push(['Truncated', 'yes: the client retried over TCP']);
+  if (r.error) facts.push(['Error', r.error]);
+  return (
+    <aside className="detail" aria-labelledby={headingId}>
+      <header className="detail-head">
+        <h3 id={headingId} className="mono">
+          {r.name ?? '(name not recorded)'} <span className="muted">{r.type}</span>
+        </h3>
+        <button type="button" className="btn btn-ghost" onClick={onClose} aria-label="Close query details">
+          <Icon name="x" />
+        </button>
+      </header>
+      <p className="detail-total">
+        <span className="big mono">{formatLatencyUs(r.latencyUs)}</span> <span className="muted">total, as the client saw it</span>
+      </p>
+      <h4>Where the time went</h4>
+      <div className="timing-bar" aria-hidden="true">
+        {segments
+          .filter((s) => s.share > 0)
+          .map((s) => (
+            <span key={s.key} className={`seg seg-${s.key}`} style={{ flexGrow: Math.max(s.share, 0.01) }} />
+          ))}
+      </div>
+      <table className="timing-table" aria-label="Timing breakdown">
+        <tbody>
+          {segments.map((s) => (
+            <tr key={s.key}>
+              <th scope="row">
+                <span className={`swatch seg-${s.key}`} aria-hidden="true" />
+                {s.label}
+              </th>
+              <td className="num mono">{formatLatencyUs(s.us)}</td>
+              <td className="num muted">{Math.round(s.share * 100)}%</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <dl className="facts">
+        {facts.map(([k, v]) => (
+          <div key={k}>
+            <dt>{k}</dt>
+            <dd>{v}</dd>
+          </div>
+        ))}
+      </dl>
+    </aside>
+  );
+}

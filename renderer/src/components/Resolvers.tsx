@@ -1,0 +1,305 @@
+import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import type { ConnectionView, ResolverView } from '../../../proxy/control/api-types.js';
+import { ApiRequestError, api } from '../api/client.js';
+import { formatLatencyMs } from '../lib/format.js';
+import { EMPTY_FORM, formToBody, type FieldName, type FormText } from '../lib/resolver-form.js';
+import { useDashboard, useStore } from '../state/context.js';
+import { Icon } from './Icon.js';
+
+type SwitchState =
+  | { readonly phase: 'idle' }
+  | { readonly phase: 'switching'; readonly to: ResolverView }
+  | { readonly phase: 'done'; readonly to: ResolverView; readonly connection: ConnectionView | null }
+  | { readonly phase: 'failed'; readonly to: ResolverView; readonly message: string };
+
+function connectionSummary(c: ConnectionView | null): string {
+  if (!c) return 'its first connection opens with the next query.';
+  const hs = c.resumed === null ? '' : c.resumed ? ', resumed session' : ', full handshake';
+  return `connection #${c.id} to ${c.address} is open (${c.tlsVersion ?? 'TLS'}${hs}).`;
+}
+
+/** Presets and custom resolvers, each with its recent median latency; switch without dropping a query. */
+export function ResolverSwitcher() {
+  const { resolvers, connections } = useDashboard();
+  const store = useStore();
+  const [sw, setSw] = useState<SwitchState>({ phase: 'idle' });
+  const [removing, setRemoving] = useState<string | null>(null);
+  const [removeError, setRemoveError] = useState<string | null>(null);
+
+  // After a switch, show the new connection as soon as the pool opens one.
+  useEffect(() => {
+    if (sw.phase !== 'done' || sw.connection) return;
+    const c = connections.find((x) => x.resolverId === sw.to.id && x.state !== 'closed');
+    if (c) setSw({ ...sw, connection: c });
+  }, [connections, sw]);
+
+  const switchTo = useCallback(
+    async (r: ResolverView) => {
+      setSw({ phase: 'switching', to: r });
+      try {
+        await api.switchResolver(r.id);
+        await store.refresh('status', 'resolvers', 'connections');
+        const c = store.getSnapshot().connections.find((x) => x.resolverId === r.id) ?? null;
+        setSw({ phase: 'done', to: r, connection: c });
+      } catch (err) {
+        setSw({ phase: 'failed', to: r, message: err instanceof Error ? err.message : String(err) });
+      }
+    },
+    [store],
+  );
+
+  const remove = useCallback(
+    async (r: ResolverView) => {
+      setRemoving(r.id);
+      setRemoveError(null);
+      try {
+        await api.removeResolver(r.id);
+        await store.refresh('resolvers');
+      } catch (err) {
+        setRemoveError(`Could not remove ${r.label}: ${err instanceof Error ? err.message : String(err)}`);
+      } finally {
+        setRemoving(null);
+      }
+    },
+    [store],
+  );
+
+  if (!resolvers) return <p className="muted">Loading resolvers…</p>;
+  const maxLatency = Math.max(1, ...resolvers.resolvers.map((r) => r.medianLatencyMs ?? 0));
+  const busy = sw.phase === 'switching';
+
+  return (
+    <div className="resolvers">
+      <p className="live-line" role="status" aria-live="polite">
+        {sw.phase === 'switching' && (
+          <>
+            <Icon name="spinner" /> Switching to {sw.to.label}… queries in flight finish on the old connection.
+          </>
+        )}
+        {sw.phase === 'done' && (
+          <>
+            <Icon name="check" className="good" /> Now using {sw.to.label}: {connectionSummary(sw.connection)}
+          </>
+        )}
+        {sw.phase === 'failed' && (
+          <span className="error-text">
+            <Icon name="error" /> Could not switch to {sw.to.label}: {sw.message}
+          </span>
+        )}
+      </p>
+      {removeError && (
+        <p className="error-text" role="alert">
+          {removeError}
+        </p>
+      )}
+      <ul className="resolver-list" aria-label="Resolvers">
+        {resolvers.resolvers.map((r) => {
+          const active = r.id === resolvers.active;
+          const target = sw.phase === 'switching' && sw.to.id === r.id;
+          return (
+            <li key={r.id} className={`resolver-card${active ? ' active' : ''}`} aria-current={active ? 'true' : undefined}>
+              <div className="resolver-main">
+                <div className="resolver-name">
+                  <strong>{r.label}</strong>
+                  <span className="badge">{r.preset ? 'preset' : 'custom'}</span>
+                  {active && (
+                    <span className="badge badge-good">
+                      <Icon name="check" /> in use
+                    </span>
+                  )}
+                </div>
+                <div className="resolver-addr mono">
+                  {r.authName ?? 'no auth name'} · {r.addresses.slice(0, 2).join(', ')}
+                  {r.addresses.length > 2 ? ` +${r.addresses.length - 2}` : ''} · port {r.port}
+                  {r.pins.length > 0 ? ` · ${r.pins.length} pin${r.pins.length > 1 ? 's' : ''}` : ''}
+                </div>
+              </div>
+              <div className="resolver-latency" aria-label={`Median latency over the last 5 minutes: ${r.medianLatencyMs === null ? 'no answers yet' : formatLatencyMs(r.medianLatencyMs)}`}>
+                <span className="mono">{r.medianLatencyMs === null ? 'no data' : formatLatencyMs(r.medianLatencyMs)}</span>
+                <span className="meter" aria-hidden="true">
+                  <span className="meter-fill" style={{ width: `${((r.medianLatencyMs ?? 0) / maxLatency) * 100}%` }} />
+                </span>
+                <span className="muted small">median, 5 min</span>
+              </div>
+              <div className="resolver-actions">
+                {active ? (
+                  <span className="muted small">Active</span>
+                ) : (
+                  <button type="button" className="btn" disabled={busy} onClick={() => void switchTo(r)} aria-label={`Switch to ${r.label}`}>
+                    {target ? <Icon name="spinner" /> : <Icon name="switch" />} {target ? 'Switching…' : 'Use'}
+                  </button>
+                )}
+                {!r.preset && !active && (
+                  <button
+                    type="button"
+                    className="btn btn-ghost"
+                    disabled={removing === r.id || busy}
+                    onClick={() => void remove(r)}
+                    aria-label={`Remove ${r.label}`}
+                  >
+                    <Icon name="trash" />
+                  </button>
+                )}
+              </div>
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+}
+
+/** Add a custom resolver; the API's validation messages appear beside the field they are about. */
+export function AddResolverForm() {
+  const store = useStore();
+  const id = useId();
+  const [form, setForm] = useState<FormText>(EMPTY_FORM);
+  const [errors, setErrors] = useState<Partial<Record<string, string>>>({});
+  const [summary, setSummary] = useState<string | null>(null);
+  const [saving, setSaving] = useState(false);
+  const [added, setAdded] = useState<string | null>(null);
+  const validateTimer = useRef<number | null>(null);
+  const touched = useRef(new Set<FieldName>());
+
+  const validate = useCallback((next: FormText) => {
+    if (validateTimer.current !== null) window.clearTimeout(validateTimer.current);
+    validateTimer.current = window.setTimeout(() => {
+      const { body, errors: local } = formToBody(next);
+      if (!body.address) {
+        setErrors(pick(local, touched.current));
+        return;
+      }
+      api
+        .validateResolver(body)
+        .then((v) => setErrors(pick({ ...local, ...v.fields }, touched.current)))
+        .catch(() => setErrors(pick(local, touched.current)));
+    }, 300);
+  }, []);
+
+  useEffect(() => () => {
+    if (validateTimer.current !== null) window.clearTimeout(validateTimer.current);
+  }, []);
+
+  const change = (field: FieldName, value: string): void => {
+    const next = { ...form, [field]: value };
+    setForm(next);
+    setAdded(null);
+    if (touched.current.has(field)) validate(next);
+  };
+  const blur = (field: FieldName): void => {
+    touched.current.add(field);
+    validate(form);
+  };
+
+  const submit = async (e: FormEvent): Promise<void> => {
+    e.preventDefault();
+    for (const k of Object.keys(EMPTY_FORM) as FieldName[]) touched.current.add(k);
+    const { body, errors: local } = formToBody(form);
+    if (Object.keys(local).length) {
+      setErrors(local);
+      setSummary('Fix the fields marked below.');
+      return;
+    }
+    setSaving(true);
+    setSummary(null);
+    try {
+      const r = await api.addResolver(body);
+      setAdded(`Added ${r.label}. Use it from the list above.`);
+      setForm(EMPTY_FORM);
+      setErrors({});
+      touched.current.clear();
+      await store.refresh('resolvers');
+    } catch (err) {
+      if (err instanceof ApiRequestError) {
+        setErrors(err.fields);
+        setSummary(err.message);
+      } else setSummary(String(err));
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const field = (name: FieldName, label: string, props: { placeholder?: string; hint?: string; inputMode?: 'numeric' | 'text' } = {}) => {
+    const err = errors[name];
+    const fid = `${id}-${name}`;
+    return (
+      <div className={`field${err ? ' invalid' : ''}`}>
+        <label htmlFor={fid}>{label}</label>
+        <input
+          id={fid}
+          name={name}
+          value={form[name]}
+          placeholder={props.placeholder}
+          inputMode={props.inputMode}
+          autoComplete="off"
+          spellCheck={false}
+          aria-invalid={err ? true : undefined}
+          aria-describedby={err ? `${fid}-err` : props.hint ? `${fid}-hint` : undefined}
+          onChange={(e) => change(name, e.target.value)}
+          onBlur={() => blur(name)}
+        />
+        {err ? (
+          <p id={`${fid}-err`} className="field-error">
+            <Icon name="error" /> {err}
+          </p>
+        ) : (
+          props.hint && (
+            <p id={`${fid}-hint`} className="field-hint">
+              {props.hint}
+            </p>
+          )
+        )}
+      </div>
+    );
+  };
+
+  return (
+    <form className="add-resolver" onSubmit={(e) => void submit(e)} aria-labelledby={`${id}-title`} noValidate>
+      <h3 id={`${id}-title`}>Add a custom resolver</h3>
+      {summary && (
+        <p className="error-text" role="alert">
+          {summary}
+        </p>
+      )}
+      <div className="form-grid">
+        {field('label', 'Name', { placeholder: 'My resolver', hint: 'Shown in this list; optional.' })}
+        {field('address', 'Address', { placeholder: '9.9.9.9', hint: 'One IP address, or several separated by commas.' })}
+        {field('port', 'Port', { placeholder: '853', inputMode: 'numeric' })}
+        {field('authName', 'Authentication name', { placeholder: 'dns.example.net', hint: 'The name on its TLS certificate.' })}
+      </div>
+      <div className={`field${errors.pins ? ' invalid' : ''}`}>
+        <label htmlFor={`${id}-pins`}>SPKI pins (optional)</label>
+        <textarea
+          id={`${id}-pins`}
+          rows={2}
+          value={form.pins}
+          placeholder="base64 SHA-256 of the public key, one per line"
+          spellCheck={false}
+          aria-invalid={errors.pins ? true : undefined}
+          aria-describedby={errors.pins ? `${id}-pins-err` : undefined}
+          onChange={(e) => change('pins', e.target.value)}
+          onBlur={() => blur('pins')}
+        />
+        {errors.pins && (
+          <p id={`${id}-pins-err`} className="field-error">
+            <Icon name="error" /> {errors.pins}
+          </p>
+        )}
+      </div>
+      <div className="form-actions">
+        <button type="submit" className="btn btn-primary" disabled={saving}>
+          {saving ? <Icon name="spinner" /> : <Icon name="plus" />} Add resolver
+        </button>
+        <span role="status" className="good-text">
+          {added}
+        </span>
+      </div>
+    </form>
+  );
+}
+
+function pick<T extends Partial<Record<string, string>>>(errors: T, fields: ReadonlySet<string>): Partial<Record<string, string>> {
+  const out: Partial<Record<string, string>> = {};
+  for (const [k, v] of Object.entries(errors)) if (fields.has(k) && v) out[k] = v;
+  return out;
+}

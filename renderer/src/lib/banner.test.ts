@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import type { PrivacyState } from '../../../proxy/control/api-types.js';
+import { bannerModel, describeResolver, PRIVACY_STATES } from './banner.js';
+import { status } from './fixtures.test-helpers.js';
+
+describe('bannerModel', () => {
+  it('private names the resolver and says it is verified', () => {
+    const m = bannerModel(status());
+    expect(m.tone).toBe('good');
+    expect(m.icon).toBe('shield-check');
+    expect(m.title).toBe('Your DNS is private');
+    expect(m.leaves).toBe('Only encrypted DNS to Quad9 (dns.quad9.net, verified).');
+    expect(m.reason).toBe('TLS to dns.quad9.net verified');
+  });
+
+  it('unverified says so in words', () => {
+    const m = bannerModel(status({ state: 'private-unverified', reason: 'certificate issued by an unknown CA: TLS interception?' }));
+    expect(m.tone).toBe('caution');
+    expect(m.leaves).toContain('not verified');
+    expect(m.title).toMatch(/isn't verified/);
+  });
+
+  it('blocked and degraded use the API’s description of what leaves, or a fallback', () => {
+    const blocked = bannerModel(status({ state: 'blocked', reason: 'port 853 timed out from this network', leaves: '' }));
+    expect(blocked.tone).toBe('danger');
+    expect(blocked.leaves).toMatch(/^Nothing/);
+    expect(blocked.reason).toBe('port 853 timed out from this network');
+    const degraded = bannerModel(status({ state: 'degraded', leaves: 'Cleartext DNS to 192.168.1.1' }));
+    expect(degraded.leaves).toBe('Cleartext DNS to 192.168.1.1');
+  });
+
+  it('every state has its own icon and label: never colour alone', () => {
+    const icons = new Set<string>();
+    const labels = new Set<string>();
+    for (const s of PRIVACY_STATES) {
+      const m = bannerModel(status({ state: s as PrivacyState }));
+      icons.add(m.icon);
+      labels.add(m.label);
+      expect(m.title.length).toBeGreaterThan(10);
+      expect(m.leaves.length).toBeGreaterThan(5);
+    }
+    expect(icons.size).toBe(PRIVACY_STATES.length);
+    expect(labels.size).toBe(PRIVACY_STATES.length);
+  });
+
+  it('describes a resolver without an auth name by address', () => {
+    expect(describeResolver({ label: 'Lab', authName: null, addresses: ['127.0.0.1'], port: 8853 }, null)).toBe('Lab (127.0.0.1:8853)');
+  });
+});

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import type { QueryRecord } from '../../../proxy/control/api-types.js';
+import { edgeLabel, latencySummary, recentLatencies, seriesColumns } from './chart-data.js';
+import { record } from './fixtures.test-helpers.js';
+import { RingBuffer } from './ring.js';
+
+describe('chart data', () => {
+  it('series → uPlot columns, seconds and reuse %', () => {
+    const c = seriesColumns([
+      { t: 1000, queries: 4, hits: 3, p50: 1, p95: 2 },
+      { t: 2000, queries: 0, hits: 0, p50: null, p95: null },
+    ]);
+    expect(c.t).toEqual([1, 2]);
+    expect(c.reusePct).toEqual([75, null]);
+    expect(c.p95).toEqual([2, null]);
+  });
+
+  it('recent latencies come from the window, upstream answers only', () => {
+    const ring = new RingBuffer<QueryRecord>(10);
+    ring.push(record({ startedAt: 0, latencyUs: 9000 }));
+    ring.push(record({ startedAt: 9000, latencyUs: 2000 }));
+    ring.push(record({ startedAt: 9500, latencyUs: 500_000, source: 'servfail' }));
+    ring.push(record({ startedAt: 9900, latencyUs: 1000 }));
+    expect([...recentLatencies(ring, 10_000, 5000)]).toEqual([1, 2]);
+    const s = latencySummary(recentLatencies(ring, 10_000, 5000));
+    expect(s.count).toBe(2);
+    expect(s.p50).toBe(1);
+    expect(s.histogram.total).toBe(2);
+  });
+
+  it('edge labels', () => {
+    expect(edgeLabel(0.1)).toBe('0.1 ms');
+    expect(edgeLabel(21.544)).toBe('22 ms');
+    expect(edgeLabel(2154)).toBe('2.2 s');
+  });
+});

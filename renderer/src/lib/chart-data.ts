@@ -1,0 +1,63 @@
+/** Metrics → the column arrays uPlot draws. Pure, so the shapes are tested without a canvas. */
+import type { QueryRecord, SeriesPoint } from '../../../proxy/control/api-types.js';
+import type { RingBuffer } from './ring.js';
+import { logHistogram, percentileSorted, trimHistogram, type Histogram } from './stats.js';
+
+export interface SeriesColumns {
+  /** Seconds since the epoch (uPlot's time unit). */
+  readonly t: number[];
+  readonly qps: number[];
+  readonly p50: (number | null)[];
+  readonly p95: (number | null)[];
+  /** Connection hits as a percentage of that second's queries; null when there were none. */
+  readonly reusePct: (number | null)[];
+}
+
+export function seriesColumns(series: readonly SeriesPoint[]): SeriesColumns {
+  const out: SeriesColumns = { t: [], qps: [], p50: [], p95: [], reusePct: [] };
+  for (const p of series) {
+    out.t.push(p.t / 1000);
+    out.qps.push(p.queries);
+    out.p50.push(p.p50);
+    out.p95.push(p.p95);
+    out.reusePct.push(p.queries > 0 ? (100 * p.hits) / p.queries : null);
+  }
+  return out;
+}
+
+export interface LatencySummary {
+  readonly histogram: Histogram;
+  readonly count: number;
+  readonly p50: number | null;
+  readonly p95: number | null;
+  readonly p99: number | null;
+}
+
+/** Latencies (ms) of the queries in the ring that started within `windowMs` of `now`, newest back. */
+export function recentLatencies(ring: RingBuffer<QueryRecord>, now: number, windowMs: number): Float64Array {
+  const since = now - windowMs;
+  const out: number[] = [];
+  for (let a = ring.total - 1; a >= ring.first; a--) {
+    const r = ring.atAbsolute(a);
+    if (!r || r.startedAt < since) break;
+    if (r.source === 'upstream') out.push(r.latencyUs / 1000);
+  }
+  return Float64Array.from(out);
+}
+
+export function latencySummary(latenciesMs: Float64Array): LatencySummary {
+  const sorted = latenciesMs.slice().sort();
+  return {
+    histogram: trimHistogram(logHistogram(sorted)),
+    count: sorted.length,
+    p50: percentileSorted(sorted, 50),
+    p95: percentileSorted(sorted, 95),
+    p99: percentileSorted(sorted, 99),
+  };
+}
+
+/** "0.1", "1", "10 ms" style edge labels for a log axis. */
+export function edgeLabel(ms: number): string {
+  if (ms >= 1000) return `${+(ms / 1000).toPrecision(2)} s`;
+  return `${+ms.toPrecision(2)} ms`;
+}

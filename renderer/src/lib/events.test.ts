@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { describeEvent } from './events.js';
+
+const names = (id: string): string => ({ quad9: 'Quad9', lab: 'Lab resolver' })[id] ?? id;
+
+describe('describeEvent', () => {
+  it('connection open says full or resumed, and verification', () => {
+    const l = describeEvent(
+      {
+        kind: 'connection',
+        event: {
+          type: 'open',
+          at: 1,
+          connectionId: 3,
+          resolverId: 'quad9',
+          address: '9.9.9.9:853',
+          resumed: true,
+          verified: true,
+          authError: null,
+          tlsVersion: 'TLSv1.3',
+          cipher: 'TLS_AES_256_GCM_SHA384',
+          handshakeMs: 4.2,
+        },
+      },
+      names,
+    );
+    expect(l.title).toBe('Connection #3 opened to Quad9 (session resumed)');
+    expect(l.icon).toBe('resume');
+    expect(l.detail).toContain('certificate verified');
+    expect(l.detail).toContain('4.20 ms');
+  });
+
+  it('a close with failures is a reset', () => {
+    const l = describeEvent(
+      {
+        kind: 'connection',
+        event: { type: 'close', at: 2, connectionId: 3, resolverId: 'lab', reason: 'reset by peer', failed: 2, queriesCarried: 40, error: 'ECONNRESET' },
+      },
+      names,
+    );
+    expect(l.tone).toBe('warning');
+    expect(l.title).toContain('reset by peer');
+    expect(l.detail).toContain('carried 40 queries');
+    expect(l.detail).toContain('2 in flight');
+  });
+
+  it('privacy changes carry their reason', () => {
+    const l = describeEvent({
+      kind: 'state',
+      event: { state: 'blocked', previous: 'private', reason: 'port 853 timed out from this network', at: 3, resolverId: 'quad9' },
+    });
+    expect(l.title).toBe('Privacy: Private → Blocked');
+    expect(l.detail).toBe('port 853 timed out from this network');
+    expect(l.tone).toBe('danger');
+  });
+
+  it('connect failures, resolver switches and settings', () => {
+    expect(
+      describeEvent(
+        { kind: 'connection', event: { type: 'connect-failed', at: 1, resolverId: 'lab', address: '127.0.0.1:1', code: 'ECONNREFUSED', message: 'refused', retryInMs: 2000 } },
+        names,
+      ).title,
+    ).toBe('Could not connect to Lab resolver at 127.0.0.1:1');
+    expect(describeEvent({ kind: 'resolver', at: 1, from: 'quad9', to: 'lab' }, names).title).toBe('Resolver switched from Quad9 to Lab resolver');
+    expect(describeEvent({ kind: 'settings', at: 1, changed: ['padding', 'recordNames'] }).detail).toBe('padding, recordNames');
+  });
+});

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { record } from './fixtures.test-helpers.js';
+import { timingBreakdown } from './timing.js';
+
+describe('timingBreakdown', () => {
+  it('a reused connection: queue, upstream, proxy add up to the total', () => {
+    const s = timingBreakdown(record({ latencyUs: 1000, queueUs: 100, upstreamUs: 800, handshake: null }));
+    expect(s.map((x) => x.key)).toEqual(['queue', 'upstream', 'proxy']);
+    expect(s.map((x) => x.us)).toEqual([100, 800, 100]);
+    expect(s.reduce((a, x) => a + x.share, 0)).toBeCloseTo(1);
+  });
+
+  it('a new connection: the handshake comes out of the queue wait', () => {
+    const s = timingBreakdown(record({ reused: false, handshake: 'full', latencyUs: 5000, queueUs: 3500, upstreamUs: 1200 }), 3);
+    expect(s.find((x) => x.key === 'handshake')?.us).toBe(3000);
+    expect(s.find((x) => x.key === 'queue')?.us).toBe(500);
+    expect(s.find((x) => x.key === 'handshake')?.label).toMatch(/full/);
+  });
+
+  it('without the open event, the whole wait is the handshake', () => {
+    const s = timingBreakdown(record({ handshake: 'resumed', latencyUs: 3000, queueUs: 2000, upstreamUs: 900 }));
+    expect(s.find((x) => x.key === 'handshake')?.us).toBe(2000);
+    expect(s.find((x) => x.key === 'handshake')?.label).toMatch(/resumed/);
+  });
+
+  it('never shows negative or over-long segments for inconsistent clocks', () => {
+    const s = timingBreakdown(record({ latencyUs: 1000, queueUs: 700, upstreamUs: 900 }));
+    for (const x of s) expect(x.us).toBeGreaterThanOrEqual(0);
+    expect(s.reduce((a, x) => a + x.us, 0)).toBe(1000);
+  });
+});

@@ -1,0 +1,38 @@
+import { createContext, useContext, useEffect, useState, useSyncExternalStore } from 'react';
+import type { DashboardSnapshot, DashboardStore } from './store.js';
+
+export const StoreContext = createContext<DashboardStore | null>(null);
+
+export function useStore(): DashboardStore {
+  const store = useContext(StoreContext);
+  if (!store) throw new Error('useStore outside <StoreContext.Provider>');
+  return store;
+}
+
+export function useDashboard(): DashboardSnapshot {
+  const store = useStore();
+  return useSyncExternalStore(store.subscribe, store.getSnapshot);
+}
+
+/** Date.now(), refreshed every `intervalMs` (for ages and uptimes). */
+export function useNow(intervalMs = 1000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = window.setInterval(() => setNow(Date.now()), intervalMs);
+    return () => window.clearInterval(t);
+  }, [intervalMs]);
+  return now;
+}
+
+/** Follows prefers-color-scheme, for canvases that can't read CSS. */
+export function useColorScheme(): 'light' | 'dark' {
+  const query = '(prefers-color-scheme: dark)';
+  return useSyncExternalStore(
+    (cb) => {
+      const m = window.matchMedia(query);
+      m.addEventListener('change', cb);
+      return () => m.removeEventListener('change', cb);
+    },
+    () => (window.matchMedia(query).matches ? 'dark' : 'light'),
+  );
+}

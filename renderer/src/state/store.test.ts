@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import type { StreamBatch } from '../../../proxy/control/api-types.js';
+import { record, status } from '../lib/fixtures.test-helpers.js';
+import { DashboardStore, type StoreEnv } from './store.js';
+
+function fakeEnv(): StoreEnv & { scheduled: (() => void)[] } {
+  const scheduled: (() => void)[] = [];
+  const unused = (): never => {
+    throw new Error('not used');
+  };
+  return {
+    scheduled,
+    api: {
+      status: async () => status(),
+      resolvers: unused,
+      connections: unused,
+      metrics: unused,
+      settings: unused,
+      queries: unused,
+      recentEvents: unused,
+    },
+    openStream: () => () => {},
+    schedule: (fn) => void scheduled.push(fn),
+    now: () => 0,
+  };
+}
+
+const batch = (over: Partial<StreamBatch>): StreamBatch => ({
+  at: 0,
+  queries: [],
+  skipped: 0,
+  events: [],
+  counters: status().counters,
+  inFlight: 0,
+  ...over,
+});
+
+describe('DashboardStore', () => {
+  it('coalesces batches into one notification per frame', () => {
+    const env = fakeEnv();
+    const store = new DashboardStore(env);
+    let notified = 0;
+    store.subscribe(() => notified++);
+    for (let i = 1; i <= 10; i++) store.ingestBatch(batch({ queries: [record({ seq: i })] }));
+    expect(env.scheduled.length).toBe(1);
+    expect(notified).toBe(0);
+    env.scheduled[0]!();
+    expect(notified).toBe(1);
+    expect(store.queries.size).toBe(10);
+    expect(store.getSnapshot().link).toBe('live');
+  });
+
+  it('drops duplicates by seq and learns types and rcodes', () => {
+    const env = fakeEnv();
+    const store = new DashboardStore(env);
+    store.ingestBatch(batch({ queries: [record({ seq: 1 }), record({ seq: 2, type: 'AAAA', rcode: 'NXDOMAIN' })] }));
+    store.ingestBatch(batch({ queries: [record({ seq: 2 }), record({ seq: 3 })] }));
+    store.flush();
+    expect(store.queries.toArray().map((r) => r.seq)).toEqual([1, 2, 3]);
+    expect(store.getSnapshot().types).toEqual(['A', 'AAAA']);
+    expect(store.getSnapshot().rcodes).toEqual(['NOERROR', 'NXDOMAIN']);
+  });
+
+  it('adds up skipped queries and remembers handshake times', () => {
+    const env = fakeEnv();
+    const store = new DashboardStore(env);
+    store.ingestBatch(batch({ skipped: 5 }));
+    store.ingestBatch(
+      batch({
+        skipped: 7,
+        events: [
+          {
+            kind: 'connection',
+            event: {
+              type: 'open',
+              at: 0,
+              connectionId: 9,
+              resolverId: 'q',
+              address: 'a',
+              resumed: false,
+              verified: true,
+              authError: null,
+              tlsVersion: 'TLSv1.3',
+              cipher: 'c',
+              handshakeMs: 2.5,
+            },
+          },
+        ],
+      }),
+    );
+    store.flush();
+    expect(store.getSnapshot().skipped).toBe(12);
+    expect(store.getSnapshot().events.length).toBe(1);
+    expect(store.handshakeMs(9)).toBe(2.5);
+    expect(store.handshakeMs(null)).toBeNull();
+  });
+
+  it('caps the log at 100,000 records', () => {
+    const store = new DashboardStore(fakeEnv());
+    for (let b = 0; b < 12; b++) {
+      const queries = [];
+      for (let i = 0; i < 10_000; i++) queries.push(record({ seq: b * 10_000 + i + 1 }));
+      store.ingestBatch(batch({ queries }));
+    }
+    expect(store.queries.size).toBe(100_000);
+    expect(store.queries.at(0)?.seq).toBe(20_001);
+  });
+});

@@ -1,0 +1,358 @@
+/**
+ * The dashboard's live state: one store fed by the API's snapshots and its
+ * event stream, read by components through useSyncExternalStore.
+ *
+ * Render budget: the stream delivers a batch every 250 ms (up to hundreds of
+ * queries at 1,000 qps). Batches go straight into the ring buffer, but
+ * listeners are told at most once per animation frame, so React renders at
+ * most 60 times a second however fast data arrives.
+ *
+ * Query log: a RingBuffer of the newest QUERY_CAPACITY records (oldest
+ * dropped), de-duplicated by the proxy's monotonic `seq` (reset when the
+ * proxy restarts). Aggregates (hit fraction, percentiles, per-second series)
+ * come from the API, which sees every query, not from the ring, which may
+ * miss some the stream skipped under load.
+ */
+import type {
+  ConnectionView,
+  Counters,
+  MetricsView,
+  QueryRecord,
+  ResolversView,
+  Settings,
+  StatusView,
+  StreamBatch,
+  TimelineEvent,
+} from '../../../proxy/control/api-types.js';
+import { ApiRequestError, api } from '../api/client.js';
+import { RingBuffer } from '../lib/ring.js';
+
+export const QUERY_CAPACITY = 100_000;
+export const EVENT_CAPACITY = 2_000;
+/** Records fetched on load and after a reconnect, to fill the log. */
+const BACKFILL = 2_000;
+
+export type LinkState = 'connecting' | 'live' | 'reconnecting' | 'unauthorized';
+
+export interface DashboardSnapshot {
+  readonly link: LinkState;
+  readonly linkError: string | null;
+  readonly status: StatusView | null;
+  /** Date.now() when `status` was fetched, to extrapolate uptime. */
+  readonly statusAt: number;
+  readonly resolvers: ResolversView | null;
+  readonly connections: readonly ConnectionView[];
+  /** Date.now() when `connections` was fetched, to extrapolate ages. */
+  readonly connectionsAt: number;
+  readonly metrics: MetricsView | null;
+  readonly settings: Settings | null;
+  /** Timeline, oldest first, at most EVENT_CAPACITY. */
+  readonly events: readonly TimelineEvent[];
+  readonly counters: Counters | null;
+  readonly inFlight: number;
+  /** Bumped whenever the query ring changed. */
+  readonly logVersion: number;
+  /** Queries the stream skipped to bound its batches (in the proxy's log, not in ours). */
+  readonly skipped: number;
+  readonly types: readonly string[];
+  readonly rcodes: readonly string[];
+}
+
+const INITIAL: DashboardSnapshot = {
+  link: 'connecting',
+  linkError: null,
+  status: null,
+  statusAt: 0,
+  resolvers: null,
+  connections: [],
+  connectionsAt: 0,
+  metrics: null,
+  settings: null,
+  events: [],
+  counters: null,
+  inFlight: 0,
+  logVersion: 0,
+  skipped: 0,
+  types: [],
+  rcodes: [],
+};
+
+type Mutable<T> = { -readonly [K in keyof T]?: T[K] };
+
+type Refresh = 'status' | 'resolvers' | 'connections' | 'metrics' | 'settings';
+
+/** What the store needs from its environment; tests pass fakes. */
+export interface StoreEnv {
+  readonly api: Pick<typeof api, 'status' | 'resolvers' | 'connections' | 'metrics' | 'settings' | 'queries' | 'recentEvents'>;
+  openStream(onBatch: (b: StreamBatch) => void, onOpen: () => void, onError: () => void): () => void;
+  schedule(fn: () => void): void;
+  now(): number;
+}
+
+function browserEnv(): StoreEnv {
+  return {
+    api,
+    openStream(onBatch, onOpen, onError) {
+      let es: EventSource | null = null;
+      let retry: number | null = null;
+      const connect = (): void => {
+        es = new EventSource('/api/stream');
+        es.addEventListener('batch', (e) => {
+          try {
+            onBatch(JSON.parse((e as MessageEvent<string>).data) as StreamBatch);
+          } catch {
+            // A malformed batch is dropped; the next snapshot refresh repairs the view.
+          }
+        });
+        es.addEventListener('open', onOpen);
+        es.addEventListener('error', () => {
+          onError();
+          // EventSource retries network errors itself but gives up on an HTTP error.
+          if (es?.readyState === EventSource.CLOSED && retry === null) {
+            retry = window.setTimeout(() => {
+              retry = null;
+              connect();
+            }, 2000);
+          }
+        });
+      };
+      connect();
+      return () => {
+        if (retry !== null) window.clearTimeout(retry);
+        es?.close();
+      };
+    },
+    schedule(fn) {
+      if (typeof requestAnimationFrame === 'function' && document.visibilityState === 'visible') requestAnimationFrame(() => fn());
+      else window.setTimeout(fn, 50);
+    },
+    now: () => Date.now(),
+  };
+}
+
+export class DashboardStore {
+  readonly queries = new RingBuffer<QueryRecord>(QUERY_CAPACITY);
+  readonly #env: StoreEnv;
+  #snap: DashboardSnapshot = INITIAL;
+  /** Changes made since the last notify, merged into the next snapshot. */
+  #pending: Mutable<DashboardSnapshot> = {};
+  #scheduled = false;
+  readonly #listeners = new Set<() => void>();
+  #lastSeq = 0;
+  #proxyStartedAt: number | null = null;
+  /** Batches that arrive while a resync is fetching the backlog. */
+  #held: StreamBatch[] | null = null;
+  #events: TimelineEvent[] = [];
+  #types = new Set<string>();
+  #rcodes = new Set<string>();
+  /** connectionId → handshake ms, from open events, for query timing breakdowns. */
+  readonly #handshakes = new Map<number, number>();
+  #closeStream: (() => void) | null = null;
+  #timer: number | null = null;
+  #tick = 0;
+  #dirty = new Set<Refresh>();
+  #refreshSoon: number | null = null;
+  #stopped = false;
+
+  constructor(env: StoreEnv = browserEnv()) {
+    this.#env = env;
+  }
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  };
+
+  getSnapshot = (): DashboardSnapshot => this.#snap;
+
+  handshakeMs(connectionId: number | null): number | null {
+    return connectionId === null ? null : (this.#handshakes.get(connectionId) ?? null);
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.#held = [];
+    this.#closeStream = this.#env.openStream(
+      (b) => this.ingestBatch(b),
+      () => void this.#resync(),
+      () => {
+        if (this.#snap.link !== 'unauthorized') this.#set({ link: 'reconnecting' });
+        // EventSource retries by itself; hold batches until the resync after it reopens.
+        this.#held ??= [];
+      },
+    );
+    void this.#resync();
+    this.#timer = window.setInterval(() => this.#poll(), 1000);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#closeStream?.();
+    this.#closeStream = null;
+    if (this.#timer !== null) window.clearInterval(this.#timer);
+    if (this.#refreshSoon !== null) window.clearTimeout(this.#refreshSoon);
+    this.#timer = null;
+  }
+
+  /** Re-reads one part of the state from the API now (after a user action). */
+  async refresh(...parts: Refresh[]): Promise<void> {
+    await Promise.all(parts.map((p) => this.#fetch(p)));
+  }
+
+  /** Feeds one stream batch; also the test entry point. */
+  ingestBatch(b: StreamBatch): void {
+    if (this.#held !== null) {
+      this.#held.push(b);
+      return;
+    }
+    this.#apply(b);
+  }
+
+  #apply(b: StreamBatch): void {
+    if (b.queries.length > 0) this.#addQueries(b.queries);
+    if (b.events.length > 0) this.#addEvents(b.events, false);
+    const patch: Mutable<DashboardSnapshot> = { counters: b.counters, inFlight: b.inFlight, link: 'live', linkError: null };
+    if (b.skipped > 0) patch.skipped = (this.#pending.skipped ?? this.#snap.skipped) + b.skipped;
+    this.#set(patch);
+  }
+
+  #addQueries(records: readonly QueryRecord[]): void {
+    let added = 0;
+    for (const r of records) {
+      if (r.seq <= this.#lastSeq) continue;
+      this.#lastSeq = r.seq;
+      this.queries.push(r);
+      added++;
+      if (!this.#types.has(r.type)) {
+        this.#types.add(r.type);
+        this.#pending.types = [...this.#types].sort();
+      }
+      if (!this.#rcodes.has(r.rcode)) {
+        this.#rcodes.add(r.rcode);
+        this.#pending.rcodes = [...this.#rcodes].sort();
+      }
+    }
+    if (added > 0) this.#set({ logVersion: this.#snap.logVersion + 1 });
+  }
+
+  #addEvents(events: readonly TimelineEvent[], replace: boolean): void {
+    const next = replace ? [...events] : this.#events.concat(events);
+    if (next.length > EVENT_CAPACITY) next.splice(0, next.length - EVENT_CAPACITY);
+    this.#events = next;
+    for (const e of events) {
+      if (e.kind === 'connection' && e.event.type === 'open') this.#handshakes.set(e.event.connectionId, e.event.handshakeMs);
+      if (e.kind === 'connection') this.#markDirty('connections', 'metrics');
+      else if (e.kind === 'state') this.#markDirty('status');
+      else if (e.kind === 'resolver') this.#markDirty('status', 'resolvers', 'connections');
+      else if (e.kind === 'settings') this.#markDirty('settings', 'status');
+    }
+    if (this.#handshakes.size > 10_000) {
+      const drop = [...this.#handshakes.keys()].slice(0, this.#handshakes.size - 5_000);
+      for (const k of drop) this.#handshakes.delete(k);
+    }
+    this.#set({ events: next });
+  }
+
+  #markDirty(...parts: Refresh[]): void {
+    for (const p of parts) this.#dirty.add(p);
+    if (this.#refreshSoon !== null || typeof window === 'undefined') return;
+    this.#refreshSoon = window.setTimeout(() => {
+      this.#refreshSoon = null;
+      const parts = [...this.#dirty];
+      this.#dirty.clear();
+      void this.refresh(...parts);
+    }, 150);
+  }
+
+  /** Snapshots, backlog and timeline after (re)connecting the stream. */
+  async #resync(): Promise<void> {
+    this.#held ??= [];
+    try {
+      await this.#fetch('status');
+      const [page, events] = await Promise.all([this.#env.api.queries(BACKFILL), this.#env.api.recentEvents()]);
+      // Newest first from the API; the ring wants oldest first.
+      this.#addQueries([...page.records].reverse());
+      this.#addEvents(events, true);
+      await Promise.all([this.#fetch('resolvers'), this.#fetch('connections'), this.#fetch('metrics'), this.#fetch('settings')]);
+      const held = this.#held ?? [];
+      this.#held = null;
+      for (const b of held) this.#apply(b);
+      this.#set({ link: 'live', linkError: null });
+    } catch (err) {
+      this.#fail(err);
+      // Keep holding; the stream's next open (or the poll) retries.
+    }
+  }
+
+  #fail(err: unknown): void {
+    if (err instanceof ApiRequestError && err.status === 401) this.#set({ link: 'unauthorized', linkError: err.message });
+    else this.#set({ link: 'reconnecting', linkError: err instanceof Error ? err.message : String(err) });
+  }
+
+  async #fetch(part: Refresh): Promise<void> {
+    const a = this.#env.api;
+    try {
+      switch (part) {
+        case 'status': {
+          const status = await a.status();
+          const now = this.#env.now();
+          const startedAt = now - status.uptimeMs;
+          // A proxy restart starts `seq` again from 1: forget the old high-water mark.
+          if (this.#proxyStartedAt !== null && Math.abs(startedAt - this.#proxyStartedAt) > 2000) this.#lastSeq = 0;
+          this.#proxyStartedAt = startedAt;
+          const patch: Partial<DashboardSnapshot> = { status, statusAt: now, counters: status.counters, inFlight: status.inFlight };
+          if (this.#held === null) Object.assign(patch, { link: 'live', linkError: null });
+          this.#set(patch);
+          break;
+        }
+        case 'resolvers':
+          this.#set({ resolvers: await a.resolvers() });
+          break;
+        case 'connections':
+          this.#set({ connections: await a.connections(), connectionsAt: this.#env.now() });
+          break;
+        case 'metrics':
+          this.#set({ metrics: await a.metrics() });
+          break;
+        case 'settings':
+          this.#set({ settings: await a.settings() });
+          break;
+      }
+    } catch (err) {
+      if (part === 'status') throw err;
+      this.#fail(err);
+    }
+  }
+
+  #poll(): void {
+    if (this.#stopped) return;
+    if (typeof document !== 'undefined' && document.visibilityState === 'hidden') return;
+    this.#tick++;
+    if (this.#snap.link === 'unauthorized') return;
+    if (this.#snap.link === 'reconnecting' && this.#held !== null && this.#tick % 3 === 0) {
+      void this.#resync();
+      return;
+    }
+    const parts: Refresh[] = [];
+    if (this.#tick % 2 === 0) parts.push('metrics', 'connections');
+    if (this.#tick % 5 === 0) parts.push('status', 'resolvers');
+    if (parts.length) void this.refresh(...parts).catch((err: unknown) => this.#fail(err));
+  }
+
+  #set(patch: Partial<DashboardSnapshot>): void {
+    Object.assign(this.#pending, patch);
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    this.#env.schedule(() => this.flush());
+  }
+
+  /** Publishes pending changes (called once per frame; tests call it directly). */
+  flush(): void {
+    this.#scheduled = false;
+    const patch = this.#pending;
+    this.#pending = {};
+    if (Object.keys(patch).length === 0) return;
+    this.#snap = { ...this.#snap, ...patch };
+    for (const l of this.#listeners) l();
+  }
+}
