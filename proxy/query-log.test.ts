@@ -1,0 +1,77 @@
+import { describe, expect, test } from 'vitest';
+import type { QueryRecord } from './metrics.js';
+import { csvCell, csvHeader, csvRow, QueryLog } from './query-log.js';
+
+function rec(seq: number, over: Partial<QueryRecord> = {}): QueryRecord {
+  return {
+    seq,
+    startedAt: 1_700_000_000_000 + seq,
+    name: `n${seq}.test`,
+    type: seq % 2 ? 'A' : 'AAAA',
+    transport: 'udp',
+    rcode: 'NOERROR',
+    resolverId: 'quad9',
+    connectionId: 1,
+    reused: true,
+    handshake: null,
+    latencyUs: seq * 100,
+    queueUs: 0,
+    upstreamUs: seq * 90,
+    depth: 1,
+    source: 'upstream',
+    attempts: 1,
+    truncated: false,
+    error: null,
+    ...over,
+  };
+}
+
+describe('QueryLog', () => {
+  test('keeps the newest `capacity` records, newest first', () => {
+    const log = new QueryLog(3);
+    for (let i = 1; i <= 5; i++) log.push(rec(i));
+    expect(log.size).toBe(3);
+    expect([...log.newest()].map((r) => r.seq)).toEqual([5, 4, 3]);
+  });
+
+  test('filters combine; paging counts the total', () => {
+    const log = new QueryLog(100);
+    for (let i = 1; i <= 20; i++) log.push(rec(i, i === 7 ? { rcode: 'SERVFAIL', resolverId: 'google' } : {}));
+    expect(log.page({ type: 'a' }, 0, 100).total).toBe(10);
+    expect(log.page({ name: 'N1' }, 0, 100).total).toBe(11); // n1, n10..n19
+    expect(log.page({ rcode: 'servfail' }, 0, 10).records.map((r) => r.seq)).toEqual([7]);
+    expect(log.page({ resolver: 'google' }, 0, 10).total).toBe(1);
+    expect(log.page({ minLatencyMs: 1.5 }, 0, 100).total).toBe(6); // 15..20 × 100 µs
+    const p = log.page({}, 5, 3);
+    expect(p).toMatchObject({ total: 20, offset: 5 });
+    expect(p.records.map((r) => r.seq)).toEqual([15, 14, 13]);
+  });
+
+  test('resize keeps the newest; forgetNames drops every name; no-name records never match a name filter', () => {
+    const log = new QueryLog(10);
+    for (let i = 1; i <= 10; i++) log.push(rec(i));
+    log.resize(4);
+    expect([...log.newest()].map((r) => r.seq)).toEqual([10, 9, 8, 7]);
+    log.resize(6);
+    log.push(rec(11));
+    expect([...log.newest()].map((r) => r.seq)).toEqual([11, 10, 9, 8, 7]);
+    log.forgetNames();
+    expect([...log.newest()].every((r) => r.name === null)).toBe(true);
+    expect(log.page({ name: 'n' }, 0, 10).total).toBe(0);
+    expect(log.page({}, 0, 10).records[0]?.latencyUs).toBe(1100);
+  });
+
+  test('CSV: RFC 4180 quoting and no spreadsheet formulas', () => {
+    expect(csvCell('a,b')).toBe('"a,b"');
+    expect(csvCell('say "hi"')).toBe('"say ""hi"""');
+    expect(csvCell('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
+    expect(csvCell('-1+1')).toBe("'-1+1");
+    expect(csvCell(null)).toBe('');
+    expect(csvCell(12.345)).toBe('12.3');
+    expect(csvHeader().split(',')).toHaveLength(18);
+    const row = csvRow(rec(3));
+    expect(row.endsWith('\r\n')).toBe(true);
+    expect(row.split(',')).toHaveLength(18);
+    expect(row).toContain('n3.test,A,udp,NOERROR,quad9,1,true,,300,');
+  });
+});
