@@ -153,7 +153,7 @@ test('the dashboard origin itself works with the session cookie (control)', asyn
   const status = await page.evaluate(async () => (await fetch('/api/status')).status);
   expect(status).toBe(200);
   // Page scripts never see the token or the cookie.
-  expect(await page.evaluate(() => document.cookie)).toBe('');
+  expect(await page.evaluate('document.cookie')).toBe('');
 });
 
 test('another loopback origin cannot switch the resolver with fetch or a form post', async ({ page }) => {
@@ -170,12 +170,12 @@ test('another loopback origin cannot switch the resolver with fetch or a form po
   expect(await activeResolver()).toBe(originalId);
 
   // Form posts navigate: the answer is our 403 for the foreign Origin (not 401: the cookie was sent).
-  const [formResponse] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/api/resolvers/active')), page.evaluate(() => (document.getElementById('f') as HTMLFormElement).submit())]);
+  const [formResponse] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/api/resolvers/active')), page.evaluate("document.getElementById('f').submit()")]);
   expect(formResponse.status()).toBe(403);
   expect(((await formResponse.json()) as { error: { code: string } }).error.code).toBe('forbidden_origin');
 
   await page.goto(attackerUrl);
-  const [settingsResponse] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/api/settings')), page.evaluate(() => (document.getElementById('g') as HTMLFormElement).submit())]);
+  const [settingsResponse] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/api/settings')), page.evaluate("document.getElementById('g').submit()")]);
   expect(settingsResponse.status()).toBe(403);
 
   // Nothing changed.

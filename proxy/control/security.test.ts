@@ -65,7 +65,7 @@ describe('token', () => {
   });
 
   test('wrong token → 401 (header, cookie, malformed header)', async () => {
-    const wrong = [
+    const wrong: Record<string, string>[] = [
       { authorization: 'Bearer nope' },
       { authorization: `Bearer ${h.token}x` },
       { authorization: `Basic ${h.token}` },
