@@ -4,6 +4,8 @@ import { defineConfig } from '@playwright/test';
 export default defineConfig({
   testDir: 'e2e',
   testMatch: '**/*.spec.ts',
+  // Rebuilds the proxy and the dashboard when their sources are newer than the build.
+  globalSetup: './e2e/support/global-setup.ts',
   timeout: 60_000,
   workers: 1,
   reporter: 'list',

@@ -123,7 +123,8 @@ export function App() {
       first.current = false;
       return;
     }
-    main.current?.querySelector('h1')?.focus();
+    window.scrollTo(0, 0);
+    main.current?.querySelector('h1')?.focus({ preventScroll: true });
     const label = ROUTES.find((r) => r.route === route)?.label;
     document.title = `${label ?? 'dotstub'} · dotstub`;
   }, [route]);

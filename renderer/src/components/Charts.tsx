@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import uPlot from 'uplot';
 import { edgeLabel, latencySummary, recentLatencies, seriesColumns, type LatencySummary } from '../lib/chart-data.js';
-import { formatCount, formatLatencyMs } from '../lib/format.js';
+import { formatClockShort, formatCount, formatLatencyMs } from '../lib/format.js';
 import { useColorScheme, useDashboard, useStore } from '../state/context.js';
 import { UPlotChart } from './UPlotChart.js';
 
@@ -112,7 +112,7 @@ function TimeChart({
         x: { time: true },
         y: yRange ? { range: () => yRange } : { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] },
       },
-      axes: [axis(p, { space: 60 }), axis(p, { size: 56, values: yFormat ? (_u, s) => s.map((v) => (v == null ? '' : yFormat(v))) : undefined })],
+      axes: [axis(p, { space: 70, values: (_u, s) => s.map((v) => (v == null ? '' : formatClockShort(v * 1000))) }), axis(p, { size: 56, values: yFormat ? (_u, s) => s.map((v) => (v == null ? '' : yFormat(v))) : undefined })],
       series: [
         {},
         ...lines.map((l) => ({
@@ -165,7 +165,10 @@ export function Charts() {
   );
   const qpsLines = useMemo(() => [{ name: 'Queries/s', color: p.c4, values: cols.qps, bars: true }], [cols, p]);
   const reuseLines = useMemo(() => [{ name: 'Connection hits', color: p.c3, values: cols.reusePct, fill: true }], [cols, p]);
-  const last = metrics?.series.at(-1);
+  const series = metrics?.series ?? [];
+  // The current second is still filling: report the last complete one with data.
+  const last = series.length > 1 ? series[series.length - 2] : series.at(-1);
+  const lastLatency = [...series].reverse().find((s) => s.p50 !== null);
 
   return (
     <div className="charts">
@@ -185,8 +188,8 @@ export function Charts() {
         <header className="card-head">
           <h3 id="ch-lat">Latency over time</h3>
           <p className="muted small">
-            p50 and p95 per second · now <b className="mono">{formatLatencyMs(last?.p50 ?? null)}</b> /{' '}
-            <b className="mono">{formatLatencyMs(last?.p95 ?? null)}</b>
+            p50 and p95 per second · latest <b className="mono">{formatLatencyMs(lastLatency?.p50 ?? null)}</b> /{' '}
+            <b className="mono">{formatLatencyMs(lastLatency?.p95 ?? null)}</b>
           </p>
         </header>
         <div className="chart-box">

@@ -254,28 +254,35 @@ export function QueryLog() {
             {pausedAt === null ? <Icon name="pause" /> : <Icon name="play" />}
             {pausedAt === null ? 'Pause' : 'Resume'}
           </button>
-          <a className="btn" href={exportUrl('csv', filter)} download="dotstub-queries.csv">
-            <Icon name="download" /> CSV
-          </a>
-          <a className="btn" href={exportUrl('json', filter)} download="dotstub-queries.json">
-            <Icon name="download" /> JSON
-          </a>
         </form>
-        <p className="log-summary" role="status" aria-live="polite" aria-atomic="true">
+        <div className="log-summary">
+          {/* The count changes several times a second: visible, not announced. */}
           <span data-testid="log-count">
             {formatCount(count)} {count === 1 ? 'query' : 'queries'}
             {isFilterActive(deferredFilter) ? ` match (of ${formatCount(store.queries.size)} held)` : ' held'}
           </span>
-          {pausedAt !== null && (
-            <span className="pill pill-caution">
-              <Icon name="pause" /> Paused · {formatCount(newWhilePaused)} new
-            </span>
-          )}
+          <span role="status">
+            {pausedAt !== null && (
+              <span className="pill pill-caution">
+                <Icon name="pause" /> Paused · {formatCount(newWhilePaused)} new
+              </span>
+            )}
+          </span>
           {snap.skipped > 0 && (
             <span className="muted">· {formatCount(snap.skipped)} not streamed under load (they are in the export)</span>
           )}
           {snap.settings?.recordNames === false && <span className="muted">· Names are not being recorded (Settings)</span>}
-        </p>
+          <span className="toolbar-spacer" />
+          <span className="export" role="group" aria-label="Export the query log with these filters">
+            <span aria-hidden="true">Export</span>
+            <a className="btn btn-small" href={exportUrl('csv', filter)} download="dotstub-queries.csv">
+              <Icon name="download" /> CSV
+            </a>
+            <a className="btn btn-small" href={exportUrl('json', filter)} download="dotstub-queries.json">
+              <Icon name="download" /> JSON
+            </a>
+          </span>
+        </div>
         <div className="log-table">
           <div
             ref={gridRef}

@@ -45,5 +45,8 @@ describe('bannerModel', () => {
 
   it('describes a resolver without an auth name by address', () => {
     expect(describeResolver({ label: 'Lab', authName: null, addresses: ['127.0.0.1'], port: 8853 }, null)).toBe('Lab (127.0.0.1:8853)');
+    expect(describeResolver({ label: 'dns.test (127.0.0.1)', authName: 'dns.test', addresses: ['127.0.0.1'], port: 853 }, true)).toBe(
+      'dns.test (127.0.0.1), verified',
+    );
   });
 });

@@ -80,8 +80,10 @@ export const PRIVACY_STATES = Object.keys(STATES) as PrivacyState[];
 /** "Quad9 (dns.quad9.net, verified)" */
 export function describeResolver(resolver: Pick<ResolverView, 'label' | 'authName' | 'addresses' | 'port'>, verified: boolean | null): string {
   const name = resolver.authName ?? `${resolver.addresses[0] ?? '?'}:${resolver.port}`;
-  const v = verified === null ? '' : verified ? ', verified' : ', not verified';
-  return `${resolver.label} (${name}${v})`;
+  const v = verified === null ? '' : verified ? 'verified' : 'not verified';
+  // A label that already names the server ("dns.test (127.0.0.1)") needn't repeat it.
+  if (resolver.label.toLowerCase().includes(name.toLowerCase())) return v ? `${resolver.label}, ${v}` : resolver.label;
+  return `${resolver.label} (${name}${v ? `, ${v}` : ''})`;
 }
 
 export function stateText(state: PrivacyState): StateText {

@@ -15,6 +15,13 @@ describe('chart data', () => {
     expect(c.p95).toEqual([2, null]);
   });
 
+  it('drops idle seconds before the first query, keeping a minimum window', () => {
+    const series = Array.from({ length: 300 }, (_, i) => ({ t: i * 1000, queries: i >= 280 ? 1 : 0, hits: 0, p50: null, p95: null }));
+    expect(seriesColumns(series).t.length).toBe(60);
+    expect(seriesColumns(series, 10).t[0]).toBe(280);
+    expect(seriesColumns([], 60).t).toEqual([]);
+  });
+
   it('recent latencies come from the window, upstream answers only', () => {
     const ring = new RingBuffer<QueryRecord>(10);
     ring.push(record({ startedAt: 0, latencyUs: 9000 }));

@@ -13,9 +13,17 @@ export interface SeriesColumns {
   readonly reusePct: (number | null)[];
 }
 
-export function seriesColumns(series: readonly SeriesPoint[]): SeriesColumns {
+/**
+ * The API's per-second points as columns. Idle seconds before the first
+ * query are dropped (keeping at least `minPoints`), so a proxy that started
+ * a minute ago doesn't draw four empty minutes.
+ */
+export function seriesColumns(series: readonly SeriesPoint[], minPoints = 60): SeriesColumns {
   const out: SeriesColumns = { t: [], qps: [], p50: [], p95: [], reusePct: [] };
-  for (const p of series) {
+  let start = series.findIndex((p) => p.queries > 0);
+  if (start < 0) start = series.length;
+  start = Math.max(0, Math.min(start, series.length - minPoints));
+  for (const p of series.slice(start)) {
     out.t.push(p.t / 1000);
     out.qps.push(p.queries);
     out.p50.push(p.p50);

@@ -29,8 +29,8 @@ import { RingBuffer } from '../lib/ring.js';
 
 export const QUERY_CAPACITY = 100_000;
 export const EVENT_CAPACITY = 2_000;
-/** Records fetched on load and after a reconnect, to fill the log. */
-const BACKFILL = 2_000;
+/** Records fetched on load and after a reconnect, to fill the log (the API pages at most 1,000). */
+const BACKFILL = 1_000;
 
 export type LinkState = 'connecting' | 'live' | 'reconnecting' | 'unauthorized';
 

@@ -1,0 +1,47 @@
+/**
+ * Screenshots of every main view, light and dark, against real traffic:
+ * e2e/screenshots/<view>-<scheme>.png. They are for people to look at; the
+ * test only checks each view rendered.
+ */
+import path from 'node:path';
+import type { Page } from '@playwright/test';
+import type { Section } from './support/dashboard.js';
+import { expect, test } from './support/fixtures.js';
+
+const DIR = path.join(import.meta.dirname, 'screenshots');
+const VIEWS: readonly Section[] = ['Overview', 'Queries', 'Resolvers', 'Connections', 'Events', 'Settings'];
+
+async function shoot(page: Page, name: string): Promise<void> {
+  // Let charts and the histogram catch up with the last batch.
+  await page.waitForTimeout(1200);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: path.join(DIR, `${name}.png`), fullPage: true });
+}
+
+test.use({ viewport: { width: 1440, height: 900 } });
+
+test('screenshots of each main view, light and dark', async ({ lab, dashboard, page }) => {
+  test.setTimeout(120_000);
+  const second = await lab.secondUpstream('10.0.0.2');
+  await dashboard.goTo('Resolvers');
+  await dashboard.addResolver({ label: 'Lab resolver B', address: '127.0.0.1', port: second.port, authName: 'dns.test' });
+  await expect(dashboard.resolverList.getByRole('listitem')).toContainText(['Lab resolver B']);
+
+  // Traffic over several seconds so the per-second charts have a shape: bounded, 8 rounds.
+  const names = Array.from({ length: 50 }, (_, i) => `n${i}.test`);
+  for (let round = 0; round < 8; round++) {
+    lab.digMany(names.slice(0, 10 + round * 5), round % 3 === 0 ? 'AAAA' : 'A');
+    lab.digMany(['missing.test', 'which.test', 'big.test'], round % 2 ? 'TXT' : 'A');
+    await page.waitForTimeout(400);
+  }
+  await expect(dashboard.liveIndicator).toHaveText('Live');
+
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const view of VIEWS) {
+      await dashboard.goTo(view);
+      if (view === 'Queries') await dashboard.openQuery('which.test');
+      await shoot(page, `${view.toLowerCase()}-${scheme}`);
+    }
+  }
+});

@@ -1,0 +1,109 @@
+/**
+ * Page object for the dashboard: role-based locators a person would use,
+ * and methods named after what they do.
+ */
+import { expect, type Download, type Locator, type Page } from '@playwright/test';
+
+export type Section = 'Overview' | 'Queries' | 'Resolvers' | 'Connections' | 'Events' | 'Settings';
+
+export class Dashboard {
+  readonly page: Page;
+  readonly banner: Locator;
+  readonly nav: Locator;
+  readonly liveIndicator: Locator;
+  readonly queryLog: Locator;
+  readonly logRows: Locator;
+  readonly logCount: Locator;
+  readonly nameFilter: Locator;
+  readonly typeFilter: Locator;
+  readonly rcodeFilter: Locator;
+  readonly slowOnly: Locator;
+  readonly pauseButton: Locator;
+  readonly queryDetail: Locator;
+  readonly resolverList: Locator;
+  readonly connectionsTable: Locator;
+  readonly events: Locator;
+
+  constructor(page: Page) {
+    this.page = page;
+    this.banner = page.getByRole('region', { name: 'Privacy status' });
+    this.nav = page.getByRole('navigation', { name: 'Sections' });
+    this.liveIndicator = page.getByRole('banner').getByRole('status');
+    this.queryLog = page.getByRole('grid', { name: /Query log/ });
+    this.logRows = this.queryLog.getByRole('rowgroup').nth(1).getByRole('row');
+    this.logCount = page.getByTestId('log-count');
+    this.nameFilter = page.getByRole('searchbox', { name: 'Filter by name' });
+    this.typeFilter = page.getByRole('combobox', { name: 'Filter by type' });
+    this.rcodeFilter = page.getByRole('combobox', { name: 'Filter by response code' });
+    this.slowOnly = page.getByRole('checkbox', { name: 'Slow only' });
+    this.pauseButton = page.getByRole('button', { name: /^(Pause|Resume)$/ });
+    this.queryDetail = page.getByRole('complementary');
+    this.resolverList = page.getByRole('list', { name: 'Resolvers' });
+    this.connectionsTable = page.getByRole('table', { name: 'Open connections' });
+    this.events = page.getByRole('list', { name: 'Events, newest first' });
+  }
+
+  /** Opens the one-time link dotstub printed, which signs this browser in. */
+  async open(url: string): Promise<void> {
+    await this.page.goto(url);
+    await expect(this.liveIndicator).toHaveText('Live');
+  }
+
+  async goTo(section: Section): Promise<void> {
+    await this.nav.getByRole('link', { name: section }).click();
+    await expect(this.page.getByRole('heading', { level: 1 })).toHaveText(section === 'Queries' ? 'Query log' : section);
+  }
+
+  /** The log row for a name (newest first). */
+  row(name: string | RegExp): Locator {
+    return this.logRows.filter({ hasText: name });
+  }
+
+  async filterByName(text: string): Promise<void> {
+    await this.nameFilter.fill(text);
+  }
+
+  async filterByType(type: string): Promise<void> {
+    await this.typeFilter.selectOption(type === '' ? { label: 'Any' } : type);
+  }
+
+  async clearFilters(): Promise<void> {
+    await this.page.getByRole('button', { name: 'Clear filters' }).click();
+  }
+
+  async openQuery(name: string): Promise<void> {
+    await this.row(name).first().click();
+    await expect(this.queryDetail).toBeVisible();
+  }
+
+  async switchResolver(label: string): Promise<void> {
+    await this.resolverList.getByRole('button', { name: `Switch to ${label}` }).click();
+  }
+
+  async addResolver(r: { label: string; address: string; port: number; authName: string }): Promise<void> {
+    const form = this.page.getByRole('form', { name: 'Add a custom resolver' });
+    await form.getByRole('textbox', { name: 'Name', exact: true }).fill(r.label);
+    await form.getByRole('textbox', { name: 'Address', exact: true }).fill(r.address);
+    await form.getByRole('textbox', { name: 'Port', exact: true }).fill(String(r.port));
+    await form.getByRole('textbox', { name: 'Authentication name' }).fill(r.authName);
+    await form.getByRole('button', { name: 'Add resolver' }).click();
+  }
+
+  async setRecordNames(on: boolean): Promise<void> {
+    await this.page.getByRole('switch', { name: 'Record names in the query log' }).setChecked(on);
+  }
+
+  async fillSetting(label: string, value: string): Promise<void> {
+    await this.page.getByRole('textbox', { name: label }).fill(value);
+  }
+
+  async saveSettings(): Promise<void> {
+    await this.page.getByRole('button', { name: 'Save settings' }).click();
+  }
+
+  async exportCsv(): Promise<Download> {
+    const download = this.page.waitForEvent('download');
+    await this.page.getByRole('link', { name: 'CSV' }).click();
+    return download;
+  }
+}

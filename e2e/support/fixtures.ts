@@ -1,0 +1,81 @@
+/**
+ * Fixtures: each test gets its own lab (a real unbound DoT upstream, a
+ * fresh config dir, the real proxy) and a signed-in dashboard page. Teardown
+ * stops every process the test started, in reverse order.
+ */
+import { test as base, expect } from '@playwright/test';
+import fs from 'node:fs';
+import type { UnboundServer } from '../../test-support/unbound.js';
+import { Dashboard } from './dashboard.js';
+import { dig, digMany, ProxyProcess, startUpstream, tempDir, type DigAnswer } from './lab.js';
+
+export class Lab {
+  readonly upstream: UnboundServer;
+  readonly proxy: ProxyProcess;
+  readonly #cleanup: (() => Promise<void>)[] = [];
+
+  constructor(upstream: UnboundServer, proxy: ProxyProcess) {
+    this.upstream = upstream;
+    this.proxy = proxy;
+  }
+
+  onCleanup(fn: () => Promise<void>): void {
+    this.#cleanup.push(fn);
+  }
+
+  /** A second upstream whose which.test answers `tag`; stopped at teardown. */
+  async secondUpstream(tag: string): Promise<UnboundServer> {
+    const u = await startUpstream(tag);
+    this.onCleanup(() => u.stop());
+    return u;
+  }
+
+  dig(name: string, type = 'A', tcp = false): DigAnswer {
+    return dig(this.proxy.dnsPort, name, type, tcp);
+  }
+
+  digMany(names: readonly string[], type = 'A'): string {
+    return digMany(this.proxy.dnsPort, names, type);
+  }
+
+  async restartProxy(): Promise<void> {
+    await this.proxy.stop();
+    await this.proxy.start(this.upstream);
+  }
+
+  async close(): Promise<void> {
+    for (const fn of this.#cleanup.reverse()) await fn().catch(() => {});
+  }
+}
+
+export const test = base.extend<{ lab: Lab; dashboard: Dashboard }>({
+  // eslint-disable-next-line no-empty-pattern
+  lab: async ({}, use) => {
+    const upstream = await startUpstream('10.0.0.1');
+    const configDir = tempDir('dotstub-e2e-');
+    const proxy = new ProxyProcess(configDir);
+    const lab = new Lab(upstream, proxy);
+    lab.onCleanup(() => upstream.stop());
+    lab.onCleanup(async () => fs.rmSync(configDir, { recursive: true, force: true }));
+    lab.onCleanup(() => proxy.stop());
+    try {
+      await proxy.start(upstream);
+      await use(lab);
+    } finally {
+      await lab.close();
+    }
+  },
+  dashboard: async ({ page, lab }, use) => {
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !/Failed to load resource|EventSource|ERR_CONNECTION_REFUSED/.test(m.text())) errors.push(m.text());
+    });
+    const d = new Dashboard(page);
+    await d.open(lab.proxy.dashboardUrl);
+    await use(d);
+    expect(errors, 'no script errors or CSP violations in the page').toEqual([]);
+  },
+});
+
+export { expect };

@@ -1,0 +1,139 @@
+/**
+ * The test lab for the dashboard's end-to-end tests, all on loopback: real
+ * unbound DoT upstreams (test CA, auth name dns.test) and the real dotstub
+ * proxy process, started from its CLI the way a person starts it.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+
+export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+export interface Ready {
+  readonly dns: readonly { readonly host: string; readonly port: number }[];
+  readonly control: string;
+  readonly token: string;
+  readonly pid: number;
+}
+
+/** One upstream, told apart from others by the A record of which.test. */
+export async function startUpstream(tag: string): Promise<UnboundServer> {
+  return startUnbound({ names: 50, extra: { 'which.test.': tag } });
+}
+
+/** The dotstub proxy as a child process; stop() is safe to call twice. */
+export class ProxyProcess {
+  readonly configDir: string;
+  #child: ChildProcess | null = null;
+  #ready: Ready | null = null;
+  #stderr = '';
+
+  constructor(configDir: string) {
+    this.configDir = configDir;
+  }
+
+  get ready(): Ready {
+    if (!this.#ready) throw new Error('proxy not started');
+    return this.#ready;
+  }
+
+  get dnsPort(): number {
+    const d = this.ready.dns[0];
+    if (!d) throw new Error('proxy reported no DNS listener');
+    return d.port;
+  }
+
+  /** The one-time link that signs the browser in (sets the session cookie). */
+  get dashboardUrl(): string {
+    return `${this.ready.control}/?token=${encodeURIComponent(this.ready.token)}`;
+  }
+
+  async start(upstream: UnboundServer, extraArgs: readonly string[] = []): Promise<Ready> {
+    const readyFile = path.join(this.configDir, 'ready.json');
+    fs.rmSync(readyFile, { force: true });
+    this.#stderr = '';
+    const args = [
+      path.join(ROOT, 'bin', 'dotstub.js'),
+      '--listen',
+      '127.0.0.1:0',
+      '--control',
+      '127.0.0.1:0',
+      '--config-dir',
+      this.configDir,
+      '--ready-file',
+      readyFile,
+      '--resolver',
+      upstream.resolverArg,
+      '--ca',
+      upstream.pki.caFile,
+      ...extraArgs,
+    ];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], cwd: ROOT });
+    this.#child = child;
+    child.stderr?.on('data', (d: Buffer) => (this.#stderr += d.toString()));
+    const deadline = Date.now() + 15_000;
+    while (!fs.existsSync(readyFile)) {
+      if (child.exitCode !== null) throw new Error(`dotstub exited with ${child.exitCode}: ${this.#stderr}`);
+      if (Date.now() > deadline) throw new Error(`dotstub did not become ready in 15 s: ${this.#stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    this.#ready = JSON.parse(fs.readFileSync(readyFile, 'utf8')) as Ready;
+    return this.#ready;
+  }
+
+  get stderr(): string {
+    return this.#stderr;
+  }
+
+  async stop(): Promise<void> {
+    const child = this.#child;
+    this.#child = null;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(t);
+  }
+}
+
+export interface DigAnswer {
+  readonly status: string;
+  readonly answers: readonly string[];
+}
+
+/** One real `dig` query through the proxy. Bounded: 1 try, 5 s. */
+export function dig(port: number, name: string, type = 'A', tcp = false): DigAnswer {
+  const r = spawnSync(
+    'dig',
+    ['@127.0.0.1', '-p', String(port), name, type, '+tries=1', '+time=5', '+noall', '+answer', '+comments', ...(tcp ? ['+tcp'] : [])],
+    { encoding: 'utf8', timeout: 10_000 },
+  );
+  const status = /status: ([A-Z]+)/.exec(r.stdout)?.[1] ?? 'NO-ANSWER';
+  const answers = r.stdout
+    .split('\n')
+    .filter((l) => l && !l.startsWith(';'))
+    .map((l) => l.split(/\s+/).at(-1) ?? '');
+  return { status, answers };
+}
+
+/** Many names in one `dig` process (batch mode, -f): quicker than a process per query. */
+export function digMany(port: number, names: readonly string[], type = 'A'): string {
+  const file = path.join(os.tmpdir(), `dotstub-dig-${process.pid}-${Date.now()}.txt`);
+  fs.writeFileSync(file, names.map((n) => `${n} ${type}`).join('\n'));
+  try {
+    const r = spawnSync('dig', ['@127.0.0.1', '-p', String(port), '+tries=1', '+time=5', '+short', '-f', file], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    return r.stdout;
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
+export function tempDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
