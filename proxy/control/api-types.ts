@@ -10,12 +10,27 @@
  * Host must be a loopback name/address with the right port; state-changing
  * calls (POST/PUT/DELETE) must carry the dashboard's own Origin.
  *
+ * Server details (issue 3, proxy/control/server.ts):
+ * - Any /api request carrying a foreign Origin, or Sec-Fetch-Site other than
+ *   same-origin/none, is refused (403 forbidden_origin), reads included; no
+ *   CORS headers are ever sent. Scripts changing state add
+ *   `-H 'Origin: http://127.0.0.1:PORT'`.
+ * - Bodies: Content-Type application/json (else 415), at most 64 KiB (413),
+ *   valid JSON (400 bad_request), then the schema (400 validation + fields).
+ * - `GET /?token=<wrong>` answers 401 and sets no cookie.
+ * - PUT /api/resolvers/active answers 409 conflict when strict mode can't
+ *   verify the resolver (no auth name, no pin), 404 for an unknown id. It
+ *   returns as soon as new queries go to the new resolver; the old pool
+ *   drains in the background. PUT /api/settings likewise for pool rebuilds.
+ * - Settings with `recordNames: false` also drop the names already in the log.
+ * - Errors always have this ApiError shape.
+ *
  * Endpoints:
  *   GET    /api/status                      → StatusView
  *   GET    /api/resolvers                   → ResolversView
  *   POST   /api/resolvers                   CustomResolverBody → 201 ResolverView | 400 ApiError
  *   POST   /api/resolvers/validate          CustomResolverBody → ValidationView
- *   DELETE /api/resolvers/:id               → 204 | 404 | 409 (active)
+ *   DELETE /api/resolvers/:id               → 204 | 404 | 409 (active, or a preset)
  *   PUT    /api/resolvers/active            { id } → StatusView (after the switch; no query dropped)
  *   GET    /api/connections                 → ConnectionView[]
  *   GET    /api/metrics                     → MetricsView
