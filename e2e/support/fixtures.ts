@@ -5,18 +5,22 @@
  */
 import { test as base, expect } from '@playwright/test';
 import fs from 'node:fs';
-import type { UnboundServer } from '../../test-support/unbound.js';
+import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { Dashboard } from './dashboard.js';
-import { dig, digMany, ProxyProcess, startUpstream, tempDir, type DigAnswer } from './lab.js';
+import { dig, digMany, digManyAsync, ProxyProcess, startUpstream, tempDir, type DigAnswer } from './lab.js';
 
 export class Lab {
-  readonly upstream: UnboundServer;
+  #upstream: UnboundServer;
   readonly proxy: ProxyProcess;
   readonly #cleanup: (() => Promise<void>)[] = [];
 
   constructor(upstream: UnboundServer, proxy: ProxyProcess) {
-    this.upstream = upstream;
+    this.#upstream = upstream;
     this.proxy = proxy;
+  }
+
+  get upstream(): UnboundServer {
+    return this.#upstream;
   }
 
   onCleanup(fn: () => Promise<void>): void {
@@ -38,6 +42,20 @@ export class Lab {
     return digMany(this.proxy.dnsPort, names, type);
   }
 
+  digManyAsync(names: readonly string[], type = 'A'): Promise<string> {
+    return digManyAsync(this.proxy.dnsPort, names, type);
+  }
+
+  /** Stops the upstream resolver (as if the network blocked it). */
+  async stopUpstream(): Promise<void> {
+    await this.#upstream.stop();
+  }
+
+  /** Starts the upstream again on the same port with the same zone. */
+  async restartUpstream(): Promise<void> {
+    this.#upstream = await startUnbound({ names: 50, extra: { 'which.test.': '10.0.0.1' }, port: this.#upstream.port });
+  }
+
   async restartProxy(): Promise<void> {
     await this.proxy.stop();
     await this.proxy.start(this.upstream);
@@ -55,7 +73,7 @@ export const test = base.extend<{ lab: Lab; dashboard: Dashboard }>({
     const configDir = tempDir('dotstub-e2e-');
     const proxy = new ProxyProcess(configDir);
     const lab = new Lab(upstream, proxy);
-    lab.onCleanup(() => upstream.stop());
+    lab.onCleanup(() => lab.upstream.stop());
     lab.onCleanup(async () => fs.rmSync(configDir, { recursive: true, force: true }));
     lab.onCleanup(() => proxy.stop());
     try {

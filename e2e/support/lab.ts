@@ -134,6 +134,26 @@ export function digMany(port: number, names: readonly string[], type = 'A'): str
   }
 }
 
+/** `digMany` without blocking the test, so the page can be driven while queries flow. */
+export function digManyAsync(port: number, names: readonly string[], type = 'A'): Promise<string> {
+  const file = path.join(os.tmpdir(), `dotstub-dig-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.txt`);
+  fs.writeFileSync(file, names.map((n) => `${n} ${type}`).join('\n'));
+  return new Promise((resolve, reject) => {
+    const child = spawn('dig', ['@127.0.0.1', '-p', String(port), '+tries=1', '+time=5', '+short', '-f', file], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const t = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('error', reject);
+    child.once('exit', () => {
+      clearTimeout(t);
+      fs.rmSync(file, { force: true });
+      resolve(out);
+    });
+  });
+}
+
 export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }

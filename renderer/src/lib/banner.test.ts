@@ -10,7 +10,7 @@ describe('bannerModel', () => {
     expect(m.icon).toBe('shield-check');
     expect(m.title).toBe('Your DNS is private');
     expect(m.leaves).toBe('Only encrypted DNS to Quad9 (dns.quad9.net, verified).');
-    expect(m.reason).toBe('TLS to dns.quad9.net verified');
+    expect(m.reason).toBe('TLS to dns.quad9.net verified.');
   });
 
   it('unverified says so in words', () => {
@@ -24,9 +24,12 @@ describe('bannerModel', () => {
     const blocked = bannerModel(status({ state: 'blocked', reason: 'port 853 timed out from this network', leaves: '' }));
     expect(blocked.tone).toBe('danger');
     expect(blocked.leaves).toMatch(/^Nothing/);
-    expect(blocked.reason).toBe('port 853 timed out from this network');
+    expect(blocked.reason).toBe('Port 853 timed out from this network.');
     const degraded = bannerModel(status({ state: 'degraded', leaves: 'Cleartext DNS to 192.168.1.1' }));
-    expect(degraded.leaves).toBe('Cleartext DNS to 192.168.1.1');
+    expect(degraded.leaves).toBe('Cleartext DNS to 192.168.1.1.');
+    expect(bannerModel(status({ state: 'blocked', leaves: 'nothing: queries get SERVFAIL at once' })).leaves).toBe(
+      'Nothing: queries get SERVFAIL at once.',
+    );
   });
 
   it('every state has its own icon and label: never colour alone', () => {

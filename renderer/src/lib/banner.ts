@@ -95,6 +95,14 @@ export function bannerModel(status: Pick<StatusView, 'state' | 'reason' | 'leave
   let leaves: string;
   if (status.state === 'private') leaves = `Only encrypted DNS to ${describeResolver(status.resolver, true)}.`;
   else if (status.state === 'private-unverified') leaves = `Only encrypted DNS to ${describeResolver(status.resolver, false)}.`;
-  else leaves = status.leaves.trim() || t.leaves;
-  return { state: status.state, tone: t.tone, icon: t.icon, label: t.label, title: t.title, reason: status.reason.trim(), leaves };
+  else leaves = sentence(status.leaves) || t.leaves;
+  return { state: status.state, tone: t.tone, icon: t.icon, label: t.label, title: t.title, reason: sentence(status.reason), leaves };
+}
+
+/** The proxy's phrases ("nothing: queries get SERVFAIL at once") as sentences. */
+export function sentence(text: string): string {
+  const t = text.trim();
+  if (!t) return '';
+  const s = t[0]!.toUpperCase() + t.slice(1);
+  return /[.!?]$/.test(s) ? s : `${s}.`;
 }

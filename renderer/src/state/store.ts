@@ -260,7 +260,7 @@ export class DashboardStore {
       this.#refreshSoon = null;
       const parts = [...this.#dirty];
       this.#dirty.clear();
-      void this.refresh(...parts);
+      this.refresh(...parts).catch((err: unknown) => this.#fail(err));
     }, 150);
   }
 
