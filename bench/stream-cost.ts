@@ -57,6 +57,11 @@ interface PhaseResult {
 async function load(port: number, rate: number, seconds: number): Promise<{ sent: number; answered: number }> {
   const sock = dgram.createSocket('udp4');
   await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
+  try {
+    sock.setRecvBufferSize(4 * 1024 * 1024);
+  } catch {
+    // capped by net.core.rmem_max
+  }
   let answered = 0;
   sock.on('message', () => answered++);
   const queries = Array.from({ length: 1000 }, (_, i) =>
@@ -156,6 +161,9 @@ async function main(): Promise<void> {
           (withStream ? `, stream ${(r.streamBytesPerSec / 1024).toFixed(1)} KiB/s in ${r.batchesPerSec.toFixed(1)} batches/s` : ''),
       );
     }
+    // Where were unanswered queries lost: before the proxy (kernel buffers) or in it (SERVFAIL)?
+    const status = await fetch(`${ready.control}/api/status`, { headers: { authorization: `Bearer ${ready.token}` } });
+    const counters = ((await status.json()) as { counters: { queries: number; answers: number; servfails: number } }).counters;
     const mean = (xs: number[]): number => xs.reduce((s, x) => s + x, 0) / xs.length;
     const off = results.filter((r) => !r.stream);
     const on = results.filter((r) => r.stream);
@@ -167,6 +175,8 @@ async function main(): Promise<void> {
       streamBytesPerSec: mean(on.map((r) => r.streamBytesPerSec)),
       batchesPerSec: mean(on.map((r) => r.batchesPerSec)),
       lost: results.reduce((s, r) => s + (r.sent - r.answered), 0),
+      proxyCounters: { queries: counters.queries, answers: counters.answers, servfails: counters.servfails },
+      loadAverage: os.loadavg(),
       phases: results,
       cpus: os.cpus().length,
       node: process.version,
@@ -174,7 +184,8 @@ async function main(): Promise<void> {
     log(
       `stream-cost: proxy CPU ${(summary.cpuWithout * 100).toFixed(1)}% without a stream client, ${(summary.cpuWith * 100).toFixed(1)}% with one ` +
         `(+${((summary.cpuWith - summary.cpuWithout) * 100).toFixed(1)} points); stream ${(summary.streamBytesPerSec / 1024).toFixed(1)} KiB/s ` +
-        `(${(summary.streamBytesPerSec / RATE).toFixed(0)} bytes per query), ${summary.batchesPerSec.toFixed(1)} batches/s; unanswered ${summary.lost}`,
+        `(${(summary.streamBytesPerSec / RATE).toFixed(0)} bytes per query), ${summary.batchesPerSec.toFixed(1)} batches/s; unanswered ${summary.lost}; ` +
+        `proxy saw ${counters.queries} queries, answered ${counters.answers}, SERVFAIL ${counters.servfails}; load average ${os.loadavg()[0]?.toFixed(2)}`,
     );
     if (values.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
   } finally {
