@@ -13,6 +13,17 @@ import { startProxy, waitFor, type Harness } from '../test-support/proxy-harness
 import { freePort, startUnbound, type UnboundServer } from '../test-support/unbound.js';
 
 const run = promisify(execFile);
+
+/** Runs a command expected to fail; resolves with its exit code and output. */
+async function runFailing(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string }> {
+  try {
+    await run(cmd, args, env ? { env } : {});
+    return { code: 0, stderr: '' };
+  } catch (err) {
+    const e = err as { code?: number; stderr?: string };
+    return { code: e.code ?? -1, stderr: e.stderr ?? '' };
+  }
+}
 const NAMES = 1000;
 
 let unbound: UnboundServer;
@@ -164,7 +175,7 @@ describe('the dotstub command', () => {
 
   test('answers dig through a real DoT server, logs each query, and stops cleanly on SIGTERM with in-flight queries answered', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [bin, '--resolver', unbound.resolverArg, '--ca', unbound.pki.caFile, '--listen', `127.0.0.1:${port}`, '--log'], {
+    const child = spawn(process.execPath, [bin, '--resolver', unbound.resolverArg, '--ca', unbound.pki.caFile, '--listen', `127.0.0.1:${port}`, '--log', '--no-control'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -200,17 +211,17 @@ describe('the dotstub command', () => {
     const s = dgram.createSocket('udp4');
     await new Promise<void>((r) => s.bind(port, '127.0.0.1', r));
     try {
-      const r1 = await run(process.execPath, [bin, '--resolver', unbound.resolverArg, '--listen', `127.0.0.1:${port}`]).catch((e: { code: number; stderr: string }) => e);
+      const r1 = await runFailing(process.execPath, [bin, '--resolver', unbound.resolverArg, '--listen', `127.0.0.1:${port}`, '--no-control']);
       expect(r1.code).toBe(1);
       expect(r1.stderr).toMatch(/another program is using it/);
       expect(r1.stderr).toMatch(/--listen 127\.0\.0\.1:5300/);
     } finally {
       s.close();
     }
-    const r2 = await run(process.execPath, [bin, '--resolver', 'dns.example.com']).catch((e: { code: number; stderr: string }) => e);
+    const r2 = await runFailing(process.execPath, [bin, '--resolver', 'dns.example.com']);
     expect(r2.code).toBe(2);
     expect(r2.stderr).toMatch(/unknown resolver "dns\.example\.com": use a preset/);
-    const r3 = await run(process.execPath, [bin, '--resolver', '127.0.0.1:853']).catch((e: { code: number; stderr: string }) => e);
+    const r3 = await runFailing(process.execPath, [bin, '--resolver', '127.0.0.1:853']);
     expect(r3.code).toBe(2);
     expect(r3.stderr).toMatch(/strict mode needs a way to authenticate/);
   });
@@ -224,9 +235,11 @@ describe('the dotstub command', () => {
     if (start <= 53) ctx.skip(true, `this kernel lets anyone bind port 53 (ip_unprivileged_port_start=${start})`);
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-nobody-'));
     fs.chmodSync(home, 0o777);
-    const r = await run('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, bin, '--resolver', unbound.resolverArg], {
-      env: { ...process.env, HOME: home },
-    }).catch((e: { code: number; stderr: string }) => e);
+    const r = await runFailing(
+      '/usr/bin/setpriv',
+      ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, bin, '--resolver', unbound.resolverArg, '--no-control'],
+      { ...process.env, HOME: home },
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/ports below 1024 need root or CAP_NET_BIND_SERVICE/);
     expect(r.stderr).toMatch(/--listen 127\.0\.0\.1:5300/);

@@ -193,7 +193,7 @@ export class TcpClient {
 /** The A record's address in an answer, or undefined. */
 export function firstA(a: Answer): string | undefined {
   const rr = (a.packet.answers ?? []).find((r) => r.type === 'A');
-  return rr && typeof rr.data === 'string' ? rr.data : undefined;
+  return rr && 'data' in rr && typeof rr.data === 'string' ? rr.data : undefined;
 }
 
 /** The address the synthetic zone gives n<i>.test (see test-support/unbound.ts). */
