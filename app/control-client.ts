@@ -1,0 +1,330 @@
+/**
+ * A typed client for the proxy's control API (proxy/control/api-types.ts has
+ * the contract). Used by the Electron main process for the tray; plain
+ * node:http, so it runs (and is tested) without Electron.
+ *
+ * - Auth: `Authorization: Bearer <token>` on every call.
+ * - State-changing calls (POST/PUT/DELETE) carry `Origin: <control origin>`:
+ *   the server refuses changes without its own Origin (its CSRF gate).
+ * - Every call has a deadline covering connect, headers and body.
+ * - The live stream (GET /api/stream) is parsed with SseParser; it has a
+ *   deadline for its headers and an idle deadline (the server pings every
+ *   15 s), so a stuck stream is noticed and the caller can reconnect.
+ */
+import http from 'node:http';
+import type {
+  ApiError,
+  MetricsView,
+  ResolversView,
+  Settings,
+  StatusView,
+  StreamBatch,
+  TimelineEvent,
+} from '../proxy/control/api-types.js';
+import {
+  ControlAbortedError,
+  ControlBadResponseError,
+  ControlHttpError,
+  ControlTimeoutError,
+  ControlUnreachableError,
+  type ControlError,
+} from './control-errors.js';
+import { SseParser } from './sse.js';
+
+export interface ControlClientOptions {
+  /** The control server's URL from the ready file, e.g. http://127.0.0.1:5380. */
+  readonly baseUrl: string;
+  readonly token: string;
+  /** Deadline for one call, ms (default 5000). */
+  readonly timeoutMs?: number;
+  /** Largest JSON answer accepted, bytes (default 8 MiB). */
+  readonly maxBodyBytes?: number;
+}
+
+export interface StreamOptions {
+  readonly onBatch: (batch: StreamBatch) => void;
+  /** Called once the server accepted the stream (200 and headers). */
+  readonly onOpen?: () => void;
+  /** Deadline for the stream's headers, ms (default: the client's timeoutMs). */
+  readonly connectTimeoutMs?: number;
+  /** No bytes (not even the server's 15 s ping) for this long ends the stream, ms (default 40000). */
+  readonly idleTimeoutMs?: number;
+}
+
+export interface StreamHandle {
+  /** Resolves when the stream ends: with undefined if close() ended it, else with the error that did. */
+  readonly ended: Promise<ControlError | undefined>;
+  close(): void;
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+function isLoopbackHostname(host: string): boolean {
+  return LOOPBACK_HOSTS.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+export class ControlClient {
+  readonly #base: URL;
+  readonly #token: string;
+  readonly #timeoutMs: number;
+  readonly #maxBody: number;
+  readonly #requests = new Set<http.ClientRequest>();
+  #closed = false;
+
+  constructor(options: ControlClientOptions) {
+    let base: URL;
+    try {
+      base = new URL(options.baseUrl);
+    } catch (err) {
+      throw new TypeError(`control client: baseUrl ${JSON.stringify(options.baseUrl)} is not a URL; use the "control" URL from the ready file, e.g. http://127.0.0.1:5380`, { cause: err });
+    }
+    if (base.protocol !== 'http:' || !isLoopbackHostname(base.hostname) || base.port === '') {
+      throw new TypeError(`control client: baseUrl ${options.baseUrl} must be http://<loopback address>:<port> (the control API listens on loopback only)`);
+    }
+    if (base.pathname !== '/' || base.search !== '' || base.username !== '' || base.password !== '') {
+      throw new TypeError(`control client: baseUrl ${options.baseUrl} must be an origin only (no path, query or user), e.g. http://127.0.0.1:5380`);
+    }
+    if (typeof options.token !== 'string' || !/^[\x21-\x7e]+$/.test(options.token)) {
+      throw new TypeError('control client: token must be the non-empty token from the ready file or the config dir');
+    }
+    const timeoutMs = options.timeoutMs ?? 5000;
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError(`control client: timeoutMs must be a positive number of milliseconds, not ${timeoutMs}`);
+    this.#base = base;
+    this.#token = options.token;
+    this.#timeoutMs = timeoutMs;
+    this.#maxBody = options.maxBodyBytes ?? 8 << 20;
+  }
+
+  /** The control server's origin, e.g. http://127.0.0.1:5380 (also the dashboard's origin). */
+  get origin(): string {
+    return this.#base.origin;
+  }
+
+  /** The link that logs the dashboard in (the server swaps the token for a session cookie and redirects). */
+  get dashboardUrl(): string {
+    return `${this.origin}/?token=${encodeURIComponent(this.#token)}`;
+  }
+
+  status(signal?: AbortSignal): Promise<StatusView> {
+    return this.#json<StatusView>('GET', '/api/status', undefined, signal);
+  }
+
+  resolvers(signal?: AbortSignal): Promise<ResolversView> {
+    return this.#json<ResolversView>('GET', '/api/resolvers', undefined, signal);
+  }
+
+  metrics(signal?: AbortSignal): Promise<MetricsView> {
+    return this.#json<MetricsView>('GET', '/api/metrics', undefined, signal);
+  }
+
+  recentEvents(signal?: AbortSignal): Promise<TimelineEvent[]> {
+    return this.#json<TimelineEvent[]>('GET', '/api/events/recent', undefined, signal);
+  }
+
+  settings(signal?: AbortSignal): Promise<Settings> {
+    return this.#json<Settings>('GET', '/api/settings', undefined, signal);
+  }
+
+  /** Switches the active resolver; resolves with the status after the switch. */
+  setActiveResolver(id: string, signal?: AbortSignal): Promise<StatusView> {
+    return this.#json<StatusView>('PUT', '/api/resolvers/active', { id }, signal);
+  }
+
+  updateSettings(patch: Partial<Settings>, signal?: AbortSignal): Promise<Settings> {
+    return this.#json<Settings>('PUT', '/api/settings', patch, signal);
+  }
+
+  /** Subscribes to GET /api/stream. The caller reconnects (with its own backoff) when `ended` resolves. */
+  stream(options: StreamOptions): StreamHandle {
+    const idleMs = options.idleTimeoutMs ?? 40_000;
+    const connectMs = options.connectTimeoutMs ?? this.#timeoutMs;
+    if (this.#closed) return { ended: Promise.resolve(new ControlAbortedError('control client closed')), close: () => undefined };
+    const parser = new SseParser();
+    let finish!: (err: ControlError | undefined) => void;
+    const ended = new Promise<ControlError | undefined>((resolve) => (finish = resolve));
+    let done = false;
+    let timer: NodeJS.Timeout | undefined;
+    const end = (err: ControlError | undefined): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      req.destroy();
+      finish(err);
+    };
+    const arm = (ms: number, make: () => ControlError): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => end(make()), ms);
+    };
+    const req = this.#request('GET', '/api/stream', { Accept: 'text/event-stream' });
+    arm(connectMs, () => new ControlTimeoutError(`control stream: no answer from ${this.origin} within ${connectMs} ms`));
+    req.on('response', (res) => {
+      if (res.statusCode !== 200) {
+        void readBody(res, 64 * 1024).then(
+          (body) => end(httpError(res.statusCode ?? 0, body)),
+          () => end(new ControlUnreachableError(`control stream: the connection to ${this.origin} closed during an error answer`)),
+        );
+        return;
+      }
+      if (!/^text\/event-stream\b/i.test(res.headers['content-type'] ?? '')) {
+        res.resume();
+        end(new ControlBadResponseError(`control stream: expected text/event-stream, got ${res.headers['content-type'] ?? 'no content type'}`));
+        return;
+      }
+      options.onOpen?.();
+      const idle = (): ControlError => new ControlTimeoutError(`control stream: nothing from ${this.origin} for ${idleMs} ms`);
+      arm(idleMs, idle);
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        if (done) return;
+        arm(idleMs, idle);
+        let events;
+        try {
+          events = parser.feed(chunk);
+        } catch (err) {
+          end(new ControlBadResponseError(`control stream: ${(err as Error).message}`, { cause: err }));
+          return;
+        }
+        for (const e of events) {
+          if (e.event !== 'batch') continue;
+          let batch: StreamBatch;
+          try {
+            batch = JSON.parse(e.data) as StreamBatch;
+          } catch (err) {
+            end(new ControlBadResponseError('control stream: a batch was not valid JSON', { cause: err }));
+            return;
+          }
+          options.onBatch(batch);
+          if (done) return;
+        }
+      });
+      res.on('end', () => end(new ControlUnreachableError(`control stream: ${this.origin} ended the stream`)));
+      res.on('error', (err) => end(new ControlUnreachableError(`control stream: ${err.message}`, { cause: err })));
+    });
+    req.on('error', (err) => end(this.#closed ? new ControlAbortedError('control client closed') : unreachable(this.origin, err)));
+    req.end();
+    return {
+      ended,
+      close: () => end(undefined),
+    };
+  }
+
+  /** Aborts every call in flight (they reject with ControlAbortedError) and refuses new ones. */
+  close(): void {
+    this.#closed = true;
+    for (const req of this.#requests) req.destroy(new ControlAbortedError('control client closed'));
+    this.#requests.clear();
+  }
+
+  #request(method: string, path: string, headers: Record<string, string>): http.ClientRequest {
+    const req = http.request({
+      protocol: 'http:',
+      hostname: this.#base.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: Number(this.#base.port),
+      method,
+      path,
+      // A fresh connection per call: the proxy restarts on new ports, and a
+      // pooled socket to a dead process would only fail later.
+      agent: false,
+      headers: {
+        Host: this.#base.host,
+        Authorization: `Bearer ${this.#token}`,
+        ...headers,
+      },
+    });
+    this.#requests.add(req);
+    req.once('close', () => this.#requests.delete(req));
+    return req;
+  }
+
+  async #json<T>(method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, body: unknown, signal: AbortSignal | undefined): Promise<T> {
+    if (this.#closed) throw new ControlAbortedError(`${method} ${path}: control client closed`);
+    if (signal?.aborted) throw new ControlAbortedError(`${method} ${path}: aborted`);
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    // The server's CSRF gate: changes must carry the dashboard's own Origin.
+    if (method !== 'GET') headers.Origin = this.origin;
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body), 'utf8');
+    if (payload) {
+      headers['Content-Type'] = 'application/json';
+      headers['Content-Length'] = String(payload.length);
+    }
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const req = this.#request(method, path, headers);
+      const settle = (fn: () => void): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        fn();
+      };
+      const fail = (err: ControlError): void => {
+        settle(() => reject(err));
+        req.destroy();
+      };
+      const timer = setTimeout(
+        () => fail(new ControlTimeoutError(`${method} ${path}: no complete answer from ${this.origin} within ${this.#timeoutMs} ms`)),
+        this.#timeoutMs,
+      );
+      const onAbort = (): void => fail(new ControlAbortedError(`${method} ${path}: aborted`));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('error', (err) => fail(err instanceof ControlAbortedError ? err : unreachable(this.origin, err)));
+      req.on('response', (res) => {
+        readBody(res, this.#maxBody).then(
+          (text) => {
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status >= 300) return fail(httpError(status, text));
+            if (status === 204) return settle(() => resolve(undefined as T));
+            if (!/^application\/json\b/i.test(res.headers['content-type'] ?? '')) {
+              return fail(new ControlBadResponseError(`${method} ${path}: expected JSON, got ${res.headers['content-type'] ?? 'no content type'}`));
+            }
+            try {
+              const value = JSON.parse(text) as T;
+              settle(() => resolve(value));
+            } catch (err) {
+              fail(new ControlBadResponseError(`${method} ${path}: the answer is not valid JSON`, { cause: err }));
+            }
+          },
+          (err: unknown) => fail(err instanceof ControlBadResponseError ? err : this.#closed ? new ControlAbortedError(`${method} ${path}: control client closed`) : new ControlUnreachableError(`${method} ${path}: the connection closed mid-answer`, { cause: err })),
+        );
+      });
+      req.end(payload);
+    });
+  }
+}
+
+function unreachable(origin: string, err: Error): ControlUnreachableError {
+  const code = (err as NodeJS.ErrnoException).code;
+  return new ControlUnreachableError(`cannot reach the control API at ${origin}${code ? ` (${code})` : ''}: is dotstub running?`, { cause: err });
+}
+
+function readBody(res: http.IncomingMessage, max: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        res.destroy();
+        reject(new ControlBadResponseError(`answer over ${max} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    res.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.once('error', reject);
+    res.once('aborted', () => reject(new Error('aborted')));
+  });
+}
+
+/** An error answer → ControlHttpError with the API's code and per-field messages when it sent an ApiError. */
+function httpError(status: number, text: string): ControlHttpError {
+  try {
+    const body = JSON.parse(text) as Partial<ApiError>;
+    if (body.error && typeof body.error.code === 'string' && typeof body.error.message === 'string') {
+      return new ControlHttpError(status, body.error.code, body.error.message, body.error.fields ?? {});
+    }
+  } catch {
+    // not an ApiError: fall through
+  }
+  return new ControlHttpError(status, `http_${status}`, `the control API answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+}

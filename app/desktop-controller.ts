@@ -1,0 +1,117 @@
+/**
+ * The desktop app's logic without Electron: owns the proxy supervisor, the
+ * control client for the running proxy and the live tray state, and carries
+ * out tray actions. main.ts only connects it to Electron (tray, window, IPC).
+ *
+ * Invariant: `client` is the client for the proxy that is running now, or
+ * undefined; a restart (new control port) replaces it and re-attaches the
+ * tray state.
+ */
+import { EventEmitter } from 'node:events';
+import { ControlClient } from './control-client.js';
+import { isControlError } from './control-errors.js';
+import type { ProxySupervisor, ReadyInfo } from './supervisor.js';
+import { LiveTrayState, type LiveTrayStateOptions } from './tray/live-tray-state.js';
+import type { TrayAction, TrayState } from './tray/types.js';
+
+export interface DesktopUi {
+  /** Shows (creating if needed) the dashboard window. */
+  openDashboard(): void;
+  /** Ends the app; the controller has already stopped the proxy. */
+  quit(): void;
+  /** Tells the user something went wrong with an action (a notification, a dialog). */
+  report(message: string): void;
+}
+
+interface Events {
+  tray: [TrayState];
+  /** A proxy (re)started: its control origin and dashboard link changed. */
+  ready: [ReadyInfo];
+}
+
+export class DesktopController extends EventEmitter<Events> {
+  readonly #supervisor: ProxySupervisor;
+  readonly #tray: LiveTrayState;
+  #client: ControlClient | undefined;
+  #shutdown: Promise<void> | undefined;
+
+  constructor(supervisor: ProxySupervisor, trayOptions: LiveTrayStateOptions = {}) {
+    super();
+    this.#supervisor = supervisor;
+    this.#tray = new LiveTrayState(trayOptions);
+    this.#tray.on('change', (s) => this.emit('tray', s));
+    supervisor.on('state', (s) => {
+      if (s.phase !== 'running') this.#dropClient();
+      this.#tray.setSupervisor(s);
+    });
+    supervisor.on('ready', (info) => {
+      this.#dropClient();
+      this.#client = new ControlClient({ baseUrl: info.control, token: info.token });
+      this.#tray.attach(this.#client);
+      this.emit('ready', info);
+    });
+  }
+
+  get trayState(): TrayState {
+    return this.#tray.current;
+  }
+
+  /** The running proxy's control client, if any. */
+  get client(): ControlClient | undefined {
+    return this.#client;
+  }
+
+  /** Starts the proxy. Never throws: a failure shows in the tray state. */
+  async start(): Promise<void> {
+    try {
+      await this.#supervisor.start();
+    } catch {
+      // The supervisor's 'failed'/'stopped' state carries the reason to the tray.
+    }
+  }
+
+  async dispatch(action: TrayAction, ui: DesktopUi): Promise<void> {
+    switch (action.type) {
+      case 'switch-resolver': {
+        const client = this.#client;
+        if (!client) return ui.report('dotstub is not running: resume it first');
+        try {
+          await client.setActiveResolver(action.id);
+        } catch (err) {
+          ui.report(`Could not switch the resolver: ${isControlError(err) || err instanceof Error ? err.message : String(err)}`);
+        }
+        await this.#tray.refresh();
+        return;
+      }
+      case 'open-dashboard':
+        return ui.openDashboard();
+      case 'pause':
+        // Pause = stop the proxy. Once the proxy manages system DNS (DESIGN.md,
+        // "never leave the machine without DNS") its SIGTERM path restores the
+        // original settings; today it only stops listening on loopback.
+        await this.#supervisor.stop('paused');
+        return;
+      case 'resume':
+        await this.start();
+        return;
+      case 'quit':
+        await this.shutdown();
+        return ui.quit();
+    }
+  }
+
+  /** Stops the proxy and everything else; safe to call twice. */
+  shutdown(): Promise<void> {
+    this.#shutdown ??= (async () => {
+      this.#tray.detach();
+      this.#dropClient();
+      await this.#supervisor.stop('quit');
+    })();
+    return this.#shutdown;
+  }
+
+  #dropClient(): void {
+    this.#client?.close();
+    this.#client = undefined;
+  }
+}

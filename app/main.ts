@@ -1,0 +1,199 @@
+/**
+ * Electron main process: connects DesktopController (all the logic, no
+ * Electron) to the tray, the dashboard window and IPC. Keep it thin.
+ *
+ * Security (Electron's checklist): the window is sandboxed with context
+ * isolation and no Node; it may only show the running proxy's control
+ * origin; new windows are refused (allow-listed https links go to the
+ * user's browser); no permissions are granted; every IPC call's sender must
+ * be the dashboard.
+ *
+ * Not run on the machine this was written on (no Electron binary there):
+ * typechecked only. See app/README.md.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  app,
+  BrowserWindow,
+  ipcMain,
+  Menu,
+  nativeImage,
+  Notification,
+  session,
+  shell,
+  Tray,
+  type IpcMainInvokeEvent,
+  type NativeImage,
+} from 'electron';
+import { DesktopController, type DesktopUi } from './desktop-controller.js';
+import { IPC, type DesktopInfo } from './ipc.js';
+import { isAllowedExternal, isAllowedNavigation, isTrustedSender } from './security/urls.js';
+import { ProxySupervisor } from './supervisor.js';
+import { toElectronMenu } from './tray/electron-menu.js';
+import { APP_ICON, iconForState } from './tray/icon-for-state.js';
+import { createTemplate } from './tray/template.js';
+import { tooltipFor } from './tray/tooltip.js';
+import type { TrayAction, TrayState } from './tray/types.js';
+
+// dist/app/main.js → the package root holds bin/ and assets/.
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.join(here, '..', '..');
+const ASSETS = path.join(root, 'assets');
+
+function icon(file: string): NativeImage {
+  // nativeImage picks file@2x.png beside it on high-DPI screens.
+  return nativeImage.createFromPath(path.join(ASSETS, file));
+}
+
+/** Extra proxy flags for development, e.g. DOTSTUB_PROXY_ARGS="--listen 127.0.0.1:5300" (port 53 needs privileges). */
+function proxyArgs(): string[] {
+  return (process.env.DOTSTUB_PROXY_ARGS ?? '').split(/\s+/).filter((a) => a !== '');
+}
+
+function run(): void {
+  const supervisor = new ProxySupervisor({
+    script: path.join(root, 'bin', 'dotstub.js'),
+    args: proxyArgs(),
+    // process.execPath is Electron itself: run it as plain Node for the proxy.
+    execPath: process.execPath,
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+  });
+  supervisor.on('log', (line) => console.error(line));
+  const controller = new DesktopController(supervisor);
+
+  let tray: Tray | undefined;
+  let win: BrowserWindow | undefined;
+  let quitting = false;
+  let stopped = false;
+
+  const controlOrigin = (): string | undefined => controller.client?.origin;
+
+  const ui: DesktopUi = {
+    openDashboard: () => showDashboard(),
+    quit: () => app.quit(),
+    report: (message) => {
+      if (Notification.isSupported()) new Notification({ title: 'dotstub', body: message }).show();
+      else console.error(`dotstub: ${message}`);
+    },
+  };
+
+  const dispatch = (action: TrayAction): void => {
+    void controller.dispatch(action, ui).catch((err: unknown) => ui.report(err instanceof Error ? err.message : String(err)));
+  };
+
+  function renderTray(state: TrayState): void {
+    if (!tray) return;
+    tray.setImage(icon(iconForState(state)));
+    tray.setToolTip(tooltipFor(state));
+    // Linux (AppIndicator) needs the menu set again after every change.
+    tray.setContextMenu(Menu.buildFromTemplate(toElectronMenu(createTemplate(state), dispatch)));
+  }
+
+  function createWindow(): BrowserWindow {
+    const w = new BrowserWindow({
+      width: 1200,
+      height: 820,
+      show: false,
+      title: 'dotstub',
+      icon: icon(APP_ICON),
+      autoHideMenuBar: true,
+      webPreferences: {
+        preload: path.join(here, 'preload.cjs'),
+        sandbox: true,
+        contextIsolation: true,
+        nodeIntegration: false,
+        nodeIntegrationInWorker: false,
+        nodeIntegrationInSubFrames: false,
+        webviewTag: false,
+        webSecurity: true,
+        allowRunningInsecureContent: false,
+        navigateOnDragDrop: false,
+        spellcheck: false,
+      },
+    });
+    // Closing the window keeps dotstub in the tray; Quit is in the tray menu.
+    w.on('close', (e) => {
+      if (quitting) return;
+      e.preventDefault();
+      w.hide();
+    });
+    w.on('closed', () => (win = undefined));
+    w.once('ready-to-show', () => w.show());
+    return w;
+  }
+
+  function showDashboard(): void {
+    const client = controller.client;
+    if (!client) return ui.report('dotstub is not running: choose Resume private DNS first');
+    win ??= createWindow();
+    if (!isAllowedNavigation(win.webContents.getURL(), client.origin)) void win.loadURL(client.dashboardUrl);
+    win.show();
+    win.focus();
+  }
+
+  // Every IPC call: the sender must be a frame showing the dashboard.
+  function handle<A extends unknown[], R>(channel: string, fn: (event: IpcMainInvokeEvent, ...args: A) => R): void {
+    ipcMain.handle(channel, (event, ...args: unknown[]) => {
+      if (!isTrustedSender(event.senderFrame?.url, controlOrigin())) throw new Error(`${channel}: refused, the sender is not the dotstub dashboard`);
+      return fn(event, ...(args as A));
+    });
+  }
+
+  handle(IPC.openExternal, async (_event, url: unknown) => {
+    if (typeof url !== 'string' || !isAllowedExternal(url)) return false;
+    await shell.openExternal(url);
+    return true;
+  });
+  handle(IPC.getInfo, (): DesktopInfo => ({ appVersion: app.getVersion(), electronVersion: process.versions.electron ?? '', platform: process.platform }));
+  handle(IPC.hideWindow, () => {
+    win?.hide();
+  });
+
+  app.on('web-contents-created', (_event, contents) => {
+    contents.on('will-navigate', (e, url) => {
+      if (!isAllowedNavigation(url, controlOrigin())) e.preventDefault();
+    });
+    contents.on('will-redirect', (e, url) => {
+      if (!isAllowedNavigation(url, controlOrigin())) e.preventDefault();
+    });
+    contents.on('will-attach-webview', (e) => e.preventDefault());
+    contents.setWindowOpenHandler(({ url }) => {
+      if (isAllowedExternal(url)) void shell.openExternal(url);
+      return { action: 'deny' };
+    });
+  });
+
+  app.on('second-instance', () => showDashboard());
+  // Stay in the tray when the window closes.
+  app.on('window-all-closed', () => undefined);
+  app.on('before-quit', (e) => {
+    quitting = true;
+    if (stopped) return;
+    // Stop the proxy first (SIGTERM, SIGKILL after the deadline), then quit for real.
+    e.preventDefault();
+    void controller.shutdown().finally(() => {
+      stopped = true;
+      app.quit();
+    });
+  });
+
+  controller.on('tray', renderTray);
+  controller.on('ready', () => {
+    // A restarted proxy listens on a new control port: follow it.
+    const client = controller.client;
+    if (win && client && !isAllowedNavigation(win.webContents.getURL(), client.origin)) void win.loadURL(client.dashboardUrl);
+  });
+
+  void app.whenReady().then(() => {
+    session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+    session.defaultSession.setPermissionCheckHandler(() => false);
+    tray = new Tray(icon(iconForState(controller.trayState)));
+    tray.on('click', () => showDashboard());
+    renderTray(controller.trayState);
+    void controller.start();
+  });
+}
+
+if (app.requestSingleInstanceLock()) run();
+else app.quit();

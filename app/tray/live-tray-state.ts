@@ -1,0 +1,165 @@
+/**
+ * Keeps a TrayState current from a running proxy's control API.
+ *
+ * - Prefers the live stream: a batch with a state, resolver or settings
+ *   event refreshes status and resolvers soon (within `eventDelayMs`); any
+ *   batch refreshes them and the metrics at most every `refreshMs` (latency
+ *   only changes when queries flow, and batches only come when they do).
+ * - While the stream is down, polls every `refreshMs` and retries the stream
+ *   after `streamRetryMs`.
+ * - Emits 'change' only when the TrayState differs from the last one.
+ *
+ * Electron-free: the tray adapter listens to 'change'.
+ */
+import { EventEmitter } from 'node:events';
+import type { MetricsView, ResolversView, StatusView, StreamBatch } from '../../proxy/control/api-types.js';
+import type { ControlClient, StreamHandle } from '../control-client.js';
+import type { SupervisorState } from '../supervisor.js';
+import { trayStateFrom } from './tray-state.js';
+import { INITIAL_TRAY_STATE, type TrayState } from './types.js';
+
+export interface LiveTrayStateOptions {
+  readonly refreshMs?: number;
+  readonly eventDelayMs?: number;
+  readonly streamRetryMs?: number;
+}
+
+interface Events {
+  change: [TrayState];
+}
+
+export class LiveTrayState extends EventEmitter<Events> {
+  readonly #refreshMs: number;
+  readonly #eventDelayMs: number;
+  readonly #streamRetryMs: number;
+  #supervisor: SupervisorState = { phase: 'stopped', reason: 'not started' };
+  #status: StatusView | undefined;
+  #resolvers: ResolversView | undefined;
+  #metrics: MetricsView | undefined;
+  #client: ControlClient | undefined;
+  #stream: StreamHandle | undefined;
+  #streamUp = false;
+  #timers = new Set<NodeJS.Timeout>();
+  #refreshTimer: NodeJS.Timeout | undefined;
+  #pollTimer: NodeJS.Timeout | undefined;
+  #lastRefresh = 0;
+  #refreshing: Promise<void> | undefined;
+  #current: TrayState = INITIAL_TRAY_STATE;
+  #currentKey = JSON.stringify(INITIAL_TRAY_STATE);
+
+  constructor(options: LiveTrayStateOptions = {}) {
+    super();
+    this.#refreshMs = options.refreshMs ?? 5000;
+    this.#eventDelayMs = options.eventDelayMs ?? 100;
+    this.#streamRetryMs = options.streamRetryMs ?? 2000;
+  }
+
+  get current(): TrayState {
+    return this.#current;
+  }
+
+  /** The supervisor's phase changed. */
+  setSupervisor(state: SupervisorState): void {
+    this.#supervisor = state;
+    if (state.phase !== 'running') this.detach();
+    this.#publish();
+  }
+
+  /** Follows a (new) running proxy through its control client. */
+  attach(client: ControlClient): void {
+    this.detach();
+    this.#client = client;
+    this.#status = undefined;
+    this.#metrics = undefined;
+    this.#openStream();
+    this.#poll();
+    void this.refresh();
+  }
+
+  /** Stops following (the proxy stopped); keeps the last resolvers for the menu. */
+  detach(): void {
+    this.#client = undefined;
+    this.#stream?.close();
+    this.#stream = undefined;
+    this.#streamUp = false;
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+    clearTimeout(this.#refreshTimer);
+    this.#refreshTimer = undefined;
+    clearTimeout(this.#pollTimer);
+    this.#pollTimer = undefined;
+    this.#status = undefined;
+    this.#metrics = undefined;
+  }
+
+  /** Fetches status, resolvers and metrics now (one at a time: calls while one runs share it). */
+  refresh(): Promise<void> {
+    this.#refreshing ??= this.#fetch().finally(() => (this.#refreshing = undefined));
+    return this.#refreshing;
+  }
+
+  async #fetch(): Promise<void> {
+    const client = this.#client;
+    if (!client) return;
+    this.#lastRefresh = Date.now();
+    const [status, resolvers, metrics] = await Promise.allSettled([client.status(), client.resolvers(), client.metrics()]);
+    if (client !== this.#client) return; // detached or replaced meanwhile
+    if (status.status === 'fulfilled') this.#status = status.value;
+    if (resolvers.status === 'fulfilled') this.#resolvers = resolvers.value;
+    if (metrics.status === 'fulfilled') this.#metrics = metrics.value;
+    this.#publish();
+  }
+
+  #publish(): void {
+    const next = trayStateFrom({ supervisor: this.#supervisor, status: this.#status, resolvers: this.#resolvers, metrics: this.#metrics });
+    const key = JSON.stringify(next);
+    if (key === this.#currentKey) return;
+    this.#current = next;
+    this.#currentKey = key;
+    this.emit('change', next);
+  }
+
+  #openStream(): void {
+    const client = this.#client;
+    if (!client) return;
+    const handle = client.stream({
+      onOpen: () => (this.#streamUp = true),
+      onBatch: (batch) => this.#onBatch(batch),
+    });
+    this.#stream = handle;
+    void handle.ended.then((err) => {
+      if (this.#stream !== handle) return;
+      this.#stream = undefined;
+      this.#streamUp = false;
+      if (err && client === this.#client) this.#after(this.#streamRetryMs, () => this.#openStream());
+    });
+  }
+
+  #onBatch(batch: StreamBatch): void {
+    const important = batch.events.some((e) => e.kind === 'state' || e.kind === 'resolver' || e.kind === 'settings');
+    const wait = important ? this.#eventDelayMs : Math.max(0, this.#lastRefresh + this.#refreshMs - Date.now());
+    if (this.#refreshTimer && !important) return;
+    clearTimeout(this.#refreshTimer);
+    this.#refreshTimer = setTimeout(() => {
+      this.#refreshTimer = undefined;
+      void this.refresh();
+    }, wait);
+  }
+
+  /** Polls only while the stream is down. */
+  #poll(): void {
+    this.#pollTimer = setTimeout(() => {
+      if (!this.#client) return;
+      if (!this.#streamUp) void this.refresh();
+      this.#poll();
+    }, this.#refreshMs);
+  }
+
+  #after(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.#timers.delete(t);
+      fn();
+    }, ms);
+    this.#timers.add(t);
+  }
+}

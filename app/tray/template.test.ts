@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import { createTemplate, MAX_LINE } from './template.js';
+import { iconForState, TRAY_ICON_STATES } from './icon-for-state.js';
+import { MAX_TOOLTIP, tooltipFor } from './tooltip.js';
+import { INITIAL_TRAY_STATE, type MenuItemSpec, type TrayState } from './types.js';
+
+const resolvers = [
+  { id: 'quad9', label: 'Quad9', medianLatencyMs: 12.4 },
+  { id: 'cloudflare', label: 'Cloudflare', medianLatencyMs: null },
+];
+
+const privateState: TrayState = {
+  privacy: 'private',
+  reason: 'authenticated TLS to dns.quad9.net',
+  resolvers,
+  activeResolverId: 'quad9',
+  proxyRunning: true,
+  p50Ms: 8.25,
+};
+
+function find(items: readonly MenuItemSpec[], id: string): MenuItemSpec | undefined {
+  for (const item of items) {
+    if ('id' in item && item.id === id) return item;
+    if (item.type === 'submenu') {
+      const inner = find(item.submenu, id);
+      if (inner) return inner;
+    }
+  }
+  return undefined;
+}
+
+describe('createTemplate', () => {
+  it('builds the whole menu as data when private', () => {
+    expect(createTemplate(privateState)).toEqual([
+      { type: 'label', id: 'status', label: 'Private DNS: on — Quad9, verified' },
+      { type: 'label', id: 'latency', label: 'Median lookup: 8.3 ms' },
+      { type: 'separator' },
+      {
+        type: 'submenu',
+        id: 'resolvers',
+        label: 'Resolver: Quad9',
+        enabled: true,
+        submenu: [
+          { type: 'radio', id: 'resolver:quad9', label: 'Quad9 — 12 ms', checked: true, enabled: true, action: { type: 'switch-resolver', id: 'quad9' } },
+          { type: 'radio', id: 'resolver:cloudflare', label: 'Cloudflare', checked: false, enabled: true, action: { type: 'switch-resolver', id: 'cloudflare' } },
+        ],
+      },
+      { type: 'normal', id: 'open-dashboard', label: 'Open dashboard', enabled: true, action: { type: 'open-dashboard' } },
+      { type: 'separator' },
+      { type: 'normal', id: 'pause', label: 'Pause private DNS', enabled: true, action: { type: 'pause' } },
+      { type: 'normal', id: 'quit', label: 'Quit dotstub', enabled: true, action: { type: 'quit' } },
+    ]);
+  });
+
+  it('says each state in plain words and shows the reason when not private', () => {
+    const line = (privacy: TrayState['privacy']): string => {
+      const items = createTemplate({ ...privateState, privacy, reason: 'port 853 timed out from this network' });
+      return (find(items, 'status') as { label: string }).label;
+    };
+    expect(line('private-unverified')).toBe('Private DNS: on — Quad9, not verified');
+    expect(line('captive')).toBe('Private DNS: paused for a hotspot sign-in');
+    expect(line('degraded')).toBe('Private DNS: off — TLS blocked, using plain DNS');
+    expect(line('blocked')).toBe('Private DNS: blocked — DNS stopped until TLS works');
+    expect(line('off')).toBe('Private DNS: off');
+    const blocked = createTemplate({ ...privateState, privacy: 'blocked', reason: 'port 853 timed out from this network' });
+    expect(find(blocked, 'reason')).toEqual({ type: 'label', id: 'reason', label: 'port 853 timed out from this network' });
+  });
+
+  it('offers Resume and disables resolver choices while the proxy is not running', () => {
+    const items = createTemplate({ ...privateState, privacy: 'off', proxyRunning: false, reason: 'paused' });
+    expect(find(items, 'status')).toEqual({ type: 'label', id: 'status', label: 'Private DNS: off — dotstub is not running' });
+    expect(find(items, 'reason')).toEqual({ type: 'label', id: 'reason', label: 'paused' });
+    expect(find(items, 'pause')).toBeUndefined();
+    expect(find(items, 'resume')).toEqual({ type: 'normal', id: 'resume', label: 'Resume private DNS', enabled: true, action: { type: 'resume' } });
+    expect(find(items, 'latency')).toBeUndefined();
+    expect(find(items, 'resolvers')).toMatchObject({ enabled: false });
+    expect(find(items, 'resolver:quad9')).toMatchObject({ enabled: false, checked: true });
+    expect(find(items, 'open-dashboard')).toMatchObject({ enabled: false });
+    expect(find(items, 'quit')).toMatchObject({ enabled: true });
+  });
+
+  it('has no resolver menu before the API has answered', () => {
+    const items = createTemplate(INITIAL_TRAY_STATE);
+    expect(find(items, 'resolvers')).toBeUndefined();
+    expect(items.map((i) => ('id' in i ? i.id : '-'))).toEqual(['status', 'reason', '-', 'open-dashboard', '-', 'resume', 'quit']);
+  });
+
+  it('clips long reasons and labels so the menu stays narrow', () => {
+    const long = 'certificate for dns.example.net was issued by an unknown CA: TLS interception? '.repeat(3);
+    const items = createTemplate({ ...privateState, privacy: 'blocked', reason: long, resolvers: [{ id: 'x', label: 'y'.repeat(200), medianLatencyMs: 1 }], activeResolverId: 'x' });
+    const reason = find(items, 'reason') as { label: string };
+    expect(reason.label.length).toBe(MAX_LINE);
+    expect(reason.label.endsWith('…')).toBe(true);
+    expect((find(items, 'resolver:x') as { label: string }).label.length).toBeLessThanOrEqual(MAX_LINE);
+  });
+
+  it('falls back to the id when the active resolver is not in the list', () => {
+    const items = createTemplate({ ...privateState, activeResolverId: 'custom:10.0.0.1:853' });
+    expect(find(items, 'status')).toMatchObject({ label: 'Private DNS: on — custom:10.0.0.1:853, verified' });
+    expect(items.filter((i) => i.type === 'radio')).toEqual([]);
+  });
+});
+
+describe('tooltipFor', () => {
+  it('says the status and the median lookup time', () => {
+    expect(tooltipFor(privateState)).toBe('dotstub — Private DNS: on — Quad9, verified · median lookup 8.3 ms');
+  });
+  it('includes the reason when not private and stays within the Windows limit', () => {
+    const t = tooltipFor({ ...privateState, privacy: 'degraded', reason: 'TLS and DoH both blocked; '.repeat(20) });
+    expect(t.startsWith('dotstub — Private DNS: off — TLS blocked, using plain DNS')).toBe(true);
+    expect(t.length).toBeLessThanOrEqual(MAX_TOOLTIP);
+  });
+  it('says when dotstub is not running', () => {
+    expect(tooltipFor({ ...INITIAL_TRAY_STATE, reason: 'paused' })).toBe('dotstub — Private DNS: off — dotstub is not running · paused');
+  });
+});
+
+describe('iconForState', () => {
+  it('has one icon per privacy state, and the hollow one while the proxy is down', () => {
+    expect(TRAY_ICON_STATES.map((privacy) => iconForState({ privacy, proxyRunning: true }))).toEqual([
+      'tray-private.png',
+      'tray-private-unverified.png',
+      'tray-captive.png',
+      'tray-degraded.png',
+      'tray-blocked.png',
+      'tray-off.png',
+    ]);
+    expect(iconForState({ privacy: 'private', proxyRunning: false })).toBe('tray-off.png');
+  });
+});

@@ -1,0 +1,53 @@
+/**
+ * The tray menu as plain data: createTemplate(state) is pure, so tests
+ * compare arrays and the Electron adapter (electron-menu.ts) stays thin.
+ * Pattern from mattermost/desktop's tray (createTemplate).
+ */
+import type { MenuItemSpec, TrayState } from './types.js';
+import { activeResolverLabel, clip, formatMs, statusLine } from './words.js';
+
+/** Longest text line in the menu: menus don't wrap, and long reasons push the menu off screen. */
+export const MAX_LINE = 60;
+
+export function resolverItemLabel(label: string, medianLatencyMs: number | null): string {
+  return medianLatencyMs === null ? label : `${label} — ${formatMs(medianLatencyMs)}`;
+}
+
+export function createTemplate(state: TrayState): MenuItemSpec[] {
+  const items: MenuItemSpec[] = [{ type: 'label', id: 'status', label: statusLine(state) }];
+  // The reason says why ("port 853 timed out from this network"); not needed when all is well.
+  if (state.reason !== '' && !(state.proxyRunning && state.privacy === 'private')) {
+    items.push({ type: 'label', id: 'reason', label: clip(state.reason, MAX_LINE) });
+  }
+  if (state.proxyRunning && state.p50Ms !== null) {
+    items.push({ type: 'label', id: 'latency', label: `Median lookup: ${formatMs(state.p50Ms)}` });
+  }
+  items.push({ type: 'separator' });
+
+  if (state.resolvers.length > 0) {
+    const active = activeResolverLabel(state);
+    items.push({
+      type: 'submenu',
+      id: 'resolvers',
+      label: active === null ? 'Resolver' : `Resolver: ${clip(active, 40)}`,
+      enabled: state.proxyRunning,
+      submenu: state.resolvers.map((r) => ({
+        type: 'radio',
+        id: `resolver:${r.id}`,
+        label: clip(resolverItemLabel(r.label, r.medianLatencyMs), MAX_LINE),
+        checked: r.id === state.activeResolverId,
+        enabled: state.proxyRunning,
+        action: { type: 'switch-resolver', id: r.id },
+      })),
+    });
+  }
+  items.push({ type: 'normal', id: 'open-dashboard', label: 'Open dashboard', enabled: state.proxyRunning, action: { type: 'open-dashboard' } });
+  items.push({ type: 'separator' });
+  items.push(
+    state.proxyRunning
+      ? { type: 'normal', id: 'pause', label: 'Pause private DNS', enabled: true, action: { type: 'pause' } }
+      : { type: 'normal', id: 'resume', label: 'Resume private DNS', enabled: true, action: { type: 'resume' } },
+  );
+  items.push({ type: 'normal', id: 'quit', label: 'Quit dotstub', enabled: true, action: { type: 'quit' } });
+  return items;
+}

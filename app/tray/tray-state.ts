@@ -1,0 +1,45 @@
+/**
+ * What the control API and the supervisor say → TrayState. Pure.
+ *
+ * While the proxy is not running, its last known resolvers stay in the
+ * state (the menu shows them, disabled) and the supervisor's words become
+ * the reason: "paused", "restarting in 2 s (exited with code 1: …)".
+ */
+import type { MetricsView, ResolversView, StatusView } from '../../proxy/control/api-types.js';
+import type { SupervisorState } from '../supervisor.js';
+import type { TrayResolver, TrayState } from './types.js';
+
+export interface TrayInputs {
+  readonly supervisor: SupervisorState;
+  readonly status?: StatusView | undefined;
+  readonly resolvers?: ResolversView | undefined;
+  readonly metrics?: MetricsView | undefined;
+}
+
+export function supervisorReason(s: SupervisorState): string {
+  switch (s.phase) {
+    case 'stopped':
+      return s.reason;
+    case 'starting':
+      return s.attempt > 1 ? `starting dotstub (attempt ${s.attempt})` : 'starting dotstub';
+    case 'restarting':
+      return `dotstub stopped (${s.lastExit}); restarting in ${Math.max(1, Math.round(s.delayMs / 1000))} s`;
+    case 'failed':
+      return s.reason;
+    case 'running':
+      return '';
+  }
+}
+
+export function trayStateFrom(input: TrayInputs): TrayState {
+  const resolvers: TrayResolver[] = (input.resolvers?.resolvers ?? []).map((r) => ({ id: r.id, label: r.label, medianLatencyMs: r.medianLatencyMs }));
+  const activeResolverId = input.status?.resolver.id ?? input.resolvers?.active ?? null;
+  if (input.supervisor.phase !== 'running') {
+    return { privacy: 'off', reason: supervisorReason(input.supervisor), resolvers, activeResolverId, proxyRunning: false, p50Ms: null };
+  }
+  if (!input.status) {
+    return { privacy: 'off', reason: 'waiting for dotstub to answer', resolvers, activeResolverId, proxyRunning: true, p50Ms: null };
+  }
+  const p50 = activeResolverId === null ? null : (input.metrics?.latency[activeResolverId]?.last1m.p50 ?? null);
+  return { privacy: input.status.state, reason: input.status.reason, resolvers, activeResolverId, proxyRunning: true, p50Ms: p50 };
+}

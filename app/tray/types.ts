@@ -1,0 +1,62 @@
+/**
+ * The tray's data: what it shows (TrayState) and the menu as plain data
+ * (MenuItemSpec). No Electron here; electron-menu.ts turns specs into a Menu.
+ */
+import type { PrivacyState } from '../../proxy/control/api-types.js';
+
+export type { PrivacyState };
+
+export interface TrayResolver {
+  readonly id: string;
+  readonly label: string;
+  /** Median latency over the last 5 minutes (ResolverView.medianLatencyMs); null if no answers yet. */
+  readonly medianLatencyMs: number | null;
+}
+
+export interface TrayState {
+  /** The proxy's privacy state; 'off' whenever the proxy is not running. */
+  readonly privacy: PrivacyState;
+  /** Plain words from the proxy (or the supervisor, when the proxy is not running). */
+  readonly reason: string;
+  readonly resolvers: readonly TrayResolver[];
+  /** null until the control API has answered once. */
+  readonly activeResolverId: string | null;
+  /** The supervised proxy is up and its control API reachable. */
+  readonly proxyRunning: boolean;
+  /** Median latency of the active resolver over the last minute, ms. */
+  readonly p50Ms: number | null;
+}
+
+/** What a menu item does, as data: tests compare these, the adapter dispatches them. */
+export type TrayAction =
+  | { readonly type: 'switch-resolver'; readonly id: string }
+  | { readonly type: 'open-dashboard' }
+  | { readonly type: 'pause' }
+  | { readonly type: 'resume' }
+  | { readonly type: 'quit' };
+
+/** A subset of Electron's MenuItemConstructorOptions, as plain data. */
+export type MenuItemSpec =
+  | { readonly type: 'separator' }
+  /** Text only (status lines): never clickable. */
+  | { readonly type: 'label'; readonly id: string; readonly label: string }
+  | { readonly type: 'normal'; readonly id: string; readonly label: string; readonly enabled: boolean; readonly action: TrayAction }
+  | {
+      readonly type: 'radio';
+      readonly id: string;
+      readonly label: string;
+      readonly checked: boolean;
+      readonly enabled: boolean;
+      readonly action: TrayAction;
+    }
+  | { readonly type: 'submenu'; readonly id: string; readonly label: string; readonly enabled: boolean; readonly submenu: readonly MenuItemSpec[] };
+
+/** Before the proxy has answered: nothing known yet. */
+export const INITIAL_TRAY_STATE: TrayState = {
+  privacy: 'off',
+  reason: 'starting dotstub',
+  resolvers: [],
+  activeResolverId: null,
+  proxyRunning: false,
+  p50Ms: null,
+};

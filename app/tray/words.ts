@@ -1,0 +1,44 @@
+/**
+ * State → plain words, shared by the menu's status line and the tooltip so
+ * both say the same thing.
+ */
+import type { TrayState } from './types.js';
+
+export function activeResolverLabel(state: TrayState): string | null {
+  if (state.activeResolverId === null) return null;
+  return state.resolvers.find((r) => r.id === state.activeResolverId)?.label ?? state.activeResolverId;
+}
+
+export function formatMs(ms: number): string {
+  if (ms < 10) return `${ms.toFixed(1)} ms`;
+  return `${Math.round(ms)} ms`;
+}
+
+/** Shortens to `max` characters with an ellipsis (tray menus don't wrap). */
+export function clip(text: string, max: number): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  return t.length <= max ? t : `${t.slice(0, max - 1).trimEnd()}…`;
+}
+
+/**
+ * One line: "Private DNS: on — Quad9, verified". Says what protects the
+ * user's DNS right now, not how the proxy works.
+ */
+export function statusLine(state: TrayState): string {
+  const resolver = activeResolverLabel(state);
+  if (!state.proxyRunning) return 'Private DNS: off — dotstub is not running';
+  switch (state.privacy) {
+    case 'private':
+      return `Private DNS: on — ${resolver ?? 'resolver'}, verified`;
+    case 'private-unverified':
+      return `Private DNS: on — ${resolver ?? 'resolver'}, not verified`;
+    case 'captive':
+      return 'Private DNS: paused for a hotspot sign-in';
+    case 'degraded':
+      return 'Private DNS: off — TLS blocked, using plain DNS';
+    case 'blocked':
+      return 'Private DNS: blocked — DNS stopped until TLS works';
+    case 'off':
+      return 'Private DNS: off';
+  }
+}
