@@ -30,7 +30,8 @@ function useRoute(): Route {
 }
 
 function LinkIndicator() {
-  const { link, linkError } = useDashboard();
+  const link = useDashboard((s) => s.link);
+  const linkError = useDashboard((s) => s.linkError);
   const text =
     link === 'live' ? 'Live' : link === 'connecting' ? 'Connecting…' : link === 'unauthorized' ? 'Not signed in' : 'Reconnecting…';
   return (
@@ -113,7 +114,8 @@ function View({ route }: { route: Route }) {
 
 export function App() {
   const route = useRoute();
-  const { link, linkError } = useDashboard();
+  const link = useDashboard((s) => s.link);
+  const linkError = useDashboard((s) => s.linkError);
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
 

@@ -140,7 +140,8 @@ const REUSE_RANGE: [number, number] = [0, 100];
 /** The four charts: latency histogram, p50/p95 over time, queries per second, reuse over time. */
 export function Charts() {
   const store = useStore();
-  const { metrics, logVersion } = useDashboard();
+  const metrics = useDashboard((s) => s.metrics);
+  const hasLog = useDashboard((s) => s.logVersion > 0);
   const p = usePalette();
   const [summary, setSummary] = useState<LatencySummary>(() => latencySummary(new Float64Array()));
 
@@ -153,7 +154,7 @@ export function Charts() {
   useEffect(() => {
     setSummary(latencySummary(recentLatencies(store.queries, Date.now(), 5 * 60_000)));
     // logVersion: the first batch after load shows at once rather than a second later.
-  }, [tick, store, logVersion === 0]);
+  }, [tick, store, hasLog]);
 
   const cols = useMemo(() => seriesColumns(metrics?.series ?? []), [metrics]);
   const latencyLines = useMemo(

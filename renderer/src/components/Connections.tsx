@@ -10,7 +10,7 @@ export function resolverLabel(resolvers: readonly ResolverView[] | undefined, id
 
 /** The connection-hit gauges: the T-DNS paper's measure of how well reuse works. */
 export function HitGauges() {
-  const { metrics } = useDashboard();
+  const metrics = useDashboard((s) => s.metrics);
   return (
     <div className="gauges">
       <Gauge
@@ -61,7 +61,9 @@ function ConnectionRow({ c, resolvers, age }: { c: ConnectionView; resolvers: re
 
 /** Every open connection, live: resolver, age, queries carried, in flight, handshake, TLS, keepalive. */
 export function ConnectionsTable() {
-  const { connections, connectionsAt, resolvers } = useDashboard();
+  const connections = useDashboard((s) => s.connections);
+  const connectionsAt = useDashboard((s) => s.connectionsAt);
+  const resolvers = useDashboard((s) => s.resolvers);
   const now = useNow(1000);
   const elapsed = connectionsAt ? Math.max(0, now - connectionsAt) : 0;
   return (
@@ -98,7 +100,8 @@ export function ConnectionsTable() {
 
 /** Counters that explain the cost of privacy: handshakes, reordering, retries, padding. */
 export function ConnectionStats() {
-  const { metrics, counters } = useDashboard();
+  const metrics = useDashboard((s) => s.metrics);
+  const counters = useDashboard((s) => s.counters);
   const items: [string, string, string][] = [
     ['Full handshakes', formatCount(metrics?.handshakes.full ?? counters?.handshakesFull ?? 0), 'New TLS sessions (3 round trips with TLS 1.3)'],
     ['Resumed handshakes', formatCount(metrics?.handshakes.resumed ?? counters?.handshakesResumed ?? 0), 'Reconnects that skipped the key exchange'],

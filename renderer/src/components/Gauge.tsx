@@ -21,11 +21,13 @@ export function Gauge({ label, value, caption }: { label: string; value: number 
     >
       <svg viewBox="0 0 128 74" aria-hidden="true">
         <path className="gauge-track" d="M 12 66 A 52 52 0 0 1 116 66" />
+        {v > 0 && (
         <path
           className="gauge-value"
           d="M 12 66 A 52 52 0 0 1 116 66"
           strokeDasharray={`${circumference * v} ${circumference}`}
         />
+        )}
       </svg>
       <div className="gauge-number">{value === null ? '—' : formatPercent(value)}</div>
       <figcaption>

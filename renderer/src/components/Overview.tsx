@@ -18,7 +18,12 @@ function Tile({ label, value, sub }: { label: string; value: ReactNode; sub?: Re
 
 /** At a glance: what privacy costs (latency, handshakes) and how well connections are reused. */
 export function Overview() {
-  const { status, statusAt, metrics, counters, inFlight, connections } = useDashboard();
+  const status = useDashboard((s) => s.status);
+  const statusAt = useDashboard((s) => s.statusAt);
+  const metrics = useDashboard((s) => s.metrics);
+  const counters = useDashboard((s) => s.counters);
+  const inFlight = useDashboard((s) => s.inFlight);
+  const connections = useDashboard((s) => s.connections);
   const now = useNow(1000);
   const lat = status ? metrics?.latency[status.resolver.id] : undefined;
   const last = metrics?.series.at(-1);

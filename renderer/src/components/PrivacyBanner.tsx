@@ -5,7 +5,7 @@ import { Icon } from './Icon.js';
 
 /** Is my DNS private? The state in words, with its reason and what leaves the machine. */
 export function PrivacyBanner() {
-  const { status } = useDashboard();
+  const status = useDashboard((s) => s.status);
   const now = useNow(1000);
   if (!status) {
     return (

@@ -10,6 +10,7 @@ import { resolverLabel } from './Connections.js';
 import { Icon } from './Icon.js';
 
 const ROW_HEIGHT = 32;
+const rowHeight = (): number => ROW_HEIGHT;
 const COMMON_TYPES = ['A', 'AAAA', 'CNAME', 'HTTPS', 'MX', 'NS', 'PTR', 'SOA', 'SRV', 'TXT'];
 const COMMON_RCODES = ['NOERROR', 'NXDOMAIN', 'SERVFAIL', 'REFUSED', 'FORMERR'];
 
@@ -78,7 +79,12 @@ const Row = memo(function Row({ r, id, index, top, active, selected, slowUs, res
 /** The live query log: virtualised (100,000 rows), filterable, pausable; a row opens its timing breakdown. */
 export function QueryLog() {
   const store = useStore();
-  const snap = useDashboard();
+  const logVersion = useDashboard((s) => s.logVersion);
+  const resolverViews = useDashboard((s) => s.resolvers);
+  const seenTypes = useDashboard((s) => s.types);
+  const seenRcodes = useDashboard((s) => s.rcodes);
+  const skipped = useDashboard((s) => s.skipped);
+  const recordNames = useDashboard((s) => s.settings?.recordNames ?? true);
   const uid = useId();
   const [filter, setFilter] = useState<QueryFilter>(EMPTY_FILTER);
   // Typing in the name box re-filters 100k rows; let keystrokes win.
@@ -100,7 +106,7 @@ export function QueryLog() {
   }
   // Cheap: only records pushed since the last render are tested.
   idx.sync(store.queries);
-  void snap.logVersion;
+  void logVersion;
 
   const end = pausedAt === null ? idx.end : idx.endBefore(pausedAt);
   const count = Math.max(0, end - idx.start);
@@ -110,9 +116,10 @@ export function QueryLog() {
   const virtualizer = useVirtualizer({
     count,
     getScrollElement: () => scrollRef.current,
-    estimateSize: () => ROW_HEIGHT,
-    overscan: 12,
-    getItemKey: (i) => abs(i) ?? `gone-${i}`,
+    estimateSize: rowHeight,
+    overscan: 6,
+    // Index keys: a custom getItemKey would make the virtualizer re-key all
+    // 100,000 rows on every render (every scroll frame).
   });
 
   // Newest rows arrive at the top: if the reader has scrolled down, keep
@@ -130,10 +137,10 @@ export function QueryLog() {
     if (activeIndex >= count && count > 0) setActiveIndex(count - 1);
   }, [count, activeIndex]);
 
-  const resolvers: readonly ResolverView[] | undefined = snap.resolvers?.resolvers;
+  const resolvers: readonly ResolverView[] | undefined = resolverViews?.resolvers;
   const slowUs = filter.slowMs * 1000;
-  const types = union(COMMON_TYPES, snap.types);
-  const rcodes = union(COMMON_RCODES, snap.rcodes);
+  const types = useMemo(() => union(COMMON_TYPES, seenTypes), [seenTypes]);
+  const rcodes = useMemo(() => union(COMMON_RCODES, seenRcodes), [seenRcodes]);
 
   const pick = (i: number): void => {
     setActiveIndex(i);
@@ -268,10 +275,10 @@ export function QueryLog() {
               </span>
             )}
           </span>
-          {snap.skipped > 0 && (
-            <span className="muted">· {formatCount(snap.skipped)} not streamed under load (they are in the export)</span>
+          {skipped > 0 && (
+            <span className="muted">· {formatCount(skipped)} not streamed under load (they are in the export)</span>
           )}
-          {snap.settings?.recordNames === false && <span className="muted">· Names are not being recorded (Settings)</span>}
+          {!recordNames && <span className="muted">· Names are not being recorded (Settings)</span>}
           <span className="toolbar-spacer" />
           <span className="export" role="group" aria-label="Export the query log with these filters">
             <span aria-hidden="true">Export</span>

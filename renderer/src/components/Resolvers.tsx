@@ -20,7 +20,8 @@ function connectionSummary(c: ConnectionView | null): string {
 
 /** Presets and custom resolvers, each with its recent median latency; switch without dropping a query. */
 export function ResolverSwitcher() {
-  const { resolvers, connections } = useDashboard();
+  const resolvers = useDashboard((s) => s.resolvers);
+  const connections = useDashboard((s) => s.connections);
   const store = useStore();
   const [sw, setSw] = useState<SwitchState>({ phase: 'idle' });
   const [removing, setRemoving] = useState<string | null>(null);

@@ -7,7 +7,7 @@ import { Icon } from './Icon.js';
 
 /** The proxy's settings with inline validation; the API checks again and its messages win. */
 export function SettingsForm() {
-  const { settings } = useDashboard();
+  const settings = useDashboard((s) => s.settings);
   if (!settings) return <p className="muted">Loading settings…</p>;
   return <SettingsEditor saved={settings} />;
 }

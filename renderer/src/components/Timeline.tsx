@@ -17,7 +17,8 @@ const KINDS: { value: Kind; label: string }[] = [
 
 /** Connection opens/closes, resumptions, resets and privacy-state changes, newest first. */
 export function Timeline({ limit }: { limit?: number }) {
-  const { events, resolvers } = useDashboard();
+  const events = useDashboard((s) => s.events);
+  const resolvers = useDashboard((s) => s.resolvers);
   const [kind, setKind] = useState<Kind>('all');
   const [hideKeepalive, setHideKeepalive] = useState(true);
   const lines = useMemo(() => {

@@ -50,7 +50,7 @@ describe('describeEvent', () => {
       event: { state: 'blocked', previous: 'private', reason: 'port 853 timed out from this network', at: 3, resolverId: 'quad9' },
     });
     expect(l.title).toBe('Privacy: Private → Blocked');
-    expect(l.detail).toBe('port 853 timed out from this network');
+    expect(l.detail).toBe('Port 853 timed out from this network.');
     expect(l.tone).toBe('danger');
   });
 
@@ -61,6 +61,13 @@ describe('describeEvent', () => {
         names,
       ).title,
     ).toBe('Could not connect to Lab resolver at 127.0.0.1:1');
+    expect(
+      describeEvent({ kind: 'connection', event: { type: 'connect-failed', at: 1, resolverId: 'lab', address: 'a', code: 'X', message: 'refused', retryInMs: 250 } })
+        .detail,
+    ).toBe('Refused. Retrying in 250 ms.');
+    expect(
+      describeEvent({ kind: 'state', event: { state: 'blocked', previous: 'blocked', reason: 'r', at: 1, resolverId: 'q' } }).title,
+    ).toBe('Privacy: still Blocked');
     expect(describeEvent({ kind: 'resolver', at: 1, from: 'quad9', to: 'lab' }, names).title).toBe('Resolver switched from Quad9 to Lab resolver');
     expect(describeEvent({ kind: 'settings', at: 1, changed: ['padding', 'recordNames'] }).detail).toBe('padding, recordNames');
   });

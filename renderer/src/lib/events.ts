@@ -1,7 +1,7 @@
 /** Timeline events → plain words. Pure: the timeline component only lays these out. */
 import type { TimelineEvent } from '../../../proxy/control/api-types.js';
 import { formatAge, formatLatencyMs } from './format.js';
-import { stateText, type Tone } from './banner.js';
+import { sentence, stateText, type Tone } from './banner.js';
 
 export type EventIcon = 'plug' | 'resume' | 'unplug' | 'heart' | 'error' | 'state' | 'switch' | 'gear';
 
@@ -20,6 +20,10 @@ export function eventTime(e: TimelineEvent): number {
 
 /** resolver id → label, for readable lines; falls back to the id. */
 export type ResolverNames = (id: string) => string;
+
+function formatRetry(ms: number): string {
+  return ms < 1000 ? `${Math.max(0, Math.round(ms))} ms` : formatAge(ms);
+}
 
 export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => id): EventLine {
   const at = eventTime(e);
@@ -77,7 +81,7 @@ export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => i
             icon: 'error',
             tone: 'danger',
             title: `Could not connect to ${names(c.resolverId)} at ${c.address}`,
-            detail: `${c.message} (${c.code}) · retrying in ${formatAge(c.retryInMs)}`,
+            detail: `${sentence(c.message)} Retrying in ${formatRetry(c.retryInMs)}.`,
           };
       }
       break;
@@ -90,8 +94,8 @@ export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => i
         kind: e.kind,
         icon: 'state',
         tone: t.tone,
-        title: `Privacy: ${stateText(s.previous).label} → ${t.label}`,
-        detail: s.reason,
+        title: s.previous === s.state ? `Privacy: still ${t.label}` : `Privacy: ${stateText(s.previous).label} → ${t.label}`,
+        detail: sentence(s.reason),
       };
     }
     case 'resolver':

@@ -9,9 +9,14 @@ export function useStore(): DashboardStore {
   return store;
 }
 
-export function useDashboard(): DashboardSnapshot {
+/**
+ * One slice of the dashboard's state. Components re-render only when their
+ * slice changes (by reference), not on every batch: select fields, not
+ * objects built in the selector.
+ */
+export function useDashboard<T>(select: (s: DashboardSnapshot) => T): T {
   const store = useStore();
-  return useSyncExternalStore(store.subscribe, store.getSnapshot);
+  return useSyncExternalStore(store.subscribe, () => select(store.getSnapshot()));
 }
 
 /** Date.now(), refreshed every `intervalMs` (for ages and uptimes). */
