@@ -1,0 +1,279 @@
+/**
+ * The stub proxies under test, each started from our own config file in a
+ * temporary directory, listening for UDP on a free 127.0.0.1 port and
+ * forwarding over DoT to the shared upstream unbound. Never the system
+ * services, never port 53.
+ *
+ * Every child started here is tracked in `live` so that `stopAll()` (on
+ * error or Ctrl-C) leaves nothing running.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import dgram from 'node:dgram';
+import fs from 'node:fs';
+import path from 'node:path';
+import dnsPacket from 'dns-packet';
+import { freePort, type UnboundServer } from '../test-support/unbound.js';
+
+export const PEER_NAMES = ['dotstub', 'stubby', 'dnsdist', 'unbound-fwd'] as const;
+export type PeerName = (typeof PEER_NAMES)[number];
+
+export interface Peer {
+  readonly name: PeerName;
+  readonly port: number;
+  readonly pid: number;
+  /** What makes this peer's numbers differ in kind from the others (cache, padding, threads). */
+  readonly notes: string;
+  /** The last lines the process wrote to stderr/stdout, for error messages. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export interface PeerContext {
+  readonly upstream: UnboundServer;
+  /** Temporary directory for config files; removed by the caller. */
+  readonly dir: string;
+  /** Repository root, where bin/dotstub.js lives. */
+  readonly root: string;
+  /** Extra node flags for dotstub, e.g. --cpu-prof. */
+  readonly nodeFlags?: readonly string[];
+}
+
+export class PeerStartError extends Error {
+  readonly code = 'BENCH_PEER_START';
+}
+
+const live = new Set<ChildProcess>();
+
+/** Kills every child this module started (SIGTERM, then SIGKILL after 3 s). */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...live].map((c) => terminate(c)));
+}
+
+async function terminate(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    live.delete(child);
+    return;
+  }
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const t = setTimeout(() => child.kill('SIGKILL'), 3000);
+  await exited;
+  clearTimeout(t);
+  live.delete(child);
+}
+
+function launch(name: PeerName, port: number, notes: string, cmd: string, args: readonly string[], cwd: string): Peer {
+  const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  let tail = '';
+  const keep = (d: Buffer): void => {
+    tail = (tail + d.toString()).slice(-4000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  if (child.pid === undefined) throw new PeerStartError(`${name}: could not start ${cmd}`);
+  return { name, port, pid: child.pid, notes, output: () => tail, stop: () => terminate(child) };
+}
+
+/** Resolves once `port` answers `n0.test A` over UDP with NOERROR (so the TLS connection upstream works). */
+export async function waitReady(peer: Peer, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const sock = dgram.createSocket('udp4');
+  try {
+    await new Promise<void>((resolve, reject) => {
+      sock.once('error', reject);
+      sock.bind(0, '127.0.0.1', () => resolve());
+    });
+    let id = 1;
+    for (;;) {
+      if (Date.now() > deadline) {
+        throw new PeerStartError(`${peer.name} did not answer on 127.0.0.1:${peer.port} within ${timeoutMs} ms:\n${peer.output().trim()}`);
+      }
+      id = (id + 1) & 0xffff;
+      const query = dnsPacket.encode({ type: 'query', id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'A', name: 'n0.test' }] });
+      const ok = await new Promise<boolean>((resolve) => {
+        const t = setTimeout(() => done(false), 300);
+        const onMessage = (msg: Buffer): void => {
+          try {
+            const a = dnsPacket.decode(msg);
+            // RCODE is the low 4 bits of the flags word; 0 is NOERROR.
+            if (a.id === id) done(((a.flags ?? 0) & 0x0f) === 0 && (a.answers?.length ?? 0) > 0);
+          } catch {
+            // not a DNS message: keep waiting
+          }
+        };
+        const done = (v: boolean): void => {
+          clearTimeout(t);
+          sock.off('message', onMessage);
+          resolve(v);
+        };
+        sock.on('message', onMessage);
+        sock.send(query, peer.port, '127.0.0.1');
+      });
+      if (ok) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    sock.close();
+  }
+}
+
+function write(dir: string, file: string, text: string): string {
+  const p = path.join(dir, file);
+  fs.writeFileSync(p, text);
+  return p;
+}
+
+/**
+ * Flags that keep a benchmarked dotstub to itself, if this build has them:
+ * no control API (its fixed default port could be shared with a dashboard
+ * someone else has open, whose live stream would cost CPU per query) and a
+ * config dir of its own (never the user's saved settings).
+ */
+function isolationFlags(ctx: PeerContext, cli: string): string[] {
+  let help = '';
+  try {
+    help = execFileSync(process.execPath, [cli, '--help'], { encoding: 'utf8', timeout: 10_000 });
+  } catch {
+    // an old build without --help: run it with the basic flags only
+  }
+  const flags: string[] = [];
+  if (help.includes('--no-control')) flags.push('--no-control');
+  if (help.includes('--config-dir')) {
+    const dir = path.join(ctx.dir, 'dotstub-config');
+    fs.mkdirSync(dir, { recursive: true });
+    flags.push('--config-dir', dir);
+  }
+  return flags;
+}
+
+async function startDotstub(ctx: PeerContext): Promise<Peer> {
+  const port = await freePort();
+  const cli = path.join(ctx.root, 'bin', 'dotstub.js');
+  const args = [
+    ...(ctx.nodeFlags ?? []),
+    cli,
+    '--listen', `127.0.0.1:${port}`,
+    '--resolver', ctx.upstream.resolverArg,
+    '--ca', ctx.upstream.pki.caFile,
+    ...isolationFlags(ctx, cli),
+  ];
+  return launch('dotstub', port, 'no cache; pads (RFC 8467); pool of 1 connection; control API off', process.execPath, args, ctx.root);
+}
+
+async function startStubby(ctx: PeerContext): Promise<Peer> {
+  const port = await freePort();
+  const dir = path.join(ctx.dir, 'stubby');
+  fs.mkdirSync(dir, { recursive: true });
+  const conf = write(
+    dir,
+    'stubby.yml',
+    [
+      'resolution_type: GETDNS_RESOLUTION_STUB',
+      'dns_transport_list:',
+      '  - GETDNS_TRANSPORT_TLS',
+      'tls_authentication: GETDNS_AUTHENTICATION_REQUIRED',
+      'tls_query_padding_blocksize: 128',
+      'edns_client_subnet_private: 1',
+      'idle_timeout: 10000',
+      'round_robin_upstreams: 0',
+      `appdata_dir: "${dir}"`,
+      `tls_ca_file: "${ctx.upstream.pki.caFile}"`,
+      'listen_addresses:',
+      `  - 127.0.0.1@${port}`,
+      'upstream_recursive_servers:',
+      '  - address_data: 127.0.0.1',
+      `    tls_port: ${ctx.upstream.port}`,
+      `    tls_auth_name: "${ctx.upstream.pki.authName}"`,
+      '',
+    ].join('\n'),
+  );
+  return launch('stubby', port, 'no cache; pads (128)', '/usr/bin/stubby', ['-C', conf, '-v', process.env.STUBBY_LOG ?? '3'], dir);
+}
+
+async function startDnsdist(ctx: PeerContext): Promise<Peer> {
+  const port = await freePort();
+  const dir = path.join(ctx.dir, 'dnsdist');
+  fs.mkdirSync(dir, { recursive: true });
+  const conf = write(
+    dir,
+    'dnsdist.conf',
+    [
+      `setLocal("127.0.0.1:${port}")`,
+      'setACL({"127.0.0.0/8"})',
+      // No security polling (it would query the internet), no console, no carbon.
+      'setSecurityPollSuffix("")',
+      `newServer({address="127.0.0.1:${ctx.upstream.port}", tls="openssl", subjectName="${ctx.upstream.pki.authName}",` +
+        ` caStore="${ctx.upstream.pki.caFile}", validateCertificates=true, checkName="n0.test.", checkInterval=5,` +
+        // Without maxInFlight dnsdist sends one query at a time per backend connection and opens dozens of them.
+        ' maxInFlight=1000})',
+      '',
+    ].join('\n'),
+  );
+  return launch('dnsdist', port, 'no cache (none configured); no padding; maxInFlight 1000', '/usr/bin/dnsdist', ['--supervised', '--disable-syslog', '-C', conf], dir);
+}
+
+async function startUnboundForwarder(ctx: PeerContext): Promise<Peer> {
+  const port = await freePort();
+  const dir = path.join(ctx.dir, 'unbound-fwd');
+  fs.mkdirSync(dir, { recursive: true });
+  const conf = write(
+    dir,
+    'unbound.conf',
+    [
+      'server:',
+      '  verbosity: 0',
+      '  username: ""',
+      '  chroot: ""',
+      `  directory: "${dir}"`,
+      `  pidfile: "${dir}/unbound.pid"`,
+      '  use-syslog: no',
+      '  do-daemonize: no',
+      `  interface: 127.0.0.1@${port}`,
+      '  do-ip6: no',
+      '  access-control: 127.0.0.0/8 allow',
+      '  module-config: "iterator"',
+      '  num-threads: 1',
+      '  so-reuseport: no',
+      '  outgoing-range: 256',
+      '  do-not-query-localhost: no',
+      '  qname-minimisation: no',
+      // dotstub has no cache yet: cap every TTL at 0 so each query goes upstream too.
+      '  cache-max-ttl: 0',
+      '  cache-max-negative-ttl: 0',
+      '  prefetch: no',
+      '  serve-expired: no',
+      // test. is one of unbound's built-in empty zones (RFC 6761); forward it like any other name.
+      '  local-zone: "test." nodefault',
+      `  tls-cert-bundle: "${ctx.upstream.pki.caFile}"`,
+      'forward-zone:',
+      '  name: "."',
+      `  forward-addr: 127.0.0.1@${ctx.upstream.port}#${ctx.upstream.pki.authName}`,
+      '  forward-tls-upstream: yes',
+      'remote-control:',
+      '  control-enable: no',
+      '',
+    ].join('\n'),
+  );
+  return launch('unbound-fwd', port, 'cache neutralised (cache-max-ttl 0); 1 thread', '/usr/sbin/unbound', ['-d', '-c', conf], dir);
+}
+
+const starters: Record<PeerName, (ctx: PeerContext) => Promise<Peer>> = {
+  dotstub: startDotstub,
+  stubby: startStubby,
+  dnsdist: startDnsdist,
+  'unbound-fwd': startUnboundForwarder,
+};
+
+/** Starts one peer and waits until it answers through the upstream. */
+export async function startPeer(name: PeerName, ctx: PeerContext): Promise<Peer> {
+  const peer = await starters[name](ctx);
+  try {
+    await waitReady(peer);
+  } catch (err) {
+    await peer.stop();
+    throw err;
+  }
+  return peer;
+}
