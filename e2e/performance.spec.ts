@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * The dashboard under load: 1,000 queries per second from dnsperf through
  * the real proxy, and a log of 100,000 rows. Frame timing is measured in the
@@ -27,7 +28,7 @@ async function measureFrames(page: Page, ms: number, scrollPxPerSec = 0): Promis
         let longTasks = 0;
         const obs = new PerformanceObserver((list) => (longTasks += list.getEntries().length));
         try {
-          obs.observe({ type: 'longtask', buffered: false });
+          obs.observe({ entryTypes: ['longtask'] });
         } catch {
           // longtask timing not available: count stays 0
         }

@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * Screenshots of every main view, light and dark, against real traffic:
  * e2e/screenshots/<view>-<scheme>.png. They are for people to look at; the
@@ -34,13 +35,23 @@ test('screenshots of each main view, light and dark', async ({ lab, dashboard, p
     lab.digMany(['missing.test', 'which.test', 'big.test'], round % 2 ? 'TXT' : 'A');
     await page.waitForTimeout(400);
   }
+  // A switch and back, so the timeline and connections show real history.
+  await dashboard.switchResolver('Lab resolver B');
+  await expect(dashboard.page.getByText(/Now using Lab resolver B/)).toBeVisible();
+  lab.digMany(names.slice(0, 20));
+  await dashboard.switchResolver('dns.test (127.0.0.1)');
+  await expect(dashboard.page.getByText(/Now using dns\.test/)).toBeVisible();
+  lab.digMany(names.slice(20, 50));
   await expect(dashboard.liveIndicator).toHaveText('Live');
 
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
     for (const view of VIEWS) {
       await dashboard.goTo(view);
-      if (view === 'Queries') await dashboard.openQuery('which.test');
+      if (view === 'Queries') {
+        lab.dig('which.test');
+        await dashboard.openQuery('which.test');
+      }
       await shoot(page, `${view.toLowerCase()}-${scheme}`);
     }
   }
