@@ -1,3 +1,4 @@
+import path from 'node:path';
 import fs from 'node:fs';
 import { expect, test } from './support/fixtures.js';
 
@@ -108,7 +109,7 @@ test.describe('dashboard against the real proxy and unbound', () => {
     await expect(dashboard.banner).toContainText('DNS is stopped to keep it private');
     await expect(dashboard.banner.getByTestId('banner-reason')).toContainText(/retrying/);
     await expect(dashboard.banner.getByTestId('banner-leaves')).toContainText(/^Nothing/);
-    await dashboard.page.screenshot({ path: 'e2e/screenshots/banner-blocked-light.png' });
+    await dashboard.page.screenshot({ path: path.join(import.meta.dirname, 'screenshots', 'banner-blocked-light.png') });
 
     await lab.restartUpstream();
     await expect(dashboard.banner).toHaveAttribute('data-state', 'private', { timeout: 30_000 });
