@@ -26,11 +26,12 @@ import {
   ConnectionClosedError,
   ConnectTimeoutError,
   PinMismatchError,
+  QuestionMismatchError,
   type DotstubError,
 } from './errors.js';
 import { FrameReader } from './framing.js';
 import type { ResolverSpec } from './resolvers.js';
-import { parseUpstreamAnswer, sameQuestion, type QuestionKey, type UpstreamAnswer } from './wire.js';
+import { readUpstreamAnswer, type QuestionKey, type UpstreamAnswer, type UpstreamQuestion } from './wire.js';
 
 export type AuthMode = 'strict' | 'opportunistic';
 
@@ -78,18 +79,32 @@ export interface CloseInfo {
   readonly wasOpen: boolean;
 }
 
-/** `writtenAt` is when the query left for the resolver (after any handshake wait). */
-export type AnswerCallback = (err: DotstubError | null, answer?: UpstreamAnswer, raw?: Buffer, writtenAt?: number) => void;
+/**
+ * Called once per query with its context: an answer, or the error that ended
+ * it. `writtenAt` is performance.now() when the query left for the resolver
+ * (after any handshake wait). One shared handler plus a context per query
+ * keeps the hot path free of per-query closures.
+ */
+export type AnswerHandler<T> = (
+  ctx: T,
+  conn: DotConnection,
+  upstreamId: number,
+  err: DotstubError | null,
+  answer: UpstreamAnswer | undefined,
+  writtenAt: number,
+) => void;
 
 interface Pending {
-  readonly question: QuestionKey;
-  readonly callback: AnswerCallback;
+  readonly question: UpstreamQuestion;
+  readonly handler: AnswerHandler<unknown>;
+  readonly ctx: unknown;
   /** performance.now() when the bytes were handed to the socket (0 while held). */
   writtenAt: number;
   readonly wire: Buffer;
 }
 
 export interface SendInfo {
+  readonly connection: DotConnection;
   /** This connection's ID for the query on the wire. */
   readonly upstreamId: number;
   /** The connection was already authenticated and open: no handshake wait (the T-DNS "hit"). */
@@ -269,7 +284,7 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
    * connection can't take it (closed, draining or at its cap): the caller
    * picks another connection or answers SERVFAIL.
    */
-  send(wire: Buffer, question: QuestionKey, callback: AnswerCallback): SendInfo | null {
+  send<T>(wire: Buffer, question: UpstreamQuestion, handler: AnswerHandler<T>, ctx: T): SendInfo | null {
     if (!this.available) return null;
     let id = this.#nextId;
     while (this.#pending.has(id)) id = (id + 1) & 0xffff;
@@ -278,13 +293,13 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
     framed.writeUInt16BE(wire.length, 0);
     wire.copy(framed, 2);
     framed.writeUInt16BE(id, 2);
-    const pending: Pending = { question, callback, writtenAt: 0, wire: framed };
+    const pending: Pending = { question, handler: handler as AnswerHandler<unknown>, ctx, writtenAt: 0, wire: framed };
     this.#pending.set(id, pending);
     this.#queriesCarried++;
     const reused = this.#state === 'open';
     // Before authentication the query waits in the map (writtenAt 0n); ready flushes it.
     if (reused) this.#write(pending);
-    return { upstreamId: id, reused, depth: this.#pending.size };
+    return { connection: this, upstreamId: id, reused, depth: this.#pending.size };
   }
 
   /** Takes a query back (its deadline passed); a late answer is then ignored. */
@@ -410,22 +425,18 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
     if (!pending) return; // late answer to a cancelled query, or a bogus ID
     let answer: UpstreamAnswer;
     try {
-      answer = parseUpstreamAnswer(raw);
-    } catch {
-      this.emit('mismatch', pending.question, undefined);
-      return;
-    }
-    if (!sameQuestion(pending.question, answer.question)) {
+      answer = readUpstreamAnswer(raw, pending.question);
+    } catch (err) {
       // RFC 7858 §3.3 / RFC 5452: an answer must echo the question. Drop it
       // and leave the query pending: its deadline decides what happens next.
-      this.emit('mismatch', pending.question, answer.question);
+      this.emit('mismatch', pending.question.key, err instanceof QuestionMismatchError ? err.got : undefined);
       return;
     }
     const oldest = this.#pending.keys().next().value;
     if (oldest !== id) this.emit('out-of-order');
     this.#pending.delete(id);
     if (answer.keepaliveMs !== undefined) this.#onKeepalive(answer.keepaliveMs);
-    pending.callback(null, answer, raw, pending.writtenAt);
+    pending.handler(pending.ctx, this, id, null, answer, pending.writtenAt);
     this.#afterSettle();
   }
 
@@ -482,7 +493,7 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
     clearTimeout(this.#idleTimer);
     if (reason === 'idle' || reason === 'local' || reason === 'keepalive-zero') this.#socket.end();
     else this.#socket.destroy();
-    const pending = [...this.#pending.values()];
+    const pending = [...this.#pending];
     this.#pending.clear();
     const closedError =
       error ??
@@ -501,6 +512,6 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
       queriesCarried: this.#queriesCarried,
       wasOpen,
     });
-    for (const p of pending) p.callback(closedError);
+    for (const [id, p] of pending) p.handler(p.ctx, this, id, closedError, undefined, p.writtenAt);
   }
 }

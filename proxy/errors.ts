@@ -17,7 +17,8 @@ export type ErrorCode =
   | 'DOTSTUB_QUERY_TIMEOUT'
   | 'DOTSTUB_IN_FLIGHT_CAP'
   | 'DOTSTUB_POOL_CLOSED'
-  | 'DOTSTUB_MALFORMED';
+  | 'DOTSTUB_MALFORMED'
+  | 'DOTSTUB_QUESTION_MISMATCH';
 
 export class DotstubError extends Error {
   readonly code: ErrorCode;
@@ -116,6 +117,17 @@ export class PoolClosedError extends DotstubError {
 export class MalformedMessageError extends DotstubError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('DOTSTUB_MALFORMED', message, options);
+  }
+}
+
+/** An answer that doesn't echo the question asked (RFC 7858 §3.3): dropped, never relayed. */
+export class QuestionMismatchError extends DotstubError {
+  readonly asked: { readonly name: string; readonly type: string; readonly class: string };
+  readonly got: { readonly name: string; readonly type: string; readonly class: string } | undefined;
+  constructor(asked: QuestionMismatchError['asked'], got: QuestionMismatchError['got']) {
+    super('DOTSTUB_QUESTION_MISMATCH', `answer for ${got ? `${got.name} ${got.type}` : 'no question'} does not match the query for ${asked.name} ${asked.type}`);
+    this.asked = asked;
+    this.got = got;
   }
 }
 

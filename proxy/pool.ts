@@ -19,11 +19,11 @@ import {
   type CloseInfo,
   type HandshakeInfo,
   type SendInfo,
-  type AnswerCallback,
+  type AnswerHandler,
 } from './dot-connection.js';
 import { InFlightCapError, PoolClosedError, type DotstubError } from './errors.js';
 import type { ResolverSpec } from './resolvers.js';
-import type { QuestionKey } from './wire.js';
+import type { QuestionKey, UpstreamQuestion } from './wire.js';
 
 export interface PoolOptions {
   /** Connections kept per resolver (RFC 7858 §3.4 suggests few; one is usually best). */
@@ -67,10 +67,6 @@ export interface PoolEvents {
   'out-of-order': [DotConnection];
   bytes: [number, number];
   drained: [];
-}
-
-export interface PoolSend extends SendInfo {
-  readonly connection: DotConnection;
 }
 
 let connectionCounter = 0;
@@ -150,7 +146,7 @@ export class Pool extends EventEmitter<PoolEvents> {
    * error while the resolver is unreachable, PoolClosedError after close().
    * `avoid` is skipped when another connection can take the query (retries).
    */
-  send(wire: Buffer, question: QuestionKey, callback: AnswerCallback, avoid?: DotConnection): PoolSend {
+  send<T>(wire: Buffer, question: UpstreamQuestion, handler: AnswerHandler<T>, ctx: T, avoid?: DotConnection): SendInfo {
     if (this.#closed) throw new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`);
     let best: DotConnection | undefined;
     for (const c of this.#connections) {
@@ -170,9 +166,9 @@ export class Pool extends EventEmitter<PoolEvents> {
         `all ${this.options.size} connection(s) to ${this.resolver.label} have ${this.options.maxInFlight} queries in flight`,
       );
     }
-    const info = best.send(wire, question, callback);
+    const info = best.send(wire, question, handler, ctx);
     if (!info) throw new InFlightCapError(`connection ${best.id} cannot take more queries`);
-    return { ...info, connection: best };
+    return info;
   }
 
   /** Stops taking queries; resolves once every in-flight query is settled and the connections are closed. */

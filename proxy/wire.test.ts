@@ -1,7 +1,10 @@
 import dnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 import { describe, expect, test } from 'vitest';
-import { encodeClientAnswer, encodeUpstreamQuery, parseClientQuery, parseUpstreamAnswer, sameQuestion, servfail, type ClientQuery } from './wire.js';
+import { QuestionMismatchError } from './errors.js';
+import { encodeClientAnswer, encodeUpstreamQuery, parseClientQuery, readUpstreamAnswer, sameQuestion, servfail, type ClientQuery } from './wire.js';
+
+const asked = (q: ClientQuery) => ({ key: q.question, bytes: q.questionBytes });
 
 function query(name: string, opts: { id?: number; edns?: number | null; dnssecOk?: boolean; type?: 'A' | 'TXT' } = {}): Buffer {
   return dnsPacket.encode({
@@ -59,22 +62,23 @@ describe('answers to the client', () => {
   test("the client's ID is restored and the TLS-hop padding and keepalive are stripped", () => {
     const q = parsed(query('a.test', { id: 777 }));
     const raw = upstreamAnswer(q, 5, [a], [{ code: 12, length: 300 }, { code: 11, timeout: 1200 }]);
-    const up = parseUpstreamAnswer(raw);
+    const up = readUpstreamAnswer(raw, asked(q));
     expect(up.keepaliveMs).toBe(120_000);
-    const { buf, truncated } = encodeClientAnswer(q, up, raw, 1232);
+    const rawLength = raw.length;
+    const { buf, truncated } = encodeClientAnswer(q, up, 1232);
     expect(truncated).toBe(false);
     const out = dnsPacket.decode(buf);
     expect(out.id).toBe(777);
     expect(out.answers?.[0]).toMatchObject({ name: 'a.test', data: '192.0.2.1' });
     const opt = out.additionals?.find((r) => r.type === 'OPT');
     expect(opt && 'options' in opt ? opt.options : ['missing']).toEqual([]);
-    expect(buf.length).toBeLessThan(raw.length - 290);
+    expect(buf.length).toBeLessThan(rawLength - 290);
   });
 
   test('a client without EDNS gets no OPT record (RFC 6891 §7)', () => {
     const q = parsed(query('a.test', { edns: null }));
     const raw = upstreamAnswer(q, 5, [a]);
-    const out = dnsPacket.decode(encodeClientAnswer(q, parseUpstreamAnswer(raw), raw, 512).buf);
+    const out = dnsPacket.decode(encodeClientAnswer(q, readUpstreamAnswer(raw, asked(q)), 512).buf);
     expect(out.additionals).toEqual([]);
     expect(out.answers).toHaveLength(1);
   });
@@ -83,13 +87,44 @@ describe('answers to the client', () => {
     const q = parsed(query('big.test', { edns: null, type: 'TXT' }));
     const txt: Answer[] = Array.from({ length: 10 }, (_, i) => ({ type: 'TXT', name: 'big.test', ttl: 1, data: 'x'.repeat(90) + i }));
     const raw = upstreamAnswer(q, 9, txt);
-    const { buf, truncated } = encodeClientAnswer(q, parseUpstreamAnswer(raw), raw, 512);
+    const { buf, truncated } = encodeClientAnswer(q, readUpstreamAnswer(raw, asked(q)), 512);
     expect(truncated).toBe(true);
     const out = dnsPacket.decode(buf);
     expect(out.flag_tc).toBe(true);
     expect(out.id).toBe(1234);
     expect(out.questions?.[0]?.name).toBe('big.test');
     expect(out.answers).toEqual([]);
+  });
+
+  test('an answer for another question, or a garbled one, is refused', () => {
+    const q = parsed(query('a.test'));
+    const other = parsed(query('b.test'));
+    expect(() => readUpstreamAnswer(upstreamAnswer(other, 5, []), asked(q))).toThrow(QuestionMismatchError);
+    // Same name with different case is the same question (RFC 4343).
+    const upper = parsed(query('A.TeSt'));
+    expect(readUpstreamAnswer(upstreamAnswer(upper, 5, [a]), asked(q)).rcode).toBe(0);
+    const cut = upstreamAnswer(q, 5, [a]).subarray(0, 40);
+    expect(() => readUpstreamAnswer(cut, asked(q))).toThrow(/malformed answer/);
+  });
+
+  test('an OPT record that is not last is handled by re-encoding', () => {
+    const q = parsed(query('a.test', { id: 31 }));
+    const raw = dnsPacket.encode({
+      type: 'response',
+      id: 5,
+      flags: dnsPacket.RECURSION_AVAILABLE,
+      questions: [{ type: 'A', name: 'a.test' }],
+      answers: [a],
+      additionals: [
+        { type: 'OPT', name: '.', udpPayloadSize: 1232, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [{ code: 12, length: 40 } as never] },
+        { type: 'A', name: 'ns.test', ttl: 5, data: '192.0.2.9' },
+      ],
+    });
+    const out = dnsPacket.decode(encodeClientAnswer(q, readUpstreamAnswer(raw, asked(q)), 1232).buf);
+    expect(out.id).toBe(31);
+    expect(out.additionals?.map((r) => r.type)).toEqual(['A', 'OPT']);
+    const opt = out.additionals?.[1];
+    expect(opt && 'options' in opt ? opt.options : ['missing']).toEqual([]);
   });
 
   test('question matching ignores case only', () => {

@@ -8,8 +8,8 @@
  * dns-packet.
  */
 import dnsPacket from 'dns-packet';
-import type { Answer, DecodedPacket, OptAnswer, PacketOpt, Question } from 'dns-packet';
-import { MalformedMessageError } from './errors.js';
+import type { Answer, OptAnswer, PacketOpt, Question } from 'dns-packet';
+import { MalformedMessageError, QuestionMismatchError } from './errors.js';
 
 export const HEADER_LENGTH = 12;
 /** RFC 1035 §4.2.1: without EDNS a UDP answer holds at most 512 octets. */
@@ -57,32 +57,36 @@ export interface ClientQuery {
   readonly raw: Buffer;
 }
 
+/** What the client's question looks like on the wire upstream, to check answers against. */
+export interface UpstreamQuestion {
+  readonly key: QuestionKey;
+  /** The question section as sent (name, type, class). */
+  readonly bytes: Buffer;
+}
+
+/**
+ * An answer from upstream, read without decoding its records: header
+ * fields, the OPT pseudo-record (decoded, with its position), and the raw
+ * bytes to relay.
+ */
 export interface UpstreamAnswer {
   readonly id: number;
+  /** Including the EDNS extended bits (RFC 6891 §6.1.3). */
   readonly rcode: number;
-  readonly question: QuestionKey | undefined;
+  readonly truncated: boolean;
   /** RFC 7828 edns-tcp-keepalive from the server, in milliseconds, if it sent one. */
   readonly keepaliveMs: number | undefined;
-  readonly truncated: boolean;
-  readonly packet: DecodedPacket;
+  readonly opt: OptAnswer | undefined;
+  /** Byte range of the OPT record in `raw` (-1 when there is none). */
+  readonly optStart: number;
+  readonly optEnd: number;
+  readonly raw: Buffer;
 }
 
 export type ParseResult =
   | { readonly ok: true; readonly query: ClientQuery }
   /** `reply` is the FORMERR/NOTIMP to send, or null when even the header is unreadable (drop). */
   | { readonly ok: false; readonly reason: string; readonly reply: Buffer | null };
-
-export function readId(buf: Buffer): number {
-  return buf.readUInt16BE(0);
-}
-
-/** Returns a copy of `buf` with its message ID replaced. */
-export function withId(buf: Buffer, id: number): Buffer {
-  const out = Buffer.allocUnsafe(buf.length);
-  buf.copy(out);
-  out.writeUInt16BE(id, 0);
-  return out;
-}
 
 function isOpt(record: Answer): record is OptAnswer {
   return record.type === 'OPT';
@@ -214,33 +218,81 @@ function upstreamOpt(dnssecOk: boolean, keepalive: boolean, padding: number): Bu
   return buf;
 }
 
-/** Decodes an answer from upstream. Throws MalformedMessageError. */
-export function parseUpstreamAnswer(raw: Buffer): UpstreamAnswer {
-  let packet: DecodedPacket;
-  try {
-    packet = dnsPacket.decode(raw);
-  } catch (err) {
-    throw new MalformedMessageError(`malformed answer from resolver: ${(err as Error).message}`, { cause: err });
+/** Compares question sections; the name's letters case-insensitively (RFC 4343), type and class exactly. */
+function sameQuestionBytes(raw: Buffer, expected: Buffer): boolean {
+  const n = expected.length;
+  if (raw.length < HEADER_LENGTH + n) return false;
+  const nameEnd = n - 4;
+  for (let i = 0; i < n; i++) {
+    const a = raw[HEADER_LENGTH + i] as number;
+    const b = expected[i] as number;
+    if (a === b) continue;
+    // Label lengths are at most 63, so only letters fold here.
+    if (i >= nameEnd || (a | 0x20) !== (b | 0x20) || (a | 0x20) < 0x61 || (a | 0x20) > 0x7a) return false;
   }
+  return true;
+}
+
+/**
+ * Reads an answer from upstream and checks that it answers `question`
+ * (RFC 7858 §3.3 via RFC 5452 §9.1). Records are walked, not decoded: only
+ * their owner names (through dns-packet) and fixed-size fields are read, and
+ * the OPT record is decoded. Throws MalformedMessageError, or
+ * QuestionMismatchError when the answer is for another question.
+ */
+export function readUpstreamAnswer(raw: Buffer, question: UpstreamQuestion): UpstreamAnswer {
+  if (raw.length < HEADER_LENGTH) throw new MalformedMessageError(`answer of ${raw.length} bytes is shorter than a DNS header`);
   const flags = raw.readUInt16BE(2);
   if (!(flags & FLAG_QR)) throw new MalformedMessageError('resolver sent a query, not an answer');
-  const q = packet.questions?.[0];
-  let keepaliveMs: number | undefined;
-  const opt = (packet.additionals ?? []).find(isOpt);
-  let extended = 0;
-  if (opt) {
-    extended = opt.extendedRcode << 4;
-    const ka = opt.options.find((o) => o.code === OPTION_KEEPALIVE) as { timeout?: number } | undefined;
-    if (ka && typeof ka.timeout === 'number') keepaliveMs = ka.timeout * 100;
+  if (raw.readUInt16BE(4) !== 1) throw new QuestionMismatchError(question.key, undefined);
+  let offset: number;
+  try {
+    if (sameQuestionBytes(raw, question.bytes)) {
+      offset = HEADER_LENGTH + question.bytes.length;
+    } else {
+      // Not byte-identical (e.g. a compressed or re-cased question): compare decoded.
+      const q = dnsPacket.question.decode(raw, HEADER_LENGTH);
+      const got: QuestionKey = { name: q.name, type: q.type, class: q.class ?? 'IN' };
+      if (!sameQuestion(question.key, got)) throw new QuestionMismatchError(question.key, got);
+      offset = HEADER_LENGTH + dnsPacket.question.decode.bytes;
+    }
+    let opt: OptAnswer | undefined;
+    let optStart = -1;
+    let optEnd = -1;
+    const records = raw.readUInt16BE(6) + raw.readUInt16BE(8) + raw.readUInt16BE(10);
+    for (let i = 0; i < records; i++) {
+      const start = offset;
+      dnsPacket.name.decode(raw, offset);
+      offset += dnsPacket.name.decode.bytes;
+      // TYPE(2) CLASS(2) TTL(4) RDLENGTH(2), RFC 1035 §4.1.3
+      const type = raw.readUInt16BE(offset);
+      offset += 10 + raw.readUInt16BE(offset + 8);
+      if (offset > raw.length) throw new RangeError('record runs past the end of the message');
+      if (type === TYPE_OPT) {
+        opt = dnsPacket.answer.decode(raw, start) as OptAnswer;
+        optStart = start;
+        optEnd = offset;
+      }
+    }
+    let keepaliveMs: number | undefined;
+    if (opt) {
+      const ka = opt.options.find((o) => o.code === OPTION_KEEPALIVE) as { timeout?: number } | undefined;
+      if (ka && typeof ka.timeout === 'number') keepaliveMs = ka.timeout * 100;
+    }
+    return {
+      id: raw.readUInt16BE(0),
+      rcode: ((opt?.extendedRcode ?? 0) << 4) | (flags & 0xf),
+      truncated: (flags & FLAG_TC) !== 0,
+      keepaliveMs,
+      opt,
+      optStart,
+      optEnd,
+      raw,
+    };
+  } catch (err) {
+    if (err instanceof QuestionMismatchError) throw err;
+    throw new MalformedMessageError(`malformed answer from resolver: ${(err as Error).message}`, { cause: err });
   }
-  return {
-    id: packet.id ?? 0,
-    rcode: extended | (flags & 0xf),
-    question: q ? { name: q.name, type: q.type, class: q.class ?? 'IN' } : undefined,
-    keepaliveMs,
-    truncated: (flags & FLAG_TC) !== 0,
-    packet,
-  };
 }
 
 export function sameQuestion(a: QuestionKey, b: QuestionKey | undefined): boolean {
@@ -252,11 +304,9 @@ export function sameQuestion(a: QuestionKey, b: QuestionKey | undefined): boolea
   );
 }
 
+/** The client's OPT: the upstream's flags and extended rcode, without the TLS hop's padding and keepalive. */
 function clientOpt(query: ClientQuery, upstreamOpt: OptAnswer | undefined): OptAnswer {
-  // Padding and keepalive were for the TLS hop; the loopback hop gets neither.
-  const options = (upstreamOpt?.options ?? []).filter(
-    (o) => o.code !== OPTION_PADDING && o.code !== OPTION_KEEPALIVE,
-  );
+  const options = (upstreamOpt?.options ?? []).filter((o) => o.code !== OPTION_PADDING && o.code !== OPTION_KEEPALIVE);
   const flags = upstreamOpt ? upstreamOpt.flags : query.edns?.dnssecOk ? dnsPacket.DNSSEC_OK : 0;
   return {
     type: 'OPT',
@@ -270,59 +320,64 @@ function clientOpt(query: ClientQuery, upstreamOpt: OptAnswer | undefined): OptA
   };
 }
 
+/** Encoded client OPT records without options, by flags and extended rcode. */
+const clientOptCache = new Map<number, Buffer>();
+
+function clientOptBytes(query: ClientQuery, upstreamOpt: OptAnswer): Buffer {
+  const hopOnly = upstreamOpt.options.every((o) => o.code === OPTION_PADDING || o.code === OPTION_KEEPALIVE);
+  if (!hopOnly) return dnsPacket.answer.encode(clientOpt(query, upstreamOpt));
+  const key = upstreamOpt.flags * 256 + upstreamOpt.extendedRcode;
+  let buf = clientOptCache.get(key);
+  if (!buf) {
+    buf = dnsPacket.answer.encode(clientOpt(query, upstreamOpt));
+    clientOptCache.set(key, buf);
+  }
+  return buf;
+}
+
 /**
  * Turns an upstream answer into the client's: its ID restored, the TLS-hop
  * EDNS options removed (no OPT at all if the client sent none, RFC 6891 §7),
  * and, over UDP, truncated with TC set when it exceeds what the client can
  * take (RFC 1035 §4.2.1, RFC 6891 §6.2.5).
  *
- * The fast path keeps the resolver's bytes (and its name compression) and only
- * replaces the OPT record when it is the last record, as every resolver
- * writes it; otherwise the message is re-encoded.
+ * The fast path relays the resolver's bytes (and its name compression),
+ * replacing only the OPT record when it is the last record, as resolvers
+ * write it; otherwise the message is re-encoded through dns-packet.
+ * `answer.raw` is consumed: it may be patched in place.
  */
 export function encodeClientAnswer(
   query: ClientQuery,
   answer: UpstreamAnswer,
-  raw: Buffer,
   maxSize: number,
 ): { readonly buf: Buffer; readonly truncated: boolean } {
-  const additionals = answer.packet.additionals ?? [];
-  const last = additionals[additionals.length - 1];
+  const raw = answer.raw;
   let out: Buffer;
-  if (last && isOpt(last)) {
-    const oldLength = dnsPacket.answer.encodingLength(last);
-    const start = raw.length - oldLength;
-    if (start >= HEADER_LENGTH && raw[start] === 0 && raw.readUInt16BE(start + 1) === TYPE_OPT) {
-      const replacement = query.edns ? dnsPacket.answer.encode(clientOpt(query, last)) : Buffer.alloc(0);
-      out = Buffer.allocUnsafe(start + replacement.length);
-      raw.copy(out, 0, 0, start);
-      replacement.copy(out, start);
-      if (!query.edns) out.writeUInt16BE(additionals.length - 1, 10);
-    } else {
-      out = reencode(query, answer);
-    }
-  } else if (additionals.some(isOpt)) {
-    out = reencode(query, answer);
+  if (!answer.opt) {
+    out = raw;
+  } else if (answer.optEnd === raw.length) {
+    const replacement = query.edns ? clientOptBytes(query, answer.opt) : undefined;
+    out = Buffer.allocUnsafe(answer.optStart + (replacement?.length ?? 0));
+    raw.copy(out, 0, 0, answer.optStart);
+    if (replacement) replacement.copy(out, answer.optStart);
+    else out.writeUInt16BE(raw.readUInt16BE(10) - 1, 10);
   } else {
-    out = Buffer.allocUnsafe(raw.length);
-    raw.copy(out);
+    out = reencode(query, raw);
   }
   out.writeUInt16BE(query.id, 0);
-  if (out.length > maxSize) return { buf: truncatedReply(query, answer.rcode, answer.packet), truncated: true };
+  if (out.length > maxSize) {
+    const flags = (raw.readUInt16BE(2) & 0x7ff0) | FLAG_TC | (answer.rcode & 0xf);
+    return { buf: encodeReply(query, flags), truncated: true };
+  }
   return { buf: out, truncated: false };
 }
 
-function reencode(query: ClientQuery, answer: UpstreamAnswer): Buffer {
-  const packet = answer.packet;
+function reencode(query: ClientQuery, raw: Buffer): Buffer {
+  const packet = dnsPacket.decode(raw);
   const others = (packet.additionals ?? []).filter((r) => !isOpt(r));
   const upstreamOpt = (packet.additionals ?? []).find(isOpt);
   const additionals = query.edns ? [...others, clientOpt(query, upstreamOpt)] : others;
   return dnsPacket.encode({ ...packet, additionals });
-}
-
-function truncatedReply(query: ClientQuery, rcode: number, packet: DecodedPacket): Buffer {
-  const flags = ((packet.flags ?? 0) & 0x7ff0) | FLAG_TC | (rcode & 0xf);
-  return encodeReply(query, flags);
 }
 
 function encodeReply(query: ClientQuery, flags: number): Buffer {

@@ -15,6 +15,7 @@ declare module 'dns-packet' {
     encodingLength(q: Question): number;
   };
   export const name: {
+    decode: ((buf: Buffer, offset?: number) => string) & { bytes: number };
     encodingLength(name: string): number;
   };
 }
