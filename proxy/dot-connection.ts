@@ -280,18 +280,17 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
   }
 
   /**
-   * Sends an upstream query (its ID is overwritten). Returns null when the
+   * Sends an upstream query, framed (two-octet length first, RFC 7858 §3.3);
+   * its ID is overwritten in place. Returns null when the
    * connection can't take it (closed, draining or at its cap): the caller
    * picks another connection or answers SERVFAIL.
    */
-  send<T>(wire: Buffer, question: UpstreamQuestion, handler: AnswerHandler<T>, ctx: T): SendInfo | null {
+  send<T>(framed: Buffer, question: UpstreamQuestion, handler: AnswerHandler<T>, ctx: T): SendInfo | null {
     if (!this.available) return null;
     let id = this.#nextId;
     while (this.#pending.has(id)) id = (id + 1) & 0xffff;
     this.#nextId = (id + 1) & 0xffff;
-    const framed = Buffer.allocUnsafe(wire.length + 2);
-    framed.writeUInt16BE(wire.length, 0);
-    wire.copy(framed, 2);
+    // The caller hands over a framed query it won't touch again; only the ID is ours to write.
     framed.writeUInt16BE(id, 2);
     const pending: Pending = { question, handler: handler as AnswerHandler<unknown>, ctx, writtenAt: 0, wire: framed };
     this.#pending.set(id, pending);

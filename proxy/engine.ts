@@ -163,7 +163,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     job.attempts++;
     const pool = this.#pool;
     try {
-      const sent = pool.send(job.wire, job.upstreamQuestion, this.#onUpstream, job, job.connection);
+      // A retry gets its own copy: the first may still sit in a socket's write queue.
+      const wire = job.attempts === 1 ? job.wire : Buffer.from(job.wire);
+      const sent = pool.send(wire, job.upstreamQuestion, this.#onUpstream, job, job.connection);
       job.pool = pool;
       job.connection = sent.connection;
       job.upstreamId = sent.upstreamId;

@@ -164,7 +164,8 @@ export interface UpstreamQueryOptions {
 }
 
 /**
- * Builds the query sent upstream, with ID 0 (each connection writes its own).
+ * Builds the query sent upstream, framed with its two-octet length for
+ * TCP/TLS, with ID 0 (each connection writes its own).
  * The client's EDNS options are hop-by-hop and not forwarded (cookies are
  * per-server; client-subnet would leak the network); the DO bit is kept.
  */
@@ -182,14 +183,17 @@ export function encodeUpstreamQuery(
     padding = (QUERY_PADDING_BLOCK - (unpadded % QUERY_PADDING_BLOCK)) % QUERY_PADDING_BLOCK;
     opt = upstreamOpt(dnssecOk, options.keepalive, padding);
   }
-  const wire = Buffer.allocUnsafe(HEADER_LENGTH + query.questionBytes.length + opt.length);
-  wire.writeUInt16BE(0, 0);
-  wire.writeUInt16BE(query.flags, 2);
-  wire.writeUInt16BE(1, 4);
-  wire.writeUInt32BE(0, 6);
-  wire.writeUInt16BE(1, 10);
-  query.questionBytes.copy(wire, HEADER_LENGTH);
-  opt.copy(wire, HEADER_LENGTH + query.questionBytes.length);
+  // Framed for a stream transport: two-octet length, then the message.
+  const length = HEADER_LENGTH + query.questionBytes.length + opt.length;
+  const wire = Buffer.allocUnsafe(2 + length);
+  wire.writeUInt16BE(length, 0);
+  wire.writeUInt16BE(0, 2);
+  wire.writeUInt16BE(query.flags, 4);
+  wire.writeUInt16BE(1, 6);
+  wire.writeUInt32BE(0, 8);
+  wire.writeUInt16BE(1, 12);
+  query.questionBytes.copy(wire, 2 + HEADER_LENGTH);
+  opt.copy(wire, 2 + HEADER_LENGTH + query.questionBytes.length);
   return { wire, padding };
 }
 
@@ -262,8 +266,16 @@ export function readUpstreamAnswer(raw: Buffer, question: UpstreamQuestion): Ups
     const records = raw.readUInt16BE(6) + raw.readUInt16BE(8) + raw.readUInt16BE(10);
     for (let i = 0; i < records; i++) {
       const start = offset;
-      dnsPacket.name.decode(raw, offset);
-      offset += dnsPacket.name.decode.bytes;
+      // An owner name is usually a compression pointer (two octets, top bits
+      // 11) or the root (one zero octet), RFC 1035 §4.1.4; anything else goes
+      // through dns-packet.
+      const first = raw[offset] as number;
+      if (first >= 0xc0) offset += 2;
+      else if (first === 0) offset += 1;
+      else {
+        dnsPacket.name.decode(raw, offset);
+        offset += dnsPacket.name.decode.bytes;
+      }
       // TYPE(2) CLASS(2) TTL(4) RDLENGTH(2), RFC 1035 §4.1.3
       const type = raw.readUInt16BE(offset);
       offset += 10 + raw.readUInt16BE(offset + 8);
@@ -357,10 +369,17 @@ export function encodeClientAnswer(
     out = raw;
   } else if (answer.optEnd === raw.length) {
     const replacement = query.edns ? clientOptBytes(query, answer.opt) : undefined;
-    out = Buffer.allocUnsafe(answer.optStart + (replacement?.length ?? 0));
-    raw.copy(out, 0, 0, answer.optStart);
-    if (replacement) replacement.copy(out, answer.optStart);
-    else out.writeUInt16BE(raw.readUInt16BE(10) - 1, 10);
+    const newLength = answer.optStart + (replacement?.length ?? 0);
+    if (newLength <= raw.length) {
+      // Shrinks (padding removed): rewrite within this message's own bytes.
+      if (replacement) replacement.copy(raw, answer.optStart);
+      else raw.writeUInt16BE(raw.readUInt16BE(10) - 1, 10);
+      out = raw.subarray(0, newLength);
+    } else {
+      out = Buffer.allocUnsafe(newLength);
+      raw.copy(out, 0, 0, answer.optStart);
+      (replacement as Buffer).copy(out, answer.optStart);
+    }
   } else {
     out = reencode(query, raw);
   }
