@@ -154,7 +154,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   readonly #onUpstream: AnswerHandler<Job> = (job, conn, upstreamId, err, answer, writtenAt) => {
     // A late result for an attempt that was already given up on.
     if (job.done || job.connection !== conn || job.upstreamId !== upstreamId) return;
-    job.deadlineKey = -1;
+    this.#clearDeadline(job);
     if (err) this.#onError(job, err);
     else this.#onAnswer(job, answer as UpstreamAnswer, writtenAt || job.sentAt);
   };
@@ -179,19 +179,26 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
   }
 
-  readonly #deadlines = new Map<number, Job[]>();
+  /** Live queries by deadline slot; a query leaves its slot as soon as it is answered, so nothing done is retained. */
+  readonly #deadlines = new Map<number, Set<Job>>();
+
+  #clearDeadline(job: Job): void {
+    if (job.deadlineKey === -1) return;
+    this.#deadlines.get(job.deadlineKey)?.delete(job);
+    job.deadlineKey = -1;
+  }
 
   #armDeadline(job: Job, at: number): void {
     const key = Math.ceil(at / DEADLINE_SLOT_MS);
     job.deadlineKey = key;
     let slot = this.#deadlines.get(key);
     if (!slot) {
-      slot = [];
+      slot = new Set();
       this.#deadlines.set(key, slot);
       // unref: a live query always has a socket keeping the process up.
       setTimeout(this.#expireSlot, Math.max(1, key * DEADLINE_SLOT_MS - performance.now()), key).unref();
     }
-    slot.push(job);
+    slot.add(job);
   }
 
   readonly #expireSlot = (key: number): void => {
@@ -199,7 +206,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#deadlines.delete(key);
     if (!slot) return;
     for (const job of slot) {
-      if (!job.done && job.deadlineKey === key && job.connection) this.#onTimeout(job, job.connection, job.upstreamId);
+      if (!job.done && job.deadlineKey === key && job.connection) {
+        job.deadlineKey = -1;
+        this.#onTimeout(job, job.connection, job.upstreamId);
+      }
     }
   };
 
@@ -252,7 +262,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     answeredAt: number,
   ): void {
     job.done = true;
-    job.deadlineKey = -1;
+    this.#clearDeadline(job);
     job.reply(buf);
     this.#inFlight--;
     // Records cost allocations: build them only for someone listening.
