@@ -147,6 +147,24 @@ export function describeCertError(code: string, authName: string | undefined, ad
   return `certificate for ${who} did not verify (${code})`;
 }
 
+/** A reason a user can read for a TCP connect that failed. */
+export function describeConnectError(err: NodeJS.ErrnoException, address: string, port: number): string {
+  const where = `${address.includes(':') ? `[${address}]` : address}:${port}`;
+  switch (err.code) {
+    case 'ECONNREFUSED':
+      return `cannot connect to ${where}: connection refused (nothing listening, or this network rejects port ${port}) (ECONNREFUSED)`;
+    case 'ECONNRESET':
+      return `cannot connect to ${where}: the connection was reset during the TLS handshake: a middlebox blocking DNS over TLS? (ECONNRESET)`;
+    case 'ENETUNREACH':
+    case 'EHOSTUNREACH':
+      return `cannot connect to ${where}: no route to the resolver: offline? (${err.code})`;
+    case 'ETIMEDOUT':
+      return `cannot connect to ${where}: port ${port} timed out from this network (ETIMEDOUT)`;
+    default:
+      return `cannot connect to ${where}: ${err.code ?? err.message}`;
+  }
+}
+
 function spkiPin(cert: tls.PeerCertificate): string | undefined {
   // `cert.pubkey` is the bare key for EC certificates; the pin is over the DER
   // SubjectPublicKeyInfo (RFC 7469 §2.4), so derive it from the certificate.
@@ -239,7 +257,7 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
     this.#socket.on('error', (err: NodeJS.ErrnoException) => {
       if (this.#state === 'closed') return;
       if (this.#state === 'connecting') {
-        this.#fail('error', new ConnectFailedError(`cannot connect to ${opts.address}:${opts.resolver.port}: ${err.code ?? err.message}`, { cause: err }));
+        this.#fail('error', new ConnectFailedError(describeConnectError(err, opts.address, opts.resolver.port), { cause: err }));
       } else {
         this.#fail(err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'reset' : 'error', new ConnectionClosedError(`connection to ${opts.address} failed: ${err.code ?? err.message}`, { cause: err }));
       }

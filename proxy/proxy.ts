@@ -363,7 +363,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
         handshakeMs: info.handshakeMs,
       });
       if (!active()) return;
-      const who = `${resolver.label}${resolver.authName ? ` (${resolver.authName})` : ''}`;
+      const who = resolver.authName && !resolver.label.includes(resolver.authName) ? `${resolver.label} (${resolver.authName})` : resolver.label;
       if (info.verified) this.#setState('private', `encrypted DNS to ${who}, verified, ${info.tlsVersion}`);
       else this.#setState('private-unverified', `encrypted DNS to ${who}, but not verified: ${info.authError ?? 'unknown reason'}`);
     });
@@ -394,7 +394,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
         retryInMs: f.retryInMs,
       });
       if (active()) {
-        this.#setState('blocked', `${f.error.message}; queries get SERVFAIL, retrying in ${Math.round(f.retryInMs / 1000)} s`);
+        const retry = f.retryInMs < 1000 ? `${f.retryInMs} ms` : `${Math.round(f.retryInMs / 1000)} s`;
+        this.#setState('blocked', `${f.error.message}; queries get SERVFAIL, retrying in ${retry}`);
       }
     });
     pool.on('mismatch', () => counters().mismatches++);

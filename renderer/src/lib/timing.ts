@@ -43,6 +43,6 @@ export function timingBreakdown(
     });
   }
   segments.push({ key: 'upstream', label: 'Upstream (resolver round trip)', us: upstream, share: share(upstream) });
-  segments.push({ key: 'proxy', label: 'In the proxy (parse, cache, reply)', us: proxy, share: share(proxy) });
+  segments.push({ key: 'proxy', label: 'In the proxy (parse, reply)', us: proxy, share: share(proxy) });
   return segments;
 }
