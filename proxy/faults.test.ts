@@ -67,6 +67,20 @@ describe('pipelining and out-of-order answers', () => {
     expect(tcp.arrivals.at(-1)).not.toBe(tcp.arrivals[0]);
   });
 
+  test('a pool of two connections opens both at start and spreads pipelined load across them', async () => {
+    const s = await server();
+    for (let i = 0; i < 40; i++) s.behaviour.delays.set(`q${i}.pool.test`, 50);
+    const h = await proxyFor(s, { pool: { size: 2 } });
+    await waitFor(() => h.proxy.connections().filter((c) => c.state === 'open').length === 2, 5000, 'two open connections');
+    const c = await udp(h.port);
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => c.query(`q${i}.pool.test`)));
+    for (const [i, a] of answers.entries()) expect(firstA(a)).toBe(expectedA(i));
+    const perConnection = new Map<number, number>();
+    for (const q of s.seen) perConnection.set(q.connection, (perConnection.get(q.connection) ?? 0) + 1);
+    expect([...perConnection.values()].sort()).toEqual([20, 20]);
+    expect(h.proxy.counters.connectionHits).toBe(40);
+  });
+
   test('two clients using the same message ID each get their own answer', async () => {
     const s = await server();
     s.behaviour.delays.set('q1.a.test', 100);

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-const env = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' };
+const env = { ...process.env, NO_COLOR: '1' };
+delete env.FORCE_COLOR;
 let passed = 0;
 let failed = 0;
 const failures = [];
