@@ -218,10 +218,10 @@ describe('the dotstub command', () => {
     } finally {
       s.close();
     }
-    const r2 = await runFailing(process.execPath, [bin, '--resolver', 'dns.example.com']);
+    const r2 = await runFailing(process.execPath, [bin, '--resolver', 'dns.example.com', '--no-control']);
     expect(r2.code).toBe(2);
     expect(r2.stderr).toMatch(/unknown resolver "dns\.example\.com": use a preset/);
-    const r3 = await runFailing(process.execPath, [bin, '--resolver', '127.0.0.1:853']);
+    const r3 = await runFailing(process.execPath, [bin, '--resolver', '127.0.0.1:853', '--no-control']);
     expect(r3.code).toBe(2);
     expect(r3.stderr).toMatch(/strict mode needs a way to authenticate/);
   });
