@@ -195,7 +195,9 @@ export class ProxySupervisor extends EventEmitter<Events> {
     const child = spawn(this.#execPath, [this.#script, '--ready-file', readyFile, '--control', '127.0.0.1:0', ...this.#args], {
       cwd: this.#cwd,
       env: this.#env,
-      stdio: ['ignore', 'ignore', 'pipe'],
+      // The IPC channel is never written to: its closing tells the proxy that
+      // the app is gone, so the proxy never outlives it.
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       windowsHide: true,
     });
     this.#child = child;

@@ -318,11 +318,17 @@ export async function main(argv: readonly string[]): Promise<number> {
         if (parsed.readyFile) fs.rmSync(parsed.readyFile, { force: true });
         const c = proxy.counters;
         console.error(`dotstub: stopped after ${c.queries} queries (${c.answers} answered, ${c.servfails} SERVFAIL)`);
+        // An open IPC channel would keep the process alive.
+        if (process.connected) process.disconnect();
         resolve(0);
       })();
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
+    // Started by the desktop app's supervisor with an IPC channel: if the app
+    // dies (even by SIGKILL), the channel closes and we stop instead of
+    // running on orphaned.
+    if (process.send !== undefined) process.once('disconnect', () => stop('supervisor gone'));
   });
 }
 

@@ -203,6 +203,38 @@ describe('the dotstub command', () => {
     }
   });
 
+  test('started by a supervisor that dies (SIGKILL), the proxy stops instead of running on orphaned', async () => {
+    // The "supervisor": spawns the proxy with an IPC channel, prints its pid, then waits to be killed.
+    const parentScript = [
+      "const { spawn } = require('node:child_process');",
+      `const c = spawn(process.execPath, [${JSON.stringify(bin)}, '--listen', '127.0.0.1:0', '--no-control', '--resolver', ${JSON.stringify(unbound.resolverArg)}, '--ca', ${JSON.stringify(unbound.pki.caFile)}], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });`,
+      'console.log(c.pid);',
+      'setInterval(() => {}, 1000);',
+    ].join('\n');
+    const parent = spawn(process.execPath, ['-e', parentScript], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    parent.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    await waitFor(() => /^\d+\n/.test(out), 5000, 'proxy pid');
+    const pid = Number(out.trim());
+    const alive = (): boolean => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      expect(alive()).toBe(true);
+      parent.kill('SIGKILL');
+      await waitFor(() => !alive(), 5000, 'orphaned proxy to exit');
+    } finally {
+      parent.kill('SIGKILL');
+      if (alive()) process.kill(pid, 'SIGKILL');
+    }
+  });
+
   test('a busy port gets a clear message; bad flags get a clear error and exit 2', async () => {
     const port = await freePort();
     const blocker = await UdpClient.open(port); // binds some other port; occupy `port` explicitly below
