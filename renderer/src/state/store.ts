@@ -29,8 +29,8 @@ import { RingBuffer } from '../lib/ring.js';
 
 export const QUERY_CAPACITY = 100_000;
 export const EVENT_CAPACITY = 2_000;
-/** Records fetched on load and after a reconnect, to fill the log (the API pages at most 1,000). */
-const BACKFILL = 1_000;
+/** Page size for filling the log on load and after a reconnect (the API's largest page). */
+const BACKFILL_PAGE = 1_000;
 
 export type LinkState = 'connecting' | 'live' | 'reconnecting' | 'unauthorized';
 
@@ -269,9 +269,8 @@ export class DashboardStore {
     this.#held ??= [];
     try {
       await this.#fetch('status');
-      const [page, events] = await Promise.all([this.#env.api.queries(BACKFILL), this.#env.api.recentEvents()]);
-      // Newest first from the API; the ring wants oldest first.
-      this.#addQueries([...page.records].reverse());
+      const [records, events] = await Promise.all([this.#backfill(), this.#env.api.recentEvents()]);
+      this.#addQueries(records);
       this.#addEvents(events, true);
       await Promise.all([this.#fetch('resolvers'), this.#fetch('connections'), this.#fetch('metrics'), this.#fetch('settings')]);
       const held = this.#held ?? [];
@@ -282,6 +281,24 @@ export class DashboardStore {
       this.#fail(err);
       // Keep holding; the stream's next open (or the poll) retries.
     }
+  }
+
+  /**
+   * The server's query log, oldest first: pages back from the newest until
+   * it reaches records already held (after a reconnect), the end of the log,
+   * or the ring's capacity. Bounded: at most QUERY_CAPACITY / BACKFILL_PAGE requests.
+   */
+  async #backfill(): Promise<QueryRecord[]> {
+    const bySeq = new Map<number, QueryRecord>();
+    for (let offset = 0; offset < QUERY_CAPACITY; ) {
+      const page = await this.#env.api.queries(BACKFILL_PAGE, offset);
+      for (const r of page.records) bySeq.set(r.seq, r);
+      offset += page.records.length;
+      const oldest = page.records[page.records.length - 1];
+      // New queries arriving meanwhile shift offsets; the seq map removes the overlap.
+      if (page.records.length === 0 || offset >= page.total || (oldest && oldest.seq <= this.#lastSeq)) break;
+    }
+    return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
   }
 
   #fail(err: unknown): void {
