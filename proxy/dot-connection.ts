@@ -161,6 +161,10 @@ export function describeConnectError(err: NodeJS.ErrnoException, address: string
     case 'ETIMEDOUT':
       return `cannot connect to ${where}: port ${port} timed out from this network (ETIMEDOUT)`;
     default:
+      if (err.code?.startsWith('ERR_SSL_')) {
+        const alert = err.code.replace(/^ERR_SSL_(TLSV1_ALERT_|SSLV3_ALERT_)?/, '').toLowerCase().replace(/_/g, ' ');
+        return `the TLS handshake with ${where} failed (${alert}): not a DNS-over-TLS server, or a middlebox interfering? (${err.code})`;
+      }
       return `cannot connect to ${where}: ${err.code ?? err.message}`;
   }
 }
@@ -234,7 +238,8 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
       // can proceed and strict mode can explain its refusal.
       rejectUnauthorized: false,
       session: opts.session,
-      ALPNProtocols: ['dot'],
+      // No ALPN: RFC 7858 doesn't use it, and a server that configures ALPN
+      // for other protocols answers an unknown "dot" with a fatal alert.
     });
     this.#socket.setNoDelay(true);
     this.#connectTimer = setTimeout(() => {

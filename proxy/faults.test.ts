@@ -222,6 +222,29 @@ describe('authentication', () => {
     expect(s.seen).toHaveLength(0);
   });
 
+  test('a port that does not speak TLS: the reason names the failed handshake, and no query is sent in clear', async () => {
+    const net = await import('node:net');
+    const received: Buffer[] = [];
+    const plain = net.createServer((sock) => {
+      sock.on('data', (d: Buffer) => received.push(d));
+      sock.on('error', () => undefined);
+      sock.end('HTTP/1.1 400 Bad Request\r\n\r\n');
+    });
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => plain.close(() => r())));
+    const port = (plain.address() as import('node:net').AddressInfo).port;
+    const h = await startProxy({ resolverArg: `127.0.0.1:${port}#dns.test`, mode: 'opportunistic' });
+    cleanups.push(() => h.stop());
+    const c = await udp(h.port);
+    expect((await c.query('q1.clear.test')).rcode).toBe('SERVFAIL');
+    await waitFor(() => h.proxy.state.state === 'blocked', 3000, 'blocked state');
+    expect(h.proxy.state.reason).toMatch(/TLS handshake with 127\.0\.0\.1:\d+ failed \(wrong version number\)/);
+    // All the server ever got was TLS ClientHellos (record type 22), never a DNS message.
+    expect(received.length).toBeGreaterThan(0);
+    for (const chunk of received) expect(chunk[0]).toBe(0x16);
+    expect(Buffer.concat(received).includes(Buffer.from('clear'))).toBe(false);
+  });
+
   test('opportunistic mode uses TLS anyway and records it as unverified', async () => {
     const s = await server({ cert: 'impostor' });
     const h = await proxyFor(s, { mode: 'opportunistic' });
