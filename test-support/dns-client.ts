@@ -38,6 +38,19 @@ function encodeQuery(name: string, opts: QueryOptions): Buffer {
   return dnsPacket.encode(packet);
 }
 
+/** Sequential message IDs, skipping those still pending. */
+class IdAllocator {
+  #next = 1;
+  next(pending: ReadonlyMap<number, unknown>): number {
+    let id: number;
+    do {
+      id = this.#next;
+      this.#next = (this.#next + 1) & 0xffff;
+    } while (pending.has(id));
+    return id;
+  }
+}
+
 function toAnswer(raw: Buffer, started: number): Answer {
   const packet = dnsPacket.decode(raw);
   return { packet, raw, rcode: (packet as DecodedPacket & { rcode: string }).rcode, ms: performance.now() - started };
@@ -49,7 +62,7 @@ export class UdpClient {
   readonly #port: number;
   readonly #host: string;
   readonly #pending = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void; started: number; timer: NodeJS.Timeout }>();
-  #nextId = 1;
+  readonly #ids = new IdAllocator();
 
   private constructor(socket: dgram.Socket, host: string, port: number) {
     this.#socket = socket;
@@ -82,13 +95,7 @@ export class UdpClient {
   }
 
   query(name: string, opts: QueryOptions = {}): Promise<Answer> {
-    let id = opts.id;
-    if (id === undefined) {
-      do {
-        id = this.#nextId;
-        this.#nextId = (this.#nextId + 1) & 0xffff;
-      } while (this.#pending.has(id));
-    }
+    const id = opts.id ?? this.#ids.next(this.#pending);
     const buf = encodeQuery(name, { ...opts, id });
     return this.sendRaw(buf, opts.timeoutMs ?? 5000);
   }
@@ -131,7 +138,7 @@ export class TcpClient {
   readonly #socket: net.Socket;
   readonly #reader = new FrameReader();
   readonly #pending = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void; started: number; timer: NodeJS.Timeout }>();
-  #nextId = 1;
+  readonly #ids = new IdAllocator();
   /** Order in which answers arrived, by ID. */
   readonly arrivals: number[] = [];
 
@@ -166,13 +173,7 @@ export class TcpClient {
   }
 
   query(name: string, opts: QueryOptions = {}): Promise<Answer> {
-    let id = opts.id;
-    if (id === undefined) {
-      do {
-        id = this.#nextId;
-        this.#nextId = (this.#nextId + 1) & 0xffff;
-      } while (this.#pending.has(id));
-    }
+    const id = opts.id ?? this.#ids.next(this.#pending);
     const buf = encodeQuery(name, { ...opts, id });
     const timeoutMs = opts.timeoutMs ?? 5000;
     return new Promise<Answer>((resolve, reject) => {

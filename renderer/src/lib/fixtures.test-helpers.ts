@@ -1,5 +1,6 @@
 /** Builders for tests: a QueryRecord with sensible defaults. */
 import type { QueryRecord, StatusView } from '../../../proxy/control/api-types.js';
+import { newCounters } from '../../../proxy/metrics.js';
 
 export function record(over: Partial<QueryRecord> = {}): QueryRecord {
   return {
@@ -45,25 +46,7 @@ export function status(over: Partial<StatusView> = {}): StatusView {
     listen: ['127.0.0.1:53'],
     uptimeMs: 1000,
     inFlight: 0,
-    counters: {
-      queries: 0,
-      answers: 0,
-      servfails: 0,
-      malformed: 0,
-      retries: 0,
-      timeouts: 0,
-      mismatches: 0,
-      outOfOrder: 0,
-      truncated: 0,
-      inFlightCapHits: 0,
-      handshakesFull: 0,
-      handshakesResumed: 0,
-      connectFailures: 0,
-      connectionHits: 0,
-      bytesToResolver: 0,
-      bytesFromResolver: 0,
-      paddingBytes: 0,
-    },
+    counters: newCounters(),
     ...over,
   };
 }
