@@ -12,7 +12,7 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import path from 'node:path';
 import dnsPacket from 'dns-packet';
-import { freePort, type UnboundServer } from '../test-support/unbound.js';
+import { freePort, unboundServerBase, type UnboundServer } from '../test-support/unbound.js';
 
 export const PEER_NAMES = ['dotstub', 'stubby', 'dnsdist', 'unbound-fwd'] as const;
 export type PeerName = (typeof PEER_NAMES)[number];
@@ -222,20 +222,7 @@ async function startUnboundForwarder(ctx: PeerContext): Promise<Peer> {
     dir,
     'unbound.conf',
     [
-      'server:',
-      '  verbosity: 0',
-      '  username: ""',
-      '  chroot: ""',
-      `  directory: "${dir}"`,
-      `  pidfile: "${dir}/unbound.pid"`,
-      '  use-syslog: no',
-      '  do-daemonize: no',
-      `  interface: 127.0.0.1@${port}`,
-      '  do-ip6: no',
-      '  access-control: 127.0.0.0/8 allow',
-      '  module-config: "iterator"',
-      '  num-threads: 1',
-      '  so-reuseport: no',
+      ...unboundServerBase(dir, port),
       '  outgoing-range: 256',
       '  do-not-query-localhost: no',
       '  qname-minimisation: no',

@@ -12,6 +12,7 @@
  * Histogram: HISTO_SUB bins per power of two of microseconds, so a reported
  * percentile is within ±2.2% of the true value (bin midpoint, geometric).
  */
+import type { SeriesPoint } from './control/api-types.js';
 import type { QueryRecord } from './metrics.js';
 
 export const WINDOW_SEC = 300;
@@ -26,13 +27,6 @@ export interface LatencyStats {
   readonly p99: number | null;
 }
 
-export interface SeriesPoint {
-  readonly t: number;
-  readonly queries: number;
-  readonly hits: number;
-  readonly p50: number | null;
-  readonly p95: number | null;
-}
 
 function binOf(us: number): number {
   if (!(us >= 1)) return 0;

@@ -80,12 +80,13 @@ async function waitForTls(port: number, pki: TestPki, deadline: number): Promise
   }
 }
 
-export async function startUnbound(options: UnboundOptions = {}): Promise<UnboundServer> {
-  const pki = testPki();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-unbound-'));
-  const port = options.port ?? (await freePort());
-  const keepalive = options.keepaliveMs ?? 120_000;
-  const conf = [
+/**
+ * The `server:` lines every unbound we run shares: our own directory and
+ * pidfile, no daemon, no privilege drop, loopback only, one thread, no
+ * validator. Callers add what makes theirs a DoT server or a forwarder.
+ */
+export function unboundServerBase(dir: string, port: number, threads = 1): string[] {
+  return [
     'server:',
     '  verbosity: 0',
     '  username: ""',
@@ -95,15 +96,25 @@ export async function startUnbound(options: UnboundOptions = {}): Promise<Unboun
     '  use-syslog: no',
     '  do-daemonize: no',
     `  interface: 127.0.0.1@${port}`,
+    '  do-ip6: no',
+    '  access-control: 127.0.0.0/8 allow',
+    '  module-config: "iterator"',
+    `  num-threads: ${threads}`,
+    '  so-reuseport: no',
+  ];
+}
+
+export async function startUnbound(options: UnboundOptions = {}): Promise<UnboundServer> {
+  const pki = testPki();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-unbound-'));
+  const port = options.port ?? (await freePort());
+  const keepalive = options.keepaliveMs ?? 120_000;
+  const conf = [
+    ...unboundServerBase(dir, port, options.threads ?? 1),
     `  tls-port: ${port}`,
     `  tls-service-key: "${pki.serverKeyFile}"`,
     `  tls-service-pem: "${pki.serverCertFile}"`,
-    '  do-ip6: no',
     '  do-udp: yes',
-    '  access-control: 127.0.0.0/8 allow',
-    '  module-config: "iterator"',
-    `  num-threads: ${options.threads ?? 1}`,
-    '  so-reuseport: no',
     '  edns-tcp-keepalive: yes',
     `  edns-tcp-keepalive-timeout: ${keepalive}`,
     `  tcp-idle-timeout: ${keepalive}`,
