@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTemplate } from './tray/template.js';
 import { DesktopController, type DesktopUi } from './desktop-controller.js';
-import { ProxySupervisor } from './supervisor.js';
+import { ProxySupervisor } from './proxy-process/supervisor.js';
 import type { TrayState } from './tray/types.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

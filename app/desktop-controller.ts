@@ -8,9 +8,9 @@
  * tray state.
  */
 import { EventEmitter } from 'node:events';
-import { ControlClient } from './control-client.js';
-import { isControlError } from './control-errors.js';
-import type { ProxySupervisor, ReadyInfo } from './supervisor.js';
+import { ControlClient } from './control/client.js';
+import { isControlError } from './control/errors.js';
+import type { ProxySupervisor, ReadyInfo } from './proxy-process/supervisor.js';
 import { LiveTrayState, type LiveTrayStateOptions } from './tray/live-tray-state.js';
 import type { TrayAction, TrayState } from './tray/types.js';
 

@@ -29,7 +29,7 @@ import {
 import { DesktopController, type DesktopUi } from './desktop-controller.js';
 import { IPC, type DesktopInfo } from './ipc.js';
 import { isAllowedExternal, isAllowedNavigation, isTrustedSender } from './security/urls.js';
-import { ProxySupervisor } from './supervisor.js';
+import { ProxySupervisor } from './proxy-process/supervisor.js';
 import { toElectronMenu } from './tray/electron-menu.js';
 import { APP_ICON, iconForState } from './tray/icon-for-state.js';
 import { createTemplate } from './tray/template.js';

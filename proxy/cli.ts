@@ -9,18 +9,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { defaultConfigDir, ensureConfigDir, writeFileAtomicSync, type ConfigProblem } from './config-file.js';
+import { defaultConfigDir, ensureConfigDir, writeFileAtomicSync, type ConfigProblem } from './config/config-file.js';
 import { loadOrCreateToken } from './control/auth.js';
 import { ControlServer, DEFAULT_CONTROL_PORT, isLoopbackHost } from './control/server.js';
 import { ControlService } from './control/service.js';
 import { ConfigError, isDotstubError } from './errors.js';
-import { DEFAULT_LISTEN, parseListenArg, type ListenAddress } from './listeners.js';
-import { formatRecord } from './metrics.js';
-import { DEFAULT_POOL_OPTIONS } from './pool.js';
-import { defaultConfig, StubProxy, type ProxyConfig } from './proxy.js';
-import { canAuthenticate, ResolverStore } from './resolver-store.js';
-import { parseResolverArg, PRESETS, type ResolverSpec } from './resolvers.js';
-import { SettingsStore, type Settings } from './settings.js';
+import { DEFAULT_LISTEN, parseListenArg, type ListenAddress } from './listen/listeners.js';
+import { formatRecord } from './engine/query-record.js';
+import { DEFAULT_POOL_OPTIONS } from './upstream/pool.js';
+import { defaultConfig, StubProxy, type ProxyConfig } from './dotstub.js';
+import { canAuthenticate, ResolverStore } from './config/resolver-store.js';
+import { parseResolverArg, PRESETS, type ResolverSpec } from './config/resolvers.js';
+import { SettingsStore, type Settings } from './config/settings.js';
 
 export const HELP = `dotstub: private DNS for this machine.
 Takes DNS on loopback (UDP and TCP) and forwards it over persistent,

@@ -8,7 +8,7 @@ import { expectedA, firstA, TcpClient, UdpClient } from '../test-support/dns-cli
 import { startFaultServer, type FaultServer } from '../test-support/fault-server.js';
 import { startProxy, waitFor, type Harness } from '../test-support/proxy-harness.js';
 import { testPki } from '../test-support/certs.js';
-import type { ConnectionEvent, StateChange } from './proxy.js';
+import type { ConnectionEvent, StateChange } from './dotstub.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {

@@ -10,11 +10,11 @@ import path from 'node:path';
 import { ControlServer } from '../proxy/control/server.js';
 import { ControlService } from '../proxy/control/service.js';
 import { loadOrCreateToken } from '../proxy/control/auth.js';
-import { DEFAULT_POOL_OPTIONS } from '../proxy/pool.js';
-import { defaultConfig, StubProxy } from '../proxy/proxy.js';
-import { ResolverStore } from '../proxy/resolver-store.js';
-import { parseResolverArg, type ResolverSpec } from '../proxy/resolvers.js';
-import { SettingsStore, type Settings } from '../proxy/settings.js';
+import { DEFAULT_POOL_OPTIONS } from '../proxy/upstream/pool.js';
+import { defaultConfig, StubProxy } from '../proxy/dotstub.js';
+import { ResolverStore } from '../proxy/config/resolver-store.js';
+import { parseResolverArg, type ResolverSpec } from '../proxy/config/resolvers.js';
+import { SettingsStore, type Settings } from '../proxy/config/settings.js';
 import { testPki } from './certs.js';
 
 export interface ControlHarness {

@@ -6,7 +6,7 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import dnsPacket from 'dns-packet';
 import type { DecodedPacket, Packet, RecordType } from 'dns-packet';
-import { FrameReader, frame } from '../proxy/framing.js';
+import { FrameReader, frame } from '../proxy/dns/framing.js';
 
 export interface Answer {
   readonly packet: DecodedPacket;

@@ -11,7 +11,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import dnsPacket from 'dns-packet';
 import type { Answer as Rr, DecodedPacket, Question } from 'dns-packet';
-import { FrameReader, frame } from '../proxy/framing.js';
+import { FrameReader, frame } from '../proxy/dns/framing.js';
 import { testPki } from './certs.js';
 
 export interface FaultBehaviour {

@@ -2,10 +2,10 @@
  * Starts a StubProxy in-process on 127.0.0.1:0 (UDP and TCP on one port)
  * against a test upstream, with the test CA trusted.
  */
-import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../proxy/pool.js';
-import { defaultConfig, StubProxy } from '../proxy/proxy.js';
-import { parseResolverArg } from '../proxy/resolvers.js';
-import type { AuthMode } from '../proxy/dot-connection.js';
+import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../proxy/upstream/pool.js';
+import { defaultConfig, StubProxy } from '../proxy/dotstub.js';
+import { parseResolverArg } from '../proxy/config/resolvers.js';
+import type { AuthMode } from '../proxy/upstream/dot/connection.js';
 import { testPki } from './certs.js';
 
 export interface HarnessOptions {

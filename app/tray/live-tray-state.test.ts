@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ControlClient } from '../control-client.js';
+import { ControlClient } from '../control/client.js';
 import { LiveTrayState } from './live-tray-state.js';
 import { trayStateFrom } from './tray-state.js';
 import type { TrayState } from './types.js';

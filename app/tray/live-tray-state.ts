@@ -13,8 +13,8 @@
  */
 import { EventEmitter } from 'node:events';
 import type { MetricsView, ResolversView, StatusView, StreamBatch } from '../../proxy/control/api-types.js';
-import type { ControlClient, StreamHandle } from '../control-client.js';
-import type { SupervisorState } from '../supervisor.js';
+import type { ControlClient, StreamHandle } from '../control/client.js';
+import type { SupervisorState } from '../proxy-process/supervisor.js';
 import { trayStateFrom } from './tray-state.js';
 import { INITIAL_TRAY_STATE, type TrayState } from './types.js';
 

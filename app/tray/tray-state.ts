@@ -6,7 +6,7 @@
  * the reason: "paused", "restarting in 2 s (exited with code 1: …)".
  */
 import type { MetricsView, ResolversView, StatusView } from '../../proxy/control/api-types.js';
-import type { SupervisorState } from '../supervisor.js';
+import type { SupervisorState } from '../proxy-process/supervisor.js';
 import type { TrayResolver, TrayState } from './types.js';
 
 export interface TrayInputs {

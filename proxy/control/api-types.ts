@@ -42,8 +42,8 @@
  *   GET    /api/stream                      → text/event-stream; `event: batch` with StreamBatch every 250 ms
  *                                             (only when something happened; a `: ping` comment every 15 s)
  */
-import type { ConnectionEvent, ConnectionSnapshot, PrivacyState, StateChange } from '../proxy.js';
-import type { Counters, QueryRecord } from '../metrics.js';
+import type { ConnectionEvent, ConnectionSnapshot, PrivacyState, StateChange } from '../dotstub.js';
+import type { Counters, QueryRecord } from '../engine/query-record.js';
 
 export type { ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord };
 

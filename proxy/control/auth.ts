@@ -17,7 +17,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { IncomingMessage } from 'node:http';
-import { writeFileAtomicSync } from '../config-file.js';
+import { writeFileAtomicSync } from '../config/config-file.js';
 import { ConfigError } from '../errors.js';
 
 export const TOKEN_FILE = 'token';

@@ -2,8 +2,8 @@
  * The API's routes: method + path → handler. Handlers get parsed input and
  * return a Reply; the server (server.ts) does transport, auth and limits.
  */
-import type { QueryRecord } from '../metrics.js';
-import { csvHeader, csvRow, type QueryFilter } from '../query-log.js';
+import type { QueryRecord } from '../engine/query-record.js';
+import { csvHeader, csvRow, type QueryFilter } from './query-log.js';
 import { ApiFailure, validationFailure } from './errors.js';
 import type { ControlService } from './service.js';
 

@@ -11,14 +11,14 @@
  * - Switching the resolver or rebuilding the pool drops no query: the proxy
  *   moves new queries to the new pool and lets the old one drain.
  */
-import type { ConfigProblem } from '../config-file.js';
-import { MetricsWindow } from '../metrics-window.js';
-import type { QueryRecord } from '../metrics.js';
-import type { ConnectionEvent, PrivacyState, StateChange, StubProxy } from '../proxy.js';
-import { QueryLog, type QueryFilter } from '../query-log.js';
-import { canAuthenticate, MAX_CUSTOM_RESOLVERS, validateCustomResolver, type ResolverStore } from '../resolver-store.js';
-import type { ResolverSpec } from '../resolvers.js';
-import { changedFields, parseSettingsPatch, POOL_SETTINGS, type Settings, type SettingsStore } from '../settings.js';
+import type { ConfigProblem } from '../config/config-file.js';
+import { MetricsWindow } from './metrics-window.js';
+import type { QueryRecord } from '../engine/query-record.js';
+import type { ConnectionEvent, PrivacyState, StateChange, StubProxy } from '../dotstub.js';
+import { QueryLog, type QueryFilter } from './query-log.js';
+import { canAuthenticate, MAX_CUSTOM_RESOLVERS, validateCustomResolver, type ResolverStore } from '../config/resolver-store.js';
+import type { ResolverSpec } from '../config/resolvers.js';
+import { changedFields, parseSettingsPatch, POOL_SETTINGS, type Settings, type SettingsStore } from '../config/settings.js';
 import type {
   ConnectionView,
   MetricsView,

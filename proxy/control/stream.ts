@@ -12,7 +12,7 @@
  *   disconnected (EventSource reconnects by itself).
  */
 import type { ServerResponse } from 'node:http';
-import type { Counters, QueryRecord } from '../metrics.js';
+import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { StreamBatch, TimelineEvent } from './api-types.js';
 
 export interface StreamOptions {

@@ -1,6 +1,6 @@
 /** Builders for tests: a QueryRecord with sensible defaults. */
 import type { QueryRecord, StatusView } from '../../../proxy/control/api-types.js';
-import { newCounters } from '../../../proxy/metrics.js';
+import { newCounters } from '../../../proxy/engine/query-record.js';
 
 export function record(over: Partial<QueryRecord> = {}): QueryRecord {
   return {

@@ -18,7 +18,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { z } from 'zod';
-import { ConfigError } from './errors.js';
+import { ConfigError } from '../errors.js';
 
 /** A config file that could not be used, for the status API and the CLI. */
 export interface ConfigProblem {

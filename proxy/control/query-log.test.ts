@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import type { QueryRecord } from './metrics.js';
+import type { QueryRecord } from '../engine/query-record.js';
 import { csvCell, csvHeader, csvRow, QueryLog } from './query-log.js';
 
 function rec(seq: number, over: Partial<QueryRecord> = {}): QueryRecord {

@@ -28,10 +28,10 @@ import {
   PinMismatchError,
   QuestionMismatchError,
   type DotstubError,
-} from './errors.js';
-import { FrameReader } from './framing.js';
-import type { ResolverSpec } from './resolvers.js';
-import { readUpstreamAnswer, type QuestionKey, type UpstreamAnswer, type UpstreamQuestion } from './wire.js';
+} from '../../errors.js';
+import { FrameReader } from '../../dns/framing.js';
+import type { ResolverSpec } from '../../config/resolvers.js';
+import { readUpstreamAnswer, type QuestionKey, type UpstreamAnswer, type UpstreamQuestion } from '../../dns/wire.js';
 
 export type AuthMode = 'strict' | 'opportunistic';
 

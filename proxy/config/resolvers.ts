@@ -6,7 +6,7 @@
  * base64 of SHA-256 over the DER SubjectPublicKeyInfo).
  */
 import net from 'node:net';
-import { PinFormatError, ResolverSpecError } from './errors.js';
+import { PinFormatError, ResolverSpecError } from '../errors.js';
 
 export const DOT_PORT = 853;
 

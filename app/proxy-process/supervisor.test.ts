@@ -8,14 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ControlClient } from './control-client.js';
+import { ControlClient } from '../control/client.js';
 import { parseReadyFile } from './ready-file.js';
 import { DEFAULT_RESTART_POLICY } from './restart-policy.js';
 import { ProxySupervisor, type ExitInfo, type SupervisorOptions, type SupervisorState } from './supervisor.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const FAKE = path.join(here, 'test-fixtures', 'fake-proxy.mjs');
-const REAL = path.join(here, '..', 'bin', 'dotstub.js');
+const FAKE = path.join(here, '..', 'test-fixtures', 'fake-proxy.mjs');
+const REAL = path.join(here, '..', '..', 'bin', 'dotstub.js');
 const FAST_POLICY = { ...DEFAULT_RESTART_POLICY, baseDelayMs: 20, maxDelayMs: 100 };
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -166,7 +166,7 @@ describe('ProxySupervisor', () => {
   });
 
   describe('with the real proxy', () => {
-    it.skipIf(!fs.existsSync(path.join(here, '..', 'dist', 'proxy', 'cli.js')))(
+    it.skipIf(!fs.existsSync(path.join(here, '..', '..', 'dist', 'proxy', 'cli.js')))(
       'restarts bin/dotstub.js after it is killed; each run answers on its new control port',
       async () => {
         const cfg = tmpDir();

@@ -7,7 +7,7 @@
  * (mod capacity). Appends are O(1) and never allocate once full; queries
  * scan newest → oldest, O(size), which at the 100k cap is a few ms.
  */
-import type { QueryRecord } from './metrics.js';
+import type { QueryRecord } from '../engine/query-record.js';
 
 export interface QueryFilter {
   /** Case-insensitive substring of the name; records without a name never match. */

@@ -20,10 +20,10 @@ import {
   type HandshakeInfo,
   type SendInfo,
   type AnswerHandler,
-} from './dot-connection.js';
-import { InFlightCapError, PoolClosedError, type DotstubError } from './errors.js';
-import type { ResolverSpec } from './resolvers.js';
-import type { QuestionKey, UpstreamQuestion } from './wire.js';
+} from './dot/connection.js';
+import { InFlightCapError, PoolClosedError, type DotstubError } from '../errors.js';
+import type { ResolverSpec } from '../config/resolvers.js';
+import type { QuestionKey, UpstreamQuestion } from '../dns/wire.js';
 
 export interface PoolOptions {
   /** Connections kept per resolver (RFC 7858 §3.4 suggests few; one is usually best). */

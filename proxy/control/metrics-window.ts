@@ -12,8 +12,8 @@
  * Histogram: HISTO_SUB bins per power of two of microseconds, so a reported
  * percentile is within ±2.2% of the true value (bin midpoint, geometric).
  */
-import type { SeriesPoint } from './control/api-types.js';
-import type { QueryRecord } from './metrics.js';
+import type { SeriesPoint } from './api-types.js';
+import type { QueryRecord } from '../engine/query-record.js';
 
 export const WINDOW_SEC = 300;
 const HISTO_SUB = 16;

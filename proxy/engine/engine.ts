@@ -9,11 +9,11 @@
  *                                   └─ backpressure / resolver unreachable ─► SERVFAIL at once
  */
 import { EventEmitter } from 'node:events';
-import type { AnswerHandler, DotConnection } from './dot-connection.js';
-import { isDotstubError, QueryTimeoutError, type DotstubError } from './errors.js';
-import type { AnswerSource, Counters, QueryRecord, Transport } from './metrics.js';
-import { newCounters } from './metrics.js';
-import type { Pool } from './pool.js';
+import type { AnswerHandler, DotConnection } from '../upstream/dot/connection.js';
+import { isDotstubError, QueryTimeoutError, type DotstubError } from '../errors.js';
+import type { AnswerSource, Counters, QueryRecord, Transport } from './query-record.js';
+import { newCounters } from './query-record.js';
+import type { Pool } from '../upstream/pool.js';
 import {
   CLASSIC_UDP_SIZE,
   encodeClientAnswer,
@@ -24,7 +24,7 @@ import {
   type ClientQuery,
   type UpstreamAnswer,
   type UpstreamQuestion,
-} from './wire.js';
+} from '../dns/wire.js';
 
 export interface EngineOptions {
   /** EDNS padding of queries to 128-octet blocks (RFC 8467). */

@@ -20,7 +20,7 @@ import type {
   StatusView,
   StreamBatch,
   TimelineEvent,
-} from '../proxy/control/api-types.js';
+} from '../../proxy/control/api-types.js';
 import {
   ControlAbortedError,
   ControlBadResponseError,
@@ -28,7 +28,7 @@ import {
   ControlTimeoutError,
   ControlUnreachableError,
   type ControlError,
-} from './control-errors.js';
+} from './errors.js';
 import { SseParser } from './sse.js';
 
 export interface ControlClientOptions {

@@ -6,8 +6,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ControlClient } from './control-client.js';
-import type { ControlError } from './control-errors.js';
+import { ControlClient } from './client.js';
+import type { ControlError } from './errors.js';
 
 const TOKEN = 'test-token_0123456789';
 

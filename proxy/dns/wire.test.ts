@@ -1,7 +1,7 @@
 import dnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 import { describe, expect, test } from 'vitest';
-import { QuestionMismatchError } from './errors.js';
+import { QuestionMismatchError } from '../errors.js';
 import { encodeClientAnswer, encodeUpstreamQuery, parseClientQuery, readUpstreamAnswer, sameQuestion, servfail, type ClientQuery } from './wire.js';
 
 const asked = (q: ClientQuery) => ({ key: q.question, bytes: q.questionBytes });

@@ -8,13 +8,13 @@
  *   'state'       privacy-state transitions, each with a reason a user can read
  */
 import { EventEmitter } from 'node:events';
-import type { AuthPolicy, DotConnection } from './dot-connection.js';
-import { Engine } from './engine.js';
+import type { AuthPolicy, DotConnection } from './upstream/dot/connection.js';
+import { Engine } from './engine/engine.js';
 import { ConfigError, type DotstubError } from './errors.js';
-import { DEFAULT_LISTEN, TcpListener, UdpListener, type ListenAddress } from './listeners.js';
-import type { Counters, QueryRecord } from './metrics.js';
-import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './pool.js';
-import { describeResolver, type ResolverSpec } from './resolvers.js';
+import { DEFAULT_LISTEN, TcpListener, UdpListener, type ListenAddress } from './listen/listeners.js';
+import type { Counters, QueryRecord } from './engine/query-record.js';
+import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './upstream/pool.js';
+import { describeResolver, type ResolverSpec } from './config/resolvers.js';
 
 export type PrivacyState = 'private' | 'private-unverified' | 'captive' | 'degraded' | 'blocked' | 'off';
 

@@ -6,9 +6,9 @@
  */
 import dgram from 'node:dgram';
 import net from 'node:net';
-import { ConfigError, ListenError } from './errors.js';
-import { FrameReader } from './framing.js';
-import type { Transport } from './metrics.js';
+import { ConfigError, ListenError } from '../errors.js';
+import { FrameReader } from '../dns/framing.js';
+import type { Transport } from '../engine/query-record.js';
 
 export interface ListenAddress {
   readonly host: string;

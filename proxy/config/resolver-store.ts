@@ -9,8 +9,8 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.js';
-import type { ResolverView } from './control/api-types.js';
-import { isDotstubError } from './errors.js';
+import type { ResolverView } from '../control/api-types.js';
+import { isDotstubError } from '../errors.js';
 import { customResolver, PRESETS, validateAuthName, validatePin, type ResolverSpec } from './resolvers.js';
 
 export const MAX_CUSTOM_RESOLVERS = 64;

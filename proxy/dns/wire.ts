@@ -9,7 +9,7 @@
  */
 import dnsPacket from 'dns-packet';
 import type { Answer, OptAnswer, PacketOpt, Question } from 'dns-packet';
-import { MalformedMessageError, QuestionMismatchError } from './errors.js';
+import { MalformedMessageError, QuestionMismatchError } from '../errors.js';
 
 export const HEADER_LENGTH = 12;
 /** RFC 1035 §4.2.1: without EDNS a UDP answer holds at most 512 octets. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import type { QueryRecord } from './metrics.js';
+import type { QueryRecord } from '../engine/query-record.js';
 import { MetricsWindow, percentile } from './metrics-window.js';
 
 function rec(latencyMs: number, resolverId: string | null = 'a', reused: boolean | null = true): QueryRecord {

@@ -9,8 +9,8 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.js';
-import type { Settings as ApiSettings } from './control/api-types.js';
-import { DEFAULT_POOL_OPTIONS } from './pool.js';
+import type { Settings as ApiSettings } from '../control/api-types.js';
+import { DEFAULT_POOL_OPTIONS } from '../upstream/pool.js';
 
 const wholeNumber = (what: string, min: number, max: number, unit = ''): z.ZodInt =>
   z
