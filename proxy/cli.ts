@@ -14,7 +14,8 @@ import { loadOrCreateToken } from './control/auth.js';
 import { ControlServer, DEFAULT_CONTROL_PORT, isLoopbackHost } from './control/server.js';
 import { ControlService } from './control/service.js';
 import { ConfigError, isDotstubError } from './errors.js';
-import { DEFAULT_LISTEN, parseListenArg, type ListenAddress } from './listen/listeners.js';
+import { DEFAULT_LISTEN, parseListenArg, type ListenAddress } from './listen/address.js';
+import { formatHostPort } from './host-port.js';
 import { formatRecord } from './engine/query-record.js';
 import { DEFAULT_POOL_OPTIONS } from './upstream/pool.js';
 import { defaultConfig, StubProxy, type ProxyConfig } from './dotstub.js';
@@ -208,7 +209,7 @@ export function resolveRun(
 }
 
 function hostPort(a: ListenAddress): string {
-  return `${a.host.includes(':') ? `[${a.host}]` : a.host}:${a.port}`;
+  return formatHostPort(a.host, a.port);
 }
 
 function reportProblem(p: ConfigProblem): void {

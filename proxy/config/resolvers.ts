@@ -6,6 +6,7 @@
  * base64 of SHA-256 over the DER SubjectPublicKeyInfo).
  */
 import net from 'node:net';
+import { formatHost, formatHostPort } from '../host-port.js';
 import { PinFormatError, ResolverSpecError } from '../errors.js';
 
 export const DOT_PORT = 853;
@@ -125,7 +126,7 @@ export function customResolver(input: CustomResolverInput): ResolverSpec {
   const authName = input.authName === undefined || input.authName === '' ? undefined : validateAuthName(input.authName);
   const pins = (input.pins ?? []).map(validatePin);
   const first = addresses[0] as string;
-  const hostPart = first.includes(':') ? `[${first}]` : first;
+  const hostPart = formatHost(first);
   return {
     id: input.id ?? `custom:${hostPart}:${port}`,
     label: input.label ?? (authName ? `${authName} (${hostPart})` : hostPart),
@@ -175,6 +176,5 @@ export function parseResolverArg(arg: string, pins: readonly string[] = []): Res
 export function describeResolver(spec: ResolverSpec): string {
   if (PRESETS[spec.id] === spec) return spec.id;
   const first = spec.addresses[0] ?? '?';
-  const host = first.includes(':') ? `[${first}]` : first;
-  return `${host}:${spec.port}${spec.authName ? `#${spec.authName}` : ''}`;
+  return `${formatHostPort(first, spec.port)}${spec.authName ? `#${spec.authName}` : ''}`;
 }

@@ -24,6 +24,7 @@ import { matchRoute, routes, type Reply, type Route } from './routes.js';
 import type { ControlService } from './service.js';
 import { defaultDashboardDir, sendHtml, StaticFiles } from './static.js';
 import type { ApiError } from './api-types.js';
+import { formatHostPort } from '../host-port.js';
 
 export const DEFAULT_CONTROL_PORT = 5380;
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -124,7 +125,7 @@ export class ControlServer {
   }
 
   get url(): string {
-    return `http://${this.#host.includes(':') ? `[${this.#host}]` : this.#host}:${this.port}`;
+    return `http://${formatHostPort(this.#host, this.port)}`;
   }
 
   /** The link that logs a browser in: `/?token=…`. */

@@ -31,6 +31,7 @@ import type {
 } from './api-types.js';
 import { ApiFailure, validationFailure } from './errors.js';
 import { StreamHub } from './stream.js';
+import { formatHostPort } from '../host-port.js';
 
 /** What leaves the machine in each state (DESIGN.md, "Privacy states"). */
 export const LEAVES: Readonly<Record<PrivacyState, string>> = {
@@ -145,7 +146,7 @@ export class ControlService {
       leaves: LEAVES[s.state],
       resolver: this.#view(this.proxy.resolver),
       mode: this.#settings.mode,
-      listen: this.proxy.listening.map((a) => `${a.host.includes(':') ? `[${a.host}]` : a.host}:${a.port}`),
+      listen: this.proxy.listening.map((a) => formatHostPort(a.host, a.port)),
       uptimeMs: this.proxy.startedAt === 0 ? 0 : Date.now() - this.proxy.startedAt,
       inFlight: this.proxy.inFlight,
       counters: { ...this.proxy.counters },

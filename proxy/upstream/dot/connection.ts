@@ -32,6 +32,7 @@ import {
 import { FrameReader } from '../../dns/framing.js';
 import type { ResolverSpec } from '../../config/resolvers.js';
 import { readUpstreamAnswer, type QuestionKey, type UpstreamAnswer, type UpstreamQuestion } from '../../dns/wire.js';
+import { formatHostPort } from '../../host-port.js';
 
 export type AuthMode = 'strict' | 'opportunistic';
 
@@ -149,7 +150,7 @@ export function describeCertError(code: string, authName: string | undefined, ad
 
 /** A reason a user can read for a TCP connect that failed. */
 export function describeConnectError(err: NodeJS.ErrnoException, address: string, port: number): string {
-  const where = `${address.includes(':') ? `[${address}]` : address}:${port}`;
+  const where = formatHostPort(address, port);
   switch (err.code) {
     case 'ECONNREFUSED':
       return `cannot connect to ${where}: connection refused (nothing listening, or this network rejects port ${port}) (ECONNREFUSED)`;
