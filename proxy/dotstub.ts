@@ -1,6 +1,8 @@
 /**
- * The stub proxy: listeners → engine → pool, wired together, with the
- * privacy state machine and typed events for everything a UI shows.
+ * The composition root: listeners → engine → upstream, wired together, with
+ * the privacy state (a pure reducer, network/privacy-state.ts) and typed
+ * events for everything a UI shows. The CLI and the test harnesses both
+ * build the proxy here.
  *
  * Events are the only interface for observers (control API, CLI log):
  *   'query'       one QueryRecord per answered query
@@ -8,17 +10,19 @@
  *   'state'       privacy-state transitions, each with a reason a user can read
  */
 import { EventEmitter } from 'node:events';
-import type { AuthPolicy, DotConnection } from './upstream/dot/connection.js';
+import { describeResolver, type ResolverSpec } from './config/resolvers.js';
 import { Engine } from './engine/engine.js';
+import { newCounters, type Counters, type QueryRecord } from './engine/query-record.js';
 import { ConfigError, type DotstubError } from './errors.js';
 import { DEFAULT_LISTEN, type ListenAddress } from './listen/address.js';
 import { TcpListener } from './listen/tcp.js';
 import { UdpListener } from './listen/udp.js';
-import type { Counters, QueryRecord } from './engine/query-record.js';
+import { INITIAL_PRIVACY, nextPrivacyState, type PrivacyEvent, type PrivacyState, type PrivacyStatus } from './network/privacy-state.js';
+import { dotConnectionFactory } from './upstream/dot/connection.js';
+import type { AuthPolicy } from './upstream/dot/tls.js';
 import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './upstream/pool.js';
-import { describeResolver, type ResolverSpec } from './config/resolvers.js';
 
-export type PrivacyState = 'private' | 'private-unverified' | 'captive' | 'degraded' | 'blocked' | 'off';
+export type { PrivacyState };
 
 export interface StateChange {
   readonly state: PrivacyState;
@@ -83,7 +87,7 @@ export interface ProxyConfig {
   readonly listen: readonly ListenAddress[];
   readonly resolver: ResolverSpec;
   readonly auth: AuthPolicy;
-  readonly pool: Omit<PoolOptions, 'auth'>;
+  readonly pool: PoolOptions;
   readonly padding: boolean;
   readonly recordNames: boolean;
   /** Open connections at start so the first query doesn't pay the handshake. */
@@ -121,6 +125,8 @@ export interface ConnectionSnapshot {
 
 export class StubProxy extends EventEmitter<StubProxyEvents> {
   #config: ProxyConfig;
+  /** One object, each field with one writer: the engine or the upstream pools. */
+  readonly #counters: Counters = newCounters();
   readonly #engine: Engine;
   #pool: Pool;
   /** Pools being drained after a switch; they finish their in-flight queries. */
@@ -128,8 +134,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   #udp: UdpListener[] = [];
   #tcp: TcpListener[] = [];
   #listening: ListenAddress[] = [];
-  #state: PrivacyState = 'off';
-  #stateReason = 'not started';
+  #privacy: PrivacyStatus = INITIAL_PRIVACY;
   #stateSince = Date.now();
   #startedAt = 0;
   #running = false;
@@ -138,7 +143,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     super();
     this.#config = config;
     this.#pool = this.#makePool(config.resolver);
-    this.#engine = new Engine(this.#pool, { padding: config.padding, recordNames: config.recordNames });
+    this.#engine = new Engine(this.#pool, { padding: config.padding, recordNames: config.recordNames }, this.#counters);
     this.#engine.on('query', (r) => this.emit('query', r));
     this.#engine.on('malformed', (why) => this.emit('malformed', why));
   }
@@ -147,10 +152,10 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     return this.#config;
   }
   get counters(): Readonly<Counters> {
-    return this.#engine.counters;
+    return this.#counters;
   }
   get state(): { readonly state: PrivacyState; readonly reason: string; readonly since: number } {
-    return { state: this.#state, reason: this.#stateReason, since: this.#stateSince };
+    return { state: this.#privacy.state, reason: this.#privacy.reason, since: this.#stateSince };
   }
   get resolver(): ResolverSpec {
     return this.#pool.resolver;
@@ -170,11 +175,11 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
 
   connections(): ConnectionSnapshot[] {
     const now = Date.now();
-    const all: DotConnection[] = [...this.#pool.connections];
-    for (const p of this.#retiring) all.push(...p.connections);
-    return all.map((c) => ({
+    const all: { readonly c: Pool['connections'][number]; readonly resolverId: string }[] = [];
+    for (const p of [this.#pool, ...this.#retiring]) for (const c of p.connections) all.push({ c, resolverId: p.resolver.id });
+    return all.map(({ c, resolverId }) => ({
       id: c.id,
-      resolverId: c.resolver.id,
+      resolverId,
       address: c.address,
       state: c.state,
       ageMs: now - c.createdAt,
@@ -213,7 +218,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     }
     this.#running = true;
     this.#startedAt = Date.now();
-    this.#setState('off', `connecting to ${this.#pool.resolver.label}`);
+    this.#onPrivacyEvent({ type: 'started', resolver: this.#pool.resolver.label });
     if (this.#config.warm) this.#pool.warm();
     this.emit('listening', this.#listening);
     return this.#listening;
@@ -228,10 +233,10 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     const old = this.#pool;
     const next = this.#makePool(resolver);
     this.#pool = next;
-    this.#engine.setPool(next);
+    this.#engine.setUpstream(next);
     this.#config = { ...this.#config, resolver };
     if (this.#running) {
-      this.#setState(this.#state, `switching to ${resolver.label}`);
+      this.#onPrivacyEvent({ type: 'switching', resolver: resolver.label });
       next.warm();
     }
     this.#retiring.add(old);
@@ -240,22 +245,23 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   }
 
   /**
-   * Applies new settings at run time (added for the control API, issue 3).
-   * `padding` and `recordNames` take effect with the next query (the engine
-   * reads its options per query). Pool options and the authentication mode
+   * Applies new settings at run time. `padding` and `recordNames` take
+   * effect with the next query. Pool options and the authentication mode
    * only apply to new pools, so changing them rebuilds the pool with the same
    * mechanism as switchResolver: queries in flight finish on the old pool,
    * new ones go to the new pool, nothing is dropped. Resolves once the old
    * pool has drained.
    */
   async reconfigure(changes: {
-    readonly pool?: Partial<Omit<PoolOptions, 'auth'>>;
+    readonly pool?: Partial<PoolOptions>;
     readonly auth?: AuthPolicy;
     readonly padding?: boolean;
     readonly recordNames?: boolean;
   }): Promise<void> {
-    if (changes.padding !== undefined) this.#engine.options.padding = changes.padding;
-    if (changes.recordNames !== undefined) this.#engine.options.recordNames = changes.recordNames;
+    this.#engine.configure({
+      ...(changes.padding !== undefined ? { padding: changes.padding } : {}),
+      ...(changes.recordNames !== undefined ? { recordNames: changes.recordNames } : {}),
+    });
     this.#config = {
       ...this.#config,
       pool: { ...this.#config.pool, ...changes.pool },
@@ -301,7 +307,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#udp = [];
     this.#tcp = [];
     this.#listening = [];
-    this.#setState('off', 'dotstub stopped');
+    this.#onPrivacyEvent({ type: 'stopped' });
   }
 
   /** Binds UDP and TCP on one port; with port 0, UDP picks it and TCP follows. */
@@ -335,22 +341,26 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#listening = [];
   }
 
-  #setState(state: PrivacyState, reason: string): void {
-    if (state === this.#state && reason === this.#stateReason) return;
-    const previous = this.#state;
-    if (state !== previous) this.#stateSince = Date.now();
-    this.#state = state;
-    this.#stateReason = reason;
-    this.emit('state', { state, previous, reason, at: Date.now(), resolverId: this.#pool.resolver.id });
+  #onPrivacyEvent(event: PrivacyEvent): void {
+    const next = nextPrivacyState(this.#privacy, event, { mode: this.#config.auth.mode });
+    const previous = this.#privacy;
+    if (next.state === previous.state && next.reason === previous.reason) return;
+    if (next.state !== previous.state) this.#stateSince = Date.now();
+    this.#privacy = next;
+    this.emit('state', { state: next.state, previous: previous.state, reason: next.reason, at: Date.now(), resolverId: this.#pool.resolver.id });
   }
 
   #makePool(resolver: ResolverSpec): Pool {
-    const pool = new Pool(resolver, { ...this.#config.pool, auth: this.#config.auth });
-    const counters = (): Counters => this.#engine.counters;
+    const { auth, pool: options } = this.#config;
+    const pool = new Pool({
+      protocol: 'DoT',
+      resolver,
+      options,
+      factory: dotConnectionFactory(resolver, auth, options),
+      counters: this.#counters,
+    });
     const active = (): boolean => pool === this.#pool && this.#running;
     pool.on('open', (conn, info) => {
-      if (info.resumed) counters().handshakesResumed++;
-      else counters().handshakesFull++;
       this.emit('connection', {
         type: 'open',
         at: Date.now(),
@@ -366,8 +376,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       });
       if (!active()) return;
       const who = resolver.authName && !resolver.label.includes(resolver.authName) ? `${resolver.label} (${resolver.authName})` : resolver.label;
-      if (info.verified) this.#setState('private', `encrypted DNS to ${who}, verified, ${info.tlsVersion}`);
-      else this.#setState('private-unverified', `encrypted DNS to ${who}, but not verified: ${info.authError ?? 'unknown reason'}`);
+      this.#onPrivacyEvent({ type: 'connected', resolver: who, verified: info.verified, tlsVersion: info.tlsVersion, authError: info.authError });
     });
     pool.on('close', (conn, info) => {
       this.emit('connection', {
@@ -385,7 +394,6 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       this.emit('connection', { type: 'keepalive', at: Date.now(), connectionId: conn.id, resolverId: resolver.id, timeoutMs: ms }),
     );
     pool.on('connect-failed', (f) => {
-      counters().connectFailures++;
       this.emit('connection', {
         type: 'connect-failed',
         at: Date.now(),
@@ -395,16 +403,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
         message: f.error.message,
         retryInMs: f.retryInMs,
       });
-      if (active()) {
-        const retry = f.retryInMs < 1000 ? `${f.retryInMs} ms` : `${Math.round(f.retryInMs / 1000)} s`;
-        this.#setState('blocked', `${f.error.message}; queries get SERVFAIL, retrying in ${retry}`);
-      }
-    });
-    pool.on('mismatch', () => counters().mismatches++);
-    pool.on('out-of-order', () => counters().outOfOrder++);
-    pool.on('bytes', (out, inn) => {
-      counters().bytesToResolver += out;
-      counters().bytesFromResolver += inn;
+      if (active()) this.#onPrivacyEvent({ type: 'connect-failed', message: f.error.message, retryInMs: f.retryInMs });
     });
     return pool;
   }

@@ -5,7 +5,7 @@
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../proxy/upstream/pool.js';
 import { defaultConfig, StubProxy } from '../proxy/dotstub.js';
 import { parseResolverArg } from '../proxy/config/resolvers.js';
-import type { AuthMode } from '../proxy/upstream/dot/connection.js';
+import type { AuthMode } from '../proxy/upstream/dot/tls.js';
 import { testPki } from './certs.js';
 
 export interface HarnessOptions {

@@ -3,6 +3,7 @@
  * are published as events (see StubProxyEvents); the control API aggregates
  * them, nothing polls the engine's internals.
  */
+import { newUpstreamCounters, type UpstreamCounters } from '../upstream/counters.js';
 
 export type Transport = 'udp' | 'tcp';
 
@@ -48,29 +49,21 @@ export interface QueryRecord {
   readonly error: string | null;
 }
 
-export interface Counters {
+/** What the engine counts; it is their only writer. */
+export interface EngineCounters {
   queries: number;
   answers: number;
   servfails: number;
   /** Malformed or unsupported client messages (answered FORMERR/NOTIMP or dropped). */
   malformed: number;
-  retries: number;
-  timeouts: number;
-  /** Answers whose question didn't match the query (dropped, RFC 7858 §3.3). */
-  mismatches: number;
-  /** Answers that arrived before the answer to an earlier query on the same connection. */
-  outOfOrder: number;
   truncated: number;
-  inFlightCapHits: number;
-  handshakesFull: number;
-  handshakesResumed: number;
-  connectFailures: number;
   /** Queries that found an open connection. */
   connectionHits: number;
-  bytesToResolver: number;
-  bytesFromResolver: number;
   paddingBytes: number;
 }
+
+/** Every counter the proxy keeps: one object, each field with one writer (engine or upstream). */
+export interface Counters extends EngineCounters, UpstreamCounters {}
 
 export function newCounters(): Counters {
   return {
@@ -78,19 +71,10 @@ export function newCounters(): Counters {
     answers: 0,
     servfails: 0,
     malformed: 0,
-    retries: 0,
-    timeouts: 0,
-    mismatches: 0,
-    outOfOrder: 0,
     truncated: 0,
-    inFlightCapHits: 0,
-    handshakesFull: 0,
-    handshakesResumed: 0,
-    connectFailures: 0,
     connectionHits: 0,
-    bytesToResolver: 0,
-    bytesFromResolver: 0,
     paddingBytes: 0,
+    ...newUpstreamCounters(),
   };
 }
 

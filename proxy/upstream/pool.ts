@@ -1,8 +1,16 @@
 /**
- * The connections to one resolver: opened at start so the first query
- * doesn't pay the handshake, reused for every query, resumed with the last
- * TLS session ticket after an idle close, and backed off when the network
- * refuses them.
+ * A pool of connections to one resolver, implementing the Upstream
+ * contract. Policy only: what a connection is comes from the factory (DoT
+ * today, DoH sessions next), so warm-up, pick, back-off, address rotation
+ * and resumption tickets are tested with fake connections.
+ *
+ *   resolve(req) ─► pick: least-loaded open connection (or open one) ─► send
+ *        │                                                               │
+ *        │   deadline (RTT-derived, 25 ms slots) ◄── armed ──────────────┘
+ *        ▼
+ *   answer ─► RTT sample ─► done(req, null, answer)
+ *   closed / deadline ─► retry once on another connection ─► … ─► done(req, error)
+ *   unreachable (backing off) / every connection full / closed pool ─► done(req, error) at once
  *
  * Invariants:
  * - At most `size` connections exist at once (connecting or open); draining
@@ -11,19 +19,16 @@
  *   never bypasses authentication.
  * - While connecting fails, queries fail at once with the reason (no pile-up
  *   behind a dead network); a timer keeps trying so the pool recovers by itself.
+ * - Every request gets exactly one callback (`Flight.settled` guards it).
  */
 import { EventEmitter } from 'node:events';
-import {
-  DotConnection,
-  type AuthPolicy,
-  type CloseInfo,
-  type HandshakeInfo,
-  type SendInfo,
-  type AnswerHandler,
-} from './dot/connection.js';
-import { InFlightCapError, PoolClosedError, type DotstubError } from '../errors.js';
 import type { ResolverSpec } from '../config/resolvers.js';
-import type { QuestionKey, UpstreamQuestion } from '../dns/wire.js';
+import { InFlightCapError, isDotstubError, PoolClosedError, QueryTimeoutError, type DotstubError } from '../errors.js';
+import type { AnswerHandler, CloseInfo, ConnectionFactory, HandshakeInfo, PoolConnection, SendInfo } from './connection.js';
+import { DeadlineSlots } from './deadlines.js';
+import { newUpstreamCounters, type UpstreamCounters } from './counters.js';
+import { RttEstimator } from './rtt.js';
+import type { Upstream, UpstreamCallback, UpstreamRequest } from './upstream.js';
 
 export interface PoolOptions {
   /** Connections kept per resolver (RFC 7858 §3.4 suggests few; one is usually best). */
@@ -31,8 +36,8 @@ export interface PoolOptions {
   /** Queries in flight per connection before backpressure. */
   readonly maxInFlight: number;
   readonly idleTimeoutMs: number;
+  /** One deadline for TCP connect plus the TLS handshake. */
   readonly connectTimeoutMs: number;
-  readonly auth: AuthPolicy;
   /** Smallest and largest per-attempt query deadline; the RTT estimate picks in between. */
   readonly queryTimeoutMinMs: number;
   readonly queryTimeoutMaxMs: number;
@@ -40,7 +45,7 @@ export interface PoolOptions {
   readonly maxBackoffMs: number;
 }
 
-export const DEFAULT_POOL_OPTIONS: Omit<PoolOptions, 'auth'> = {
+export const DEFAULT_POOL_OPTIONS: PoolOptions = {
   size: 1,
   maxInFlight: 1000,
   idleTimeoutMs: 60_000,
@@ -59,39 +64,65 @@ export interface ConnectFailure {
 }
 
 export interface PoolEvents {
-  open: [DotConnection, HandshakeInfo];
-  close: [DotConnection, CloseInfo];
+  open: [PoolConnection, HandshakeInfo];
+  close: [PoolConnection, CloseInfo];
   'connect-failed': [ConnectFailure];
-  keepalive: [DotConnection, number];
-  mismatch: [DotConnection, QuestionKey, QuestionKey | undefined];
-  'out-of-order': [DotConnection];
-  bytes: [number, number];
-  drained: [];
+  keepalive: [PoolConnection, number];
 }
+
+export interface PoolInit {
+  /** The protocol, for the readable name: `DoT` gives `DoT(quad9)`. */
+  readonly protocol: string;
+  readonly resolver: ResolverSpec;
+  readonly options: PoolOptions;
+  readonly factory: ConnectionFactory;
+  /** Shared with the engine; the pool is the only writer of these fields. */
+  readonly counters?: UpstreamCounters;
+}
+
+/** One request's travel through the pool: the context of the shared answer handler. */
+interface Flight {
+  readonly req: UpstreamRequest;
+  readonly done: UpstreamCallback<UpstreamRequest>;
+  conn: PoolConnection | undefined;
+  upstreamId: number;
+  deadlineKey: number;
+  settled: boolean;
+}
+
+const RETRIABLE = new Set(['DOTSTUB_CONNECTION_CLOSED', 'DOTSTUB_QUERY_TIMEOUT']);
 
 let connectionCounter = 0;
 
-export class Pool extends EventEmitter<PoolEvents> {
+export class Pool extends EventEmitter<PoolEvents> implements Upstream {
+  readonly name: string;
   readonly resolver: ResolverSpec;
   readonly options: PoolOptions;
+  readonly counters: UpstreamCounters;
+  readonly #factory: ConnectionFactory;
   /** Live connections (connecting, open or draining); closed ones are removed at once. */
-  readonly #connections: DotConnection[] = [];
+  readonly #connections: PoolConnection[] = [];
   /** Latest session ticket per address. */
   readonly #tickets = new Map<string, Buffer>();
+  readonly #rtt: RttEstimator;
+  readonly #deadlines = new DeadlineSlots<Flight>((f) => this.#onTimeout(f));
   #addressIndex = 0;
   #failures = 0;
   #retryAt = 0;
   #lastError: DotstubError | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   #closed = false;
-  // RFC 6298-style smoothed RTT of answered queries, in ms.
-  #srtt: number | undefined;
-  #rttvar = 0;
 
-  constructor(resolver: ResolverSpec, options: PoolOptions) {
+  constructor(init: PoolInit) {
     super();
-    this.resolver = resolver;
-    this.options = options;
+    if (init.resolver.addresses.length === 0) throw new RangeError(`resolver ${init.resolver.label} has no addresses`);
+    if (!(init.options.size >= 1)) throw new RangeError(`pool size must be at least 1, got ${init.options.size}`);
+    this.resolver = init.resolver;
+    this.options = init.options;
+    this.#factory = init.factory;
+    this.counters = init.counters ?? newUpstreamCounters();
+    this.name = `${init.protocol}(${init.resolver.id})`;
+    this.#rtt = new RttEstimator(init.options.queryTimeoutMinMs, init.options.queryTimeoutMaxMs);
   }
 
   /** Opens the pool's connections now instead of on the first query. */
@@ -99,45 +130,67 @@ export class Pool extends EventEmitter<PoolEvents> {
     while (!this.#closed && this.#connections.length < this.options.size && !this.#inBackoff()) this.#open();
   }
 
-  get connections(): readonly DotConnection[] {
+  get connections(): readonly PoolConnection[] {
     return this.#connections;
   }
 
-  get inFlight(): number {
-    let n = 0;
-    for (const c of this.#connections) n += c.inFlight;
-    return n;
-  }
-
-  /** The reason the last connection attempt failed, while the pool is backing off. */
-  get lastError(): DotstubError | undefined {
-    return this.#inBackoff() ? this.#lastError : undefined;
-  }
-
-  get closed(): boolean {
-    return this.#closed;
-  }
-
-  /** Smoothed RTT in ms (undefined until an answer arrived). */
+  /** Smoothed RTT of answered queries, ms (undefined until one was timed). */
   get srttMs(): number | undefined {
-    return this.#srtt;
+    return this.#rtt.srttMs;
   }
 
-  observeRtt(ms: number): void {
-    if (this.#srtt === undefined) {
-      this.#srtt = ms;
-      this.#rttvar = ms / 2;
-    } else {
-      this.#rttvar = 0.75 * this.#rttvar + 0.25 * Math.abs(this.#srtt - ms);
-      this.#srtt = 0.875 * this.#srtt + 0.125 * ms;
+  resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void {
+    const flight: Flight = {
+      req,
+      done: done as UpstreamCallback<UpstreamRequest>,
+      conn: undefined,
+      upstreamId: -1,
+      deadlineKey: -1,
+      settled: false,
+    };
+    req.trace.resolverId = this.resolver.id;
+    this.#attempt(flight);
+  }
+
+  /** Stops taking queries; resolves once every in-flight query is settled and the connections are closed. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#retryTimer);
+    const waits = this.#connections.map(
+      (c) => new Promise<void>((resolve) => (c.state === 'closed' ? resolve() : c.once('close', () => resolve()))),
+    );
+    for (const c of [...this.#connections]) c.drain();
+    await Promise.all(waits);
+  }
+
+  destroy(): void {
+    this.#closed = true;
+    clearTimeout(this.#retryTimer);
+    for (const c of [...this.#connections]) c.close('local');
+  }
+
+  #attempt(flight: Flight): void {
+    const trace = flight.req.trace;
+    trace.attempts++;
+    let sent: SendInfo;
+    try {
+      // A retry gets its own copy: the first may still sit in a socket's write queue.
+      const wire = trace.attempts === 1 ? flight.req.wire : Buffer.from(flight.req.wire);
+      sent = this.#send(wire, flight, flight.conn);
+    } catch (err) {
+      if (isDotstubError(err) && err.code === 'DOTSTUB_IN_FLIGHT_CAP') this.counters.inFlightCapHits++;
+      this.#settle(flight, isDotstubError(err) ? err : new PoolClosedError(String(err)), null);
+      return;
     }
-  }
-
-  /** Deadline for one attempt: RTO-like, within the configured bounds. */
-  queryTimeoutMs(): number {
-    const { queryTimeoutMinMs: min, queryTimeoutMaxMs: max } = this.options;
-    if (this.#srtt === undefined) return max;
-    return Math.min(max, Math.max(min, 2 * (this.#srtt + 4 * this.#rttvar)));
+    flight.conn = sent.connection;
+    flight.upstreamId = sent.upstreamId;
+    trace.connectionId = sent.connection.id;
+    trace.reused = sent.reused;
+    trace.depth = sent.depth;
+    trace.sentAt = performance.now();
+    trace.writtenAt = 0;
+    this.#deadlines.arm(flight, trace.sentAt + this.#rtt.timeoutMs());
   }
 
   /**
@@ -146,9 +199,9 @@ export class Pool extends EventEmitter<PoolEvents> {
    * error while the resolver is unreachable, PoolClosedError after close().
    * `avoid` is skipped when another connection can take the query (retries).
    */
-  send<T>(wire: Buffer, question: UpstreamQuestion, handler: AnswerHandler<T>, ctx: T, avoid?: DotConnection): SendInfo {
+  #send(wire: Buffer, flight: Flight, avoid: PoolConnection | undefined): SendInfo {
     if (this.#closed) throw new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`);
-    let best: DotConnection | undefined;
+    let best: PoolConnection | undefined;
     for (const c of this.#connections) {
       if (!c.available || c === avoid) continue;
       if (!best || (c.state === 'open' && best.state !== 'open') || (c.state === best.state && c.inFlight < best.inFlight)) best = c;
@@ -166,29 +219,55 @@ export class Pool extends EventEmitter<PoolEvents> {
         `all ${this.options.size} connection(s) to ${this.resolver.label} have ${this.options.maxInFlight} queries in flight`,
       );
     }
-    const info = best.send(wire, question, handler, ctx);
+    const info = best.send(wire, flight.req.question, this.#onAnswer, flight);
     if (!info) throw new InFlightCapError(`connection ${best.id} cannot take more queries`);
     return info;
   }
 
-  /** Stops taking queries; resolves once every in-flight query is settled and the connections are closed. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    clearTimeout(this.#retryTimer);
-    const waits = this.#connections.map(
-      (c) => new Promise<void>((resolve) => (c.state === 'closed' ? resolve() : c.once('close', () => resolve()))),
-    );
-    for (const c of [...this.#connections]) c.drain();
-    await Promise.all(waits);
-    this.emit('drained');
+  /** The one handler for every connection's results; the flight is the context. */
+  readonly #onAnswer: AnswerHandler<Flight> = (flight, conn, upstreamId, err, answer, writtenAt) => {
+    // A late result for an attempt that was already given up on.
+    if (flight.settled || flight.conn !== conn || flight.upstreamId !== upstreamId) return;
+    this.#deadlines.clear(flight);
+    const trace = flight.req.trace;
+    trace.writtenAt = writtenAt || trace.sentAt;
+    if (err || !answer) {
+      this.#onError(flight, err ?? new PoolClosedError('connection gave no answer'));
+      return;
+    }
+    this.#rtt.observe(performance.now() - trace.writtenAt);
+    if (trace.reused === false && conn.handshake) trace.handshake = conn.handshake.resumed ? 'resumed' : 'full';
+    this.#settle(flight, null, answer);
+  };
+
+  #onTimeout(flight: Flight): void {
+    const conn = flight.conn;
+    if (flight.settled || !conn) return;
+    this.counters.timeouts++;
+    const writtenAt = conn.writtenAt(flight.upstreamId);
+    flight.req.trace.writtenAt = writtenAt;
+    conn.cancel(flight.upstreamId);
+    // Nothing at all came back since this query was written: the connection is
+    // dead (black-holed path, silent middlebox). Close it so the others move on.
+    if (writtenAt !== 0 && conn.lastReceiveAt < writtenAt && conn.state === 'open') conn.close('unresponsive');
+    this.#onError(flight, new QueryTimeoutError(`no answer from ${conn.address} within the deadline`));
   }
 
-  /** Closes at once, failing whatever is in flight. */
-  destroy(): void {
-    this.#closed = true;
-    clearTimeout(this.#retryTimer);
-    for (const c of [...this.#connections]) c.close('local');
+  #onError(flight: Flight, err: DotstubError): void {
+    if (flight.settled) return;
+    if (flight.req.trace.attempts < 2 && RETRIABLE.has(err.code) && !this.#closed) {
+      this.counters.retries++;
+      this.#attempt(flight);
+      return;
+    }
+    this.#settle(flight, err, null);
+  }
+
+  #settle(flight: Flight, err: DotstubError | null, answer: Parameters<UpstreamCallback<UpstreamRequest>>[2]): void {
+    if (flight.settled) return;
+    flight.settled = true;
+    this.#deadlines.clear(flight);
+    flight.done(flight.req, err, answer);
   }
 
   #liveCount(): number {
@@ -201,34 +280,31 @@ export class Pool extends EventEmitter<PoolEvents> {
     return this.#failures > 0 && Date.now() < this.#retryAt;
   }
 
-  #open(): DotConnection {
+  #open(): PoolConnection {
     const address = this.resolver.addresses[this.#addressIndex % this.resolver.addresses.length] as string;
-    const conn = new DotConnection({
-      id: ++connectionCounter,
-      resolver: this.resolver,
-      address,
-      auth: this.options.auth,
-      session: this.#tickets.get(address),
-      maxInFlight: this.options.maxInFlight,
-      idleTimeoutMs: this.options.idleTimeoutMs,
-      connectTimeoutMs: this.options.connectTimeoutMs,
-    });
+    const conn = this.#factory({ id: ++connectionCounter, address, session: this.#tickets.get(address) });
     this.#connections.push(conn);
+    const counters = this.counters;
     conn.on('ready', (info) => {
       this.#failures = 0;
       this.#lastError = undefined;
+      if (info.resumed) counters.handshakesResumed++;
+      else counters.handshakesFull++;
       this.emit('open', conn, info);
     });
     conn.on('session', (ticket) => this.#tickets.set(address, ticket));
     conn.on('keepalive', (ms) => this.emit('keepalive', conn, ms));
-    conn.on('mismatch', (asked, got) => this.emit('mismatch', conn, asked, got));
-    conn.on('out-of-order', () => this.emit('out-of-order', conn));
-    conn.on('bytes', (out, inn) => this.emit('bytes', out, inn));
+    conn.on('mismatch', () => counters.mismatches++);
+    conn.on('out-of-order', () => counters.outOfOrder++);
+    conn.on('bytes', (out, inn) => {
+      counters.bytesToResolver += out;
+      counters.bytesFromResolver += inn;
+    });
     conn.on('close', (info) => this.#onClose(conn, info));
     return conn;
   }
 
-  #onClose(conn: DotConnection, info: CloseInfo): void {
+  #onClose(conn: PoolConnection, info: CloseInfo): void {
     const idx = this.#connections.indexOf(conn);
     if (idx >= 0) this.#connections.splice(idx, 1);
     if (!info.wasOpen && !this.#closed) {
@@ -240,6 +316,7 @@ export class Pool extends EventEmitter<PoolEvents> {
       this.#retryAt = Date.now() + backoff;
       this.#lastError = info.error;
       if (info.error) {
+        this.counters.connectFailures++;
         this.emit('connect-failed', {
           resolverId: this.resolver.id,
           address: conn.address,

@@ -1,46 +1,49 @@
 /**
  * One DNS-over-TLS connection (RFC 7858): a TLS stream to one resolver
- * address carrying pipelined queries whose answers may come back in any order.
+ * address carrying pipelined queries whose answers may come back in any
+ * order. Implements the pool's PoolConnection contract (../connection.ts).
  *
  *   send() ──► [held until authenticated] ──► in-flight map ──► socket
- *                                             (fresh ID → pending)
- *   socket ──► FrameReader ──► answer ID ──► pending? ──► question matches? ──► callback
- *                                               │ no            │ no
- *                                               ▼               ▼
- *                                         'unknown' count   'mismatch' count (dropped)
+ *                                             (fresh ID → entry)
+ *   socket ──► FrameReader ──► InFlightMap.match ──► handler
+ *                                 │ unknown ID / question not echoed
+ *                                 ▼
+ *                            dropped ('mismatch' counted)
  *
  * Invariants:
- * - Every query handed to send() gets exactly one callback: an answer, or an
- *   error when the connection closes, unless cancel() took it back first.
+ * - Every query handed to send() gets exactly one handler call: an answer,
+ *   or an error when the connection closes, unless cancel() took it back first.
  * - IDs on the wire are this connection's own, unique among its in-flight
  *   queries; the client's IDs never reach the resolver.
  * - Nothing is written to the socket before the server is authenticated as
  *   the policy requires (strict mode never leaks a query to an impostor).
  */
 import { EventEmitter } from 'node:events';
-import crypto from 'node:crypto';
 import tls from 'node:tls';
+import type { ResolverSpec } from '../../config/resolvers.js';
+import { FrameReader } from '../../dns/framing.js';
+import type { UpstreamQuestion } from '../../dns/wire.js';
 import {
   CertificateError,
   ConnectFailedError,
   ConnectionClosedError,
   ConnectTimeoutError,
   PinMismatchError,
-  QuestionMismatchError,
   type DotstubError,
 } from '../../errors.js';
-import { FrameReader } from '../../dns/framing.js';
-import type { ResolverSpec } from '../../config/resolvers.js';
-import { readUpstreamAnswer, type QuestionKey, type UpstreamAnswer, type UpstreamQuestion } from '../../dns/wire.js';
-import { formatHostPort } from '../../host-port.js';
-
-export type AuthMode = 'strict' | 'opportunistic';
-
-export interface AuthPolicy {
-  readonly mode: AuthMode;
-  /** Extra trust anchors (PEM), added to the system store. */
-  readonly ca: readonly (string | Buffer)[];
-}
+import type {
+  AnswerHandler,
+  CloseReason,
+  ConnectionFactory,
+  ConnectionState,
+  HandshakeInfo,
+  PoolConnection,
+  PoolConnectionEvents,
+  SendInfo,
+} from '../connection.js';
+import { InFlightMap } from '../in-flight.js';
+import type { PoolOptions } from '../pool.js';
+import { chainPins, describeCertError, describeConnectError, type AuthPolicy } from './tls.js';
 
 export interface DotConnectionOptions {
   readonly id: number;
@@ -55,46 +58,6 @@ export interface DotConnectionOptions {
   readonly connectTimeoutMs: number;
 }
 
-export interface HandshakeInfo {
-  readonly connectionId: number;
-  readonly address: string;
-  readonly resumed: boolean;
-  /** Authenticated: CA + name, or SPKI pin, or resumed from an authenticated session. */
-  readonly verified: boolean;
-  /** Why the certificate didn't verify (opportunistic mode only). */
-  readonly authError: string | undefined;
-  readonly tlsVersion: string;
-  readonly cipher: string;
-  readonly handshakeMs: number;
-}
-
-export type CloseReason = 'idle' | 'server-close' | 'reset' | 'error' | 'local' | 'unresponsive' | 'keepalive-zero';
-
-export interface CloseInfo {
-  readonly connectionId: number;
-  readonly reason: CloseReason;
-  readonly error: DotstubError | undefined;
-  /** Queries that were in flight and got ConnectionClosedError. */
-  readonly failed: number;
-  readonly queriesCarried: number;
-  readonly wasOpen: boolean;
-}
-
-/**
- * Called once per query with its context: an answer, or the error that ended
- * it. `writtenAt` is performance.now() when the query left for the resolver
- * (after any handshake wait). One shared handler plus a context per query
- * keeps the hot path free of per-query closures.
- */
-export type AnswerHandler<T> = (
-  ctx: T,
-  conn: DotConnection,
-  upstreamId: number,
-  err: DotstubError | null,
-  answer: UpstreamAnswer | undefined,
-  writtenAt: number,
-) => void;
-
 interface Pending {
   readonly question: UpstreamQuestion;
   readonly handler: AnswerHandler<unknown>;
@@ -104,94 +67,26 @@ interface Pending {
   readonly wire: Buffer;
 }
 
-export interface SendInfo {
-  readonly connection: DotConnection;
-  /** This connection's ID for the query on the wire. */
-  readonly upstreamId: number;
-  /** The connection was already authenticated and open: no handshake wait (the T-DNS "hit"). */
-  readonly reused: boolean;
-  /** Queries in flight on this connection, this one included. */
-  readonly depth: number;
+/** The pool's factory for DoT connections to `resolver`. */
+export function dotConnectionFactory(
+  resolver: ResolverSpec,
+  auth: AuthPolicy,
+  options: Pick<PoolOptions, 'maxInFlight' | 'idleTimeoutMs' | 'connectTimeoutMs'>,
+): ConnectionFactory {
+  return (spec) =>
+    new DotConnection({
+      id: spec.id,
+      resolver,
+      address: spec.address,
+      auth,
+      session: spec.session,
+      maxInFlight: options.maxInFlight,
+      idleTimeoutMs: options.idleTimeoutMs,
+      connectTimeoutMs: options.connectTimeoutMs,
+    });
 }
 
-export interface DotConnectionEvents {
-  ready: [HandshakeInfo];
-  session: [Buffer];
-  keepalive: [number];
-  mismatch: [QuestionKey, QuestionKey | undefined];
-  'out-of-order': [];
-  bytes: [number, number];
-  close: [CloseInfo];
-  drain: [];
-}
-
-export type ConnectionState = 'connecting' | 'open' | 'draining' | 'closed';
-
-const UNKNOWN_CA = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'CERT_UNTRUSTED',
-]);
-
-/** A reason a user can read for a certificate that failed to verify. */
-export function describeCertError(code: string, authName: string | undefined, address: string): string {
-  const who = authName ?? address;
-  if (UNKNOWN_CA.has(code)) return `certificate for ${who} was issued by an unknown CA: TLS interception? (${code})`;
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH') {
-    return `certificate presented at ${address} is not valid for ${who}: wrong server or TLS interception? (${code})`;
-  }
-  if (code === 'CERT_HAS_EXPIRED') return `certificate for ${who} has expired (${code})`;
-  if (code === 'CERT_NOT_YET_VALID') return `certificate for ${who} is not valid yet: check the clock (${code})`;
-  return `certificate for ${who} did not verify (${code})`;
-}
-
-/** A reason a user can read for a TCP connect that failed. */
-export function describeConnectError(err: NodeJS.ErrnoException, address: string, port: number): string {
-  const where = formatHostPort(address, port);
-  switch (err.code) {
-    case 'ECONNREFUSED':
-      return `cannot connect to ${where}: connection refused (nothing listening, or this network rejects port ${port}) (ECONNREFUSED)`;
-    case 'ECONNRESET':
-      return `cannot connect to ${where}: the connection was reset during the TLS handshake: a middlebox blocking DNS over TLS? (ECONNRESET)`;
-    case 'ENETUNREACH':
-    case 'EHOSTUNREACH':
-      return `cannot connect to ${where}: no route to the resolver: offline? (${err.code})`;
-    case 'ETIMEDOUT':
-      return `cannot connect to ${where}: port ${port} timed out from this network (ETIMEDOUT)`;
-    default:
-      if (err.code?.startsWith('ERR_SSL_')) {
-        const alert = err.code.replace(/^ERR_SSL_(TLSV1_ALERT_|SSLV3_ALERT_)?/, '').toLowerCase().replace(/_/g, ' ');
-        return `the TLS handshake with ${where} failed (${alert}): not a DNS-over-TLS server, or a middlebox interfering? (${err.code})`;
-      }
-      return `cannot connect to ${where}: ${err.code ?? err.message}`;
-  }
-}
-
-function spkiPin(cert: tls.PeerCertificate): string | undefined {
-  // `cert.pubkey` is the bare key for EC certificates; the pin is over the DER
-  // SubjectPublicKeyInfo (RFC 7469 §2.4), so derive it from the certificate.
-  if (!cert.raw) return undefined;
-  const spki = new crypto.X509Certificate(cert.raw).publicKey.export({ type: 'spki', format: 'der' });
-  return crypto.createHash('sha256').update(spki).digest('base64');
-}
-
-function chainPins(socket: tls.TLSSocket): string[] {
-  const pins: string[] = [];
-  let cert: tls.DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
-  const seen = new Set<tls.DetailedPeerCertificate>();
-  while (cert && Object.keys(cert).length > 0 && !seen.has(cert)) {
-    seen.add(cert);
-    const pin = spkiPin(cert);
-    if (pin) pins.push(pin);
-    cert = cert.issuerCertificate;
-  }
-  return pins;
-}
-
-export class DotConnection extends EventEmitter<DotConnectionEvents> {
+export class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolConnection {
   readonly id: number;
   readonly address: string;
   readonly resolver: ResolverSpec;
@@ -199,12 +94,10 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
   readonly #opts: DotConnectionOptions;
   readonly #socket: tls.TLSSocket;
   readonly #reader = new FrameReader();
-  /** In flight, keyed by wire ID; Map order is send order, so the first entry is the oldest. */
-  readonly #pending = new Map<number, Pending>();
+  readonly #pending = new InFlightMap<Pending>();
   #state: ConnectionState = 'connecting';
   /** drain() was called while connecting: go straight to draining once ready. */
   #drainRequested = false;
-  #nextId: number = crypto.randomInt(0, 65536);
   #connectTimer: NodeJS.Timeout | undefined;
   #idleTimer: NodeJS.Timeout | undefined;
   #idleSince = 0;
@@ -311,23 +204,20 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
    */
   send<T>(framed: Buffer, question: UpstreamQuestion, handler: AnswerHandler<T>, ctx: T): SendInfo | null {
     if (!this.available) return null;
-    let id = this.#nextId;
-    while (this.#pending.has(id)) id = (id + 1) & 0xffff;
-    this.#nextId = (id + 1) & 0xffff;
+    const pending: Pending = { question, handler: handler as AnswerHandler<unknown>, ctx, writtenAt: 0, wire: framed };
+    const id = this.#pending.add(pending);
     // The caller hands over a framed query it won't touch again; only the ID is ours to write.
     framed.writeUInt16BE(id, 2);
-    const pending: Pending = { question, handler: handler as AnswerHandler<unknown>, ctx, writtenAt: 0, wire: framed };
-    this.#pending.set(id, pending);
     this.#queriesCarried++;
     const reused = this.#state === 'open';
-    // Before authentication the query waits in the map (writtenAt 0n); ready flushes it.
+    // Before authentication the query waits in the map (writtenAt 0); ready flushes it.
     if (reused) this.#write(pending);
     return { connection: this, upstreamId: id, reused, depth: this.#pending.size };
   }
 
   /** Takes a query back (its deadline passed); a late answer is then ignored. */
   cancel(upstreamId: number): void {
-    if (this.#pending.delete(upstreamId)) this.#afterSettle();
+    if (this.#pending.cancel(upstreamId)) this.#afterSettle();
   }
 
   /** performance.now() when the query was written to the socket (0 while held for the handshake). */
@@ -442,24 +332,17 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
   }
 
   #onMessage(raw: Buffer): void {
-    if (raw.length < 2) return;
-    const id = raw.readUInt16BE(0);
-    const pending = this.#pending.get(id);
-    if (!pending) return; // late answer to a cancelled query, or a bogus ID
-    let answer: UpstreamAnswer;
-    try {
-      answer = readUpstreamAnswer(raw, pending.question);
-    } catch (err) {
+    const m = this.#pending.match(raw);
+    if (m.kind === 'unknown') return; // late answer to a cancelled query, or a bogus ID
+    if (m.kind === 'mismatch') {
       // RFC 7858 §3.3 / RFC 5452: an answer must echo the question. Drop it
       // and leave the query pending: its deadline decides what happens next.
-      this.emit('mismatch', pending.question.key, err instanceof QuestionMismatchError ? err.got : undefined);
+      this.emit('mismatch', m.asked, m.got);
       return;
     }
-    const oldest = this.#pending.keys().next().value;
-    if (oldest !== id) this.emit('out-of-order');
-    this.#pending.delete(id);
-    if (answer.keepaliveMs !== undefined) this.#onKeepalive(answer.keepaliveMs);
-    pending.handler(pending.ctx, this, id, null, answer, pending.writtenAt);
+    if (m.outOfOrder) this.emit('out-of-order');
+    if (m.answer.keepaliveMs !== undefined) this.#onKeepalive(m.answer.keepaliveMs);
+    m.entry.handler(m.entry.ctx, this, m.answer.id, null, m.answer, m.entry.writtenAt);
     this.#afterSettle();
   }
 
@@ -484,7 +367,6 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
       return;
     }
     this.#armIdle();
-    if (this.#state === 'open') this.emit('drain');
   }
 
   #armIdle(): void {
@@ -516,8 +398,7 @@ export class DotConnection extends EventEmitter<DotConnectionEvents> {
     clearTimeout(this.#idleTimer);
     if (reason === 'idle' || reason === 'local' || reason === 'keepalive-zero') this.#socket.end();
     else this.#socket.destroy();
-    const pending = [...this.#pending];
-    this.#pending.clear();
+    const pending = this.#pending.failAll();
     const closedError =
       error ??
       new ConnectionClosedError(

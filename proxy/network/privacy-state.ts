@@ -1,0 +1,63 @@
+/**
+ * The privacy state (DESIGN.md, "Privacy states") as a pure reducer: an
+ * event and the policy in, the next state and a reason a user can read out.
+ * The proxy feeds it events from the active upstream; the UI only renders
+ * what comes out. No I/O, no clock.
+ */
+export type PrivacyState = 'private' | 'private-unverified' | 'captive' | 'degraded' | 'blocked' | 'off';
+
+export interface PrivacyStatus {
+  readonly state: PrivacyState;
+  readonly reason: string;
+}
+
+export interface PrivacyPolicy {
+  readonly mode: 'strict' | 'opportunistic';
+}
+
+export type PrivacyEvent =
+  /** Listening; the first connection is on its way. */
+  | { readonly type: 'started'; readonly resolver: string }
+  /** The user chose another resolver (or settings rebuilt the upstream). */
+  | { readonly type: 'switching'; readonly resolver: string }
+  /** A connection to the active resolver authenticated (or, opportunistic, didn't). */
+  | {
+      readonly type: 'connected';
+      /** e.g. `Quad9 (dns.quad9.net)`. */
+      readonly resolver: string;
+      readonly verified: boolean;
+      readonly tlsVersion: string;
+      readonly authError: string | undefined;
+    }
+  /** A connection attempt to the active resolver failed; the upstream retries after `retryInMs`. */
+  | { readonly type: 'connect-failed'; readonly message: string; readonly retryInMs: number }
+  | { readonly type: 'stopped' };
+
+export const INITIAL_PRIVACY: PrivacyStatus = { state: 'off', reason: 'not started' };
+
+function formatWait(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
+}
+
+export function nextPrivacyState(current: PrivacyStatus, event: PrivacyEvent, policy: PrivacyPolicy): PrivacyStatus {
+  switch (event.type) {
+    case 'started':
+      return { state: 'off', reason: `connecting to ${event.resolver}` };
+    case 'switching':
+      // Queries keep flowing on the old resolver until the new one answers: the state holds.
+      return { state: current.state, reason: `switching to ${event.resolver}` };
+    case 'connected':
+      if (event.verified) return { state: 'private', reason: `encrypted DNS to ${event.resolver}, verified, ${event.tlsVersion}` };
+      // A connection that did not verify only opens in opportunistic mode; strict refuses it before this.
+      if (policy.mode === 'strict') return current;
+      return {
+        state: 'private-unverified',
+        reason: `encrypted DNS to ${event.resolver}, but not verified: ${event.authError ?? 'unknown reason'}`,
+      };
+    case 'connect-failed':
+      // Strict and opportunistic alike never fall back to cleartext here: nothing leaves.
+      return { state: 'blocked', reason: `${event.message}; queries get SERVFAIL, retrying in ${formatWait(event.retryInMs)}` };
+    case 'stopped':
+      return { state: 'off', reason: 'dotstub stopped' };
+  }
+}
