@@ -6,7 +6,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import dnsPacket from 'dns-packet';
 import { expectedA, firstA, TcpClient, UdpClient } from '../test-support/dns-client.js';
 import { startFaultServer, type FaultServer } from '../test-support/fault-server.js';
-import { startProxy, waitFor, type Harness } from '../test-support/proxy-harness.js';
+import { startProxy, waitFor, waitForEvent, waitForState, type Harness } from '../test-support/proxy-harness.js';
 import { testPki } from '../test-support/certs.js';
 import type { ConnectionEvent, StateChange } from './dotstub.js';
 
@@ -45,7 +45,7 @@ describe('pipelining and out-of-order answers', () => {
     const s = await server();
     s.behaviour.delays.set('q0.slow.test', 600);
     const h = await proxyFor(s);
-    await waitFor(() => h.proxy.state.state === 'private', 5000, 'private state');
+    await waitForState(h.proxy, 'private', 5000);
     const tcp = await TcpClient.open(h.port);
     cleanups.push(() => tcp.close());
     const slow = tcp.query('q0.slow.test');
@@ -71,7 +71,7 @@ describe('pipelining and out-of-order answers', () => {
     const s = await server();
     for (let i = 0; i < 40; i++) s.behaviour.delays.set(`q${i}.pool.test`, 50);
     const h = await proxyFor(s, { pool: { size: 2 } });
-    await waitFor(() => h.proxy.connections().filter((c) => c.state === 'open').length === 2, 5000, 'two open connections');
+    await waitForEvent(h.proxy, 'connection', () => h.proxy.connections().filter((c) => c.state === 'open').length === 2, 5000, 'two open connections');
     const c = await udp(h.port);
     const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => c.query(`q${i}.pool.test`)));
     for (const [i, a] of answers.entries()) expect(firstA(a)).toBe(expectedA(i));
@@ -118,7 +118,7 @@ describe('nothing lost', () => {
   test('a reset with 500 queries in flight: all 500 are answered', async () => {
     const s = await server();
     const h = await proxyFor(s);
-    await waitFor(() => h.proxy.state.state === 'private', 5000, 'private state');
+    await waitForState(h.proxy, 'private', 5000);
     // The live connection resets after its 500th query, answering none of them.
     s.behaviour.silent = true;
     const c = await udp(h.port);
@@ -144,7 +144,7 @@ describe('nothing lost', () => {
     const ev = events(h);
     const c = await udp(h.port);
     expect(firstA(await c.query('q1.first.test'))).toBe(expectedA(1));
-    await waitFor(() => ev.connections.some((e) => e.type === 'close' && e.reason === 'server-close'), 3000, 'server close');
+    await waitForEvent(h.proxy, 'connection', () => ev.connections.some((e) => e.type === 'close' && e.reason === 'server-close'), 3000, 'server close');
     const again = await c.query('q2.second.test');
     expect(firstA(again)).toBe(expectedA(2));
     expect(s.handshakes).toEqual({ full: 1, resumed: 1 });
@@ -161,10 +161,10 @@ describe('nothing lost', () => {
     const ev = events(h);
     const c = await udp(h.port);
     await c.query('q1.ka.test');
-    await waitFor(() => ev.connections.some((e) => e.type === 'keepalive'), 2000, 'keepalive event');
+    await waitForEvent(h.proxy, 'connection', () => ev.connections.some((e) => e.type === 'keepalive'), 2000, 'keepalive event');
     expect(ev.connections.find((e) => e.type === 'keepalive')).toMatchObject({ timeoutMs: 300 });
     expect(h.proxy.connections()[0]?.idleTimeoutMs).toBe(300);
-    await waitFor(() => ev.connections.some((e) => e.type === 'close' && e.reason === 'idle'), 3000, 'idle close');
+    await waitForEvent(h.proxy, 'connection', () => ev.connections.some((e) => e.type === 'close' && e.reason === 'idle'), 3000, 'idle close');
     // Asked for keepalive on every query (RFC 7828 §3.2.1).
     const opt = s.seen[0]?.packet.additionals?.find((r) => r.type === 'OPT');
     expect(opt && 'options' in opt ? opt.options.map((o) => o.code) : []).toContain(11);
@@ -173,7 +173,7 @@ describe('nothing lost', () => {
   test('a silent upstream: the client gets SERVFAIL within the deadline, not silence', async () => {
     const s = await server();
     const h = await proxyFor(s, { pool: { queryTimeoutMinMs: 150, queryTimeoutMaxMs: 200 } });
-    await waitFor(() => h.proxy.state.state === 'private', 5000, 'private state');
+    await waitForState(h.proxy, 'private', 5000);
     s.behaviour.silent = true;
     const c = await udp(h.port);
     const a = await c.query('q3.void.test', { timeoutMs: 3000 });
@@ -186,7 +186,7 @@ describe('nothing lost', () => {
     const s = await server();
     for (let i = 0; i < 10; i++) s.behaviour.delays.set(`q${i}.hold.test`, 400);
     const h = await proxyFor(s, { pool: { maxInFlight: 4 } });
-    await waitFor(() => h.proxy.state.state === 'private', 5000, 'private state');
+    await waitForState(h.proxy, 'private', 5000);
     const c = await udp(h.port);
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => c.query(`q${i}.hold.test`)));
     const servfails = results.filter((r) => r.rcode === 'SERVFAIL');
@@ -205,7 +205,7 @@ describe('authentication', () => {
     const c = await udp(h.port);
     const a = await c.query('q1.secret.test');
     expect(a.rcode).toBe('SERVFAIL');
-    await waitFor(() => h.proxy.state.state === 'blocked', 3000, 'blocked state');
+    await waitForState(h.proxy, 'blocked', 3000);
     expect(h.proxy.state.reason).toMatch(/issued by an unknown CA: TLS interception\?/);
     const failed = ev.connections.find((e) => e.type === 'connect-failed');
     expect(failed).toMatchObject({ code: 'DOTSTUB_CERTIFICATE' });
@@ -217,7 +217,7 @@ describe('authentication', () => {
     const h = await proxyFor(s, { resolverArg: `127.0.0.1:${s.port}#dns.other.test` });
     const c = await udp(h.port);
     expect((await c.query('q1.x.test')).rcode).toBe('SERVFAIL');
-    await waitFor(() => h.proxy.state.state === 'blocked', 3000, 'blocked state');
+    await waitForState(h.proxy, 'blocked', 3000);
     expect(h.proxy.state.reason).toMatch(/not valid for dns\.other\.test/);
     expect(s.seen).toHaveLength(0);
   });
@@ -237,7 +237,7 @@ describe('authentication', () => {
     cleanups.push(() => h.stop());
     const c = await udp(h.port);
     expect((await c.query('q1.clear.test')).rcode).toBe('SERVFAIL');
-    await waitFor(() => h.proxy.state.state === 'blocked', 3000, 'blocked state');
+    await waitForState(h.proxy, 'blocked', 3000);
     expect(h.proxy.state.reason).toMatch(/TLS handshake with 127\.0\.0\.1:\d+ failed \(wrong version number\)/);
     // All the server ever got was TLS ClientHellos (record type 22), never a DNS message.
     expect(received.length).toBeGreaterThan(0);
@@ -265,7 +265,7 @@ describe('authentication', () => {
     const wrong = await proxyFor(s, { trustTestCa: true, pins: [Buffer.alloc(32, 7).toString('base64')] });
     const c2 = await udp(wrong.port);
     expect((await c2.query('q10.pin.test')).rcode).toBe('SERVFAIL');
-    await waitFor(() => wrong.proxy.state.state === 'blocked', 3000, 'blocked state');
+    await waitForState(wrong.proxy, 'blocked', 3000);
     expect(wrong.proxy.state.reason).toMatch(/SPKI pins/);
   });
 });

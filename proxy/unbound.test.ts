@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { expectedA, firstA, TcpClient, UdpClient } from '../test-support/dns-client.js';
-import { startProxy, waitFor, type Harness } from '../test-support/proxy-harness.js';
+import { startProxy, waitFor, waitForEvent, waitForState, type Harness } from '../test-support/proxy-harness.js';
 import { freePort, startUnbound, type UnboundServer } from '../test-support/unbound.js';
 
 const run = promisify(execFile);
@@ -32,7 +32,7 @@ let h: Harness;
 beforeAll(async () => {
   unbound = await startUnbound({ names: NAMES, keepaliveMs: 20_000 });
   h = await startProxy({ resolverArg: unbound.resolverArg });
-  await waitFor(() => h.proxy.state.state === 'private', 10_000, 'private state');
+  await waitForState(h.proxy, 'private', 10_000);
 });
 afterAll(async () => {
   await h?.stop();
@@ -134,7 +134,7 @@ describe('connection lifecycle with unbound', () => {
       });
       const c = await UdpClient.open(p.port);
       expect(firstA(await c.query('n1.test'))).toBe(expectedA(1));
-      await waitFor(() => closes.includes('idle'), 3000, 'idle close');
+      await waitForEvent(p.proxy, 'connection', () => closes.includes('idle'), 3000, 'idle close');
       expect(p.proxy.connections()).toHaveLength(0);
       expect(firstA(await c.query('n2.test'))).toBe(expectedA(2));
       c.close();
@@ -149,7 +149,7 @@ describe('connection lifecycle with unbound', () => {
     const other = await startUnbound({ names: 10, extra: { 'which.test.': '198.51.100.2' } });
     const p = await startProxy({ resolverArg: unbound.resolverArg });
     try {
-      await waitFor(() => p.proxy.state.state === 'private', 5000, 'private');
+      await waitForState(p.proxy, 'private', 5000);
       const c = await UdpClient.open(p.port);
       const sent: Promise<unknown>[] = [];
       for (let i = 0; i < 400; i++) {
@@ -162,7 +162,7 @@ describe('connection lifecycle with unbound', () => {
       const which = await c.query('which.test');
       expect(firstA(which)).toBe('198.51.100.2');
       c.close();
-      await waitFor(() => p.proxy.connections().every((x) => x.resolverId === p.proxy.resolver.id), 3000, 'old pool closed');
+      await waitForEvent(p.proxy, 'connection', () => p.proxy.connections().every((x) => x.resolverId === p.proxy.resolver.id), 3000, 'old pool closed');
     } finally {
       await p.stop();
       await other.stop();

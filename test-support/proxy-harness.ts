@@ -3,7 +3,8 @@
  * against a test upstream, with the test CA trusted.
  */
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../proxy/upstream/pool.js';
-import { defaultConfig, StubProxy } from '../proxy/dotstub.js';
+import type { EventEmitter } from 'node:events';
+import { defaultConfig, StubProxy, type PrivacyState } from '../proxy/dotstub.js';
 import { parseResolverArg } from '../proxy/config/resolvers.js';
 import type { AuthMode } from '../proxy/upstream/dot/tls.js';
 import { testPki } from './certs.js';
@@ -13,7 +14,7 @@ export interface HarnessOptions {
   readonly mode?: AuthMode;
   readonly trustTestCa?: boolean;
   readonly pins?: readonly string[];
-  readonly pool?: Partial<Omit<PoolOptions, 'auth'>>;
+  readonly pool?: Partial<PoolOptions>;
   readonly padding?: boolean;
   readonly warm?: boolean;
 }
@@ -40,7 +41,46 @@ export async function startProxy(options: HarnessOptions): Promise<Harness> {
   return { proxy, port: bound.port, stop: () => proxy.stop(1000) };
 }
 
-/** Resolves when `predicate` holds, polling every 10 ms; rejects after `ms`. */
+/**
+ * Resolves when the proxy is in `state` (now, or at its next 'state'
+ * event); rejects after `ms`. Awaits the event: no polling.
+ */
+export function waitForState(proxy: StubProxy, state: PrivacyState, ms = 5000): Promise<void> {
+  return waitForEvent(proxy, 'state', () => proxy.state.state === state, ms, `${state} state`);
+}
+
+/**
+ * Resolves when `predicate` holds, checked now and after each `event` the
+ * emitter sends; rejects after `ms`. Use this for anything the proxy
+ * announces; `waitFor` only for the outside world (files, processes).
+ */
+export function waitForEvent(
+  emitter: Pick<EventEmitter, 'on' | 'off'>,
+  event: string,
+  predicate: () => boolean,
+  ms = 5000,
+  what = event,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (predicate()) {
+      resolve();
+      return;
+    }
+    const listener = (): void => {
+      if (!predicate()) return;
+      clearTimeout(timer);
+      emitter.off(event, listener);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      emitter.off(event, listener);
+      reject(new Error(`timed out after ${ms} ms waiting for ${what}`));
+    }, ms);
+    emitter.on(event, listener);
+  });
+}
+
+/** Resolves when `predicate` holds, polling every 10 ms; rejects after `ms`. For conditions outside the process (files, child output). */
 export async function waitFor(predicate: () => boolean, ms = 5000, what = 'condition'): Promise<void> {
   const deadline = Date.now() + ms;
   while (!predicate()) {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { expectedA, firstA, UdpClient, type Answer } from '../../test-support/dns-client.js';
 import { apiClient, openStream, startControl, tempConfigDir, type ControlHarness } from '../../test-support/control-harness.js';
-import { waitFor } from '../../test-support/proxy-harness.js';
+import { waitFor, waitForEvent, waitForState } from '../../test-support/proxy-harness.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import type { MetricsView, QueryPage, ResolversView, ResolverView, Settings, StatusView, StreamBatch, TimelineEvent, ConnectionView } from './api-types.js';
 
@@ -56,7 +56,7 @@ describe('control API with a real proxy and unbound', () => {
   beforeAll(async () => {
     h = await startControl({ resolverArg: a.resolverArg });
     api = apiClient(h);
-    await waitFor(() => h.proxy.state.state === 'private', 5000, 'private state');
+    await waitForState(h.proxy, 'private', 5000);
   });
   afterAll(async () => {
     await h?.stop();
@@ -143,7 +143,7 @@ describe('control API with a real proxy and unbound', () => {
       c.close();
     }
     // The old pool drains and closes.
-    await waitFor(() => h.proxy.connections().every((conn) => conn.resolverId === bId), 5000, 'old pool closed');
+    await waitForEvent(h.proxy, 'connection', () => h.proxy.connections().every((conn) => conn.resolverId === bId), 5000, 'old pool closed');
     const events = (await api.get('/api/events/recent')).json<TimelineEvent[]>();
     expect(events).toContainEqual(expect.objectContaining({ kind: 'resolver', from: `custom:127.0.0.1:${a.port}`, to: bId }));
     const saved = JSON.parse(fs.readFileSync(path.join(h.configDir, 'resolvers.json'), 'utf8')) as { active: string };
@@ -160,7 +160,7 @@ describe('control API with a real proxy and unbound', () => {
     expect(answers.every((x) => x.rcode === 'NOERROR')).toBe(true);
     expect(answers).toHaveLength(2000);
     expect(updated).toMatchObject({ poolSize: 2, idleTimeoutSec: 30, maxInFlight: 500 });
-    await waitFor(() => h.proxy.connections().filter((c) => c.state === 'open').length === 2, 5000, 'two open connections');
+    await waitForEvent(h.proxy, 'connection', () => h.proxy.connections().filter((c) => c.state === 'open').length === 2, 5000, 'two open connections');
     const conns = (await api.get('/api/connections')).json<ConnectionView[]>();
     expect(conns.length).toBe(2);
     for (const c of conns) {

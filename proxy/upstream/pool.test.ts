@@ -1,0 +1,293 @@
+/**
+ * The pool's policy, with connections of our own (a factory hands out
+ * FakeConnections the test drives): warm-up, least-loaded pick, back-off,
+ * address rotation, tickets, retries and deadlines — no sockets needed.
+ */
+import { EventEmitter } from 'node:events';
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import { answerTo, request, type TestRequest } from '../../test-support/upstream-requests.js';
+import { customResolver } from '../config/resolvers.js';
+import { readUpstreamAnswer, type UpstreamAnswer, type UpstreamQuestion } from '../dns/wire.js';
+import { ConnectFailedError, ConnectionClosedError, type DotstubError } from '../errors.js';
+import type { AnswerHandler, CloseReason, ConnectionSpec, ConnectionState, HandshakeInfo, PoolConnection, PoolConnectionEvents, SendInfo } from './connection.js';
+import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './pool.js';
+
+interface Sent {
+  readonly id: number;
+  readonly wire: Buffer;
+  readonly question: UpstreamQuestion;
+  readonly handler: AnswerHandler<unknown>;
+  readonly ctx: unknown;
+}
+
+class FakeConnection extends EventEmitter<PoolConnectionEvents> implements PoolConnection {
+  readonly createdAt = Date.now();
+  state: ConnectionState = 'connecting';
+  queriesCarried = 0;
+  handshake: HandshakeInfo | undefined;
+  keepaliveMs: number | undefined;
+  readonly idleTimeoutMs = 60_000;
+  lastReceiveAt = 0;
+  readonly sent = new Map<number, Sent>();
+  #nextId = 1;
+
+  constructor(
+    readonly spec: ConnectionSpec,
+    readonly cap: number,
+  ) {
+    super();
+  }
+  get id(): number {
+    return this.spec.id;
+  }
+  get address(): string {
+    return this.spec.address;
+  }
+  get inFlight(): number {
+    return this.sent.size;
+  }
+  get available(): boolean {
+    return (this.state === 'connecting' || this.state === 'open') && this.sent.size < this.cap;
+  }
+  send<T>(framed: Buffer, question: UpstreamQuestion, handler: AnswerHandler<T>, ctx: T): SendInfo | null {
+    if (!this.available) return null;
+    const id = this.#nextId++;
+    framed.writeUInt16BE(id, 2);
+    this.sent.set(id, { id, wire: framed, question, handler: handler as AnswerHandler<unknown>, ctx });
+    this.queriesCarried++;
+    return { connection: this, upstreamId: id, reused: this.state === 'open', depth: this.sent.size };
+  }
+  cancel(id: number): void {
+    this.sent.delete(id);
+  }
+  writtenAt(id: number): number {
+    return this.sent.has(id) && this.state === 'open' ? 1 : 0;
+  }
+  drain(): void {
+    if (this.sent.size === 0) this.close('local');
+    else this.state = 'draining';
+  }
+  close(reason: CloseReason = 'local'): void {
+    this.#end(reason, undefined, this.state !== 'connecting');
+  }
+
+  // What the test does to it:
+  open(resumed = false, ticket?: Buffer): void {
+    this.state = 'open';
+    this.handshake = { connectionId: this.id, address: this.address, resumed, verified: true, authError: undefined, tlsVersion: 'TLSv1.3', cipher: 'x', handshakeMs: 1 };
+    this.emit('ready', this.handshake);
+    if (ticket) this.emit('session', ticket);
+  }
+  refuse(error: DotstubError): void {
+    this.#end('error', error, false);
+  }
+  answerAll(): void {
+    for (const s of [...this.sent.values()]) this.answer(s.id);
+  }
+  answer(id: number): void {
+    const s = this.sent.get(id);
+    if (!s) return;
+    this.sent.delete(id);
+    this.lastReceiveAt = performance.now();
+    const answer: UpstreamAnswer = readUpstreamAnswer(answerTo(s.wire), s.question);
+    s.handler(s.ctx, this, id, null, answer, 1);
+    if (this.state === 'draining' && this.sent.size === 0) this.close('local');
+  }
+  #end(reason: CloseReason, error: DotstubError | undefined, wasOpen: boolean): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    const pending = [...this.sent.values()];
+    this.sent.clear();
+    this.emit('close', { connectionId: this.id, reason, error, failed: pending.length, queriesCarried: this.queriesCarried, wasOpen });
+    const closed = new ConnectionClosedError(`closed (${reason})`);
+    for (const s of pending) s.handler(s.ctx, this, s.id, closed, undefined, 0);
+  }
+}
+
+const resolver = customResolver({ id: 'lab', label: 'Lab', address: ['192.0.2.1', '192.0.2.2'], authName: 'dns.test' });
+let pools: Pool[] = [];
+afterEach(() => {
+  for (const p of pools) p.destroy();
+  pools = [];
+  vi.useRealTimers();
+});
+
+function makePool(options: Partial<PoolOptions> = {}): { pool: Pool; conns: FakeConnection[] } {
+  const conns: FakeConnection[] = [];
+  const opts = { ...DEFAULT_POOL_OPTIONS, ...options };
+  const pool = new Pool({
+    protocol: 'Fake',
+    resolver,
+    options: opts,
+    factory: (spec) => {
+      const c = new FakeConnection(spec, opts.maxInFlight);
+      conns.push(c);
+      return c;
+    },
+  });
+  pools.push(pool);
+  return { pool, conns };
+}
+
+interface Outcome {
+  readonly req: TestRequest;
+  readonly err: DotstubError | null;
+  readonly answer: UpstreamAnswer | null;
+}
+
+function resolveAll(pool: Pool, names: string[]): { outcomes: Outcome[]; calls: Map<string, number> } {
+  const outcomes: Outcome[] = [];
+  const calls = new Map<string, number>();
+  for (const n of names) {
+    pool.resolve(request(n), (req, err, answer) => {
+      outcomes.push({ req, err, answer });
+      calls.set(req.name, (calls.get(req.name) ?? 0) + 1);
+    });
+  }
+  return { outcomes, calls };
+}
+
+describe('the connection pool (policy only, fake connections)', () => {
+  test('its name says protocol and resolver', () => {
+    expect(makePool().pool.name).toBe('Fake(lab)');
+  });
+
+  test('warm() opens `size` connections, to the first address, before any query', () => {
+    const { pool, conns } = makePool({ size: 2 });
+    pool.warm();
+    expect(conns.map((c) => c.address)).toEqual(['192.0.2.1', '192.0.2.1']);
+    pool.warm();
+    expect(conns).toHaveLength(2);
+  });
+
+  test('queries go to the least-loaded open connection, and each gets exactly one answer', () => {
+    const { pool, conns } = makePool({ size: 2 });
+    pool.warm();
+    conns.forEach((c) => c.open());
+    const { outcomes, calls } = resolveAll(pool, Array.from({ length: 10 }, (_, i) => `n${i}.test`));
+    expect(conns.map((c) => c.inFlight)).toEqual([5, 5]);
+    conns.forEach((c) => c.answerAll());
+    expect(outcomes).toHaveLength(10);
+    expect([...calls.values()].every((n) => n === 1)).toBe(true);
+    expect(outcomes.every((o) => o.err === null && o.req.trace.reused === true && o.req.trace.attempts === 1)).toBe(true);
+  });
+
+  test('a query waiting on a new connection is not a hit, and its trace names the handshake', () => {
+    const { pool, conns } = makePool();
+    const { outcomes } = resolveAll(pool, ['first.test']);
+    conns[0]?.open(true);
+    conns[0]?.answerAll();
+    expect(outcomes[0]?.req.trace).toMatchObject({ reused: false, handshake: 'resumed', resolverId: 'lab', connectionId: conns[0]?.id });
+  });
+
+  test('a connection that dies with queries in flight: each is retried once on a new connection', () => {
+    const { pool, conns } = makePool();
+    pool.warm();
+    conns[0]?.open();
+    const { outcomes } = resolveAll(pool, ['a.test', 'b.test']);
+    conns[0]?.close('reset');
+    expect(conns).toHaveLength(2);
+    conns[1]?.open();
+    conns[1]?.answerAll();
+    expect(outcomes.map((o) => [o.req.name, o.err, o.req.trace.attempts])).toEqual([
+      ['a.test', null, 2],
+      ['b.test', null, 2],
+    ]);
+    expect(pool.counters.retries).toBe(2);
+  });
+
+  test('a second death gives the typed error, not a third try', () => {
+    const { pool, conns } = makePool();
+    pool.warm();
+    conns[0]?.open();
+    const { outcomes } = resolveAll(pool, ['a.test']);
+    conns[0]?.close('reset');
+    conns[1]?.open();
+    conns[1]?.close('reset');
+    expect(outcomes).toHaveLength(1);
+    expect(outcomes[0]?.err?.code).toBe('DOTSTUB_CONNECTION_CLOSED');
+    expect(conns).toHaveLength(2);
+  });
+
+  test('when connecting fails: next address, back-off, queries fail at once with the reason, then it recovers by itself', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const { pool, conns } = makePool();
+    const failures: number[] = [];
+    pool.on('connect-failed', (f) => failures.push(f.retryInMs));
+    pool.warm();
+    conns[0]?.refuse(new ConnectFailedError('cannot connect: connection refused (ECONNREFUSED)'));
+    expect(failures).toEqual([250]);
+    const { outcomes } = resolveAll(pool, ['during-backoff.test']);
+    expect(outcomes[0]?.err?.message).toMatch(/ECONNREFUSED/);
+    expect(conns).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(300);
+    expect(conns).toHaveLength(2);
+    expect(conns[1]?.address).toBe('192.0.2.2');
+    conns[1]?.open();
+    const later = resolveAll(pool, ['after.test']);
+    conns[1]?.answerAll();
+    expect(later.outcomes[0]?.err).toBeNull();
+    expect(pool.counters.connectFailures).toBe(1);
+  });
+
+  test('back-off doubles per consecutive failure up to the cap', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const { pool, conns } = makePool({ maxBackoffMs: 1000 });
+    const waits: number[] = [];
+    pool.on('connect-failed', (f) => waits.push(f.retryInMs));
+    pool.warm();
+    for (let i = 0; i < 5; i++) {
+      conns[conns.length - 1]?.refuse(new ConnectFailedError('refused'));
+      await vi.advanceTimersByTimeAsync(waits[waits.length - 1]! + 10);
+    }
+    expect(waits).toEqual([250, 500, 1000, 1000, 1000]);
+  });
+
+  test('a session ticket goes to the next connection to the same address', () => {
+    const { pool, conns } = makePool();
+    pool.warm();
+    expect(conns[0]?.spec.session).toBeUndefined();
+    conns[0]?.open(false, Buffer.from('ticket-1'));
+    conns[0]?.close('idle');
+    pool.warm();
+    expect(conns[1]?.spec.session?.toString()).toBe('ticket-1');
+  });
+
+  test('a query with no answer: the deadline passes, it is retried, then fails with a timeout', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    const { pool, conns } = makePool({ queryTimeoutMaxMs: 1000 });
+    pool.warm();
+    conns[0]?.open();
+    const { outcomes } = resolveAll(pool, ['silent.test']);
+    await vi.advanceTimersByTimeAsync(1100);
+    expect(outcomes).toHaveLength(0);
+    expect(pool.counters.timeouts).toBe(1);
+    await vi.advanceTimersByTimeAsync(1100);
+    expect(outcomes).toHaveLength(1);
+    expect(outcomes[0]?.err?.code).toBe('DOTSTUB_QUERY_TIMEOUT');
+    expect(conns.every((c) => c.inFlight === 0)).toBe(true);
+  });
+
+  test('every connection full: the query fails at once with backpressure, not a queue', () => {
+    const { pool, conns } = makePool({ maxInFlight: 2 });
+    pool.warm();
+    conns[0]?.open();
+    const { outcomes } = resolveAll(pool, ['a.test', 'b.test', 'c.test']);
+    expect(outcomes.map((o) => o.err?.code)).toEqual(['DOTSTUB_IN_FLIGHT_CAP']);
+    expect(pool.counters.inFlightCapHits).toBe(1);
+  });
+
+  test('close() lets in-flight queries finish, then refuses new ones', async () => {
+    const { pool, conns } = makePool();
+    pool.warm();
+    conns[0]?.open();
+    const { outcomes } = resolveAll(pool, ['a.test']);
+    const closed = pool.close();
+    const after = resolveAll(pool, ['late.test']);
+    expect(after.outcomes[0]?.err?.code).toBe('DOTSTUB_POOL_CLOSED');
+    conns[0]?.answerAll();
+    await closed;
+    expect(outcomes[0]?.err).toBeNull();
+    expect(conns[0]?.state).toBe('closed');
+  });
+});

@@ -1,0 +1,134 @@
+/**
+ * The Upstream contract as a test suite every implementation runs: DoT's
+ * pool today, DoH and the cache next. Each test asserts what the engine
+ * relies on: exactly one callback per request, answers that echo the
+ * question, typed errors, concurrency, close and destroy, resumption.
+ */
+import dnsPacket from 'dns-packet';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { isDotstubError, type DotstubError } from '../proxy/errors.js';
+import type { Upstream } from '../proxy/upstream/upstream.js';
+import type { UpstreamAnswer } from '../proxy/dns/wire.js';
+import { expectedA } from './dns-client.js';
+import { request, type TestRequest } from './upstream-requests.js';
+
+export interface ContractSubject {
+  /** A fresh upstream to a server that answers `n<i>.test` with expectedA(i). */
+  make(options?: { idleTimeoutMs?: number }): Upstream;
+  /** An upstream to a server that is not there (connection refused). */
+  makeUnreachable(): Upstream;
+  stop(): Promise<void>;
+}
+
+interface Outcome {
+  readonly req: TestRequest;
+  readonly err: DotstubError | null;
+  readonly answer: UpstreamAnswer | null;
+}
+
+function resolveMany(upstream: Upstream, names: readonly string[]): { all: Promise<Outcome[]>; calls: Map<string, number> } {
+  const calls = new Map<string, number>();
+  const all = Promise.all(
+    names.map(
+      (name) =>
+        new Promise<Outcome>((resolve) => {
+          upstream.resolve(request(name), (req, err, answer) => {
+            calls.set(req.name, (calls.get(req.name) ?? 0) + 1);
+            resolve({ req, err, answer });
+          });
+        }),
+    ),
+  );
+  return { all, calls };
+}
+
+function firstAddress(answer: UpstreamAnswer | null): string | undefined {
+  if (!answer) return undefined;
+  const a = dnsPacket.decode(answer.raw).answers?.find((r) => r.type === 'A');
+  return a && 'data' in a ? String(a.data) : undefined;
+}
+
+export function upstreamContract(label: string, setup: () => Promise<ContractSubject>): void {
+  describe(`Upstream contract: ${label}`, () => {
+    let subject: ContractSubject;
+    const made: Upstream[] = [];
+    const make = (options?: { idleTimeoutMs?: number }): Upstream => {
+      const u = subject.make(options);
+      made.push(u);
+      return u;
+    };
+    beforeAll(async () => {
+      subject = await setup();
+    });
+    afterAll(async () => {
+      for (const u of made) u.destroy();
+      await subject?.stop();
+    });
+
+    test('answers with the question echoed, exactly once, and says how it travelled', async () => {
+      const u = make();
+      const { all, calls } = resolveMany(u, ['n3.test']);
+      const [o] = await all;
+      expect(o?.err).toBeNull();
+      expect(firstAddress(o?.answer ?? null)).toBe(expectedA(3));
+      expect(calls.get('n3.test')).toBe(1);
+      expect(o?.req.trace.attempts).toBe(1);
+      expect(o?.req.trace.connectionId).not.toBeNull();
+      expect(u.name).toMatch(/^\w+\(.+\)$/);
+    });
+
+    test('300 queries at once: every one answered exactly once with its own answer', async () => {
+      const u = make();
+      const names = Array.from({ length: 300 }, (_, i) => `n${i}.test`);
+      const { all, calls } = resolveMany(u, names);
+      const outcomes = await all;
+      expect(outcomes.filter((o) => o.err !== null)).toEqual([]);
+      outcomes.forEach((o, i) => expect(firstAddress(o.answer)).toBe(expectedA(i)));
+      expect([...calls.values()].every((n) => n === 1)).toBe(true);
+      expect(calls.size).toBe(300);
+    });
+
+    test('destroy() fails every request in flight once, with a typed error', async () => {
+      const u = make();
+      const { all, calls } = resolveMany(u, Array.from({ length: 20 }, (_, i) => `n${i}.test`));
+      u.destroy();
+      const outcomes = await all;
+      expect(outcomes.every((o) => o.err === null || isDotstubError(o.err))).toBe(true);
+      expect(outcomes.some((o) => o.err !== null)).toBe(true);
+      expect([...calls.values()].every((n) => n === 1)).toBe(true);
+    });
+
+    test('close() lets requests in flight finish; a request after it fails at once, typed', async () => {
+      const u = make();
+      const { all } = resolveMany(u, ['n1.test', 'n2.test']);
+      const closed = u.close();
+      const late = resolveMany(u, ['n4.test']);
+      const [lateOutcome] = await late.all;
+      expect(isDotstubError(lateOutcome?.err)).toBe(true);
+      const outcomes = await all;
+      expect(outcomes.map((o) => firstAddress(o.answer))).toEqual([expectedA(1), expectedA(2)]);
+      await closed;
+    });
+
+    test('an unreachable server gives a typed error within the deadline, never silence', async () => {
+      const u = subject.makeUnreachable();
+      made.push(u);
+      const started = Date.now();
+      const [o] = await resolveMany(u, ['n1.test']).all;
+      expect(isDotstubError(o?.err)).toBe(true);
+      expect(o?.answer).toBeNull();
+      expect(Date.now() - started).toBeLessThan(5000);
+    });
+
+    test('after an idle close the next connection resumes the TLS session', async () => {
+      const u = make({ idleTimeoutMs: 200 });
+      const [first] = await resolveMany(u, ['n5.test']).all;
+      expect(first?.req.trace.handshake).toBe('full');
+      await new Promise((r) => setTimeout(r, 500));
+      const [second] = await resolveMany(u, ['n6.test']).all;
+      expect(second?.err).toBeNull();
+      expect(second?.req.trace.connectionId).not.toBe(first?.req.trace.connectionId);
+      expect(second?.req.trace.handshake).toBe('resumed');
+    });
+  });
+}
