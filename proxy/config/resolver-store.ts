@@ -9,7 +9,6 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.js';
-import type { ResolverView } from '../control/api-types.js';
 import { isDotstubError } from '../errors.js';
 import { customResolver, PRESETS, validateAuthName, validatePin, type ResolverSpec } from './resolvers.js';
 
@@ -88,8 +87,15 @@ export function canAuthenticate(spec: ResolverSpec): boolean {
   return spec.authName !== undefined || spec.pins.length > 0;
 }
 
-/** A custom resolver as saved: the API's view without the live fields. */
-type StoredResolver = Omit<ResolverView, 'preset' | 'medianLatencyMs'>;
+/** A resolver as saved in resolvers.json; the API's ResolverView adds the live fields. */
+export interface StoredResolver {
+  readonly id: string;
+  readonly label: string;
+  readonly addresses: readonly string[];
+  readonly port: number;
+  readonly authName: string | null;
+  readonly pins: readonly string[];
+}
 
 interface ResolversFile {
   readonly active: string | null;

@@ -9,7 +9,6 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.js';
-import type { Settings as ApiSettings } from '../control/api-types.js';
 import { DEFAULT_POOL_OPTIONS } from '../upstream/pool.js';
 
 const wholeNumber = (what: string, min: number, max: number, unit = ''): z.ZodInt =>
@@ -36,10 +35,6 @@ export const SettingsPatchSchema = z.strictObject(fields).partial();
 
 export type Settings = z.infer<typeof SettingsSchema>;
 export type SettingsPatch = z.infer<typeof SettingsPatchSchema>;
-
-// The API contract and the schema must describe the same object.
-const _sameShape: [ApiSettings, Settings] = [{} as Settings, {} as ApiSettings];
-void _sameShape;
 
 export const DEFAULT_SETTINGS: Settings = Object.freeze({
   mode: 'strict',

@@ -10,7 +10,7 @@
  * Host must be a loopback name/address with the right port; state-changing
  * calls (POST/PUT/DELETE) must carry the dashboard's own Origin.
  *
- * Server details (issue 3, proxy/control/server.ts):
+ * Server details (proxy/control/server.ts):
  * - Any /api request carrying a foreign Origin, or Sec-Fetch-Site other than
  *   same-origin/none, is refused (403 forbidden_origin), reads included; no
  *   CORS headers are ever sent. Scripts changing state add
@@ -42,33 +42,46 @@
  *   GET    /api/stream                      → text/event-stream; `event: batch` with StreamBatch every 250 ms
  *                                             (only when something happened; a `: ping` comment every 15 s)
  */
+import type { ConfigProblem } from '../config/config-file.js';
+import type { CustomResolverBody, StoredResolver } from '../config/resolver-store.js';
+import type { Settings } from '../config/settings.js';
 import type { ConnectionEvent, ConnectionSnapshot, PrivacyState, StateChange } from '../dotstub.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
+import type { LatencyStats } from './metrics-window.js';
 
-export type { ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord };
+// Each contract is defined once, where it is enforced (the zod schemas for
+// Settings and CustomResolverBody), and re-exported here for the dashboard.
+export type { ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats };
+/** A config file dotstub could not use. */
+export type ConfigProblemView = ConfigProblem;
+
+/** Stable error codes; the dashboard and scripts branch on these, never on messages. */
+export type ApiErrorCode =
+  | 'bad_request'
+  | 'validation'
+  | 'unauthorized'
+  | 'forbidden_origin'
+  | 'bad_host'
+  | 'too_large'
+  | 'not_found'
+  | 'conflict'
+  | 'internal'
+  | 'method_not_allowed'
+  /** Bodies must be application/json (415). */
+  | 'unsupported_media_type';
 
 export type ConnectionView = ConnectionSnapshot;
 
 export interface ApiError {
   readonly error: {
-    /**
-     * Stable: 'bad_request' | 'validation' | 'unauthorized' | 'forbidden_origin' | 'bad_host' | 'too_large' | 'not_found' | 'conflict' | 'internal'
-     * Added with the server (issue 3): 'method_not_allowed' (405), 'unsupported_media_type' (415: bodies must be application/json).
-     */
-    readonly code: string;
+    readonly code: ApiErrorCode;
     readonly message: string;
     /** Per-field messages for forms: field name → what is wrong and what to do. */
     readonly fields?: Readonly<Record<string, string>>;
   };
 }
 
-export interface ResolverView {
-  readonly id: string;
-  readonly label: string;
-  readonly addresses: readonly string[];
-  readonly port: number;
-  readonly authName: string | null;
-  readonly pins: readonly string[];
+export interface ResolverView extends StoredResolver {
   readonly preset: boolean;
   /** Median latency of this resolver's answers over the last 5 minutes, ms; null if none. */
   readonly medianLatencyMs: number | null;
@@ -79,28 +92,9 @@ export interface ResolversView {
   readonly resolvers: readonly ResolverView[];
 }
 
-export interface CustomResolverBody {
-  readonly label?: string;
-  /** One IP literal, or several separated by commas. */
-  readonly address: string;
-  readonly port?: number;
-  readonly authName?: string;
-  readonly pins?: readonly string[];
-}
-
 export interface ValidationView {
   readonly ok: boolean;
   readonly fields: Readonly<Record<string, string>>;
-}
-
-export interface Settings {
-  readonly mode: 'strict' | 'opportunistic';
-  readonly padding: boolean;
-  readonly idleTimeoutSec: number;
-  readonly poolSize: number;
-  readonly maxInFlight: number;
-  readonly logSize: number;
-  readonly recordNames: boolean;
 }
 
 export interface StatusView {
@@ -117,30 +111,13 @@ export interface StatusView {
   readonly inFlight: number;
   readonly counters: Counters;
   /**
-   * Added (issue 3): config files that could not be used at start (corrupt or
-   * hand-edited badly), what is wrong and what is used instead. Absent or
-   * empty when every file loaded. Cleared for a file once the app saves it.
+   * Config files that could not be used at start (corrupt or hand-edited
+   * badly), what is wrong and what is used instead. Absent or empty when
+   * every file loaded. Cleared for a file once the app saves it.
    */
   readonly problems?: readonly ConfigProblemView[];
-  /** Added (issue 3): the control server's own URL, e.g. http://127.0.0.1:5380. */
+  /** The control server's own URL, e.g. http://127.0.0.1:5380. */
   readonly control?: string;
-}
-
-/** Added (issue 3): a config file dotstub could not use. */
-export interface ConfigProblemView {
-  readonly file: string;
-  readonly message: string;
-  /** Field path → what is wrong, e.g. { poolSize: 'pool size must be at most 16 connections' }. */
-  readonly fields: Readonly<Record<string, string>>;
-  /** What dotstub uses instead, e.g. "the last good copy (…)". */
-  readonly using: string;
-}
-
-export interface LatencyStats {
-  readonly count: number;
-  readonly p50: number | null;
-  readonly p95: number | null;
-  readonly p99: number | null;
 }
 
 export interface MetricsView {

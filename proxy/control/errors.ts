@@ -2,18 +2,9 @@
  * Errors the control API answers with. `code` is stable (the dashboard and
  * scripts branch on it); `message` is for the user; `fields` for forms.
  */
-export type ApiErrorCode =
-  | 'bad_request'
-  | 'validation'
-  | 'unauthorized'
-  | 'forbidden_origin'
-  | 'bad_host'
-  | 'too_large'
-  | 'not_found'
-  | 'conflict'
-  | 'internal'
-  | 'method_not_allowed'
-  | 'unsupported_media_type';
+import type { ApiErrorCode } from './api-types.js';
+
+export type { ApiErrorCode };
 
 export class ApiFailure extends Error {
   readonly status: number;
