@@ -2,6 +2,7 @@
  * State → plain words, shared by the menu's status line and the tooltip so
  * both say the same thing.
  */
+import { trayStatusLine } from '../../proxy/network/privacy-words.js';
 import type { TrayState } from './types.js';
 
 export function activeResolverLabel(state: TrayState): string | null {
@@ -27,18 +28,5 @@ export function clip(text: string, max: number): string {
 export function statusLine(state: TrayState): string {
   const resolver = activeResolverLabel(state);
   if (!state.proxyRunning) return 'Private DNS: off — dotstub is not running';
-  switch (state.privacy) {
-    case 'private':
-      return `Private DNS: on — ${resolver ?? 'resolver'}, verified`;
-    case 'private-unverified':
-      return `Private DNS: on — ${resolver ?? 'resolver'}, not verified`;
-    case 'captive':
-      return 'Private DNS: paused for a hotspot sign-in';
-    case 'degraded':
-      return 'Private DNS: off — TLS blocked, using plain DNS';
-    case 'blocked':
-      return 'Private DNS: blocked — DNS stopped until TLS works';
-    case 'off':
-      return 'Private DNS: off';
-  }
+  return trayStatusLine(state.privacy, resolver);
 }

@@ -69,7 +69,7 @@ describe('control API with a real proxy and unbound', () => {
     const s = r.json<StatusView>();
     expect(s.state).toBe('private');
     expect(s.reason).toMatch(/verified/);
-    expect(s.leaves).toMatch(/TLS/);
+    expect(s.leaves).toMatch(/encrypted DNS/);
     expect(s.resolver.id).toBe(`custom:127.0.0.1:${a.port}`);
     expect(s.listen).toEqual([`127.0.0.1:${h.dnsPort}`]);
     expect(s.mode).toBe('strict');

@@ -32,16 +32,7 @@ import type {
 import { ApiFailure, validationFailure } from './errors.js';
 import { StreamHub } from './stream.js';
 import { formatHostPort } from '../host-port.js';
-
-/** What leaves the machine in each state (DESIGN.md, "Privacy states"). */
-export const LEAVES: Readonly<Record<PrivacyState, string>> = {
-  private: 'only TLS to your resolver',
-  'private-unverified': "only TLS, but the resolver's certificate did not verify",
-  captive: 'cleartext DNS only for what your policy allows while you sign in',
-  degraded: "cleartext DNS to this network's resolver",
-  blocked: 'nothing: queries get SERVFAIL at once',
-  off: 'whatever your system does without dotstub',
-};
+import { PRIVACY_WORDS } from '../network/privacy-words.js';
 
 const TIMELINE_SIZE = 500;
 
@@ -143,7 +134,7 @@ export class ControlService {
       state: s.state,
       reason: s.reason,
       since: s.since,
-      leaves: LEAVES[s.state],
+      leaves: PRIVACY_WORDS[s.state].leaves,
       resolver: this.#view(this.proxy.resolver),
       mode: this.#settings.mode,
       listen: this.proxy.listening.map((a) => formatHostPort(a.host, a.port)),

@@ -1,0 +1,67 @@
+/**
+ * What each privacy state means, in the words users read: the dashboard's
+ * banner, the status API's `leaves`, the tray's status line and tooltip.
+ * One module, so every surface says the same thing. Pure data, no Node
+ * imports: the renderer and the Electron app import it too.
+ */
+import type { PrivacyState } from './privacy-state.js';
+
+export interface PrivacyWords {
+  /** Short label for the state, e.g. "Private". */
+  readonly label: string;
+  /** One sentence: is my DNS private? */
+  readonly title: string;
+  /** What leaves this machine, as a sentence. */
+  readonly leaves: string;
+}
+
+export const PRIVACY_WORDS: Readonly<Record<PrivacyState, PrivacyWords>> = {
+  private: {
+    label: 'Private',
+    title: 'Your DNS is private',
+    leaves: 'Only encrypted DNS to your resolver.',
+  },
+  'private-unverified': {
+    label: 'Encrypted, unverified',
+    title: "Your DNS is encrypted, but the resolver's identity isn't verified",
+    leaves: 'Only encrypted DNS, to a server whose certificate did not verify.',
+  },
+  captive: {
+    label: 'Hotspot sign-in',
+    title: 'A hotspot sign-in page is in the way',
+    leaves: 'Cleartext DNS only for what your policy allows while you sign in.',
+  },
+  degraded: {
+    label: 'Not private',
+    title: 'Your DNS is not private: encrypted DNS is blocked on this network',
+    leaves: "Cleartext DNS to this network's resolver: anyone on the path can read the names you look up.",
+  },
+  blocked: {
+    label: 'Blocked',
+    title: 'DNS is stopped to keep it private',
+    leaves: 'Nothing: lookups fail at once until encrypted DNS works again.',
+  },
+  off: {
+    label: 'Off',
+    title: 'dotstub is not handling this machine’s DNS',
+    leaves: 'Whatever your operating system sends, usually cleartext DNS.',
+  },
+};
+
+/** The tray's one-line status: "Private DNS: on — Quad9, verified". */
+export function trayStatusLine(state: PrivacyState, resolver: string | null): string {
+  switch (state) {
+    case 'private':
+      return `Private DNS: on — ${resolver ?? 'resolver'}, verified`;
+    case 'private-unverified':
+      return `Private DNS: on — ${resolver ?? 'resolver'}, not verified`;
+    case 'captive':
+      return 'Private DNS: paused for a hotspot sign-in';
+    case 'degraded':
+      return 'Private DNS: off — TLS blocked, using plain DNS';
+    case 'blocked':
+      return 'Private DNS: blocked — DNS stopped until TLS works';
+    case 'off':
+      return 'Private DNS: off';
+  }
+}
