@@ -14,7 +14,7 @@
 import type { ConfigProblem } from '../config/config-file.js';
 import { MetricsWindow } from './metrics-window.js';
 import type { QueryRecord } from '../engine/query-record.js';
-import type { ConnectionEvent, PrivacyState, StateChange, StubProxy } from '../dotstub.js';
+import type { ConnectionEvent, StateChange, StubProxy } from '../dotstub.js';
 import { QueryLog, type QueryFilter } from './query-log.js';
 import { canAuthenticate, MAX_CUSTOM_RESOLVERS, validateCustomResolver, type ResolverStore } from '../config/resolver-store.js';
 import type { ResolverSpec } from '../config/resolvers.js';
