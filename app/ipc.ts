@@ -12,8 +12,6 @@ export const IPC = {
   hideWindow: 'dotstub:hide-window',
 } as const;
 
-export type IpcChannel = (typeof IPC)[keyof typeof IPC];
-
 export interface DesktopInfo {
   readonly appVersion: string;
   readonly electronVersion: string;

@@ -12,7 +12,7 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { testPki, type TestPki } from './certs.js';
 
-export const UNBOUND_BIN = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
+const UNBOUND_BIN = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
 
 export interface UnboundOptions {
   /** Names n0.test … n{count-1}.test with A and AAAA records. */
@@ -52,7 +52,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** The synthetic zone as unbound local-data lines. */
-export function zoneLines(names: number, extra: Readonly<Record<string, string>> = {}): string[] {
+function zoneLines(names: number, extra: Readonly<Record<string, string>> = {}): string[] {
   const lines = ['local-zone: "." static', 'local-zone: "test." static'];
   lines.push('local-data: "test. 3600 IN SOA ns.test. admin.test. 1 3600 600 86400 300"');
   for (let i = 0; i < names; i++) {

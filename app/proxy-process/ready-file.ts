@@ -14,7 +14,7 @@ export interface ReadyInfo {
   readonly pid: number;
 }
 
-export class ReadyFileError extends Error {
+class ReadyFileError extends Error {
   readonly code = 'ready_file_invalid';
   override readonly name = 'ReadyFileError';
 }

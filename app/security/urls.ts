@@ -24,7 +24,7 @@ export function isAllowedNavigation(url: string, controlOrigin: string | undefin
  * references it cites, and the preset resolvers' own pages. https only, exact
  * host names (no subdomain wildcards).
  */
-export const EXTERNAL_HOSTS: ReadonlySet<string> = new Set([
+const EXTERNAL_HOSTS: ReadonlySet<string> = new Set([
   'github.com',
   'www.rfc-editor.org',
   'datatracker.ietf.org',

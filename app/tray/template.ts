@@ -9,7 +9,7 @@ import { activeResolverLabel, clip, formatMs, statusLine } from './words.js';
 /** Longest text line in the menu: menus don't wrap, and long reasons push the menu off screen. */
 export const MAX_LINE = 60;
 
-export function resolverItemLabel(label: string, medianLatencyMs: number | null): string {
+function resolverItemLabel(label: string, medianLatencyMs: number | null): string {
   return medianLatencyMs === null ? label : `${label} — ${formatMs(medianLatencyMs)}`;
 }
 

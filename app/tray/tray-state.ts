@@ -16,7 +16,7 @@ export interface TrayInputs {
   readonly metrics?: MetricsView | undefined;
 }
 
-export function supervisorReason(s: SupervisorState): string {
+function supervisorReason(s: SupervisorState): string {
   switch (s.phase) {
     case 'stopped':
       return s.reason;

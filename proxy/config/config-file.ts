@@ -31,15 +31,6 @@ export interface ConfigProblem {
   readonly using: string;
 }
 
-/** A file's content was not valid; `problem` says why and what is used instead. */
-export class ConfigFileError extends ConfigError {
-  readonly problem: ConfigProblem;
-  constructor(problem: ConfigProblem) {
-    super(`${problem.file}: ${problem.message}`);
-    this.problem = problem;
-  }
-}
-
 /** `$XDG_CONFIG_HOME/dotstub`, else `~/.config/dotstub`. */
 export function defaultConfigDir(env: NodeJS.ProcessEnv = process.env): string {
   const base = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(os.homedir(), '.config');

@@ -15,7 +15,7 @@ import { customResolver, PRESETS, validateAuthName, validatePin, type ResolverSp
 export const MAX_CUSTOM_RESOLVERS = 64;
 
 /** The API's and the file's form of a custom resolver (before semantic checks). */
-export const CustomResolverBodySchema = z.strictObject({
+const CustomResolverBodySchema = z.strictObject({
   label: z.string({ error: 'label must be text' }).trim().max(64, { error: 'label must be at most 64 characters' }).optional(),
   address: z.string({ error: 'address is required: the resolver\'s IP address (several separated by commas)' }).max(512, { error: 'address is too long' }),
   port: z.int({ error: 'port must be a whole number from 1 to 65535 (DoT is 853)' }).optional(),

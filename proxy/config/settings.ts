@@ -29,9 +29,10 @@ const fields = {
   recordNames: z.boolean({ error: 'recordNames must be true or false' }),
 };
 
+/** @public The whole settings object; the dashboard's form validates against the same schema. */
 export const SettingsSchema = z.strictObject(fields);
 /** A change from the API: any subset, each field validated as above. */
-export const SettingsPatchSchema = z.strictObject(fields).partial();
+const SettingsPatchSchema = z.strictObject(fields).partial();
 
 export type Settings = z.infer<typeof SettingsSchema>;
 export type SettingsPatch = z.infer<typeof SettingsPatchSchema>;
@@ -64,7 +65,7 @@ export function changedFields(before: Settings, after: Settings): (keyof Setting
   return (Object.keys(after) as (keyof Settings)[]).filter((k) => before[k] !== after[k]);
 }
 
-export function settingsFile(configDir: string): JsonConfigFile<SettingsPatch> {
+function settingsFile(configDir: string): JsonConfigFile<SettingsPatch> {
   return new JsonConfigFile<SettingsPatch>(path.join(configDir, 'settings.json'), (raw) => {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
       return { ok: false, message: 'expected a JSON object of settings', fields: {} };

@@ -15,7 +15,7 @@
 import type { SeriesPoint } from './api-types.js';
 import type { QueryRecord } from '../engine/query-record.js';
 
-export const WINDOW_SEC = 300;
+const WINDOW_SEC = 300;
 const HISTO_SUB = 16;
 /** 2^26 µs ≈ 67 s: longer latencies land in the last bin. */
 const HISTO_BINS = 26 * HISTO_SUB;

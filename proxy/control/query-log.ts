@@ -107,7 +107,7 @@ export class QueryLog {
   }
 }
 
-export const CSV_COLUMNS = [
+const CSV_COLUMNS = [
   'seq',
   'startedAt',
   'name',

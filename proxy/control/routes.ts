@@ -13,7 +13,7 @@ export type Reply =
   | { readonly kind: 'stream' }
   | { readonly kind: 'download'; readonly filename: string; readonly type: string; readonly chunks: Iterable<string> };
 
-export interface RouteInput {
+interface RouteInput {
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
   /** Parsed JSON body (undefined for GET/DELETE). */
@@ -34,7 +34,7 @@ const json = (body: unknown, status = 200): Reply => ({ kind: 'json', status, bo
 const MAX_FILTER_TEXT = 253;
 
 /** Reads the query-log filter and paging from the URL; throws a validation failure with per-field messages. */
-export function parseQueryFilter(q: URLSearchParams): { filter: QueryFilter; offset: number; limit: number } {
+function parseQueryFilter(q: URLSearchParams): { filter: QueryFilter; offset: number; limit: number } {
   const fields: Record<string, string> = {};
   const text = (k: string): string | undefined => {
     const v = q.get(k);

@@ -27,7 +27,7 @@ import type { ApiError } from './api-types.js';
 import { formatHostPort } from '../host-port.js';
 
 export const DEFAULT_CONTROL_PORT = 5380;
-export const MAX_BODY_BYTES = 64 * 1024;
+const MAX_BODY_BYTES = 64 * 1024;
 
 export interface ControlServerOptions {
   readonly service: ControlService;

@@ -31,7 +31,7 @@ const TYPES: Readonly<Record<string, string>> = {
  * Strict CSP for every HTML page: scripts, styles and fetches only from this
  * origin, no inline script, no framing, no plugins, forms only to itself.
  */
-export const HTML_CSP = [
+const HTML_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
@@ -46,7 +46,7 @@ export const HTML_CSP = [
 ].join('; ');
 
 /** The package root: the nearest directory above this module with package.json (works from proxy/ and dist/proxy/). */
-export function packageRoot(from: string = path.dirname(fileURLToPath(import.meta.url))): string {
+function packageRoot(from: string = path.dirname(fileURLToPath(import.meta.url))): string {
   let dir = from;
   for (;;) {
     if (fs.existsSync(path.join(dir, 'package.json'))) return dir;

@@ -11,13 +11,13 @@ import dnsPacket from 'dns-packet';
 import type { Answer, OptAnswer, PacketOpt, Question } from 'dns-packet';
 import { MalformedMessageError, QuestionMismatchError } from '../errors.js';
 
-export const HEADER_LENGTH = 12;
+const HEADER_LENGTH = 12;
 /** RFC 1035 §4.2.1: without EDNS a UDP answer holds at most 512 octets. */
 export const CLASSIC_UDP_SIZE = 512;
 /** RFC 8467 §4.1: clients pad queries to a multiple of 128 octets. */
-export const QUERY_PADDING_BLOCK = 128;
+const QUERY_PADDING_BLOCK = 128;
 /** DNS flag day 2020: the EDNS buffer size we advertise. */
-export const ADVERTISED_UDP_SIZE = 1232;
+const ADVERTISED_UDP_SIZE = 1232;
 
 const OPTION_KEEPALIVE = 11;
 const OPTION_PADDING = 12;
@@ -28,7 +28,7 @@ const FLAG_RD = 0x0100;
 const FLAG_RA = 0x0080;
 const FLAG_CD = 0x0010;
 
-export const Rcode = {
+const Rcode = {
   NOERROR: 0,
   FORMERR: 1,
   SERVFAIL: 2,

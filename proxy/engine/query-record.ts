@@ -50,7 +50,7 @@ export interface QueryRecord {
 }
 
 /** What the engine counts; it is their only writer. */
-export interface EngineCounters {
+interface EngineCounters {
   queries: number;
   answers: number;
   servfails: number;

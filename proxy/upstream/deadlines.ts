@@ -6,7 +6,7 @@
  * Invariant: an item is in at most one slot, recorded in its `deadlineKey`
  * (-1: none); `clear()` removes it at once, so nothing settled is retained.
  */
-export const DEADLINE_SLOT_MS = 25;
+const DEADLINE_SLOT_MS = 25;
 
 export interface HasDeadline {
   deadlineKey: number;

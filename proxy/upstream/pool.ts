@@ -55,7 +55,7 @@ export const DEFAULT_POOL_OPTIONS: PoolOptions = {
   maxBackoffMs: 30_000,
 };
 
-export interface ConnectFailure {
+interface ConnectFailure {
   readonly resolverId: string;
   readonly address: string;
   readonly error: DotstubError;
@@ -132,11 +132,6 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
 
   get connections(): readonly PoolConnection[] {
     return this.#connections;
-  }
-
-  /** Smoothed RTT of answered queries, ms (undefined until one was timed). */
-  get srttMs(): number | undefined {
-    return this.#rtt.srttMs;
   }
 
   resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void {

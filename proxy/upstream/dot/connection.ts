@@ -45,7 +45,7 @@ import { InFlightMap } from '../in-flight.js';
 import type { PoolOptions } from '../pool.js';
 import { chainPins, describeCertError, describeConnectError, type AuthPolicy } from './tls.js';
 
-export interface DotConnectionOptions {
+interface DotConnectionOptions {
   readonly id: number;
   readonly resolver: ResolverSpec;
   readonly address: string;
@@ -86,7 +86,7 @@ export function dotConnectionFactory(
     });
 }
 
-export class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolConnection {
+class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolConnection {
   readonly id: number;
   readonly address: string;
   readonly resolver: ResolverSpec;
