@@ -296,16 +296,6 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 1;
     }
   }
-  if (parsed.readyFile) {
-    const ready = {
-      dns: bound.map((a) => ({ host: a.host, port: a.port })),
-      control: server ? server.url : null,
-      token: token ?? null,
-      pid: process.pid,
-    };
-    writeFileAtomicSync(parsed.readyFile, JSON.stringify(ready) + '\n', 0o600);
-  }
-
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {
@@ -330,6 +320,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     // dies (even by SIGKILL), the channel closes and we stop instead of
     // running on orphaned.
     if (process.send !== undefined) process.once('disconnect', () => stop('supervisor gone'));
+    // Written only once the signal handlers are in place: whoever reads it may
+    // send SIGTERM at once, and must find us ready to clean up (and remove it).
+    if (parsed.readyFile) {
+      const ready = {
+        dns: bound.map((a) => ({ host: a.host, port: a.port })),
+        control: server ? server.url : null,
+        token: token ?? null,
+        pid: process.pid,
+      };
+      writeFileAtomicSync(parsed.readyFile, JSON.stringify(ready) + '\n', 0o600);
+    }
   });
 }
 

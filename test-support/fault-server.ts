@@ -27,6 +27,14 @@ export interface FaultBehaviour {
   keepaliveMs: number | undefined;
   /** Don't answer at all (black hole) while true. */
   silent: boolean;
+  /**
+   * Names answered with unframed bytes instead of an answer (a server or
+   * middlebox that lost DNS framing): `garbage` writes text, `tiny` a frame
+   * too short to be DNS, `query` a frame holding a query instead of a response.
+   */
+  desync: Map<string, 'garbage' | 'tiny' | 'query'>;
+  /** Names whose queries close the connection at once (a server that rejects them); the count says how many times. */
+  killers: Map<string, number>;
 }
 
 export interface FaultServerOptions {
@@ -52,6 +60,8 @@ export class FaultServer {
     idleCloseMs: undefined,
     keepaliveMs: undefined,
     silent: false,
+    desync: new Map(),
+    killers: new Map(),
   };
   readonly seen: SeenQuery[] = [];
   readonly handshakes = { full: 0, resumed: 0 };
@@ -153,6 +163,19 @@ export class FaultServer {
           return;
         }
         if (resetAfter !== undefined || this.behaviour.silent || !q) continue;
+        const killsLeft = this.behaviour.killers.get(name);
+        if (killsLeft !== undefined && killsLeft > 0) {
+          this.behaviour.killers.set(name, killsLeft - 1);
+          socket.destroy();
+          return;
+        }
+        const desync = this.behaviour.desync.get(name);
+        if (desync) {
+          if (desync === 'garbage') socket.write('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
+          else if (desync === 'tiny') socket.write(Buffer.from([0, 3, 1, 2, 3]));
+          else socket.write(frame(msg));
+          continue;
+        }
         inFlight++;
         const delay = this.behaviour.delays.get(name) ?? 0;
         const send = (): void => {
