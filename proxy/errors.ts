@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'DOTSTUB_QUERY_TIMEOUT'
   | 'DOTSTUB_IN_FLIGHT_CAP'
   | 'DOTSTUB_POOL_CLOSED'
+  | 'DOTSTUB_QUARANTINED'
   | 'DOTSTUB_MALFORMED'
   | 'DOTSTUB_QUESTION_MISMATCH';
 
@@ -111,6 +112,13 @@ export class InFlightCapError extends DotstubError {
 export class PoolClosedError extends DotstubError {
   constructor(message: string) {
     super('DOTSTUB_POOL_CLOSED', message);
+  }
+}
+
+/** A question the resolver closed the connection over twice: answered SERVFAIL here for a while, so it can't take other queries down with it. */
+export class QuarantinedError extends DotstubError {
+  constructor(message: string) {
+    super('DOTSTUB_QUARANTINED', message);
   }
 }
 

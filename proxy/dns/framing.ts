@@ -31,6 +31,11 @@ export class FrameReader {
     return out;
   }
 
+  /** The held-back bytes of an incomplete message, length prefix first (a view: don't keep it). */
+  peek(): Buffer {
+    return this.#pending;
+  }
+
   /** Bytes of an incomplete message held back. */
   get buffered(): number {
     return this.#pending.length;

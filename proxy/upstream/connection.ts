@@ -92,8 +92,8 @@ export interface PoolConnection extends EventEmitter<PoolConnectionEvents> {
   readonly idleTimeoutMs: number;
   /** Accepts new queries: connecting or open, not draining, below its cap. */
   readonly available: boolean;
-  /** performance.now() of the last byte received (0 if none). */
-  readonly lastReceiveAt: number;
+  /** performance.now() of the last answer matched to a query (0 if none); bytes that aren't answers don't count. */
+  readonly lastAnswerAt: number;
   /** Sends a framed query (its ID octets are the connection's to write); null when it can't take it. */
   send<T>(framed: Buffer, question: UpstreamQuestion, handler: AnswerHandler<T>, ctx: T): SendInfo | null;
   /** Takes a query back; a late answer is then ignored and the handler is not called. */

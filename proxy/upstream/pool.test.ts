@@ -27,7 +27,7 @@ class FakeConnection extends EventEmitter<PoolConnectionEvents> implements PoolC
   handshake: HandshakeInfo | undefined;
   keepaliveMs: number | undefined;
   readonly idleTimeoutMs = 60_000;
-  lastReceiveAt = 0;
+  lastAnswerAt = 0;
   readonly sent = new Map<number, Sent>();
   #nextId = 1;
 
@@ -88,7 +88,7 @@ class FakeConnection extends EventEmitter<PoolConnectionEvents> implements PoolC
     const s = this.sent.get(id);
     if (!s) return;
     this.sent.delete(id);
-    this.lastReceiveAt = performance.now();
+    this.lastAnswerAt = performance.now();
     const answer: UpstreamAnswer = readUpstreamAnswer(answerTo(s.wire), s.question);
     s.handler(s.ctx, this, id, null, answer, 1);
     if (this.state === 'draining' && this.sent.size === 0) this.close('local');
@@ -196,17 +196,49 @@ describe('the connection pool (policy only, fake connections)', () => {
     expect(pool.counters.retries).toBe(2);
   });
 
-  test('a second death gives the typed error, not a third try', () => {
+  test('a query that is the oldest in flight at two deaths is quarantined: a typed error, not a third try, and not sent again', () => {
     const { pool, conns } = makePool();
     pool.warm();
     conns[0]?.open();
     const { outcomes } = resolveAll(pool, ['a.test']);
     conns[0]?.close('reset');
     conns[1]?.open();
-    conns[1]?.close('reset');
+    conns[1]?.close('server-close');
     expect(outcomes).toHaveLength(1);
+    expect(outcomes[0]?.err?.code).toBe('DOTSTUB_QUARANTINED');
+    pool.warm();
+    conns[2]?.open();
+    const again = resolveAll(pool, ['a.test', 'b.test']);
+    expect(again.outcomes.map((o) => [o.req.name, o.err?.code])).toEqual([['a.test', 'DOTSTUB_QUARANTINED']]);
+    expect(conns[2]?.inFlight).toBe(1);
+  });
+
+  test('queries in flight beside a query that kills connections are retried until they are answered', () => {
+    const { pool, conns } = makePool();
+    pool.warm();
+    conns[0]?.open();
+    const killer = resolveAll(pool, ['killer.test']);
+    const others = resolveAll(pool, Array.from({ length: 30 }, (_, i) => `n${i}.test`));
+    conns[0]?.close('server-close');
+    conns[1]?.open();
+    conns[1]?.close('server-close');
+    conns[2]?.open();
+    conns[2]?.answerAll();
+    expect(killer.outcomes[0]?.err?.code).toBe('DOTSTUB_QUARANTINED');
+    expect(others.outcomes).toHaveLength(30);
+    expect(others.outcomes.filter((o) => o.err !== null)).toEqual([]);
+    expect([...others.calls.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  test('a connection we closed for silence blames no one', () => {
+    const { pool, conns } = makePool();
+    pool.warm();
+    conns[0]?.open();
+    const { outcomes } = resolveAll(pool, ['a.test']);
+    conns[0]?.close('unresponsive');
+    conns[1]?.open();
+    conns[1]?.close('unresponsive');
     expect(outcomes[0]?.err?.code).toBe('DOTSTUB_CONNECTION_CLOSED');
-    expect(conns).toHaveLength(2);
   });
 
   test('when connecting fails: next address, back-off, queries fail at once with the reason, then it recovers by itself', async () => {

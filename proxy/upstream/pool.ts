@@ -20,10 +20,17 @@
  * - While connecting fails, queries fail at once with the reason (no pile-up
  *   behind a dead network); a timer keeps trying so the pool recovers by itself.
  * - Every request gets exactly one callback (`Flight.settled` guards it).
+ * - One query must not take others down with it (issue: meta types closed the
+ *   shared connection, and every retry with it). When a connection dies with
+ *   queries in flight, the oldest unanswered one is the prime suspect and
+ *   uses up its retry; the others are collateral and are retried without
+ *   using theirs (at most MAX_COLLATERAL_RETRIES times). A question that is
+ *   the suspect of two deaths within KILL_WINDOW_MS is quarantined: it gets
+ *   a typed error at once, without being sent, for QUARANTINE_MS.
  */
 import { EventEmitter } from 'node:events';
 import type { ResolverSpec } from '../config/resolvers.js';
-import { InFlightCapError, isDotstubError, PoolClosedError, QueryTimeoutError, type DotstubError } from '../errors.js';
+import { InFlightCapError, isDotstubError, PoolClosedError, QuarantinedError, QueryTimeoutError, type DotstubError } from '../errors.js';
 import type { AnswerHandler, CloseInfo, ConnectionFactory, HandshakeInfo, PoolConnection, SendInfo } from './connection.js';
 import { DeadlineSlots } from './deadlines.js';
 import { newUpstreamCounters, type UpstreamCounters } from './counters.js';
@@ -88,6 +95,21 @@ interface Flight {
   upstreamId: number;
   deadlineKey: number;
   settled: boolean;
+  /** Retries after deaths another query was blamed for; they don't use up the query's own retry. */
+  collateral: number;
+}
+
+const MAX_COLLATERAL_RETRIES = 3;
+const KILL_WINDOW_MS = 30_000;
+const QUARANTINE_MS = 60_000;
+/** Bound on remembered questions (kills and quarantine). */
+const MAX_SUSPECTS = 1024;
+/** Closes that say the server (or the path) ended the connection, not us. */
+const ABNORMAL = new Set(['reset', 'server-close', 'desync']);
+
+function questionKey(req: UpstreamRequest): string {
+  const k = req.question.key;
+  return `${k.name.toLowerCase()}/${k.type}/${k.class}`;
 }
 
 const RETRIABLE = new Set(['DOTSTUB_CONNECTION_CLOSED', 'DOTSTUB_QUERY_TIMEOUT']);
@@ -112,6 +134,12 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   #lastError: DotstubError | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   #closed = false;
+  /** Connections that died abnormally with queries in flight: the first failed query handed back (the oldest) is blamed, the rest are collateral. */
+  readonly #deaths = new WeakMap<PoolConnection, 'unblamed' | 'blamed'>();
+  /** Question → when it was blamed for a connection's death (Date.now()). */
+  readonly #kills = new Map<string, number>();
+  /** Question → quarantined until (Date.now()). */
+  readonly #quarantine = new Map<string, number>();
 
   constructor(init: PoolInit) {
     super();
@@ -142,8 +170,22 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
       upstreamId: -1,
       deadlineKey: -1,
       settled: false,
+      collateral: 0,
     };
     req.trace.resolverId = this.resolver.id;
+    if (this.#quarantine.size > 0) {
+      const key = questionKey(req);
+      const until = this.#quarantine.get(key);
+      if (until !== undefined && until > Date.now()) {
+        this.#settle(
+          flight,
+          new QuarantinedError(`${this.resolver.label} closed the connection over ${req.question.key.name} ${req.question.key.type} twice; not sent again for ${Math.ceil((until - Date.now()) / 1000)} s`),
+          null,
+        );
+        return;
+      }
+      if (until !== undefined) this.#quarantine.delete(key);
+    }
     this.#attempt(flight);
   }
 
@@ -227,6 +269,20 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     const trace = flight.req.trace;
     trace.writtenAt = writtenAt || trace.sentAt;
     if (err || !answer) {
+      const death = err ? this.#deaths.get(conn) : undefined;
+      if (death === 'unblamed') {
+        this.#deaths.set(conn, 'blamed');
+        if (this.#blame(flight.req)) {
+          this.#settle(flight, new QuarantinedError(`${this.resolver.label} closed the connection over ${flight.req.question.key.name} ${flight.req.question.key.type} twice; not sent again for ${QUARANTINE_MS / 1000} s`), null);
+          return;
+        }
+      } else if (death === 'blamed' && flight.collateral < MAX_COLLATERAL_RETRIES && !this.#closed) {
+        // Another query was blamed for this death: retry without using up this query's own retry.
+        flight.collateral++;
+        this.counters.retries++;
+        this.#attempt(flight);
+        return;
+      }
       this.#onError(flight, err ?? new PoolClosedError('connection gave no answer'));
       return;
     }
@@ -242,15 +298,16 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     const writtenAt = conn.writtenAt(flight.upstreamId);
     flight.req.trace.writtenAt = writtenAt;
     conn.cancel(flight.upstreamId);
-    // Nothing at all came back since this query was written: the connection is
-    // dead (black-holed path, silent middlebox). Close it so the others move on.
-    if (writtenAt !== 0 && conn.lastReceiveAt < writtenAt && conn.state === 'open') conn.close('unresponsive');
+    // No answer at all came back since this query was written: the connection
+    // is dead (black-holed path, silent middlebox) or lost its framing (bytes
+    // that are never a whole answer). Close it so the others move on.
+    if (writtenAt !== 0 && conn.lastAnswerAt < writtenAt && conn.state === 'open') conn.close('unresponsive');
     this.#onError(flight, new QueryTimeoutError(`no answer from ${conn.address} within the deadline`));
   }
 
   #onError(flight: Flight, err: DotstubError): void {
     if (flight.settled) return;
-    if (flight.req.trace.attempts < 2 && RETRIABLE.has(err.code) && !this.#closed) {
+    if (flight.req.trace.attempts - flight.collateral < 2 && RETRIABLE.has(err.code) && !this.#closed) {
       this.counters.retries++;
       this.#attempt(flight);
       return;
@@ -263,6 +320,22 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     flight.settled = true;
     this.#deadlines.clear(flight);
     flight.done(flight.req, err, answer);
+  }
+
+  /** Records that `req` was the prime suspect of a connection's death; true when that makes it quarantined. */
+  #blame(req: UpstreamRequest): boolean {
+    const key = questionKey(req);
+    const now = Date.now();
+    const before = this.#kills.get(key);
+    this.#kills.delete(key);
+    if (before !== undefined && now - before < KILL_WINDOW_MS) {
+      if (this.#quarantine.size >= MAX_SUSPECTS) this.#quarantine.delete(this.#quarantine.keys().next().value as string);
+      this.#quarantine.set(key, now + QUARANTINE_MS);
+      return true;
+    }
+    if (this.#kills.size >= MAX_SUSPECTS) this.#kills.delete(this.#kills.keys().next().value as string);
+    this.#kills.set(key, now);
+    return false;
   }
 
   #liveCount(): number {
@@ -302,6 +375,8 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   #onClose(conn: PoolConnection, info: CloseInfo): void {
     const idx = this.#connections.indexOf(conn);
     if (idx >= 0) this.#connections.splice(idx, 1);
+    // The connection's failed queries are handed back after this event, oldest first.
+    if (info.wasOpen && info.failed > 0 && ABNORMAL.has(info.reason)) this.#deaths.set(conn, 'unblamed');
     if (!info.wasOpen && !this.#closed) {
       // The connection never came up: try the next address, back off, and keep
       // trying in the background so the pool comes back by itself.

@@ -43,13 +43,15 @@ import type {
 } from '../connection.js';
 import { InFlightMap } from '../in-flight.js';
 import type { PoolOptions } from '../pool.js';
-import { chainPins, describeCertError, describeConnectError, type AuthPolicy } from './tls.js';
+import { chainPins, describeCertError, describeConnectError, secureContextFor, type AuthPolicy } from './tls.js';
 
 interface DotConnectionOptions {
   readonly id: number;
   readonly resolver: ResolverSpec;
   readonly address: string;
   readonly auth: AuthPolicy;
+  /** Shared per trust-anchor set (secureContextFor); undefined: Node's default roots. */
+  readonly secureContext: tls.SecureContext | undefined;
   /** A TLS session ticket from an earlier connection to this address, to resume. */
   readonly session?: Buffer | undefined;
   readonly maxInFlight: number;
@@ -73,12 +75,14 @@ export function dotConnectionFactory(
   auth: AuthPolicy,
   options: Pick<PoolOptions, 'maxInFlight' | 'idleTimeoutMs' | 'connectTimeoutMs'>,
 ): ConnectionFactory {
+  const secureContext = secureContextFor(auth);
   return (spec) =>
     new DotConnection({
       id: spec.id,
       resolver,
       address: spec.address,
       auth,
+      secureContext,
       session: spec.session,
       maxInFlight: options.maxInFlight,
       idleTimeoutMs: options.idleTimeoutMs,
@@ -110,7 +114,7 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
   #queriesCarried = 0;
   #handshake: HandshakeInfo | undefined;
   #keepaliveMs: number | undefined;
-  #lastReceiveAt = 0;
+  #lastAnswerAt = 0;
   readonly #startedAt = performance.now();
 
   constructor(opts: DotConnectionOptions) {
@@ -127,7 +131,7 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
       // SNI carries the authentication name (RFC 8310 §8.1); never an IP literal.
       servername: authName,
       minVersion: 'TLSv1.2',
-      ca: opts.auth.ca.length ? [...tls.rootCertificates, ...opts.auth.ca] : undefined,
+      secureContext: opts.secureContext,
       // We authenticate ourselves on 'secureConnect' so that opportunistic mode
       // can proceed and strict mode can explain its refusal.
       rejectUnauthorized: false,
@@ -191,9 +195,9 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
       (this.#state === 'connecting' || this.#state === 'open') && !this.#drainRequested && this.#pending.size < this.#opts.maxInFlight
     );
   }
-  /** performance.now() of the last byte received (0 if none). */
-  get lastReceiveAt(): number {
-    return this.#lastReceiveAt;
+  /** performance.now() of the last answer matched to a query (0 if none). */
+  get lastAnswerAt(): number {
+    return this.#lastAnswerAt;
   }
 
   /**
@@ -316,22 +320,36 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
   }
 
   #onData(chunk: Buffer): void {
-    this.#lastReceiveAt = performance.now();
     this.emit('bytes', 0, chunk.length);
     let messages: Buffer[];
     try {
       messages = this.#reader.push(chunk);
     } catch (err) {
-      this.#fail('error', new ConnectionClosedError(`resolver at ${this.address} broke DNS framing`, { cause: err }));
+      this.#fail('desync', new ConnectionClosedError(`resolver at ${this.address} broke DNS framing`, { cause: err }));
       return;
     }
     for (const raw of messages) {
       if (this.#state === 'closed') return;
       this.#onMessage(raw);
     }
+    // An incomplete frame can already show it isn't DNS: two octets of length,
+    // two of ID, then flags whose top bit (QR) every answer sets. Text from a
+    // broken server or a middlebox ("HTTP/1.1 400") fails this at once instead
+    // of holding the stream until a deadline.
+    if (this.#state !== 'closed' && this.#reader.buffered >= 5 && (this.#reader.peek()[4] as number) < 0x80) {
+      this.#fail('desync', new ConnectionClosedError(`resolver at ${this.address} sent bytes that are not a DNS answer: framing lost`));
+    }
   }
 
   #onMessage(raw: Buffer): void {
+    // A frame too short for a DNS header, or a query where an answer belongs,
+    // means the stream lost its framing (a broken server, or a middlebox
+    // writing into it): nothing after it can be trusted. Replace the connection;
+    // its queries are retried on the next one.
+    if (raw.length < 12 || (raw[2] as number) < 0x80) {
+      this.#fail('desync', new ConnectionClosedError(`resolver at ${this.address} sent bytes that are not a DNS answer: framing lost`));
+      return;
+    }
     const m = this.#pending.match(raw);
     if (m.kind === 'unknown') return; // late answer to a cancelled query, or a bogus ID
     if (m.kind === 'mismatch') {
@@ -340,6 +358,7 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
       this.emit('mismatch', m.asked, m.got);
       return;
     }
+    this.#lastAnswerAt = performance.now();
     if (m.outOfOrder) this.emit('out-of-order');
     if (m.answer.keepaliveMs !== undefined) this.#onKeepalive(m.answer.keepaliveMs);
     m.entry.handler(m.entry.ctx, this, m.answer.id, null, m.answer, m.entry.writtenAt);

@@ -4,7 +4,7 @@
  * put in words a user can act on.
  */
 import crypto from 'node:crypto';
-import type tls from 'node:tls';
+import tls from 'node:tls';
 import { formatHostPort } from '../../host-port.js';
 
 export type AuthMode = 'strict' | 'opportunistic';
@@ -13,6 +13,26 @@ export interface AuthPolicy {
   readonly mode: AuthMode;
   /** Extra trust anchors (PEM), added to the system store. */
   readonly ca: readonly (string | Buffer)[];
+}
+
+/**
+ * The TLS context for a policy's trust anchors, built once and shared by
+ * every connection (and every pool) with the same `ca` list. Building one
+ * per connection parsed all ~140 system roots each time: ~20 ms of CPU and
+ * 0.6–0.9 MB of native memory per reconnect that OpenSSL never gave back.
+ * Undefined without extra anchors: Node's default context already holds the
+ * system roots and is shared.
+ */
+const contexts = new WeakMap<readonly (string | Buffer)[], tls.SecureContext>();
+
+export function secureContextFor(auth: AuthPolicy): tls.SecureContext | undefined {
+  if (auth.ca.length === 0) return undefined;
+  let ctx = contexts.get(auth.ca);
+  if (!ctx) {
+    ctx = tls.createSecureContext({ ca: [...tls.rootCertificates, ...auth.ca], minVersion: 'TLSv1.2' });
+    contexts.set(auth.ca, ctx);
+  }
+  return ctx;
 }
 
 const UNKNOWN_CA = new Set([
