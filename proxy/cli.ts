@@ -18,7 +18,7 @@ import { DEFAULT_LISTEN, parseListenArg, type ListenAddress } from './listen/add
 import { formatHostPort } from './host-port.js';
 import { formatRecord } from './engine/query-record.js';
 import { DEFAULT_POOL_OPTIONS } from './upstream/pool.js';
-import { defaultConfig, StubProxy, type ProxyConfig } from './dotstub.js';
+import { defaultConfig, startDotstub, type ProxyConfig, type StubProxy } from './dotstub.js';
 import { canAuthenticate, ResolverStore } from './config/resolver-store.js';
 import { parseResolverArg, PRESETS, type ResolverSpec } from './config/resolvers.js';
 import { SettingsStore, type Settings } from './config/settings.js';
@@ -249,24 +249,26 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
-  const proxy = new StubProxy(run.config);
-  proxy.on('state', (s) => console.error(`dotstub: ${s.state}: ${s.reason}`));
-  proxy.on('warning', (w) => console.error(`dotstub: warning: ${w}`));
-  proxy.on('connection', (e) => {
-    if (e.type === 'open') {
-      console.error(
-        `dotstub: connection ${e.connectionId} to ${e.address} open (${e.resumed ? 'resumed' : 'full'} handshake, ${e.tlsVersion}, ${e.handshakeMs.toFixed(1)} ms)`,
-      );
-    } else if (e.type === 'close') {
-      console.error(`dotstub: connection ${e.connectionId} closed (${e.reason}, carried ${e.queriesCarried} queries)`);
-    } else if (e.type === 'connect-failed') {
-      console.error(`dotstub: cannot reach ${e.address}: ${e.message}`);
-    }
-  });
-  if (parsed.log) proxy.on('query', (r) => console.log(formatRecord(r)));
+  const observe = (proxy: StubProxy): void => {
+    proxy.on('state', (s) => console.error(`dotstub: ${s.state}: ${s.reason}`));
+    proxy.on('warning', (w) => console.error(`dotstub: warning: ${w}`));
+    proxy.on('connection', (e) => {
+      if (e.type === 'open') {
+        console.error(
+          `dotstub: connection ${e.connectionId} to ${e.address} open (${e.resumed ? 'resumed' : 'full'} handshake, ${e.tlsVersion}, ${e.handshakeMs.toFixed(1)} ms)`,
+        );
+      } else if (e.type === 'close') {
+        console.error(`dotstub: connection ${e.connectionId} closed (${e.reason}, carried ${e.queriesCarried} queries)`);
+      } else if (e.type === 'connect-failed') {
+        console.error(`dotstub: cannot reach ${e.address}: ${e.message}`);
+      }
+    });
+    if (parsed.log) proxy.on('query', (r) => console.log(formatRecord(r)));
+  };
+  let proxy: StubProxy;
   let bound: readonly ListenAddress[];
   try {
-    bound = await proxy.start();
+    ({ proxy, bound } = await startDotstub(run.config, observe));
     console.error(`dotstub: listening on ${bound.map(hostPort).join(', ')} (UDP and TCP), forwarding to ${proxy.describe()} over TLS`);
   } catch (err) {
     if (isDotstubError(err)) {

@@ -413,3 +413,18 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     return describeResolver(this.#pool.resolver);
   }
 }
+
+/**
+ * Builds the proxy from `config` and starts it: the one composition root
+ * (the CLI and the test harnesses all start dotstub here). `observe` runs
+ * before start, so listeners see every event from the first one.
+ */
+export async function startDotstub(
+  config: ProxyConfig,
+  observe?: (proxy: StubProxy) => void,
+): Promise<{ readonly proxy: StubProxy; readonly bound: readonly ListenAddress[] }> {
+  const proxy = new StubProxy(config);
+  observe?.(proxy);
+  const bound = await proxy.start();
+  return { proxy, bound };
+}

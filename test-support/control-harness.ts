@@ -11,7 +11,7 @@ import { ControlServer } from '../proxy/control/server.js';
 import { ControlService } from '../proxy/control/service.js';
 import { loadOrCreateToken } from '../proxy/control/auth.js';
 import { DEFAULT_POOL_OPTIONS } from '../proxy/upstream/pool.js';
-import { defaultConfig, StubProxy } from '../proxy/dotstub.js';
+import { defaultConfig, startDotstub, type StubProxy } from '../proxy/dotstub.js';
 import { ResolverStore } from '../proxy/config/resolver-store.js';
 import { parseResolverArg, type ResolverSpec } from '../proxy/config/resolvers.js';
 import { SettingsStore, type Settings } from '../proxy/config/settings.js';
@@ -55,7 +55,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
   const explicit = options.resolverArg !== undefined ? parseResolverArg(options.resolverArg) : undefined;
   const resolver: ResolverSpec | undefined = options.forceResolver ? explicit : (resolverStore.persistedActive ?? explicit);
   if (!resolver) throw new Error('startControl: no resolver');
-  const proxy = new StubProxy(
+  const { proxy, bound: [bound] } = await startDotstub(
     defaultConfig(resolver, {
       listen: [{ host: '127.0.0.1', port: 0 }],
       auth: { mode: effective.mode, ca: [testPki().caPem] },
@@ -64,7 +64,6 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
       pool: { ...DEFAULT_POOL_OPTIONS, size: effective.poolSize, maxInFlight: effective.maxInFlight, idleTimeoutMs: effective.idleTimeoutSec * 1000 },
     }),
   );
-  const [bound] = await proxy.start();
   if (!bound) throw new Error('proxy bound no address');
   const { token } = loadOrCreateToken(configDir);
   const service = new ControlService({

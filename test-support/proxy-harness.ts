@@ -4,7 +4,7 @@
  */
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../proxy/upstream/pool.js';
 import type { EventEmitter } from 'node:events';
-import { defaultConfig, StubProxy, type PrivacyState } from '../proxy/dotstub.js';
+import { defaultConfig, startDotstub, type PrivacyState, type StubProxy } from '../proxy/dotstub.js';
 import { parseResolverArg } from '../proxy/config/resolvers.js';
 import type { AuthMode } from '../proxy/upstream/dot/tls.js';
 import { testPki } from './certs.js';
@@ -27,7 +27,7 @@ export interface Harness {
 
 export async function startProxy(options: HarnessOptions): Promise<Harness> {
   const pki = testPki();
-  const proxy = new StubProxy(
+  const { proxy, bound: [bound] } = await startDotstub(
     defaultConfig(parseResolverArg(options.resolverArg, options.pins ?? []), {
       listen: [{ host: '127.0.0.1', port: 0 }],
       auth: { mode: options.mode ?? 'strict', ca: options.trustTestCa === false ? [] : [pki.caPem] },
@@ -36,7 +36,6 @@ export async function startProxy(options: HarnessOptions): Promise<Harness> {
       warm: options.warm ?? true,
     }),
   );
-  const [bound] = await proxy.start();
   if (!bound) throw new Error('proxy bound no address');
   return { proxy, port: bound.port, stop: () => proxy.stop(1000) };
 }
