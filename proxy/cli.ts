@@ -46,6 +46,9 @@ Usage: dotstub [options]
   --max-in-flight N   queries in flight per connection (default ${DEFAULT_POOL_OPTIONS.maxInFlight})
   --idle-timeout S    close an idle connection after S seconds (default ${DEFAULT_POOL_OPTIONS.idleTimeoutMs / 1000})
   --no-padding        don't pad queries (RFC 8467 padding is on by default)
+  --cache-size MB     answer cache size in MiB, 0 for none (default 4); answers are
+                      served until their TTL ends, stale ones only when the
+                      resolver fails (RFC 8767); flushed when you switch resolvers
   --log               print one line per query: latency, connection, reuse
   --control ADDR      control API and dashboard address, loopback only
                       (default 127.0.0.1:${DEFAULT_CONTROL_PORT}; 127.0.0.1:0 picks a free port)
@@ -87,6 +90,8 @@ export interface ParsedCli {
   readonly control: { readonly host: string; readonly port: number; readonly explicit: boolean } | null;
   readonly configDir: string;
   readonly readyFile: string | undefined;
+  /** --cache-size in MiB; undefined: the default; 0: no cache. */
+  readonly cacheMb: number | undefined;
   readonly log: boolean;
   readonly help: boolean;
   readonly version: boolean;
@@ -120,6 +125,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         'max-in-flight': { type: 'string' },
         'idle-timeout': { type: 'string' },
         'no-padding': { type: 'boolean' },
+        'cache-size': { type: 'string' },
         log: { type: 'boolean' },
         control: { type: 'string' },
         'no-control': { type: 'boolean' },
@@ -159,6 +165,12 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
   if (maxInFlight !== undefined) overrides.maxInFlight = maxInFlight;
   const idle = positiveInt(values['idle-timeout'], '--idle-timeout', 86400);
   if (idle !== undefined) overrides.idleTimeoutSec = idle;
+  let cacheMb: number | undefined;
+  if (values['cache-size'] !== undefined) {
+    const text = values['cache-size'];
+    cacheMb = Number(text);
+    if (!/^\d+(\.\d+)?$/.test(text) || cacheMb > 1024) throw new ConfigError(`--cache-size ${text}: give the size in MiB, from 0 (no cache) to 1024`);
+  }
   const control = values['no-control']
     ? null
     : values.control !== undefined
@@ -171,6 +183,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     listen: values.listen ? values.listen.flatMap(parseListenArg) : [...DEFAULT_LISTEN],
     ca,
     overrides,
+    cacheMb,
     control,
     configDir: values['config-dir'] !== undefined ? path.resolve(values['config-dir']) : defaultConfigDir(env),
     readyFile: values['ready-file'],
@@ -204,6 +217,7 @@ export function resolveRun(
       maxInFlight: effective.maxInFlight,
       idleTimeoutMs: effective.idleTimeoutSec * 1000,
     },
+    cache: parsed.cacheMb === 0 ? null : parsed.cacheMb !== undefined ? { maxBytes: Math.round(parsed.cacheMb * 1024 * 1024) } : {},
   });
   return { config, effective };
 }

@@ -10,8 +10,11 @@
  *   'state'       privacy-state transitions, each with a reason a user can read
  */
 import { EventEmitter } from 'node:events';
+import { AnswerCache, type AnswerCacheOptions } from './cache/answer-cache.js';
+import { CachingUpstream } from './cache/caching-upstream.js';
 import { describeResolver, type ResolverSpec } from './config/resolvers.js';
 import { Engine } from './engine/engine.js';
+import type { Upstream } from './upstream/upstream.js';
 import { newCounters, type Counters, type QueryRecord } from './engine/query-record.js';
 import { ConfigError, type DotstubError } from './errors.js';
 import { DEFAULT_LISTEN, type ListenAddress } from './listen/address.js';
@@ -92,6 +95,8 @@ export interface ProxyConfig {
   readonly recordNames: boolean;
   /** Open connections at start so the first query doesn't pay the handshake. */
   readonly warm: boolean;
+  /** The answer cache's bounds; null: no cache (every query goes to the resolver). */
+  readonly cache: Partial<AnswerCacheOptions> | null;
 }
 
 export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyConfig> = {}): ProxyConfig {
@@ -103,6 +108,7 @@ export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyCo
     padding: true,
     recordNames: true,
     warm: true,
+    cache: {},
     ...overrides,
   };
 }
@@ -129,6 +135,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #counters: Counters = newCounters();
   readonly #engine: Engine;
   #pool: Pool;
+  /** Answers from every resolver used so far are flushed on a switch: one cache, per proxy. */
+  readonly #cache: AnswerCache | null;
   /** Pools being drained after a switch; they finish their in-flight queries. */
   readonly #retiring = new Set<Pool>();
   #udp: UdpListener[] = [];
@@ -142,8 +150,9 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   constructor(config: ProxyConfig) {
     super();
     this.#config = config;
+    this.#cache = config.cache ? new AnswerCache(config.cache) : null;
     this.#pool = this.#makePool(config.resolver);
-    this.#engine = new Engine(this.#pool, { padding: config.padding, recordNames: config.recordNames }, this.#counters);
+    this.#engine = new Engine(this.#upstreamFor(this.#pool), { padding: config.padding, recordNames: config.recordNames }, this.#counters);
     this.#engine.on('query', (r) => this.emit('query', r));
     this.#engine.on('malformed', (why) => this.emit('malformed', why));
   }
@@ -233,7 +242,9 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     const old = this.#pool;
     const next = this.#makePool(resolver);
     this.#pool = next;
-    this.#engine.setUpstream(next);
+    // Answers from the old resolver must not be served as the new one's.
+    this.#cache?.clear();
+    this.#engine.setUpstream(this.#upstreamFor(next));
     this.#config = { ...this.#config, resolver };
     if (this.#running) {
       this.#onPrivacyEvent({ type: 'switching', resolver: resolver.label });
@@ -348,6 +359,16 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     if (next.state !== previous.state) this.#stateSince = Date.now();
     this.#privacy = next;
     this.emit('state', { state: next.state, previous: previous.state, reason: next.reason, at: Date.now(), resolverId: this.#pool.resolver.id });
+  }
+
+  /** The engine's upstream: the pool, behind the answer cache when there is one. */
+  #upstreamFor(pool: Pool): Upstream {
+    return this.#cache ? new CachingUpstream(this.#cache, pool, this.#counters) : pool;
+  }
+
+  /** Entries and bytes in the answer cache (null without one). */
+  get cacheSize(): { readonly entries: number; readonly bytes: number; readonly maxBytes: number } | null {
+    return this.#cache ? { entries: this.#cache.entries, bytes: this.#cache.bytes, maxBytes: this.#cache.options.maxBytes } : null;
   }
 
   #makePool(resolver: ResolverSpec): Pool {

@@ -40,6 +40,12 @@ export interface ControlHarnessOptions {
   readonly streamIntervalMs?: number;
   readonly dashboardDir?: string;
   readonly overrides?: Partial<Settings>;
+  /**
+   * The answer cache (off unless asked for): these tests measure the
+   * resolver path (per-resolver latency, reuse, switches), which repeated
+   * names would otherwise answer from the cache.
+   */
+  readonly cache?: boolean;
 }
 
 export function tempConfigDir(): string {
@@ -61,6 +67,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
       auth: { mode: effective.mode, ca: [testPki().caPem] },
       padding: effective.padding,
       recordNames: effective.recordNames,
+      cache: options.cache ? {} : null,
       pool: { ...DEFAULT_POOL_OPTIONS, size: effective.poolSize, maxInFlight: effective.maxInFlight, idleTimeoutMs: effective.idleTimeoutSec * 1000 },
     }),
   );

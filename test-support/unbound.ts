@@ -23,6 +23,8 @@ export interface UnboundOptions {
   /** Extra A records: name → address, e.g. to tell two upstreams apart. */
   readonly extra?: Readonly<Record<string, string>>;
   readonly threads?: number;
+  /** More zone data, as unbound local-data record text, e.g. `short.test. 1 IN A 192.0.2.200`. */
+  readonly records?: readonly string[];
 }
 
 export interface UnboundServer {
@@ -126,6 +128,7 @@ export async function startUnbound(options: UnboundOptions = {}): Promise<Unboun
     '  rrset-cache-size: 4m',
     '  outgoing-range: 64',
     ...zoneLines(options.names ?? 1000, options.extra).map((l) => `  ${l}`),
+    ...(options.records ?? []).map((r) => `  local-data: "${r}"`),
     'remote-control:',
     '  control-enable: no',
     '',

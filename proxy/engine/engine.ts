@@ -137,7 +137,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (truncated) this.counters.truncated++;
     this.counters.answers++;
     if (job.trace.reused) this.counters.connectionHits++;
-    this.#finish(job, buf, 'upstream', rcodeName(answer.rcode), truncated, null);
+    const cache = job.trace.cache;
+    const source: AnswerSource = cache === 'hit' ? 'cache' : cache === 'stale' ? 'stale' : 'upstream';
+    this.#finish(job, buf, source, rcodeName(answer.rcode), truncated, null);
   }
 
   #finishServfail(job: Job, err: DotstubError | null): void {

@@ -3,6 +3,7 @@
  * are published as events (see StubProxyEvents); the control API aggregates
  * them, nothing polls the engine's internals.
  */
+import { newCacheCounters, type CacheCounters } from '../cache/caching-upstream.js';
 import { newUpstreamCounters, type UpstreamCounters } from '../upstream/counters.js';
 
 export type Transport = 'udp' | 'tcp';
@@ -11,6 +12,10 @@ export type Transport = 'udp' | 'tcp';
 export type AnswerSource =
   /** The resolver's answer, over DoT. */
   | 'upstream'
+  /** From the answer cache, TTLs lowered by their age. */
+  | 'cache'
+  /** An expired cached answer, served because the resolver failed or was slow (RFC 8767). */
+  | 'stale'
   /** Synthesised SERVFAIL: the resolver couldn't be reached in time, or backpressure. */
   | 'servfail'
   /** FORMERR/NOTIMP for a malformed or unsupported query. */
@@ -62,8 +67,8 @@ interface EngineCounters {
   paddingBytes: number;
 }
 
-/** Every counter the proxy keeps: one object, each field with one writer (engine or upstream). */
-export interface Counters extends EngineCounters, UpstreamCounters {}
+/** Every counter the proxy keeps: one object, each field with one writer (engine, cache or upstream). */
+export interface Counters extends EngineCounters, CacheCounters, UpstreamCounters {}
 
 export function newCounters(): Counters {
   return {
@@ -74,6 +79,7 @@ export function newCounters(): Counters {
     truncated: 0,
     connectionHits: 0,
     paddingBytes: 0,
+    ...newCacheCounters(),
     ...newUpstreamCounters(),
   };
 }

@@ -31,10 +31,12 @@ export interface UpstreamTrace {
   sentAt: number;
   /** performance.now() when the last attempt's bytes were written (0: never; later than sentAt while a handshake ran). */
   writtenAt: number;
+  /** Answered from the cache: fresh ('hit') or expired but served because the resolver failed or was slow ('stale'). */
+  cache: 'hit' | 'stale' | null;
 }
 
 export function newTrace(): UpstreamTrace {
-  return { attempts: 0, resolverId: null, connectionId: null, reused: null, handshake: null, depth: 0, sentAt: 0, writtenAt: 0 };
+  return { attempts: 0, resolverId: null, connectionId: null, reused: null, handshake: null, depth: 0, sentAt: 0, writtenAt: 0, cache: null };
 }
 
 export interface UpstreamRequest {

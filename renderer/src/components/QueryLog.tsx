@@ -3,7 +3,7 @@ import { memo, useCallback, useDeferredValue, useEffect, useId, useLayoutEffect,
 import type { QueryRecord, ResolverView } from '../../../proxy/control/api-types.js';
 import { exportUrl } from '../api/client.js';
 import { compileFilter, EMPTY_FILTER, FilteredIndex, isFilterActive, type QueryFilter } from '../lib/filters.js';
-import { formatClock, formatCount, formatLatencyUs } from '../lib/format.js';
+import { describeSource, formatClock, formatCount, formatLatencyUs } from '../lib/format.js';
 import { timingBreakdown } from '../lib/timing.js';
 import { useDashboard, useStore } from '../state/context.js';
 import { resolverLabel } from './Connections.js';
@@ -367,7 +367,7 @@ function QueryDetail({ r, resolver, handshakeMs, onClose }: { r: QueryRecord; re
     ['Started', `${new Date(r.startedAt).toLocaleDateString()} ${formatClock(r.startedAt)}`],
     ['Client transport', r.transport.toUpperCase()],
     ['Response', r.rcode],
-    ['Answer from', r.source === 'upstream' ? 'the resolver, over TLS' : r.source === 'servfail' ? 'the proxy (SERVFAIL)' : 'the proxy (error reply)'],
+    ['Answer from', describeSource(r.source)],
     ['Resolver', resolver],
     ['Connection', connectionText(r)],
     ['Pipelined with', r.depth > 1 ? `${r.depth - 1} other ${r.depth === 2 ? 'query' : 'queries'} in flight` : 'none (alone on the connection)'],

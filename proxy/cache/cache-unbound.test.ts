@@ -1,0 +1,132 @@
+/**
+ * The answer cache through the real proxy against Debian's unbound over
+ * TLS, compared with what unbound itself answers: IDs, TTLs, negative
+ * answers, DO/CD separation, stale answers when the resolver is gone,
+ * flush on switch.
+ */
+import dnsPacket from 'dns-packet';
+import { afterEach, describe, expect, test } from 'vitest';
+import { expectedA, firstA, UdpClient } from '../../test-support/dns-client.js';
+import { startProxy, waitForState, type Harness } from '../../test-support/proxy-harness.js';
+import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { parseResolverArg } from '../config/resolvers.js';
+import type { QueryRecord } from '../engine/query-record.js';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()?.();
+});
+
+async function lab(records: string[] = []): Promise<{ u: UnboundServer; h: Harness; c: UdpClient; log: QueryRecord[] }> {
+  const u = await startUnbound({ names: 50, records });
+  cleanups.push(() => u.stop());
+  const h = await startProxy({ resolverArg: u.resolverArg });
+  cleanups.push(() => h.stop());
+  await waitForState(h.proxy, 'private', 5000);
+  const c = await UdpClient.open(h.port);
+  cleanups.push(() => c.close());
+  const log: QueryRecord[] = [];
+  h.proxy.on('query', (r) => log.push(r));
+  return { u, h, c, log };
+}
+
+function ttl(a: { packet: dnsPacket.DecodedPacket }): number | undefined {
+  const r = a.packet.answers?.[0] ?? a.packet.authorities?.[0];
+  return r && 'ttl' in r ? r.ttl : undefined;
+}
+
+/** A raw query with chosen DO and CD bits. */
+function rawQuery(name: string, id: number, bits: { do?: boolean; cd?: boolean }): Buffer {
+  return dnsPacket.encode({
+    type: 'query',
+    id,
+    flags: dnsPacket.RECURSION_DESIRED | (bits.cd ? dnsPacket.CHECKING_DISABLED : 0),
+    questions: [{ type: 'A', name }],
+    additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 1232, extendedRcode: 0, ednsVersion: 0, flags: bits.do ? dnsPacket.DNSSEC_OK : 0, flag_do: bits.do ?? false, options: [] }],
+  });
+}
+
+describe('the answer cache against unbound', () => {
+  test('the same name twice: the second comes from the cache, with the asker’s ID, without a round trip', async () => {
+    const { h, c, log } = await lab();
+    const first = await c.query('n7.test', { id: 111 });
+    const carried = h.proxy.connections()[0]?.queriesCarried;
+    const second = await c.query('n7.test', { id: 222 });
+    expect(second.packet.id).toBe(222);
+    expect(firstA(second)).toBe(expectedA(7));
+    expect(firstA(first)).toBe(expectedA(7));
+    expect(h.proxy.connections()[0]?.queriesCarried).toBe(carried);
+    expect(log.map((r) => r.source)).toEqual(['upstream', 'cache']);
+    expect(log[1]?.connectionId).toBeNull();
+    expect(h.proxy.counters.cacheHits).toBe(1);
+  });
+
+  test('TTLs count down by the answer’s age', async () => {
+    const { c } = await lab();
+    const first = await c.query('n8.test');
+    expect(ttl(first)).toBe(300);
+    await new Promise((r) => setTimeout(r, 2100));
+    const later = await c.query('n8.test');
+    expect(ttl(later)).toBeLessThanOrEqual(298);
+    expect(ttl(later)).toBeGreaterThanOrEqual(297);
+  });
+
+  test('NXDOMAIN is cached for the SOA’s negative TTL (RFC 2308), with its SOA', async () => {
+    const { c, log } = await lab();
+    const first = await c.query('missing.test');
+    const second = await c.query('missing.test');
+    expect([first.rcode, second.rcode]).toEqual(['NXDOMAIN', 'NXDOMAIN']);
+    expect(second.packet.authorities?.[0]).toMatchObject({ type: 'SOA' });
+    expect(ttl(second)).toBeLessThanOrEqual(300);
+    expect(log.map((r) => r.source)).toEqual(['upstream', 'cache']);
+  });
+
+  test('DO and CD make separate entries: a DNSSEC query is never served a plain answer', async () => {
+    const { c, log } = await lab();
+    await c.sendRaw(rawQuery('n9.test', 1, {}));
+    const withDo = await c.sendRaw(rawQuery('n9.test', 2, { do: true }));
+    const withCd = await c.sendRaw(rawQuery('n9.test', 3, { cd: true }));
+    expect(withDo.packet.id).toBe(2);
+    expect(withCd.packet.id).toBe(3);
+    expect(log.map((r) => r.source)).toEqual(['upstream', 'upstream', 'upstream']);
+    await c.sendRaw(rawQuery('n9.test', 4, { do: true }));
+    expect(log[3]?.source).toBe('cache');
+  });
+
+  test('another case of the same name is a hit and keeps its own case (0x20)', async () => {
+    const { c, log } = await lab();
+    await c.query('n10.test');
+    const mixed = await c.query('N10.TeSt');
+    expect(mixed.packet.questions?.[0]?.name).toBe('N10.TeSt');
+    expect(firstA(mixed)).toBe(expectedA(10));
+    expect(log[1]?.source).toBe('cache');
+  });
+
+  test('an expired answer is served stale (TTL 30, marked) when the resolver is gone, and never while it answers', async () => {
+    const { u, c, log } = await lab(['short.test. 1 IN A 192.0.2.200']);
+    expect(ttl(await c.query('short.test'))).toBe(1);
+    await new Promise((r) => setTimeout(r, 1200));
+    const refreshed = await c.query('short.test');
+    expect(log[1]?.source).toBe('upstream');
+    expect(ttl(refreshed)).toBe(1);
+    await new Promise((r) => setTimeout(r, 1200));
+    await u.stop();
+    const stale = await c.query('short.test', { timeoutMs: 5000 });
+    expect(stale.rcode).toBe('NOERROR');
+    expect(firstA(stale)).toBe('192.0.2.200');
+    expect(ttl(stale)).toBe(30);
+    expect(log[2]?.source).toBe('stale');
+    // A name never seen gets SERVFAIL, not an invention.
+    expect((await c.query('n11.test', { timeoutMs: 5000 })).rcode).toBe('SERVFAIL');
+  });
+
+  test('switching resolvers flushes the cache: the new resolver’s answer, not the old one’s', async () => {
+    const { h, c, log } = await lab();
+    const other = await startUnbound({ names: 0, extra: { 'n12.test.': '198.51.100.12' } });
+    cleanups.push(() => other.stop());
+    expect(firstA(await c.query('n12.test'))).toBe(expectedA(12));
+    await h.proxy.switchResolver(parseResolverArg(other.resolverArg));
+    expect(firstA(await c.query('n12.test'))).toBe('198.51.100.12');
+    expect(log.map((r) => r.source)).toEqual(['upstream', 'upstream']);
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * The answer cache as an Upstream that wraps another (routedns's cache.go is
+ * the model): `Cache(DoT(quad9))`. Sits between the engine and the
+ * resolver's upstream.
+ *
+ *   resolve(req) ─► key (name, type, class, DO, CD) ─┬─ fresh ─► copy, TTLs lowered ─► done (no round trip)
+ *                                                     │           └─ popular and in its last 10 % ─► refresh in the background
+ *                                                     ├─ stale ─► ask upstream; its answer, or the stale copy (TTL 30)
+ *                                                     │           if it fails or takes longer than STALE_AFTER_MS (RFC 8767)
+ *                                                     └─ miss ──► ask upstream ─► store if cacheable ─► done
+ *
+ * Invariants: `done` is called exactly once per request; a cached answer is
+ * served only for the same question and the same DO/CD bits; only answers
+ * from the wrapped upstream (authenticated, encrypted) are stored — the
+ * cache never sees a synthesised SERVFAIL.
+ */
+import { queryCacheBits } from '../dns/query-flags.js';
+import { readUpstreamAnswer, type UpstreamAnswer } from '../dns/wire.js';
+import type { DotstubError } from '../errors.js';
+import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest, type UpstreamTrace } from '../upstream/upstream.js';
+import type { AnswerCache, CacheLookup } from './answer-cache.js';
+
+/** RFC 8767 §5 suggests 1.8 s before answering stale; our upstream deadline is 2.5 s at most. */
+export const STALE_AFTER_MS = 1_500;
+/** "The last 10 % of its TTL" (issue 11) and at least this many hits: popular. */
+const PREFETCH_FRACTION = 0.1;
+const PREFETCH_MIN_HITS = 2;
+const PREFETCH_MIN_TTL_SEC = 10;
+
+/** What the cache counts; it is their only writer. */
+export interface CacheCounters {
+  cacheHits: number;
+  cacheMisses: number;
+  /** Expired answers served because the resolver failed or was slow (RFC 8767). */
+  cacheStale: number;
+  cachePrefetches: number;
+}
+
+export function newCacheCounters(): CacheCounters {
+  return { cacheHits: 0, cacheMisses: 0, cacheStale: 0, cachePrefetches: 0 };
+}
+
+/** A miss on its way through the wrapped upstream: the context of the shared callback. */
+interface Miss extends UpstreamRequest {
+  readonly outer: UpstreamRequest;
+  readonly done: UpstreamCallback<UpstreamRequest> | null;
+  readonly key: string;
+  /** An expired entry to fall back on (RFC 8767), if any. */
+  readonly stale: CacheLookup | undefined;
+  timer: NodeJS.Timeout | undefined;
+  settled: boolean;
+}
+
+export function cacheKey(req: UpstreamRequest): string {
+  const q = req.question.key;
+  const bits = queryCacheBits(req.wire);
+  return `${q.name.toLowerCase()}|${q.type}|${q.class}|${bits.dnssecOk ? 'do' : ''}|${bits.checkingDisabled ? 'cd' : ''}`;
+}
+
+export class CachingUpstream implements Upstream {
+  readonly name: string;
+  readonly #cache: AnswerCache;
+  readonly #inner: Upstream;
+  readonly #counters: CacheCounters;
+
+  constructor(cache: AnswerCache, inner: Upstream, counters: CacheCounters = newCacheCounters()) {
+    this.#cache = cache;
+    this.#inner = inner;
+    this.#counters = counters;
+    this.name = `Cache(${inner.name})`;
+  }
+
+  get inner(): Upstream {
+    return this.#inner;
+  }
+
+  resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void {
+    const key = cacheKey(req);
+    const found = this.#cache.get(key);
+    if (found && !found.stale) {
+      const answer = this.#answerFrom(found, req);
+      if (answer) {
+        this.#counters.cacheHits++;
+        req.trace.cache = 'hit';
+        this.#maybePrefetch(found, req, key);
+        done(req, null, answer);
+        return;
+      }
+    }
+    this.#counters.cacheMisses++;
+    const miss: Miss = {
+      wire: req.wire,
+      question: req.question,
+      trace: req.trace,
+      outer: req,
+      done: done as UpstreamCallback<UpstreamRequest>,
+      key,
+      stale: found?.stale ? found : undefined,
+      timer: undefined,
+      settled: false,
+    };
+    if (miss.stale) miss.timer = setTimeout(() => this.#serveStale(miss), STALE_AFTER_MS).unref();
+    this.#inner.resolve(miss, this.#onInner);
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+
+  destroy(): void {
+    this.#inner.destroy();
+  }
+
+  readonly #onInner = (miss: Miss, err: DotstubError | null, answer: UpstreamAnswer | null): void => {
+    clearTimeout(miss.timer);
+    // The resolver's own SERVFAIL is a failure too: an expired answer serves better (RFC 8767 §4).
+    if (answer && answer.rcode === 2 && miss.stale && this.#serveStale(miss)) return;
+    if (answer) {
+      // The engine rewrites the answer's bytes in place (ID, OPT): store a copy first.
+      this.#cache.set(miss.key, answer.raw, answer.rcode);
+      if (!miss.settled && miss.done) {
+        miss.settled = true;
+        miss.done(miss.outer, null, answer);
+      }
+      return;
+    }
+    if (miss.settled || !miss.done) return;
+    if (miss.stale && this.#serveStale(miss)) return;
+    miss.settled = true;
+    miss.done(miss.outer, err, null);
+  };
+
+  /** Answers `miss` from its expired entry; false if that can't be done (already answered, or the entry won't read). */
+  #serveStale(miss: Miss): boolean {
+    if (miss.settled || !miss.stale || !miss.done) return false;
+    const answer = this.#answerFrom(miss.stale, miss.outer);
+    if (!answer) return false;
+    miss.settled = true;
+    this.#counters.cacheStale++;
+    miss.outer.trace.cache = 'stale';
+    miss.done(miss.outer, null, answer);
+    return true;
+  }
+
+  #answerFrom(found: CacheLookup, req: UpstreamRequest): UpstreamAnswer | null {
+    try {
+      return readUpstreamAnswer(this.#cache.materialize(found, req.question.bytes), req.question);
+    } catch {
+      return null;
+    }
+  }
+
+  /** A popular answer in the last tenth of its TTL is refreshed in the background, so the next asker still gets a hit. */
+  #maybePrefetch(found: CacheLookup, req: UpstreamRequest, key: string): void {
+    const e = found.entry;
+    if (e.prefetching || e.hits < PREFETCH_MIN_HITS || e.ttlSec < PREFETCH_MIN_TTL_SEC) return;
+    if (found.remainingSec > e.ttlSec * PREFETCH_FRACTION) return;
+    e.prefetching = true;
+    this.#counters.cachePrefetches++;
+    const trace: UpstreamTrace = newTrace();
+    const background: Miss = {
+      wire: Buffer.from(req.wire),
+      question: req.question,
+      trace,
+      outer: req,
+      done: null,
+      key,
+      stale: undefined,
+      timer: undefined,
+      settled: true,
+    };
+    this.#inner.resolve(background, (m, _err, answer) => {
+      e.prefetching = false;
+      if (answer) this.#cache.set(m.key, answer.raw, answer.rcode);
+    });
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Where a message's TTLs are, for the answer cache: the record walker
+ * (RFC 1035 §4.1.3) that yields the offset of every resource record's TTL
+ * (OPT excluded: its "TTL" holds EDNS flags, RFC 6891 §6.1.3) and, for
+ * negative answers, the SOA's negative-caching TTL (RFC 2308 §5:
+ * min(SOA TTL, SOA MINIMUM)). Records are walked, not decoded; owner and
+ * RDATA names go through dns-packet only when they are not a pointer.
+ */
+import dnsPacket from 'dns-packet';
+
+const TYPE_SOA = 6;
+const TYPE_OPT = 41;
+const HEADER = 12;
+
+export interface TtlLayout {
+  /** Byte offset of each record's 32-bit TTL, answer + authority + additional, OPT excluded. */
+  readonly offsets: readonly number[];
+  /** Smallest TTL among those records (seconds); undefined when there are none. */
+  readonly minTtl: number | undefined;
+  /** From the authority section's SOA: min(SOA TTL, SOA MINIMUM), RFC 2308 §5; undefined without an SOA. */
+  readonly negativeTtl: number | undefined;
+  readonly answerCount: number;
+  /** Offset just past the question section. */
+  readonly questionEnd: number;
+}
+
+function skipName(raw: Buffer, offset: number): number {
+  const first = raw[offset];
+  if (first === undefined) throw new RangeError('name runs past the end of the message');
+  if (first >= 0xc0) return offset + 2;
+  if (first === 0) return offset + 1;
+  dnsPacket.name.decode(raw, offset);
+  return offset + dnsPacket.name.decode.bytes;
+}
+
+/** Walks a whole DNS message (no length prefix). Throws RangeError on a message that runs short. */
+export function ttlLayout(raw: Buffer): TtlLayout {
+  if (raw.length < HEADER) throw new RangeError('shorter than a DNS header');
+  const qd = raw.readUInt16BE(4);
+  const an = raw.readUInt16BE(6);
+  const ns = raw.readUInt16BE(8);
+  const ar = raw.readUInt16BE(10);
+  let offset = HEADER;
+  for (let i = 0; i < qd; i++) offset = skipName(raw, offset) + 4;
+  const questionEnd = offset;
+  const offsets: number[] = [];
+  let minTtl: number | undefined;
+  let negativeTtl: number | undefined;
+  const records = an + ns + ar;
+  for (let i = 0; i < records; i++) {
+    offset = skipName(raw, offset);
+    if (offset + 10 > raw.length) throw new RangeError('record header runs past the end of the message');
+    const type = raw.readUInt16BE(offset);
+    const ttlAt = offset + 4;
+    const rdlength = raw.readUInt16BE(offset + 8);
+    const rdata = offset + 10;
+    offset = rdata + rdlength;
+    if (offset > raw.length) throw new RangeError('record data runs past the end of the message');
+    if (type === TYPE_OPT) continue;
+    const ttl = raw.readUInt32BE(ttlAt);
+    offsets.push(ttlAt);
+    minTtl = minTtl === undefined ? ttl : Math.min(minTtl, ttl);
+    if (type === TYPE_SOA && i >= an && i < an + ns) {
+      // MNAME, RNAME, then SERIAL REFRESH RETRY EXPIRE MINIMUM (RFC 1035 §3.3.13).
+      const fixed = skipName(raw, skipName(raw, rdata));
+      if (fixed + 20 > offset) throw new RangeError('SOA record too short');
+      const minimum = raw.readUInt32BE(fixed + 16);
+      negativeTtl = Math.min(ttl, minimum);
+    }
+  }
+  return { offsets, minTtl, negativeTtl, answerCount: an, questionEnd };
+}
