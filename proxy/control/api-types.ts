@@ -135,6 +135,19 @@ export interface MetricsView {
   readonly padding: { readonly paddingBytes: number; readonly bytesToResolver: number; readonly overhead: number | null };
   /** One point per second for the last 5 minutes. */
   readonly series: readonly SeriesPoint[];
+  /** The answer cache since start; null when it is off (--cache-size 0). */
+  readonly cache: {
+    readonly hits: number;
+    readonly misses: number;
+    /** Expired answers served because the resolver failed or was slow (RFC 8767). */
+    readonly stale: number;
+    readonly prefetches: number;
+    /** hits / (hits + misses); null before the first query. */
+    readonly hitRatio: number | null;
+    readonly entries: number;
+    readonly bytes: number;
+    readonly maxBytes: number;
+  } | null;
 }
 
 export interface SeriesPoint {

@@ -239,6 +239,24 @@ export class ControlService {
         overhead: c.bytesToResolver === 0 ? null : c.paddingBytes / c.bytesToResolver,
       },
       series: this.metrics.series(),
+      cache: this.#cacheView(),
+    };
+  }
+
+  #cacheView(): MetricsView['cache'] {
+    const size = this.proxy.cacheSize;
+    if (!size) return null;
+    const c = this.proxy.counters;
+    const asked = c.cacheHits + c.cacheMisses;
+    return {
+      hits: c.cacheHits,
+      misses: c.cacheMisses,
+      stale: c.cacheStale,
+      prefetches: c.cachePrefetches,
+      hitRatio: asked === 0 ? null : c.cacheHits / asked,
+      entries: size.entries,
+      bytes: size.bytes,
+      maxBytes: size.maxBytes,
     };
   }
 
