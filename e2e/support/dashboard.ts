@@ -43,7 +43,7 @@ export class Dashboard {
     this.events = page.getByRole('list', { name: 'Events, newest first' });
   }
 
-  /** Opens the one-time link dotstub printed, which signs this browser in. */
+  /** Opens the link dotstub printed, which signs this tab in. */
   async open(url: string): Promise<void> {
     await this.page.goto(url);
     await expect(this.liveIndicator).toHaveText('Live');
@@ -103,7 +103,7 @@ export class Dashboard {
 
   async exportCsv(): Promise<Download> {
     const download = this.page.waitForEvent('download');
-    await this.page.getByRole('link', { name: 'CSV' }).click();
+    await this.page.getByRole('button', { name: 'CSV' }).click();
     return download;
   }
 }

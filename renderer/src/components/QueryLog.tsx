@@ -1,12 +1,13 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useCallback, useDeferredValue, useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { QueryRecord, ResolverView } from '../../../proxy/control/api-types.js';
-import { exportUrl } from '../api/client.js';
+import { exportFilename, shownRecords, toCsv, toJson } from '../lib/export.js';
 import { compileFilter, EMPTY_FILTER, FilteredIndex, isFilterActive, type QueryFilter } from '../lib/filters.js';
 import { formatClock, formatCount, formatLatencyUs } from '../lib/format.js';
+import { gridKey, rowsPerPage } from '../lib/grid-keys.js';
+import { connectionText, detailFacts, resolverLabel, rowFlags } from '../lib/query-row.js';
 import { timingBreakdown } from '../lib/timing.js';
-import { useDashboard, useStore } from '../state/context.js';
-import { resolverLabel } from './Connections.js';
+import { useDashboard, useReach, useStore } from '../state/context.js';
 import { Icon } from './Icon.js';
 
 const ROW_HEIGHT = 32;
@@ -18,10 +19,16 @@ function union(a: readonly string[], b: readonly string[]): string[] {
   return [...new Set([...a, ...b])].sort();
 }
 
-function connectionText(r: QueryRecord): string {
-  if (r.connectionId === null) return 'not sent';
-  if (r.reused) return `#${r.connectionId} reused`;
-  return `#${r.connectionId} new${r.handshake ? ` (${r.handshake})` : ''}`;
+/** Saves text as a file through a temporary object URL (no request: the page already holds the rows). */
+function download(text: string, type: string, filename: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
 interface RowProps {
@@ -37,8 +44,7 @@ interface RowProps {
 }
 
 const Row = memo(function Row({ r, id, index, top, active, selected, slowUs, resolver, onPick }: RowProps) {
-  const slow = r.latencyUs >= slowUs;
-  const bad = r.rcode !== 'NOERROR';
+  const { slow, bad, newConnection } = rowFlags(r, slowUs);
   return (
     <div
       id={id}
@@ -66,7 +72,7 @@ const Row = memo(function Row({ r, id, index, top, active, selected, slowUs, res
         {formatLatencyUs(r.latencyUs)}
         {slow && <span className="sr-only"> (slow)</span>}
       </span>
-      <span role="gridcell" className={`c-conn${r.reused === false ? ' conn-new' : ''}`}>
+      <span role="gridcell" className={`c-conn${newConnection ? ' conn-new' : ''}`}>
         {connectionText(r)}
       </span>
       <span role="gridcell" className="c-resolver">
@@ -85,6 +91,7 @@ export function QueryLog() {
   const seenRcodes = useDashboard((s) => s.rcodes);
   const skipped = useDashboard((s) => s.skipped);
   const recordNames = useDashboard((s) => s.settings?.recordNames ?? true);
+  const reachNow = useReach();
   const uid = useId();
   const [filter, setFilter] = useState<QueryFilter>(EMPTY_FILTER);
   // Typing in the name box re-filters 100k rows; let keystrokes win.
@@ -155,45 +162,33 @@ export function QueryLog() {
   const stablePick = useCallback((i: number) => pickRef.current(i), []);
 
   const onKeyDown = (e: KeyboardEvent<HTMLDivElement>): void => {
-    if (count === 0) return;
-    const page = Math.max(1, Math.floor((scrollRef.current?.clientHeight ?? 300) / ROW_HEIGHT) - 1);
-    let next: number;
-    switch (e.key) {
-      case 'ArrowDown':
-        next = Math.min(count - 1, activeIndex + 1);
-        break;
-      case 'ArrowUp':
-        next = Math.max(0, activeIndex - 1);
-        break;
-      case 'PageDown':
-        next = Math.min(count - 1, activeIndex + page);
-        break;
-      case 'PageUp':
-        next = Math.max(0, activeIndex - page);
-        break;
-      case 'Home':
-        next = 0;
-        break;
-      case 'End':
-        next = count - 1;
-        break;
-      case 'Enter':
-      case ' ':
-        e.preventDefault();
-        pick(activeIndex);
-        return;
-      case 'Escape':
-        setSelected(null);
-        return;
-      default:
-        return;
-    }
+    const action = gridKey(e.key, activeIndex, count, rowsPerPage(scrollRef.current?.clientHeight ?? 300, ROW_HEIGHT));
+    if (action === null) return;
     e.preventDefault();
-    setActiveIndex(next);
-    virtualizer.scrollToIndex(next, { align: 'auto' });
+    if (action.kind === 'close') setSelected(null);
+    else if (action.kind === 'open') pick(action.index);
+    else {
+      setActiveIndex(action.index);
+      virtualizer.scrollToIndex(action.index, { align: 'auto' });
+    }
+  };
+
+  // The rows counted above, as the file: same filter, same pause point, resolver names.
+  const exportShown = (format: 'csv' | 'json'): void => {
+    const rows = shownRecords(idx, end, store.queries);
+    if (format === 'csv') download(toCsv(rows, resolvers), 'text/csv;charset=utf-8', exportFilename('csv', Date.now()));
+    else download(toJson(rows, resolvers), 'application/json', exportFilename('json', Date.now()));
   };
 
   const activeAbs = abs(activeIndex);
+  const emptyText =
+    reachNow === 'signed-out'
+      ? 'Not signed in: the query log can’t be read (see above).'
+      : store.queries.size > 0
+        ? 'No queries match these filters.'
+        : reachNow === 'lost'
+          ? 'Can’t reach dotstub: no queries to show.'
+          : 'No queries yet. Look something up on this machine and it appears here.';
   const items = virtualizer.getVirtualItems();
 
   return (
@@ -276,18 +271,18 @@ export function QueryLog() {
             )}
           </span>
           {skipped > 0 && (
-            <span className="muted">· {formatCount(skipped)} not streamed under load (they are in the export)</span>
+            <span className="muted">· {formatCount(skipped)} not streamed under load (not shown or exported here; in the proxy’s log)</span>
           )}
           {!recordNames && <span className="muted">· Names are not being recorded (Settings)</span>}
           <span className="toolbar-spacer" />
-          <span className="export" role="group" aria-label="Export the query log with these filters">
+          <span className="export" role="group" aria-label={`Export the ${formatCount(count)} ${count === 1 ? 'query' : 'queries'} shown`}>
             <span aria-hidden="true">Export</span>
-            <a className="btn btn-small" href={exportUrl('csv', filter)} download="dotstub-queries.csv">
+            <button type="button" className="btn btn-small" disabled={count === 0} onClick={() => exportShown('csv')}>
               <Icon name="download" /> CSV
-            </a>
-            <a className="btn btn-small" href={exportUrl('json', filter)} download="dotstub-queries.json">
+            </button>
+            <button type="button" className="btn btn-small" disabled={count === 0} onClick={() => exportShown('json')}>
               <Icon name="download" /> JSON
-            </a>
+            </button>
           </span>
         </div>
         <div className="log-table">
@@ -316,9 +311,7 @@ export function QueryLog() {
               <div role="rowgroup" className="log-body" style={{ height: virtualizer.getTotalSize() }}>
                 {count === 0 && (
                   <div className="empty log-empty">
-                    {store.queries.size === 0
-                      ? 'No queries yet. Look something up on this machine and it appears here.'
-                      : 'No queries match these filters.'}
+                    {emptyText}
                   </div>
                 )}
                 {items.map((v) => {
@@ -363,18 +356,7 @@ export function QueryLog() {
 function QueryDetail({ r, resolver, handshakeMs, onClose }: { r: QueryRecord; resolver: string; handshakeMs: number | null; onClose: () => void }) {
   const segments = timingBreakdown(r, handshakeMs);
   const headingId = useId();
-  const facts: [string, string][] = [
-    ['Started', `${new Date(r.startedAt).toLocaleDateString()} ${formatClock(r.startedAt)}`],
-    ['Client transport', r.transport.toUpperCase()],
-    ['Response', r.rcode],
-    ['Answer from', r.source === 'upstream' ? 'the resolver, over TLS' : r.source === 'servfail' ? 'the proxy (SERVFAIL)' : 'the proxy (error reply)'],
-    ['Resolver', resolver],
-    ['Connection', connectionText(r)],
-    ['Pipelined with', r.depth > 1 ? `${r.depth - 1} other ${r.depth === 2 ? 'query' : 'queries'} in flight` : 'none (alone on the connection)'],
-    ['Attempts', r.attempts > 1 ? `${r.attempts} (retried)` : '1'],
-  ];
-  if (r.truncated) facts.push(['Truncated', 'yes: the client retried over TCP']);
-  if (r.error) facts.push(['Error', r.error]);
+  const facts = detailFacts(r, resolver);
   return (
     <aside className="detail" aria-labelledby={headingId}>
       <header className="detail-head">
