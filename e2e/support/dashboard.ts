@@ -54,6 +54,11 @@ export class Dashboard {
     await expect(this.page.getByRole('heading', { level: 1 })).toHaveText(section === 'Queries' ? 'Query log' : section);
   }
 
+  /** The value (and sub-line) of an overview tile, by its label. */
+  tile(label: string): Locator {
+    return this.page.getByRole('group', { name: label });
+  }
+
   /** The log row for a name (newest first). */
   row(name: string | RegExp): Locator {
     return this.logRows.filter({ hasText: name });

@@ -7,6 +7,7 @@ import { QueryLog } from './components/QueryLog.js';
 import { AddResolverForm, ResolverSwitcher } from './components/Resolvers.js';
 import { SettingsForm } from './components/SettingsForm.js';
 import { Timeline } from './components/Timeline.js';
+import { placeholder } from './lib/link-status.js';
 import { parseRoute, ROUTES, type Route } from './lib/routes.js';
 import { useDashboard, useReach } from './state/context.js';
 
@@ -64,6 +65,19 @@ function Page({ title, intro, children }: { title: string; intro?: ReactNode; ch
 }
 
 function View({ route }: { route: Route }) {
+  const r = useReach();
+  const hadStatus = useDashboard((s) => s.status !== null);
+  const empty = placeholder(r, hadStatus);
+  if (empty !== null) {
+    const label = ROUTES.find((x) => x.route === route)?.label ?? 'Overview';
+    return (
+      <Page title={label === 'Queries' ? 'Query log' : label}>
+        <p className="card empty" data-testid="section-placeholder">
+          {empty}
+        </p>
+      </Page>
+    );
+  }
   switch (route) {
     case 'overview':
       return (

@@ -78,3 +78,15 @@ export function unknownModel(r: Reach, lostAt: number | null, authProblem: AuthP
     action: `${START_HINT} This page reconnects by itself.`,
   };
 }
+
+/**
+ * What a section shows instead of its figures when it has never had any to
+ * show (not signed in, or dotstub unreachable since the page opened):
+ * zeros and "no events yet" would be claims too. Null: render the section.
+ */
+export function placeholder(r: Reach, hadStatus: boolean): string | null {
+  if (hadStatus) return null;
+  if (r === 'signed-out') return 'Nothing to show until this page is signed in (see above).';
+  if (r === 'lost') return 'Nothing to show until dotstub answers (see above).';
+  return null;
+}
