@@ -138,7 +138,11 @@ test.beforeAll(async () => {
 });
 
 test.afterAll(async () => {
-  if (attacker) await new Promise<void>((r) => attacker?.close(() => r()));
+  if (attacker) {
+    const closed = new Promise<void>((r) => attacker?.close(() => r()));
+    attacker.closeAllConnections();
+    await closed;
+  }
   if (child && child.exitCode === null) {
     const exited = new Promise((r) => child?.once('exit', r));
     child.kill('SIGTERM');
@@ -162,7 +166,12 @@ async function startRecorder(): Promise<{ url: string; seen: { url: string; head
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    close: () => {
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      // The browser keeps connections alive; close() alone would wait for them.
+      server.closeAllConnections();
+      return closed;
+    },
   };
 }
 
@@ -208,6 +217,7 @@ test('after the dashboard signed in, another server on loopback receives no cook
     // And by the name localhost, which is a different host for cookies but the same machine.
     await other.goto(`${recorder.url.replace('127.0.0.1', 'localhost')}/third`);
     await expect.poll(() => recorder.seen.filter((r) => r.url === '/probe').length).toBeGreaterThanOrEqual(3);
+    await other.close();
 
     expect(recorder.seen.length).toBeGreaterThanOrEqual(6);
     const oldSession = crypto.createHmac('sha256', ready.token).update('dotstub dashboard session v1').digest('base64url');

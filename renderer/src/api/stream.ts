@@ -3,16 +3,20 @@
  * ReadableStream reader, because EventSource can't send the Authorization
  * header and the API accepts nothing else.
  *
- * Reconnects as EventSource would: after the server's `retry:` (2 s) when
+ * Reconnects as EventSource would, after the server's `retry:` (2 s), when
  * the connection fails, ends, or goes silent longer than the server's ping
- * interval allows. A 401 is final (a token doesn't become valid by
- * waiting): it is reported once and the stream stays closed.
+ * interval allows; except that the first attempt after a stream that was
+ * open comes at once (FIRST_RETRY_MS), so a blip is not on screen for the
+ * 2 s after which the page calls dotstub unreachable (lib/link-status.ts).
+ * A 401 is final (a token doesn't become valid by waiting): it is reported
+ * once and the stream stays closed.
  */
 import type { StreamBatch } from '../../../proxy/control/api-types.js';
 import { SseParser } from '../lib/sse.js';
 import { ApiRequestError, authHeaders } from './client.js';
 
 const DEFAULT_RETRY_MS = 2000;
+const FIRST_RETRY_MS = 250;
 /** The server pings an idle stream every 15 s; twice that in silence means the link is dead. */
 const SILENCE_MS = 30_000;
 
@@ -28,13 +32,17 @@ export function openStream(h: StreamHandlers): () => void {
   let retry: number | null = null;
   let abort: AbortController | null = null;
   let retryMs = DEFAULT_RETRY_MS;
+  /** The last attempt got an open stream: the next retry is the quick one. */
+  let wasOpen = false;
 
   const again = (): void => {
     if (closed || retry !== null) return;
+    const delay = wasOpen ? FIRST_RETRY_MS : retryMs;
+    wasOpen = false;
     retry = window.setTimeout(() => {
       retry = null;
       void connect();
-    }, retryMs);
+    }, delay);
   };
 
   const connect = async (): Promise<void> => {
@@ -60,6 +68,7 @@ export function openStream(h: StreamHandlers): () => void {
         if (res.status !== 401) again();
         return;
       }
+      wasOpen = true;
       h.onOpen();
       const parser = new SseParser();
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -96,7 +96,7 @@ export function ResolverSwitcher() {
       )}
       <p className="muted small latency-scale" data-testid="latency-scale">
         {scale
-          ? `Bars: median latency of each resolver’s answers over the last 5 minutes, on one scale from ${scale.label}.`
+          ? `Bars: median latency of each resolver’s answers over the last 5 minutes, on one scale: a full bar is ${scale.label}.`
           : 'Bars: median latency of each resolver’s answers over the last 5 minutes (none answered yet).'}
       </p>
       <ul className="resolver-list" aria-label="Resolvers">

@@ -8,7 +8,7 @@ import { formatLatencyMs } from './format.js';
 export interface LatencyScale {
   /** The full bar's length, ms. */
   readonly maxMs: number;
-  /** "0 – 50 ms" */
+  /** The full bar in words: "50 ms", "2 s". */
   readonly label: string;
 }
 
@@ -24,7 +24,7 @@ export function latencyScale(medians: readonly (number | null)[]): LatencyScale 
       break;
     }
   }
-  return { maxMs: step, label: `0 – ${formatLatencyMs(step).replace(/\.0+ /, ' ')}` };
+  return { maxMs: step, label: formatLatencyMs(step).replace(/\.0+ /, ' ') };
 }
 
 /** A bar's share of the full length, 0…1; 0 for a resolver with no answers. */
