@@ -10,6 +10,9 @@
  * 2 s after which the page calls dotstub unreachable (lib/link-status.ts).
  * A 401 is final (a token doesn't become valid by waiting): it is reported
  * once and the stream stays closed.
+ *
+ * Uses only what browsers and Node share (fetch, streams, globalThis
+ * timers), so stream.test.ts runs it against a real server.
  */
 import type { StreamBatch } from '../../../proxy/control/api-types.js';
 import { SseParser } from '../lib/sse.js';
@@ -27,9 +30,18 @@ export interface StreamHandlers {
   onError(err: ApiRequestError | null): void;
 }
 
-export function openStream(h: StreamHandlers): () => void {
+export interface StreamOptions {
+  /** Default '/api/stream' (this page's origin); tests give a full URL. */
+  readonly url?: string;
+  /** Default SILENCE_MS. */
+  readonly silenceMs?: number;
+}
+
+export function openStream(h: StreamHandlers, options: StreamOptions = {}): () => void {
+  const url = options.url ?? '/api/stream';
+  const silenceMs = options.silenceMs ?? SILENCE_MS;
   let closed = false;
-  let retry: number | null = null;
+  let retry: ReturnType<typeof setTimeout> | null = null;
   let abort: AbortController | null = null;
   let retryMs = DEFAULT_RETRY_MS;
   /** The last attempt got an open stream: the next retry is the quick one. */
@@ -39,7 +51,7 @@ export function openStream(h: StreamHandlers): () => void {
     if (closed || retry !== null) return;
     const delay = wasOpen ? FIRST_RETRY_MS : retryMs;
     wasOpen = false;
-    retry = window.setTimeout(() => {
+    retry = globalThis.setTimeout(() => {
       retry = null;
       void connect();
     }, delay);
@@ -49,13 +61,13 @@ export function openStream(h: StreamHandlers): () => void {
     if (closed) return;
     const ctl = new AbortController();
     abort = ctl;
-    let silence: number | null = null;
+    let silence: ReturnType<typeof setTimeout> | null = null;
     const quiet = (): void => {
-      if (silence !== null) window.clearTimeout(silence);
-      silence = window.setTimeout(() => ctl.abort(), SILENCE_MS);
+      if (silence !== null) globalThis.clearTimeout(silence);
+      silence = globalThis.setTimeout(() => ctl.abort(), silenceMs);
     };
     try {
-      const res = await fetch('/api/stream', {
+      const res = await fetch(url, {
         headers: { ...authHeaders(), accept: 'text/event-stream' },
         credentials: 'omit',
         cache: 'no-store',
@@ -100,7 +112,7 @@ export function openStream(h: StreamHandlers): () => void {
       }
       h.onError(null);
     } finally {
-      if (silence !== null) window.clearTimeout(silence);
+      if (silence !== null) globalThis.clearTimeout(silence);
     }
     again();
   };
@@ -108,7 +120,7 @@ export function openStream(h: StreamHandlers): () => void {
   void connect();
   return () => {
     closed = true;
-    if (retry !== null) window.clearTimeout(retry);
+    if (retry !== null) globalThis.clearTimeout(retry);
     abort?.abort();
   };
 }
