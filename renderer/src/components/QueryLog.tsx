@@ -1,14 +1,16 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useCallback, useDeferredValue, useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { useCallback, useDeferredValue, useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { QueryRecord, ResolverView } from '../../../proxy/control/api-types.js';
 import { exportFilename, shownRecords, toCsv, toJson } from '../lib/export.js';
 import { compileFilter, EMPTY_FILTER, FilteredIndex, isFilterActive, type QueryFilter } from '../lib/filters.js';
-import { formatClock, formatCount, formatLatencyUs } from '../lib/format.js';
+import { formatCount } from '../lib/format.js';
 import { gridKey, rowsPerPage } from '../lib/grid-keys.js';
-import { connectionText, detailFacts, resolverLabel, rowFlags } from '../lib/query-row.js';
-import { timingBreakdown } from '../lib/timing.js';
+import { resolverLabel } from '../lib/query-row.js';
 import { useDashboard, useReach, useStore } from '../state/context.js';
 import { Icon } from './Icon.js';
+import { QueryDetail } from './QueryDetail.js';
+import { Row } from './QueryLogRow.js';
+import { QueryLogToolbar } from './QueryLogToolbar.js';
 
 const ROW_HEIGHT = 32;
 const rowHeight = (): number => ROW_HEIGHT;
@@ -30,57 +32,6 @@ function download(text: string, type: string, filename: string): void {
   a.remove();
   window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
-
-interface RowProps {
-  readonly r: QueryRecord;
-  readonly id: string;
-  readonly index: number;
-  readonly top: number;
-  readonly active: boolean;
-  readonly selected: boolean;
-  readonly slowUs: number;
-  readonly resolver: string;
-  readonly onPick: (index: number) => void;
-}
-
-const Row = memo(function Row({ r, id, index, top, active, selected, slowUs, resolver, onPick }: RowProps) {
-  const { slow, bad, newConnection } = rowFlags(r, slowUs);
-  return (
-    <div
-      id={id}
-      role="row"
-      aria-rowindex={index + 2}
-      aria-selected={selected}
-      className={`log-row${active ? ' active' : ''}${selected ? ' selected' : ''}${index % 2 ? ' odd' : ''}`}
-      style={{ transform: `translateY(${top}px)` }}
-      onClick={() => onPick(index)}
-    >
-      <span role="gridcell" className="c-time mono">
-        {formatClock(r.startedAt)}
-      </span>
-      <span role="gridcell" className={`c-name mono${r.name === null ? ' muted' : ''}`} title={r.name ?? undefined}>
-        {r.name ?? '(name not recorded)'}
-      </span>
-      <span role="gridcell" className="c-type mono">
-        {r.type}
-      </span>
-      <span role="gridcell" className={`c-rcode mono${bad ? ' rcode-bad' : ''}`}>
-        {bad && <Icon name="error" />}
-        {r.rcode}
-      </span>
-      <span role="gridcell" className={`c-latency mono${slow ? ' slow' : ''}`}>
-        {formatLatencyUs(r.latencyUs)}
-        {slow && <span className="sr-only"> (slow)</span>}
-      </span>
-      <span role="gridcell" className={`c-conn${newConnection ? ' conn-new' : ''}`}>
-        {connectionText(r)}
-      </span>
-      <span role="gridcell" className="c-resolver">
-        {resolver}
-      </span>
-    </div>
-  );
-});
 
 /** The live query log: virtualised (100,000 rows), filterable, pausable; a row opens its timing breakdown. */
 export function QueryLog() {
@@ -194,69 +145,14 @@ export function QueryLog() {
   return (
     <div className={`querylog${selected ? ' with-detail' : ''}`}>
       <div className="log-main">
-        <form className="toolbar" role="search" aria-label="Filter the query log" onSubmit={(e) => e.preventDefault()}>
-          <div className="search-box">
-            <Icon name="search" />
-            <input
-              type="search"
-              aria-label="Filter by name"
-              placeholder="Filter by name…"
-              value={filter.name}
-              onChange={(e) => setFilter({ ...filter, name: e.target.value })}
-            />
-          </div>
-          <label className="inline-field">
-            <span>Type</span>
-            <select aria-label="Filter by type" value={filter.type} onChange={(e) => setFilter({ ...filter, type: e.target.value })}>
-              <option value="">Any</option>
-              {types.map((t) => (
-                <option key={t}>{t}</option>
-              ))}
-            </select>
-          </label>
-          <label className="inline-field">
-            <span>Response</span>
-            <select aria-label="Filter by response code" value={filter.rcode} onChange={(e) => setFilter({ ...filter, rcode: e.target.value })}>
-              <option value="">Any</option>
-              {rcodes.map((t) => (
-                <option key={t}>{t}</option>
-              ))}
-            </select>
-          </label>
-          <label className="inline-field check">
-            <input type="checkbox" checked={filter.slowOnly} onChange={(e) => setFilter({ ...filter, slowOnly: e.target.checked })} />
-            <span>Slow only</span>
-          </label>
-          <label className="inline-field">
-            <span className="sr-only">Slow means at least (ms)</span>
-            <span aria-hidden="true">≥</span>
-            <input
-              className="num-input"
-              type="number"
-              min={0}
-              step={10}
-              aria-label="Slow threshold in milliseconds"
-              value={filter.slowMs}
-              onChange={(e) => setFilter({ ...filter, slowMs: Math.max(0, Number(e.target.value) || 0) })}
-            />
-            <span aria-hidden="true">ms</span>
-          </label>
-          {isFilterActive(filter) && (
-            <button type="button" className="btn btn-ghost" onClick={() => setFilter({ ...EMPTY_FILTER, slowMs: filter.slowMs })}>
-              <Icon name="x" /> Clear filters
-            </button>
-          )}
-          <span className="toolbar-spacer" />
-          <button
-            type="button"
-            className={`btn${pausedAt !== null ? ' btn-primary' : ''}`}
-            aria-pressed={pausedAt !== null}
-            onClick={() => setPausedAt(pausedAt === null ? store.queries.total : null)}
-          >
-            {pausedAt === null ? <Icon name="pause" /> : <Icon name="play" />}
-            {pausedAt === null ? 'Pause' : 'Resume'}
-          </button>
-        </form>
+        <QueryLogToolbar
+          filter={filter}
+          onFilter={setFilter}
+          types={types}
+          rcodes={rcodes}
+          paused={pausedAt !== null}
+          onPause={() => setPausedAt(pausedAt === null ? store.queries.total : null)}
+        />
         <div className="log-summary">
           {/* The count changes several times a second: visible, not announced. */}
           <span data-testid="log-count">
@@ -350,56 +246,5 @@ export function QueryLog() {
         />
       )}
     </div>
-  );
-}
-
-function QueryDetail({ r, resolver, handshakeMs, onClose }: { r: QueryRecord; resolver: string; handshakeMs: number | null; onClose: () => void }) {
-  const segments = timingBreakdown(r, handshakeMs);
-  const headingId = useId();
-  const facts = detailFacts(r, resolver);
-  return (
-    <aside className="detail" aria-labelledby={headingId}>
-      <header className="detail-head">
-        <h3 id={headingId} className="mono">
-          {r.name ?? '(name not recorded)'} <span className="muted">{r.type}</span>
-        </h3>
-        <button type="button" className="btn btn-ghost" onClick={onClose} aria-label="Close query details">
-          <Icon name="x" />
-        </button>
-      </header>
-      <p className="detail-total">
-        <span className="big mono">{formatLatencyUs(r.latencyUs)}</span> <span className="muted">total, as the client saw it</span>
-      </p>
-      <h4>Where the time went</h4>
-      <div className="timing-bar" aria-hidden="true">
-        {segments
-          .filter((s) => s.share > 0)
-          .map((s) => (
-            <span key={s.key} className={`seg seg-${s.key}`} style={{ flexGrow: Math.max(s.share, 0.01) }} />
-          ))}
-      </div>
-      <table className="timing-table" aria-label="Timing breakdown">
-        <tbody>
-          {segments.map((s) => (
-            <tr key={s.key}>
-              <th scope="row">
-                <span className={`swatch seg-${s.key}`} aria-hidden="true" />
-                {s.label}
-              </th>
-              <td className="num mono">{formatLatencyUs(s.us)}</td>
-              <td className="num muted">{Math.round(s.share * 100)}%</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <dl className="facts">
-        {facts.map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{v}</dd>
-          </div>
-        ))}
-      </dl>
-    </aside>
   );
 }
