@@ -69,7 +69,7 @@ describe.skipIf(!built)('DesktopController with the real proxy', () => {
 
     await ctl.dispatch({ type: 'open-dashboard' }, ui);
     expect(dashboards).toBe(1);
-    expect(ctl.client?.dashboardUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
+    expect(ctl.client?.dashboardUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=/);
 
     const pid = supervisor.pid;
     await ctl.dispatch({ type: 'pause' }, ui);

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import fs from 'node:fs';
+import { Dashboard } from './support/dashboard.js';
 import { expect, test } from './support/fixtures.js';
 
 const IP = /^\d+\.\d+\.\d+\.\d+$/;
@@ -89,6 +90,8 @@ test.describe('dashboard against the real proxy and unbound', () => {
 
     expect(lab.dig('which.test').answers).toEqual(['10.0.0.2']);
     await expect(dashboard.resolverList.getByRole('listitem').filter({ hasText: 'Lab resolver B' })).toContainText('in use');
+    // Both resolvers answered: their bars share a stated scale.
+    await expect(dashboard.page.getByTestId('latency-scale')).toHaveText(/a full bar is \d+ (ms|s)\.$/);
     await expect(dashboard.banner).toContainText('Lab resolver B');
 
     await dashboard.goTo('Connections');
@@ -110,6 +113,11 @@ test.describe('dashboard against the real proxy and unbound', () => {
     await expect(dashboard.banner.getByTestId('banner-reason')).toContainText(/retrying/);
     await expect(dashboard.banner.getByTestId('banner-leaves')).toContainText(/^Nothing/);
     await dashboard.page.screenshot({ path: path.join(import.meta.dirname, 'screenshots', 'banner-blocked-light.png') });
+    // Fast SERVFAILs made up by the proxy are not the resolver's latency (issue 14, item 3).
+    await expect(dashboard.tile('Latency p50 / p95')).toContainText('no answers');
+    await dashboard.goTo('Resolvers');
+    await expect(dashboard.resolverList.locator('li[aria-current="true"]')).toContainText('no answers');
+    await dashboard.goTo('Overview');
 
     await lab.restartUpstream();
     await expect(dashboard.banner).toHaveAttribute('data-state', 'private', { timeout: 30_000 });
@@ -149,15 +157,21 @@ test.describe('dashboard against the real proxy and unbound', () => {
     lab.digMany(['n1.test', 'n2.test', 'n3.test']);
     lab.dig('missing.test');
     await expect(dashboard.logRows).toHaveCount(4);
+    const resolverName = (await dashboard.logRows.first().getByRole('gridcell').nth(6).textContent()) ?? '';
+    expect(resolverName).not.toBe('');
 
     const all = await dashboard.exportCsv();
     const text = fs.readFileSync(await all.path(), 'utf8').trim();
     const [header, ...rows] = text.split(/\r?\n/);
-    expect(header).toMatch(/name/);
-    expect(header).toMatch(/rcode/);
+    const columns = (header ?? '').split(',');
+    expect(columns).toContain('name');
+    expect(columns).toContain('rcode');
     expect(rows).toHaveLength(4);
     for (const n of ['n1.test', 'n2.test', 'n3.test', 'missing.test']) expect(rows.some((r) => r.includes(n))).toBe(true);
     expect(rows.find((r) => r.includes('missing.test'))).toContain('NXDOMAIN');
+    // The resolver by the name the screen shows (issue 14, item 6).
+    const resolverCol = columns.indexOf('resolver');
+    for (const r of rows) expect(r.split(',')[resolverCol]?.replace(/^"|"$/g, '')).toBe(resolverName);
 
     await dashboard.filterByName('n2');
     await expect(dashboard.logRows).toHaveCount(1);
@@ -165,5 +179,78 @@ test.describe('dashboard against the real proxy and unbound', () => {
     const fRows = fs.readFileSync(await filtered.path(), 'utf8').trim().split(/\r?\n/).slice(1);
     expect(fRows).toHaveLength(1);
     expect(fRows[0]).toContain('n2.test');
+  });
+
+  test('the export holds exactly what the screen counts: more than the proxy keeps, filtered, paused (issue 14, item 6)', async ({ lab, dashboard }) => {
+    // The proxy keeps its smallest log (100 records); the page keeps 100,000.
+    await dashboard.goTo('Settings');
+    await dashboard.fillSetting('Query log size', '100');
+    await dashboard.saveSettings();
+    await expect(dashboard.page.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible();
+    await dashboard.goTo('Queries');
+    const names = Array.from({ length: 150 }, (_, i) => `n${(i % 50) + 1}.test`);
+    lab.digMany(names);
+    await expect(dashboard.logCount).toHaveText('150 queries held');
+    const rowsOf = async (): Promise<string[]> => fs.readFileSync(await (await dashboard.exportCsv()).path(), 'utf8').trim().split(/\r?\n/).slice(1);
+    expect(await rowsOf()).toHaveLength(150);
+
+    await dashboard.filterByName('n1');
+    // n1, n10…n19 of each 50: 11 × 3.
+    await expect(dashboard.logCount).toHaveText('33 queries match (of 150 held)');
+    const matched = await rowsOf();
+    expect(matched).toHaveLength(33);
+    for (const r of matched) expect(r).toMatch(/,n1\d?\.test,/);
+
+    await dashboard.pauseButton.click();
+    lab.digMany(['n1.test', 'n10.test']);
+    await expect(dashboard.page.getByText(/Paused · 2 new/)).toBeVisible();
+    await expect(dashboard.logCount).toHaveText('33 queries match (of 152 held)');
+    expect(await rowsOf()).toHaveLength(33);
+  });
+});
+
+test.describe('a dashboard that says what it does not know (issue 14)', () => {
+  test('when dotstub stops, the banner stops claiming privacy within 3 s, freezes its figures and says how to start it', async ({ lab, dashboard }) => {
+    lab.digMany(['n1.test', 'n2.test']);
+    await expect(dashboard.banner).toContainText('Your DNS is private');
+    await expect(dashboard.tile('Queries')).toContainText(/^Queries2/);
+    const uptime = dashboard.tile('SERVFAILs');
+    const t0 = Date.now();
+    await lab.proxy.stop();
+    const left = Math.max(0, 3000 - (Date.now() - t0));
+    await expect(dashboard.banner).toContainText(/Can.t reach dotstub — status unknown since \d\d:\d\d:\d\d/, { timeout: left });
+    await expect(dashboard.banner).toHaveAttribute('data-state', 'lost');
+    await expect(dashboard.banner).not.toContainText('Your DNS is private');
+    await expect(dashboard.banner).not.toContainText('Only encrypted DNS');
+    await expect(dashboard.banner.getByTestId('banner-action')).toContainText('dotstub command');
+    await expect(dashboard.liveIndicator).toHaveText('Not connected');
+    await expect(dashboard.page.getByRole('main')).toHaveClass(/\bstale\b/);
+    // Uptime no longer counts up for a proxy that isn't there.
+    const before = await uptime.textContent();
+    await dashboard.page.waitForTimeout(2200);
+    expect(await uptime.textContent()).toBe(before);
+  });
+
+  test('opened without its link, or with a stale one: says so and how to get a fresh link, no spinner, no API text', async ({ lab, page }) => {
+    const d = new Dashboard(page);
+    await page.goto(`${lab.proxy.ready.control}/`);
+    await expect(d.banner).toContainText('Not signed in — privacy status unknown');
+    await expect(d.banner.getByTestId('banner-detail')).toContainText('opened without its sign-in link');
+    await expect(d.banner.getByTestId('banner-action')).toContainText('dotstub: dashboard at http://127.0.0.1:…/#token=…');
+    await expect(d.banner).not.toHaveAttribute('aria-busy', 'true');
+    await expect(d.liveIndicator).toHaveText('Not signed in');
+    // Sections show no zeros or "no events yet": nothing is known.
+    await expect(page.getByTestId('section-placeholder')).toHaveText('Nothing to show until this page is signed in (see above).');
+    await d.goTo('Queries');
+    await expect(page.getByTestId('section-placeholder')).toBeVisible();
+    await expect(page.getByRole('main')).not.toContainText('No queries yet');
+
+    // A token of the right shape that this proxy never issued (a link from before the token changed),
+    // pasted into the same tab: only the fragment changes, and the page signs in again by itself.
+    await page.goto(`${lab.proxy.ready.control}/#token=${'A'.repeat(43)}`);
+    await expect(d.banner.getByTestId('banner-detail')).toContainText('did not accept');
+    expect(page.url()).not.toContain('AAAA');
+    await expect(page.getByRole('main')).not.toContainText('Authorization');
+    await expect(page.getByRole('main')).not.toContainText('unauthorized');
   });
 });

@@ -56,3 +56,46 @@ test('screenshots of each main view, light and dark', async ({ lab, dashboard, p
     }
   }
 });
+
+test('screenshots of the overview live and of the banner when dotstub is unreachable or not signed in, wide and narrow, light and dark', async ({ lab, dashboard, page }) => {
+  test.setTimeout(120_000);
+  const names = Array.from({ length: 50 }, (_, i) => `n${i}.test`);
+  for (let round = 0; round < 6; round++) {
+    lab.digMany(names.slice(0, 10 + round * 6));
+    await page.waitForTimeout(400);
+  }
+  await expect(dashboard.tile('Latency p50 / p95')).not.toContainText('no answers');
+  const sizes = [
+    { tag: '1440', width: 1440, height: 900 },
+    { tag: '420', width: 420, height: 900 },
+  ] as const;
+  for (const size of sizes) {
+    await page.setViewportSize({ width: size.width, height: size.height });
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await shoot(page, `overview-live-${size.tag}-${scheme}`);
+    }
+  }
+
+  await lab.proxy.stop();
+  await expect(dashboard.banner).toHaveAttribute('data-state', 'lost', { timeout: 3000 });
+  for (const size of sizes) {
+    await page.setViewportSize({ width: size.width, height: size.height });
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: path.join(DIR, `banner-unreachable-${size.tag}-${scheme}.png`) });
+    }
+  }
+
+  // Not signed in: the dashboard's address without the link.
+  await lab.proxy.start(lab.upstream);
+  await page.goto(`${lab.proxy.ready.control}/`);
+  await expect(dashboard.banner).toContainText('Not signed in');
+  for (const size of sizes) {
+    await page.setViewportSize({ width: size.width, height: size.height });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(DIR, `banner-signed-out-${size.tag}-light.png`) });
+  }
+});

@@ -55,7 +55,7 @@ Usage: dotstub [options]
   --no-control        no control API or dashboard
   --config-dir DIR    where the token, settings.json and resolvers.json live
                       (default $XDG_CONFIG_HOME/dotstub or ~/.config/dotstub)
-  --ready-file FILE   once listening, write {"dns":[…],"control":URL,"token":…,"pid":…}
+  --ready-file FILE   once listening, write {"dns":[…],"control":URL,"token":…,"dashboard":URL,"pid":…}
                       to FILE (atomically, mode 0600) for scripts and tests
   --help              this text
   --version           print the version
@@ -343,6 +343,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         dns: bound.map((a) => ({ host: a.host, port: a.port })),
         control: server ? server.url : null,
         token: token ?? null,
+        dashboard: server ? server.dashboardUrl : null,
         pid: process.pid,
       };
       writeFileAtomicSync(parsed.readyFile, JSON.stringify(ready) + '\n', 0o600);

@@ -155,7 +155,7 @@ describe('ControlClient', () => {
     expect(() => new ControlClient({ baseUrl: 'not a url', token: TOKEN })).toThrow(/ready file/);
     expect(() => new ControlClient({ baseUrl: 'http://127.0.0.1:5380', token: '' })).toThrow(/token/);
     expect(() => new ControlClient({ baseUrl: 'http://127.0.0.1:5380', token: TOKEN, timeoutMs: 0 })).toThrow(RangeError);
-    expect(new ControlClient({ baseUrl: 'http://[::1]:5380', token: 'a b'.replace(' ', '') }).dashboardUrl).toBe('http://[::1]:5380/?token=ab');
+    expect(new ControlClient({ baseUrl: 'http://[::1]:5380', token: 'a b'.replace(' ', '') }).dashboardUrl).toBe('http://[::1]:5380/#token=ab');
   });
 
   describe('stream', () => {

@@ -100,9 +100,13 @@ export class ControlClient {
     return this.#base.origin;
   }
 
-  /** The link that logs the dashboard in (the server swaps the token for a session cookie and redirects). */
+  /**
+   * The link that signs the dashboard in: the token in the fragment, which
+   * is never sent to a server; the page keeps it in its own sessionStorage
+   * and sends it as a Bearer header (no cookie: issue 13).
+   */
   get dashboardUrl(): string {
-    return `${this.origin}/?token=${encodeURIComponent(this.#token)}`;
+    return `${this.origin}/#token=${encodeURIComponent(this.#token)}`;
   }
 
   status(signal?: AbortSignal): Promise<StatusView> {

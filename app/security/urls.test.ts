@@ -6,7 +6,7 @@ const control = 'http://127.0.0.1:45955';
 describe('navigation and sender checks', () => {
   it('allows the dashboard origin only', () => {
     expect(isAllowedNavigation('http://127.0.0.1:45955/', control)).toBe(true);
-    expect(isAllowedNavigation('http://127.0.0.1:45955/?token=abc', control)).toBe(true);
+    expect(isAllowedNavigation('http://127.0.0.1:45955/#token=abc', control)).toBe(true);
     expect(isAllowedNavigation('http://127.0.0.1:45956/', control)).toBe(false); // another loopback port is another origin
     expect(isAllowedNavigation('http://localhost:45955/', control)).toBe(false);
     expect(isAllowedNavigation('https://127.0.0.1:45955/', control)).toBe(false);

@@ -43,7 +43,7 @@ export class Dashboard {
     this.events = page.getByRole('list', { name: 'Events, newest first' });
   }
 
-  /** Opens the one-time link dotstub printed, which signs this browser in. */
+  /** Opens the link dotstub printed, which signs this tab in. */
   async open(url: string): Promise<void> {
     await this.page.goto(url);
     await expect(this.liveIndicator).toHaveText('Live');
@@ -52,6 +52,11 @@ export class Dashboard {
   async goTo(section: Section): Promise<void> {
     await this.nav.getByRole('link', { name: section }).click();
     await expect(this.page.getByRole('heading', { level: 1 })).toHaveText(section === 'Queries' ? 'Query log' : section);
+  }
+
+  /** The value (and sub-line) of an overview tile, by its label. */
+  tile(label: string): Locator {
+    return this.page.getByRole('group', { name: label });
   }
 
   /** The log row for a name (newest first). */
@@ -103,7 +108,7 @@ export class Dashboard {
 
   async exportCsv(): Promise<Download> {
     const download = this.page.waitForEvent('download');
-    await this.page.getByRole('link', { name: 'CSV' }).click();
+    await this.page.getByRole('button', { name: 'CSV' }).click();
     return download;
   }
 }

@@ -15,6 +15,8 @@ export interface Ready {
   readonly dns: readonly { readonly host: string; readonly port: number }[];
   readonly control: string;
   readonly token: string;
+  /** `<control>/#token=<token>` */
+  readonly dashboard: string;
   readonly pid: number;
 }
 
@@ -45,9 +47,9 @@ export class ProxyProcess {
     return d.port;
   }
 
-  /** The one-time link that signs the browser in (sets the session cookie). */
+  /** The link dotstub printed: the token in the fragment, which the page reads and no server ever sees. */
   get dashboardUrl(): string {
-    return `${this.ready.control}/?token=${encodeURIComponent(this.ready.token)}`;
+    return this.ready.dashboard;
   }
 
   async start(upstream: UnboundServer, extraArgs: readonly string[] = []): Promise<Ready> {

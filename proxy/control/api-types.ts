@@ -4,9 +4,10 @@
  * can import it without pulling in Node modules.
  *
  * Transport: HTTP/1.1 on loopback (default 127.0.0.1:5380), JSON bodies.
- * Auth: every /api call needs the token, either `Authorization: Bearer <token>`
- * (scripts, curl) or the `dotstub_session` cookie (HttpOnly, SameSite=Strict)
- * that `GET /?token=<token>` sets before redirecting to `/` (the dashboard).
+ * Auth: every /api call needs `Authorization: Bearer <token>` (scripts, the
+ * desktop app, the dashboard); no cookie is set or accepted. The dashboard
+ * link is `/#token=<token>`: the page reads the fragment, which never reaches
+ * a server.
  * Host must be a loopback name/address with the right port; state-changing
  * calls (POST/PUT/DELETE) must carry the dashboard's own Origin.
  *
@@ -17,7 +18,8 @@
  *   `-H 'Origin: http://127.0.0.1:PORT'`.
  * - Bodies: Content-Type application/json (else 415), at most 64 KiB (413),
  *   valid JSON (400 bad_request), then the schema (400 validation + fields).
- * - `GET /?token=<wrong>` answers 401 and sets no cookie.
+ * - `GET /?token=<token>` (the old link form) redirects to `/#token=<token>`;
+ *   a wrong token answers 401. Neither sets anything.
  * - PUT /api/resolvers/active answers 409 conflict when strict mode can't
  *   verify the resolver (no auth name, no pin), 404 for an unknown id. It
  *   returns as soon as new queries go to the new resolver; the old pool

@@ -1,15 +1,18 @@
 /**
- * The control API's token and the dashboard's session cookie.
+ * The control API's token.
  *
  * - The token is 32 random bytes (base64url), created at first start in the
  *   config dir with mode 0600, so only this user can read it.
- * - Scripts send it as `Authorization: Bearer <token>`.
- * - The dashboard gets a cookie instead: `GET /?token=<token>` sets
- *   `dotstub_session` (HttpOnly, SameSite=Strict) and redirects to `/`, so the
- *   token leaves the address bar and history at once and page scripts never
- *   see it. The cookie's value is HMAC(token, label), not the token: a cookie
- *   read from the browser's store is not the token for scripts, and it stays
- *   valid across proxy restarts exactly as long as the token does.
+ * - Every /api call carries it as `Authorization: Bearer <token>`: scripts,
+ *   the desktop app and the dashboard alike. There is no cookie and no other
+ *   credential (issue 13): browsers send cookies to every port of a host, so
+ *   a cookie set by the dashboard reached any other server on 127.0.0.1 the
+ *   browser visited, and a non-browser client could replay it with a forged
+ *   Origin. A header is only ever sent by code that chose to send it.
+ * - The dashboard gets the token in the link's fragment
+ *   (`http://127.0.0.1:PORT/#token=…`), which browsers never send to a
+ *   server; the page keeps it in sessionStorage (scoped to this origin, port
+ *   included) and removes it from the address bar.
  *
  * Invariant: every comparison is constant-time over equal-length digests.
  */
@@ -21,7 +24,6 @@ import { writeFileAtomicSync } from '../config/config-file.js';
 import { ConfigError } from '../errors.js';
 
 export const TOKEN_FILE = 'token';
-export const SESSION_COOKIE = 'dotstub_session';
 const TOKEN_FORMAT = /^[A-Za-z0-9_-]{43}$/;
 
 export interface LoadedToken {
@@ -75,37 +77,15 @@ export function safeEqual(a: string, b: string): boolean {
   return crypto.timingSafeEqual(digest(a), digest(b));
 }
 
-export function sessionValue(token: string): string {
-  return crypto.createHmac('sha256', token).update('dotstub dashboard session v1').digest('base64url');
+/** The `/#token=…` link that signs the dashboard in at `origin` (e.g. http://127.0.0.1:5380). */
+export function dashboardLink(origin: string, token: string): string {
+  return `${origin}/#token=${encodeURIComponent(token)}`;
 }
 
-export function sessionCookie(token: string): string {
-  // No Max-Age: a session cookie, gone when the browser closes; no Secure:
-  // plain HTTP on loopback. SameSite=Strict keeps other sites' pages from
-  // sending it; other loopback ports are the same site, which the Origin
-  // check covers.
-  return `${SESSION_COOKIE}=${sessionValue(token)}; Path=/; HttpOnly; SameSite=Strict`;
-}
-
-export function parseCookies(header: string | undefined): Map<string, string> {
-  const out = new Map<string, string>();
-  if (!header) return out;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 0) continue;
-    const k = part.slice(0, eq).trim();
-    if (!out.has(k)) out.set(k, part.slice(eq + 1).trim());
-  }
-  return out;
-}
-
-/** The request carries the token (Bearer header) or a valid session cookie. */
+/** The request carries the token as `Authorization: Bearer <token>` (the only credential accepted). */
 export function isAuthenticated(req: IncomingMessage, token: string): boolean {
   const auth = req.headers.authorization;
-  if (auth !== undefined) {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    return m !== null && safeEqual(m[1] as string, token);
-  }
-  const cookie = parseCookies(req.headers.cookie).get(SESSION_COOKIE);
-  return cookie !== undefined && safeEqual(cookie, sessionValue(token));
+  if (auth === undefined) return false;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+  return m !== null && safeEqual(m[1] as string, token);
 }

@@ -22,6 +22,7 @@ interface Ready {
   dns: { host: string; port: number }[];
   control: string;
   token: string;
+  dashboard: string;
   pid: number;
 }
 
@@ -99,7 +100,8 @@ describe('dotstub CLI with the control API', () => {
       expect(ready.dns).toEqual([{ host: '127.0.0.1', port: expect.any(Number) as unknown }]);
       expect(ready.control).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(ready.token).toBe(fs.readFileSync(path.join(dir, 'token'), 'utf8').trim());
-      expect(first.stderr()).toContain(`dotstub: dashboard at ${ready.control}/?token=${ready.token}`);
+      expect(first.stderr()).toContain(`dotstub: dashboard at ${ready.control}/#token=${ready.token}`);
+      expect(ready.dashboard).toBe(`${ready.control}/#token=${ready.token}`);
       const h = { url: ready.control, token: ready.token, origin: ready.control };
       const api = apiClient(h);
       await waitFor(() => first.stderr().includes('private:'), 5000, 'private state');

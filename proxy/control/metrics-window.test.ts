@@ -56,6 +56,23 @@ describe('MetricsWindow', () => {
     expect(s[298]).toEqual({ t: 7_001_000, queries: 0, hits: 0, p50: null, p95: null });
   });
 
+  test('only the resolver\'s answers count for latency: a dead resolver has no median, not a fast one (issue 14)', () => {
+    let now = 9_000_000;
+    const m = new MetricsWindow(() => now);
+    // The resolver can't be reached: every query gets the proxy's SERVFAIL in ~0.1 ms.
+    for (let i = 0; i < 50; i++) m.record({ ...rec(0.1, 'dead', false), rcode: 'SERVFAIL', source: 'servfail', error: 'connect_timeout' });
+    expect(m.medianMs('dead')).toBeNull();
+    expect(m.latency().dead).toBeUndefined();
+    // Queries/s still counts them; the per-second percentiles don't.
+    now += 1000;
+    expect(m.series().at(-2)).toEqual({ t: 9_000_000, queries: 50, hits: 0, p50: null, p95: null });
+    // A real answer, even a SERVFAIL from the resolver itself, counts.
+    m.record({ ...rec(30, 'dead'), rcode: 'SERVFAIL' });
+    m.record({ ...rec(0.1, 'dead'), rcode: 'FORMERR', source: 'error-reply' });
+    expect(m.latency().dead?.last1m.count).toBe(1);
+    expect(Math.abs((m.medianMs('dead') ?? 0) - 30) / 30).toBeLessThan(0.023);
+  });
+
   test('percentile of an empty histogram is null', () => {
     expect(percentile(new Uint32Array(10), 0, 0.5)).toBeNull();
   });

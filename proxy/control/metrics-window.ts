@@ -11,6 +11,11 @@
  *
  * Histogram: HISTO_SUB bins per power of two of microseconds, so a reported
  * percentile is within ±2.2% of the true value (bin midpoint, geometric).
+ *
+ * Invariant: latencies are the resolver's, so only answers it gave count
+ * (source 'upstream'). A SERVFAIL the proxy made up because the resolver
+ * was unreachable (or blocked) says nothing about the resolver's speed: it
+ * would give a dead resolver a fast median (issue 14, item 3).
  */
 import type { SeriesPoint } from './api-types.js';
 import type { QueryRecord } from '../engine/query-record.js';
@@ -53,12 +58,12 @@ export function percentile(h: Uint32Array, count: number, p: number): number | n
 interface Slot {
   /** Which second (ms since the epoch / 1000, floored) the slot holds now. */
   sec: number;
-  /** Answered queries. */
+  /** Every query the proxy answered (the queries/s series), synthesised answers included. */
   queries: number;
   /** Queries sent to a resolver (reused !== null): the hit fraction's denominator. */
   sent: number;
   hits: number;
-  /** All resolvers, for the series. */
+  /** Latencies of resolver answers, all resolvers, for the series. */
   all: Uint32Array;
   allCount: number;
   byResolver: Map<string, { h: Uint32Array; count: number }>;
@@ -105,6 +110,7 @@ export class MetricsWindow {
         this.#hitsSinceStart++;
       }
     }
+    if (r.source !== 'upstream') return;
     const bin = binOf(r.latencyUs);
     slot.all[bin] = (slot.all[bin] as number) + 1;
     slot.allCount++;
@@ -150,7 +156,7 @@ export class MetricsWindow {
     return { count, p50: percentile(merged, count, 0.5), p95: percentile(merged, count, 0.95), p99: percentile(merged, count, 0.99) };
   }
 
-  /** Per resolver seen in the last 5 minutes: percentiles over 1 and 5 minutes. */
+  /** Per resolver that answered in the last 5 minutes: percentiles over 1 and 5 minutes. */
   latency(): Record<string, { last1m: LatencyStats; last5m: LatencyStats }> {
     const ids = new Set<string>();
     for (const s of this.#recent(WINDOW_SEC)) for (const [id, per] of s.byResolver) if (per.count > 0) ids.add(id);
@@ -159,6 +165,7 @@ export class MetricsWindow {
     return out;
   }
 
+  /** Median over 5 minutes of the resolver's answers; null when it gave none. */
   medianMs(resolverId: string): number | null {
     return this.#latency(WINDOW_SEC, resolverId).p50;
   }

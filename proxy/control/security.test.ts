@@ -3,6 +3,7 @@
  * them. Real HTTP server on port 0; raw requests so Host and Origin are
  * exactly what an attacker would send.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -81,18 +82,58 @@ describe('token', () => {
     await assertUnchanged();
   });
 
-  test('the dashboard link sets an HttpOnly SameSite=Strict cookie and redirects to a clean URL', async () => {
+  test('no response sets a cookie: the page, the dashboard link in either form, the API, the stream, errors', async () => {
+    const responses = [
+      await rawRequest(h.url, '/'),
+      await rawRequest(h.url, '/assets/app-1.js'),
+      await rawRequest(h.url, `/?token=${h.token}`),
+      await rawRequest(h.url, '/?token=wrong'),
+      await rawRequest(h.url, '/api/status'),
+      await rawRequest(h.url, '/api/status', { headers: auth() }),
+      await rawRequest(h.url, '/api/settings', { method: 'PUT', headers: { ...auth(), origin: h.origin }, body: {} }),
+      await rawRequest(h.url, '/api/nope', { headers: auth() }),
+      await rawRequest(h.url, '/api/status', { headers: { host: `evil.example:${port}` } }),
+    ];
+    for (const r of responses) expect(r.headers['set-cookie'], `${r.status} ${r.text.slice(0, 60)}`).toBeUndefined();
+    const stream = await new Promise<http.IncomingHttpHeaders>((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port, path: '/api/stream', headers: auth(), agent: false }, (res) => {
+        resolve(res.headers);
+        res.destroy();
+      });
+      req.on('error', reject);
+    });
+    expect(stream['content-type']).toMatch(/^text\/event-stream/);
+    expect(stream['set-cookie']).toBeUndefined();
+  });
+
+  test('the old link form moves a valid token into the fragment (nothing set); a wrong one gets 401', async () => {
     const r = await rawRequest(h.url, `/?token=${h.token}`);
     expect(r.status).toBe(303);
-    expect(r.headers.location).toBe('/');
-    const cookie = r.headers['set-cookie']?.[0] ?? '';
-    expect(cookie).toMatch(/^dotstub_session=[A-Za-z0-9_-]+; Path=\/; HttpOnly; SameSite=Strict$/);
-    expect(cookie).not.toContain(h.token);
-    const value = cookie.split(';')[0] as string;
-    expect((await rawRequest(h.url, '/api/status', { headers: { cookie: value } })).status).toBe(200);
+    expect(r.headers.location).toBe(`/#token=${h.token}`);
+    expect(r.headers['cache-control']).toBe('no-store');
     const bad = await rawRequest(h.url, '/?token=wrong');
     expect(bad.status).toBe(401);
-    expect(bad.headers['set-cookie']).toBeUndefined();
+    expect(bad.text).toContain('wrong token');
+    expect(bad.headers.location).toBeUndefined();
+    expect(h.server.dashboardUrl).toBe(`${h.url}/#token=${h.token}`);
+  });
+
+  test('a request carrying only the old session cookie is refused and changes nothing (issue 13)', async () => {
+    // The exact value the pre-issue-13 server set for this token: a browser
+    // that signed in before the upgrade still holds it.
+    const old = crypto.createHmac('sha256', h.token).update('dotstub dashboard session v1').digest('base64url');
+    const cookie = `dotstub_session=${old}`;
+    for (const p of ['/api/status', '/api/queries', '/api/queries/export?format=csv', '/api/stream']) {
+      const r = await rawRequest(h.url, p, { headers: { cookie } });
+      expect(r.status, p).toBe(401);
+      expect(code(r)).toBe('unauthorized');
+    }
+    // Replayed with a forged Origin, as curl can: still no.
+    const put = await rawRequest(h.url, '/api/resolvers/active', { method: 'PUT', headers: { cookie, origin: h.origin }, body: { id: targetId } });
+    expect(put.status).toBe(401);
+    const settings = await rawRequest(h.url, '/api/settings', { method: 'PUT', headers: { cookie, origin: h.origin }, body: { padding: false } });
+    expect(settings.status).toBe(401);
+    await assertUnchanged();
   });
 
   test('the token file is owner-only', () => {
@@ -150,7 +191,6 @@ describe('host (DNS rebinding)', () => {
         const r = await rawRequest(h.url, p, { headers: { ...auth(), host, origin: `http://${host}` } });
         expect(r.status, `${host} ${p}`).toBe(403);
         expect(code(r), `${host} ${p}`).toBe('bad_host');
-        expect(r.headers['set-cookie']).toBeUndefined();
       }
       const put = await rawRequest(h.url, '/api/resolvers/active', { method: 'PUT', headers: { ...auth(), host, origin: `http://${host}` }, body: { id: targetId } });
       expect(put.status).toBe(403);

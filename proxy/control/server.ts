@@ -7,18 +7,20 @@
  *      rebinding: a page on evil.example resolved to 127.0.0.1 sends
  *      `Host: evil.example`).
  *   2. /api only — Origin / Sec-Fetch-Site: a browser request from any other
- *      origin is refused, even other ports on loopback (they are the same
- *      *site*, so SameSite cookies alone would not stop them).
- *   3. /api only — the token: `Authorization: Bearer` or the session cookie.
+ *      origin is refused, even other ports on loopback.
+ *   3. /api only — the token, as `Authorization: Bearer <token>`. Nothing
+ *      else authenticates: no cookie is set or read (auth.ts says why), so a
+ *      browser holds no ambient credential another page or server could use.
  *   4. /api state changes (POST/PUT/DELETE) must carry our own Origin (CSRF).
  *      Browsers always send it on these; scripts add it with -H.
  *   5. Bodies: application/json only (no form can send it without a
  *      preflight), at most `maxBodyBytes`, valid JSON, then the schema.
  * No CORS headers are ever sent, so cross-origin preflights fail.
+ * The dashboard's files (HTML, JS, CSS) hold no data and load without the token.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net from 'node:net';
-import { isAuthenticated, safeEqual, sessionCookie } from './auth.js';
+import { dashboardLink, isAuthenticated, safeEqual } from './auth.js';
 import { ApiFailure } from './errors.js';
 import { matchRoute, routes, type Reply, type Route } from './routes.js';
 import type { ControlService } from './service.js';
@@ -58,6 +60,10 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Cross-Origin-Resource-Policy': 'same-origin',
   'Cross-Origin-Opener-Policy': 'same-origin',
 };
+
+const WRONG_TOKEN_PAGE = `<!doctype html><meta charset="utf-8"><title>dotstub</title>
+<p>This dashboard link has a wrong token. Use the link dotstub printed when it started (<code>dotstub: dashboard at …</code>), or open the dashboard from the dotstub desktop app.</p>
+`;
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
@@ -128,9 +134,9 @@ export class ControlServer {
     return `http://${formatHostPort(this.#host, this.port)}`;
   }
 
-  /** The link that logs a browser in: `/?token=…`. */
+  /** The link that signs the dashboard in: `/#token=…` (the fragment never reaches a server). */
   get dashboardUrl(): string {
-    return `${this.url}/?token=${encodeURIComponent(this.#token)}`;
+    return dashboardLink(this.url, this.#token);
   }
 
   async close(): Promise<void> {
@@ -194,12 +200,16 @@ export class ControlServer {
       throw new ApiFailure(405, 'method_not_allowed', `${method} is not allowed here`);
     }
     if (url.pathname === '/' && url.searchParams.has('token')) {
+      // The link format before issue 13. A valid token is moved into the
+      // fragment (303, nothing set, not cached), so old links and bookmarks
+      // still sign in while the token leaves the query string, which
+      // browsers send to the server and keep in history; a wrong one gets a
+      // page saying where to find the right link.
       if (safeEqual(url.searchParams.get('token') ?? '', this.#token)) {
-        // 303 to a clean URL: the token leaves the address bar and history.
-        res.writeHead(303, { Location: '/', 'Set-Cookie': sessionCookie(this.#token), 'Cache-Control': 'no-store' });
+        res.writeHead(303, { Location: dashboardLink('', this.#token), 'Cache-Control': 'no-store' });
         res.end();
       } else {
-        sendHtml(res, 401, '<!doctype html><meta charset="utf-8"><title>dotstub</title><p>This dashboard link has a wrong token. Open the link dotstub printed at start.</p>\n');
+        sendHtml(res, 401, WRONG_TOKEN_PAGE);
       }
       return;
     }

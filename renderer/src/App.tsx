@@ -7,8 +7,9 @@ import { QueryLog } from './components/QueryLog.js';
 import { AddResolverForm, ResolverSwitcher } from './components/Resolvers.js';
 import { SettingsForm } from './components/SettingsForm.js';
 import { Timeline } from './components/Timeline.js';
+import { placeholder } from './lib/link-status.js';
 import { parseRoute, ROUTES, type Route } from './lib/routes.js';
-import { useDashboard } from './state/context.js';
+import { useDashboard, useReach } from './state/context.js';
 
 const ICONS: Record<Route, IconName> = {
   overview: 'overview',
@@ -32,10 +33,19 @@ function useRoute(): Route {
 function LinkIndicator() {
   const link = useDashboard((s) => s.link);
   const linkError = useDashboard((s) => s.linkError);
+  const r = useReach();
   const text =
-    link === 'live' ? 'Live' : link === 'connecting' ? 'Connecting…' : link === 'unauthorized' ? 'Not signed in' : 'Reconnecting…';
+    r === 'signed-out'
+      ? 'Not signed in'
+      : r === 'lost'
+        ? 'Not connected'
+        : link === 'live'
+          ? 'Live'
+          : link === 'connecting'
+            ? 'Connecting…'
+            : 'Reconnecting…';
   return (
-    <span className={`link-state link-${link}`} role="status" title={linkError ?? undefined}>
+    <span className={`link-state link-${r === 'lost' ? 'lost' : link}`} role="status" title={linkError ?? undefined}>
       <span className="dot" aria-hidden="true" />
       {text}
     </span>
@@ -55,6 +65,19 @@ function Page({ title, intro, children }: { title: string; intro?: ReactNode; ch
 }
 
 function View({ route }: { route: Route }) {
+  const r = useReach();
+  const hadStatus = useDashboard((s) => s.status !== null);
+  const empty = placeholder(r, hadStatus);
+  if (empty !== null) {
+    const label = ROUTES.find((x) => x.route === route)?.label ?? 'Overview';
+    return (
+      <Page title={label === 'Queries' ? 'Query log' : label}>
+        <p className="card empty" data-testid="section-placeholder">
+          {empty}
+        </p>
+      </Page>
+    );
+  }
   switch (route) {
     case 'overview':
       return (
@@ -114,8 +137,7 @@ function View({ route }: { route: Route }) {
 
 export function App() {
   const route = useRoute();
-  const link = useDashboard((s) => s.link);
-  const linkError = useDashboard((s) => s.linkError);
+  const r = useReach();
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
 
@@ -155,12 +177,7 @@ export function App() {
         </nav>
         <LinkIndicator />
       </header>
-      {link === 'unauthorized' && (
-        <p className="notice notice-error page-notice" role="alert">
-          <Icon name="error" /> {linkError} Open the dashboard with the link dotstub printed when it started (it signs this browser in).
-        </p>
-      )}
-      <main id="main" ref={main} tabIndex={-1} className={`main route-${route}`}>
+      <main id="main" ref={main} tabIndex={-1} className={`main route-${route}${r === 'lost' || r === 'signed-out' ? ' stale' : ''}`}>
         <PrivacyBanner />
         <View route={route} />
       </main>

@@ -1,8 +1,8 @@
 /**
- * The control API over same-origin fetch. Auth is the HttpOnly session
- * cookie the server set when the dashboard was opened with its one-time
- * link, so there is no token here; state changes carry our Origin, which
- * same-origin fetch sends by itself.
+ * The control API over same-origin fetch. Every call carries
+ * `Authorization: Bearer <token>` (lib/session.ts says where the token comes
+ * from); the browser holds no cookie for it. State changes carry our Origin,
+ * which same-origin fetch sends by itself.
  */
 import type {
   ApiError,
@@ -17,7 +17,7 @@ import type {
   TimelineEvent,
   ValidationView,
 } from '../../../proxy/control/api-types.js';
-import { filterToParams, type QueryFilter } from '../lib/filters.js';
+import { bearer } from '../lib/session.js';
 
 /** An API call that failed; `code` is the API's stable error code (or 'network'). */
 export class ApiRequestError extends Error {
@@ -37,13 +37,28 @@ function isApiError(x: unknown): x is ApiError {
   return typeof x === 'object' && x !== null && 'error' in x && typeof (x as ApiError).error?.message === 'string';
 }
 
+/** The token for this tab; null until signed in (then every call fails with 401 'signed_out' without a request). */
+let token: string | null = null;
+
+export function setToken(value: string | null): void {
+  token = value;
+}
+
+/** Headers that authenticate a call, or a 401 when there is no token to send. */
+export function authHeaders(): Record<string, string> {
+  if (token === null) throw new ApiRequestError(401, 'signed_out', 'no token: this page was opened without its sign-in link');
+  return { authorization: bearer(token) };
+}
+
 async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const auth = authHeaders();
   let res: Response;
   try {
     res = await fetch(path, {
       method,
-      credentials: 'same-origin',
-      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      // Nothing ambient: the header is the credential.
+      credentials: 'omit',
+      headers: body === undefined ? { ...auth, accept: 'application/json' } : { ...auth, accept: 'application/json', 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
@@ -61,7 +76,7 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
   }
   if (!res.ok) {
     if (isApiError(json)) throw new ApiRequestError(res.status, json.error.code, json.error.message, json.error.fields ?? {});
-    if (res.status === 401) throw new ApiRequestError(401, 'unauthorized', 'This browser session is not signed in to dotstub.');
+    if (res.status === 401) throw new ApiRequestError(401, 'unauthorized', 'the proxy did not accept the token');
     throw new ApiRequestError(res.status, 'http', `The proxy answered ${res.status} ${res.statusText}`.trim());
   }
   return json as T;
@@ -81,10 +96,3 @@ export const api = {
   settings: () => request<Settings>('GET', '/api/settings'),
   saveSettings: (changes: Partial<Settings>) => request<Settings>('PUT', '/api/settings', changes),
 };
-
-/** The download link for the query log with the log's current filters applied. */
-export function exportUrl(format: 'csv' | 'json', filter: QueryFilter): string {
-  const p = filterToParams(filter);
-  p.set('format', format);
-  return `/api/queries/export?${p.toString()}`;
-}

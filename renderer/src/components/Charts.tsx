@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import uPlot from 'uplot';
 import { edgeLabel, latencySummary, recentLatencies, seriesColumns, type LatencySummary } from '../lib/chart-data.js';
+import { lastCompleteSecond } from '../lib/overview.js';
 import { formatClockShort, formatCount, formatLatencyMs } from '../lib/format.js';
 import { useColorScheme, useDashboard, useStore } from '../state/context.js';
 import { UPlotChart } from './UPlotChart.js';
@@ -167,8 +168,8 @@ export function Charts() {
   const qpsLines = useMemo(() => [{ name: 'Queries/s', color: p.c4, values: cols.qps, bars: true }], [cols, p]);
   const reuseLines = useMemo(() => [{ name: 'Connection hits', color: p.c3, values: cols.reusePct, fill: true }], [cols, p]);
   const series = metrics?.series ?? [];
-  // The current second is still filling: report the last complete one with data.
-  const last = series.length > 1 ? series[series.length - 2] : series.at(-1);
+  // The current second is still filling: the overview's tile and this header both read the last complete one.
+  const last = lastCompleteSecond(series);
   const lastLatency = [...series].reverse().find((s) => s.p50 !== null);
 
   return (
@@ -201,7 +202,7 @@ export function Charts() {
         <header className="card-head">
           <h3 id="ch-qps">Queries per second</h3>
           <p className="muted small">
-            now <b className="mono">{formatCount(last?.queries ?? 0)}</b>/s · peak{' '}
+            last second <b className="mono">{formatCount(last?.queries ?? 0)}</b>/s · peak{' '}
             <b className="mono">{formatCount(Math.max(0, ...cols.qps))}</b>/s
           </p>
         </header>

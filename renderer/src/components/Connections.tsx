@@ -1,12 +1,8 @@
 import type { ConnectionView, ResolverView } from '../../../proxy/control/api-types.js';
 import { formatAge, formatCount, formatPercent } from '../lib/format.js';
-import { useDashboard, useNow } from '../state/context.js';
+import { resolverLabel } from '../lib/query-row.js';
+import { useAsOf, useDashboard } from '../state/context.js';
 import { Gauge } from './Gauge.js';
-
-export function resolverLabel(resolvers: readonly ResolverView[] | undefined, id: string | null): string {
-  if (id === null) return '—';
-  return resolvers?.find((r) => r.id === id)?.label ?? id;
-}
 
 /** The connection-hit gauges: the T-DNS paper's measure of how well reuse works. */
 export function HitGauges() {
@@ -64,7 +60,7 @@ export function ConnectionsTable() {
   const connections = useDashboard((s) => s.connections);
   const connectionsAt = useDashboard((s) => s.connectionsAt);
   const resolvers = useDashboard((s) => s.resolvers);
-  const now = useNow(1000);
+  const now = useAsOf(1000);
   const elapsed = connectionsAt ? Math.max(0, now - connectionsAt) : 0;
   return (
     <div className="table-wrap">

@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
-import { formatAge, formatCount, formatLatencyMs } from '../lib/format.js';
-import { useDashboard, useNow } from '../state/context.js';
+import { formatAge, formatCount } from '../lib/format.js';
+import { latencyTile, rateText } from '../lib/overview.js';
+import { useAsOf, useDashboard } from '../state/context.js';
 import { Charts } from './Charts.js';
 import { HitGauges } from './Connections.js';
 import { Icon } from './Icon.js';
@@ -8,7 +9,7 @@ import { Timeline } from './Timeline.js';
 
 function Tile({ label, value, sub }: { label: string; value: ReactNode; sub?: ReactNode }) {
   return (
-    <div className="tile">
+    <div className="tile" role="group" aria-label={label}>
       <dt>{label}</dt>
       <dd className="tile-value mono">{value}</dd>
       {sub && <dd className="tile-sub muted small">{sub}</dd>}
@@ -24,9 +25,8 @@ export function Overview() {
   const counters = useDashboard((s) => s.counters);
   const inFlight = useDashboard((s) => s.inFlight);
   const connections = useDashboard((s) => s.connections);
-  const now = useNow(1000);
-  const lat = status ? metrics?.latency[status.resolver.id] : undefined;
-  const last = metrics?.series.at(-1);
+  const now = useAsOf(1000);
+  const lat = latencyTile(status ? metrics?.latency[status.resolver.id]?.last1m : undefined);
   const uptime = status ? status.uptimeMs + (now - statusAt) : 0;
   return (
     <div className="overview">
@@ -40,12 +40,8 @@ export function Overview() {
             </a>
           }
         />
-        <Tile label="Queries" value={formatCount(counters?.queries ?? 0, true)} sub={`${formatCount(last?.queries ?? 0)}/s now · ${inFlight} in flight`} />
-        <Tile
-          label="Latency p50 / p95"
-          value={`${formatLatencyMs(lat?.last1m.p50 ?? null)} / ${formatLatencyMs(lat?.last1m.p95 ?? null)}`}
-          sub={`last minute · p99 ${formatLatencyMs(lat?.last1m.p99 ?? null)}`}
-        />
+        <Tile label="Queries" value={formatCount(counters?.queries ?? 0, true)} sub={`${rateText(metrics?.series ?? [])} last second · ${inFlight} in flight`} />
+        <Tile label="Latency p50 / p95" value={lat.value} sub={lat.sub} />
         <Tile
           label="Connections"
           value={connections.length}

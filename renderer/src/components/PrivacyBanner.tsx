@@ -1,12 +1,38 @@
 import { bannerModel } from '../lib/banner.js';
 import { formatAge, formatClockShort } from '../lib/format.js';
-import { useDashboard, useNow } from '../state/context.js';
+import { unknownModel } from '../lib/link-status.js';
+import { useAsOf, useDashboard, useReach } from '../state/context.js';
 import { Icon } from './Icon.js';
 
-/** Is my DNS private? The state in words, with its reason and what leaves the machine. */
+/**
+ * Is my DNS private? The state in words, with its reason and what leaves the
+ * machine; or, when the dashboard can't know (no live link, not signed in),
+ * that it doesn't know, since when, and what to do.
+ */
 export function PrivacyBanner() {
   const status = useDashboard((s) => s.status);
-  const now = useNow(1000);
+  const lostAt = useDashboard((s) => s.lostAt);
+  const authProblem = useDashboard((s) => s.authProblem);
+  const r = useReach();
+  const now = useAsOf(1000);
+  const unknown = unknownModel(r, lostAt, authProblem, status !== null);
+  if (unknown) {
+    return (
+      <section className="banner tone-unknown" aria-label="Privacy status" data-state={r}>
+        <div className="banner-icon">
+          <Icon name={r === 'lost' ? 'unplug' : 'error'} />
+        </div>
+        <div className="banner-body" role="alert">
+          <p className="banner-title">
+            <span className="banner-chip">{unknown.label}</span>
+            <span>{unknown.title}</span>
+          </p>
+          <p className="banner-detail" data-testid="banner-detail">{unknown.detail}</p>
+          <p className="banner-action" data-testid="banner-action">{unknown.action}</p>
+        </div>
+      </section>
+    );
+  }
   if (!status) {
     return (
       <section className="banner tone-neutral" aria-label="Privacy status" aria-busy="true">

@@ -1,13 +1,16 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useCallback, useDeferredValue, useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { useCallback, useDeferredValue, useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { QueryRecord, ResolverView } from '../../../proxy/control/api-types.js';
-import { exportUrl } from '../api/client.js';
+import { exportFilename, shownRecords, toCsv, toJson } from '../lib/export.js';
 import { compileFilter, EMPTY_FILTER, FilteredIndex, isFilterActive, type QueryFilter } from '../lib/filters.js';
-import { describeSource, formatClock, formatCount, formatLatencyUs } from '../lib/format.js';
-import { timingBreakdown } from '../lib/timing.js';
-import { useDashboard, useStore } from '../state/context.js';
-import { resolverLabel } from './Connections.js';
+import { formatCount } from '../lib/format.js';
+import { gridKey, rowsPerPage } from '../lib/grid-keys.js';
+import { resolverLabel } from '../lib/query-row.js';
+import { useDashboard, useReach, useStore } from '../state/context.js';
 import { Icon } from './Icon.js';
+import { QueryDetail } from './QueryDetail.js';
+import { Row } from './QueryLogRow.js';
+import { QueryLogToolbar } from './QueryLogToolbar.js';
 
 const ROW_HEIGHT = 32;
 const rowHeight = (): number => ROW_HEIGHT;
@@ -18,63 +21,17 @@ function union(a: readonly string[], b: readonly string[]): string[] {
   return [...new Set([...a, ...b])].sort();
 }
 
-function connectionText(r: QueryRecord): string {
-  if (r.connectionId === null) return 'not sent';
-  if (r.reused) return `#${r.connectionId} reused`;
-  return `#${r.connectionId} new${r.handshake ? ` (${r.handshake})` : ''}`;
+/** Saves text as a file through a temporary object URL (no request: the page already holds the rows). */
+function download(text: string, type: string, filename: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
-
-interface RowProps {
-  readonly r: QueryRecord;
-  readonly id: string;
-  readonly index: number;
-  readonly top: number;
-  readonly active: boolean;
-  readonly selected: boolean;
-  readonly slowUs: number;
-  readonly resolver: string;
-  readonly onPick: (index: number) => void;
-}
-
-const Row = memo(function Row({ r, id, index, top, active, selected, slowUs, resolver, onPick }: RowProps) {
-  const slow = r.latencyUs >= slowUs;
-  const bad = r.rcode !== 'NOERROR';
-  return (
-    <div
-      id={id}
-      role="row"
-      aria-rowindex={index + 2}
-      aria-selected={selected}
-      className={`log-row${active ? ' active' : ''}${selected ? ' selected' : ''}${index % 2 ? ' odd' : ''}`}
-      style={{ transform: `translateY(${top}px)` }}
-      onClick={() => onPick(index)}
-    >
-      <span role="gridcell" className="c-time mono">
-        {formatClock(r.startedAt)}
-      </span>
-      <span role="gridcell" className={`c-name mono${r.name === null ? ' muted' : ''}`} title={r.name ?? undefined}>
-        {r.name ?? '(name not recorded)'}
-      </span>
-      <span role="gridcell" className="c-type mono">
-        {r.type}
-      </span>
-      <span role="gridcell" className={`c-rcode mono${bad ? ' rcode-bad' : ''}`}>
-        {bad && <Icon name="error" />}
-        {r.rcode}
-      </span>
-      <span role="gridcell" className={`c-latency mono${slow ? ' slow' : ''}`}>
-        {formatLatencyUs(r.latencyUs)}
-        {slow && <span className="sr-only"> (slow)</span>}
-      </span>
-      <span role="gridcell" className={`c-conn${r.reused === false ? ' conn-new' : ''}`}>
-        {connectionText(r)}
-      </span>
-      <span role="gridcell" className="c-resolver">
-        {resolver}
-      </span>
-    </div>
-  );
-});
 
 /** The live query log: virtualised (100,000 rows), filterable, pausable; a row opens its timing breakdown. */
 export function QueryLog() {
@@ -85,6 +42,7 @@ export function QueryLog() {
   const seenRcodes = useDashboard((s) => s.rcodes);
   const skipped = useDashboard((s) => s.skipped);
   const recordNames = useDashboard((s) => s.settings?.recordNames ?? true);
+  const reachNow = useReach();
   const uid = useId();
   const [filter, setFilter] = useState<QueryFilter>(EMPTY_FILTER);
   // Typing in the name box re-filters 100k rows; let keystrokes win.
@@ -155,113 +113,46 @@ export function QueryLog() {
   const stablePick = useCallback((i: number) => pickRef.current(i), []);
 
   const onKeyDown = (e: KeyboardEvent<HTMLDivElement>): void => {
-    if (count === 0) return;
-    const page = Math.max(1, Math.floor((scrollRef.current?.clientHeight ?? 300) / ROW_HEIGHT) - 1);
-    let next: number;
-    switch (e.key) {
-      case 'ArrowDown':
-        next = Math.min(count - 1, activeIndex + 1);
-        break;
-      case 'ArrowUp':
-        next = Math.max(0, activeIndex - 1);
-        break;
-      case 'PageDown':
-        next = Math.min(count - 1, activeIndex + page);
-        break;
-      case 'PageUp':
-        next = Math.max(0, activeIndex - page);
-        break;
-      case 'Home':
-        next = 0;
-        break;
-      case 'End':
-        next = count - 1;
-        break;
-      case 'Enter':
-      case ' ':
-        e.preventDefault();
-        pick(activeIndex);
-        return;
-      case 'Escape':
-        setSelected(null);
-        return;
-      default:
-        return;
-    }
+    const action = gridKey(e.key, activeIndex, count, rowsPerPage(scrollRef.current?.clientHeight ?? 300, ROW_HEIGHT));
+    if (action === null) return;
     e.preventDefault();
-    setActiveIndex(next);
-    virtualizer.scrollToIndex(next, { align: 'auto' });
+    if (action.kind === 'close') setSelected(null);
+    else if (action.kind === 'open') pick(action.index);
+    else {
+      setActiveIndex(action.index);
+      virtualizer.scrollToIndex(action.index, { align: 'auto' });
+    }
+  };
+
+  // The rows counted above, as the file: same filter, same pause point, resolver names.
+  const exportShown = (format: 'csv' | 'json'): void => {
+    const rows = shownRecords(idx, end, store.queries);
+    if (format === 'csv') download(toCsv(rows, resolvers), 'text/csv;charset=utf-8', exportFilename('csv', Date.now()));
+    else download(toJson(rows, resolvers), 'application/json', exportFilename('json', Date.now()));
   };
 
   const activeAbs = abs(activeIndex);
+  const emptyText =
+    reachNow === 'signed-out'
+      ? 'Not signed in: the query log can’t be read (see above).'
+      : store.queries.size > 0
+        ? 'No queries match these filters.'
+        : reachNow === 'lost'
+          ? 'Can’t reach dotstub: no queries to show.'
+          : 'No queries yet. Look something up on this machine and it appears here.';
   const items = virtualizer.getVirtualItems();
 
   return (
     <div className={`querylog${selected ? ' with-detail' : ''}`}>
       <div className="log-main">
-        <form className="toolbar" role="search" aria-label="Filter the query log" onSubmit={(e) => e.preventDefault()}>
-          <div className="search-box">
-            <Icon name="search" />
-            <input
-              type="search"
-              aria-label="Filter by name"
-              placeholder="Filter by name…"
-              value={filter.name}
-              onChange={(e) => setFilter({ ...filter, name: e.target.value })}
-            />
-          </div>
-          <label className="inline-field">
-            <span>Type</span>
-            <select aria-label="Filter by type" value={filter.type} onChange={(e) => setFilter({ ...filter, type: e.target.value })}>
-              <option value="">Any</option>
-              {types.map((t) => (
-                <option key={t}>{t}</option>
-              ))}
-            </select>
-          </label>
-          <label className="inline-field">
-            <span>Response</span>
-            <select aria-label="Filter by response code" value={filter.rcode} onChange={(e) => setFilter({ ...filter, rcode: e.target.value })}>
-              <option value="">Any</option>
-              {rcodes.map((t) => (
-                <option key={t}>{t}</option>
-              ))}
-            </select>
-          </label>
-          <label className="inline-field check">
-            <input type="checkbox" checked={filter.slowOnly} onChange={(e) => setFilter({ ...filter, slowOnly: e.target.checked })} />
-            <span>Slow only</span>
-          </label>
-          <label className="inline-field">
-            <span className="sr-only">Slow means at least (ms)</span>
-            <span aria-hidden="true">≥</span>
-            <input
-              className="num-input"
-              type="number"
-              min={0}
-              step={10}
-              aria-label="Slow threshold in milliseconds"
-              value={filter.slowMs}
-              onChange={(e) => setFilter({ ...filter, slowMs: Math.max(0, Number(e.target.value) || 0) })}
-            />
-            <span aria-hidden="true">ms</span>
-          </label>
-          {isFilterActive(filter) && (
-            <button type="button" className="btn btn-ghost" onClick={() => setFilter({ ...EMPTY_FILTER, slowMs: filter.slowMs })}>
-              <Icon name="x" /> Clear filters
-            </button>
-          )}
-          <span className="toolbar-spacer" />
-          <button
-            type="button"
-            className={`btn${pausedAt !== null ? ' btn-primary' : ''}`}
-            aria-pressed={pausedAt !== null}
-            onClick={() => setPausedAt(pausedAt === null ? store.queries.total : null)}
-          >
-            {pausedAt === null ? <Icon name="pause" /> : <Icon name="play" />}
-            {pausedAt === null ? 'Pause' : 'Resume'}
-          </button>
-        </form>
+        <QueryLogToolbar
+          filter={filter}
+          onFilter={setFilter}
+          types={types}
+          rcodes={rcodes}
+          paused={pausedAt !== null}
+          onPause={() => setPausedAt(pausedAt === null ? store.queries.total : null)}
+        />
         <div className="log-summary">
           {/* The count changes several times a second: visible, not announced. */}
           <span data-testid="log-count">
@@ -276,18 +167,18 @@ export function QueryLog() {
             )}
           </span>
           {skipped > 0 && (
-            <span className="muted">· {formatCount(skipped)} not streamed under load (they are in the export)</span>
+            <span className="muted">· {formatCount(skipped)} not streamed under load (not shown or exported here; in the proxy’s log)</span>
           )}
           {!recordNames && <span className="muted">· Names are not being recorded (Settings)</span>}
           <span className="toolbar-spacer" />
-          <span className="export" role="group" aria-label="Export the query log with these filters">
+          <span className="export" role="group" aria-label={`Export the ${formatCount(count)} ${count === 1 ? 'query' : 'queries'} shown`}>
             <span aria-hidden="true">Export</span>
-            <a className="btn btn-small" href={exportUrl('csv', filter)} download="dotstub-queries.csv">
+            <button type="button" className="btn btn-small" disabled={count === 0} onClick={() => exportShown('csv')}>
               <Icon name="download" /> CSV
-            </a>
-            <a className="btn btn-small" href={exportUrl('json', filter)} download="dotstub-queries.json">
+            </button>
+            <button type="button" className="btn btn-small" disabled={count === 0} onClick={() => exportShown('json')}>
               <Icon name="download" /> JSON
-            </a>
+            </button>
           </span>
         </div>
         <div className="log-table">
@@ -316,9 +207,7 @@ export function QueryLog() {
               <div role="rowgroup" className="log-body" style={{ height: virtualizer.getTotalSize() }}>
                 {count === 0 && (
                   <div className="empty log-empty">
-                    {store.queries.size === 0
-                      ? 'No queries yet. Look something up on this machine and it appears here.'
-                      : 'No queries match these filters.'}
+                    {emptyText}
                   </div>
                 )}
                 {items.map((v) => {
@@ -357,67 +246,5 @@ export function QueryLog() {
         />
       )}
     </div>
-  );
-}
-
-function QueryDetail({ r, resolver, handshakeMs, onClose }: { r: QueryRecord; resolver: string; handshakeMs: number | null; onClose: () => void }) {
-  const segments = timingBreakdown(r, handshakeMs);
-  const headingId = useId();
-  const facts: [string, string][] = [
-    ['Started', `${new Date(r.startedAt).toLocaleDateString()} ${formatClock(r.startedAt)}`],
-    ['Client transport', r.transport.toUpperCase()],
-    ['Response', r.rcode],
-    ['Answer from', describeSource(r.source)],
-    ['Resolver', resolver],
-    ['Connection', connectionText(r)],
-    ['Pipelined with', r.depth > 1 ? `${r.depth - 1} other ${r.depth === 2 ? 'query' : 'queries'} in flight` : 'none (alone on the connection)'],
-    ['Attempts', r.attempts > 1 ? `${r.attempts} (retried)` : '1'],
-  ];
-  if (r.truncated) facts.push(['Truncated', 'yes: the client retried over TCP']);
-  if (r.error) facts.push(['Error', r.error]);
-  return (
-    <aside className="detail" aria-labelledby={headingId}>
-      <header className="detail-head">
-        <h3 id={headingId} className="mono">
-          {r.name ?? '(name not recorded)'} <span className="muted">{r.type}</span>
-        </h3>
-        <button type="button" className="btn btn-ghost" onClick={onClose} aria-label="Close query details">
-          <Icon name="x" />
-        </button>
-      </header>
-      <p className="detail-total">
-        <span className="big mono">{formatLatencyUs(r.latencyUs)}</span> <span className="muted">total, as the client saw it</span>
-      </p>
-      <h4>Where the time went</h4>
-      <div className="timing-bar" aria-hidden="true">
-        {segments
-          .filter((s) => s.share > 0)
-          .map((s) => (
-            <span key={s.key} className={`seg seg-${s.key}`} style={{ flexGrow: Math.max(s.share, 0.01) }} />
-          ))}
-      </div>
-      <table className="timing-table" aria-label="Timing breakdown">
-        <tbody>
-          {segments.map((s) => (
-            <tr key={s.key}>
-              <th scope="row">
-                <span className={`swatch seg-${s.key}`} aria-hidden="true" />
-                {s.label}
-              </th>
-              <td className="num mono">{formatLatencyUs(s.us)}</td>
-              <td className="num muted">{Math.round(s.share * 100)}%</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <dl className="facts">
-        {facts.map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{v}</dd>
-          </div>
-        ))}
-      </dl>
-    </aside>
   );
 }

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import type { ConnectionView, ResolverView } from '../../../proxy/control/api-types.js';
 import { ApiRequestError, api } from '../api/client.js';
+import { barShare, latencyScale } from '../lib/latency-scale.js';
 import { formatLatencyMs } from '../lib/format.js';
 import { EMPTY_FORM, formToBody, type FieldName, type FormText } from '../lib/resolver-form.js';
 import { useDashboard, useStore } from '../state/context.js';
@@ -66,7 +67,7 @@ export function ResolverSwitcher() {
   );
 
   if (!resolvers) return <p className="muted">Loading resolvers…</p>;
-  const maxLatency = Math.max(1, ...resolvers.resolvers.map((r) => r.medianLatencyMs ?? 0));
+  const scale = latencyScale(resolvers.resolvers.map((r) => r.medianLatencyMs));
   const busy = sw.phase === 'switching';
 
   return (
@@ -93,6 +94,11 @@ export function ResolverSwitcher() {
           {removeError}
         </p>
       )}
+      <p className="muted small latency-scale" data-testid="latency-scale">
+        {scale
+          ? `Bars: median latency of each resolver’s answers over the last 5 minutes, on one scale: a full bar is ${scale.label}.`
+          : 'Bars: median latency of each resolver’s answers over the last 5 minutes (none answered yet).'}
+      </p>
       <ul className="resolver-list" aria-label="Resolvers">
         {resolvers.resolvers.map((r) => {
           const active = r.id === resolvers.active;
@@ -115,10 +121,10 @@ export function ResolverSwitcher() {
                   {r.pins.length > 0 ? ` · ${r.pins.length} pin${r.pins.length > 1 ? 's' : ''}` : ''}
                 </div>
               </div>
-              <div className="resolver-latency" aria-label={`Median latency over the last 5 minutes: ${r.medianLatencyMs === null ? 'no answers yet' : formatLatencyMs(r.medianLatencyMs)}`}>
-                <span className="mono">{r.medianLatencyMs === null ? 'no data' : formatLatencyMs(r.medianLatencyMs)}</span>
+              <div className="resolver-latency" aria-label={`Median latency over the last 5 minutes: ${r.medianLatencyMs === null ? 'no answers' : formatLatencyMs(r.medianLatencyMs)}`}>
+                <span className="mono">{r.medianLatencyMs === null ? 'no answers' : formatLatencyMs(r.medianLatencyMs)}</span>
                 <span className="meter" aria-hidden="true">
-                  <span className="meter-fill" style={{ width: `${((r.medianLatencyMs ?? 0) / maxLatency) * 100}%` }} />
+                  <span className="meter-fill" style={{ width: `${barShare(r.medianLatencyMs, scale) * 100}%` }} />
                 </span>
                 <span className="muted small">median, 5 min</span>
               </div>

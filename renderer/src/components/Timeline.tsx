@@ -3,7 +3,7 @@ import type { TimelineEvent } from '../../../proxy/control/api-types.js';
 import { describeEvent } from '../lib/events.js';
 import { formatClock } from '../lib/format.js';
 import { useDashboard } from '../state/context.js';
-import { resolverLabel } from './Connections.js';
+import { resolverLabel } from '../lib/query-row.js';
 import { Icon } from './Icon.js';
 
 type Kind = TimelineEvent['kind'] | 'all';

@@ -1,5 +1,4 @@
 /** Plain-text formatting for the dashboard: durations, ages, counts, times. */
-import type { QueryRecord } from '../../../proxy/control/api-types.js';
 
 /** Microseconds → a latency a person reads at a glance: "0.42 ms", "12.3 ms", "1.25 s". */
 export function formatLatencyUs(us: number | null | undefined): string {
@@ -76,20 +75,4 @@ export function describeHandshake(kind: 'full' | 'resumed' | boolean | null | un
   if (kind === 'resumed' || kind === true) return 'resumed';
   if (kind === 'full' || kind === false) return 'full';
   return '—';
-}
-
-/** Where a query's answer came from, in words. */
-export function describeSource(source: QueryRecord['source']): string {
-  switch (source) {
-    case 'upstream':
-      return 'the resolver, over TLS';
-    case 'cache':
-      return 'the answer cache (no round trip)';
-    case 'stale':
-      return 'the answer cache, expired: the resolver failed or was slow (TTL 30 s)';
-    case 'servfail':
-      return 'the proxy (SERVFAIL)';
-    case 'error-reply':
-      return 'the proxy (error reply)';
-  }
 }

@@ -1,4 +1,5 @@
 import { createContext, useContext, useEffect, useState, useSyncExternalStore } from 'react';
+import { asOf, LOST_AFTER_MS, reach, type Reach } from '../lib/link-status.js';
 import type { DashboardSnapshot, DashboardStore } from './store.js';
 
 export const StoreContext = createContext<DashboardStore | null>(null);
@@ -40,4 +41,25 @@ export function useColorScheme(): 'light' | 'dark' {
     },
     () => (window.matchMedia(query).matches ? 'dark' : 'light'),
   );
+}
+
+/** The link's reach (live / waiting / lost / signed out), re-rendering when a wait turns into "lost". */
+export function useReach(): Reach {
+  const link = useDashboard((s) => s.link);
+  const lostAt = useDashboard((s) => s.lostAt);
+  const [, bump] = useState(0);
+  const r = reach(link, lostAt, Date.now());
+  useEffect(() => {
+    if (r !== 'waiting' || lostAt === null) return;
+    const t = window.setTimeout(() => bump((n) => n + 1), Math.max(0, lostAt + LOST_AFTER_MS - Date.now()) + 20);
+    return () => window.clearTimeout(t);
+  }, [r, lostAt]);
+  return r;
+}
+
+/** Date.now() while live; the moment the link was lost otherwise (figures stop ticking). */
+export function useAsOf(intervalMs = 1000): number {
+  const link = useDashboard((s) => s.link);
+  const lostAt = useDashboard((s) => s.lostAt);
+  return asOf(link, lostAt, useNow(intervalMs));
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StreamBatch } from '../../../proxy/control/api-types.js';
 import { record, status } from '../lib/fixtures.test-helpers.js';
+import { ApiRequestError } from '../api/client.js';
 import { DashboardStore, type StoreEnv } from './store.js';
 
 function fakeEnv(): StoreEnv & { scheduled: (() => void)[] } {
@@ -104,5 +105,68 @@ describe('DashboardStore', () => {
     }
     expect(store.queries.size).toBe(100_000);
     expect(store.queries.at(0)?.seq).toBe(20_001);
+  });
+
+  it('stamps when the live link was lost, keeps it while down, clears it when live again', async () => {
+    let now = 1000;
+    let fail: Error | null = null;
+    const env = fakeEnv();
+    const store = new DashboardStore({
+      ...env,
+      now: () => now,
+      api: {
+        ...env.api,
+        resolvers: async () => {
+          if (fail) throw fail;
+          return { active: 'quad9', resolvers: [] };
+        },
+      },
+    });
+    store.ingestBatch(batch({}));
+    store.flush();
+    expect(store.getSnapshot()).toMatchObject({ link: 'live', lostAt: null });
+    now = 5000;
+    fail = new ApiRequestError(0, 'network', 'The dotstub proxy is not answering.');
+    await store.refresh('resolvers');
+    store.flush();
+    expect(store.getSnapshot()).toMatchObject({ link: 'reconnecting', lostAt: 5000 });
+    // Still down a second later: the moment it was lost doesn't move.
+    now = 6000;
+    await store.refresh('resolvers');
+    store.flush();
+    expect(store.getSnapshot().lostAt).toBe(5000);
+    store.ingestBatch(batch({}));
+    store.flush();
+    expect(store.getSnapshot()).toMatchObject({ link: 'live', lostAt: null });
+  });
+
+  it('a refused token says "rejected", no token says "missing", and a later network error does not hide it', async () => {
+    let err: Error = new ApiRequestError(401, 'unauthorized', 'the proxy did not accept the token');
+    const env = fakeEnv();
+    const store = new DashboardStore({
+      ...env,
+      api: {
+        ...env.api,
+        resolvers: async () => {
+          throw err;
+        },
+      },
+    });
+    await store.refresh('resolvers');
+    store.flush();
+    expect(store.getSnapshot()).toMatchObject({ link: 'unauthorized', authProblem: 'rejected' });
+    err = new ApiRequestError(0, 'network', 'down');
+    await store.refresh('resolvers');
+    store.flush();
+    expect(store.getSnapshot().link).toBe('unauthorized');
+    err = new ApiRequestError(401, 'signed_out', 'no token');
+    await store.refresh('resolvers');
+    store.flush();
+    expect(store.getSnapshot().authProblem).toBe('missing');
+
+    const other = new DashboardStore(fakeEnv());
+    other.signedOut('malformed');
+    other.flush();
+    expect(other.getSnapshot()).toMatchObject({ link: 'unauthorized', authProblem: 'malformed' });
   });
 });

@@ -25,6 +25,7 @@ import type {
   TimelineEvent,
 } from '../../../proxy/control/api-types.js';
 import { ApiRequestError, api } from '../api/client.js';
+import { openStream } from '../api/stream.js';
 import { RingBuffer } from '../lib/ring.js';
 
 export const QUERY_CAPACITY = 100_000;
@@ -34,9 +35,19 @@ const BACKFILL_PAGE = 1_000;
 
 export type LinkState = 'connecting' | 'live' | 'reconnecting' | 'unauthorized';
 
+/** Why the page is not signed in: no token in the link or tab, a token that can't be one, or one the proxy refused. */
+export type AuthProblem = 'missing' | 'malformed' | 'rejected';
+
 export interface DashboardSnapshot {
   readonly link: LinkState;
   readonly linkError: string | null;
+  /** Set while link is 'unauthorized'. */
+  readonly authProblem: AuthProblem | null;
+  /**
+   * now() when the link stopped being live (at start: when the store
+   * started); null while live. Everything shown is as of this moment.
+   */
+  readonly lostAt: number | null;
   readonly status: StatusView | null;
   /** Date.now() when `status` was fetched, to extrapolate uptime. */
   readonly statusAt: number;
@@ -61,6 +72,8 @@ export interface DashboardSnapshot {
 const INITIAL: DashboardSnapshot = {
   link: 'connecting',
   linkError: null,
+  authProblem: null,
+  lostAt: null,
   status: null,
   statusAt: 0,
   resolvers: null,
@@ -84,7 +97,7 @@ type Refresh = 'status' | 'resolvers' | 'connections' | 'metrics' | 'settings';
 /** What the store needs from its environment; tests pass fakes. */
 export interface StoreEnv {
   readonly api: Pick<typeof api, 'status' | 'resolvers' | 'connections' | 'metrics' | 'settings' | 'queries' | 'recentEvents'>;
-  openStream(onBatch: (b: StreamBatch) => void, onOpen: () => void, onError: () => void): () => void;
+  openStream(onBatch: (b: StreamBatch) => void, onOpen: () => void, onError: (err: ApiRequestError | null) => void): () => void;
   schedule(fn: () => void): void;
   now(): number;
 }
@@ -93,34 +106,7 @@ function browserEnv(): StoreEnv {
   return {
     api,
     openStream(onBatch, onOpen, onError) {
-      let es: EventSource | null = null;
-      let retry: number | null = null;
-      const connect = (): void => {
-        es = new EventSource('/api/stream');
-        es.addEventListener('batch', (e) => {
-          try {
-            onBatch(JSON.parse((e as MessageEvent<string>).data) as StreamBatch);
-          } catch {
-            // A malformed batch is dropped; the next snapshot refresh repairs the view.
-          }
-        });
-        es.addEventListener('open', onOpen);
-        es.addEventListener('error', () => {
-          onError();
-          // EventSource retries network errors itself but gives up on an HTTP error.
-          if (es?.readyState === EventSource.CLOSED && retry === null) {
-            retry = window.setTimeout(() => {
-              retry = null;
-              connect();
-            }, 2000);
-          }
-        });
-      };
-      connect();
-      return () => {
-        if (retry !== null) window.clearTimeout(retry);
-        es?.close();
-      };
+      return openStream({ onBatch, onOpen, onError });
     },
     schedule(fn) {
       if (typeof requestAnimationFrame === 'function' && document.visibilityState === 'visible') requestAnimationFrame(() => fn());
@@ -172,17 +158,24 @@ export class DashboardStore {
   start(): void {
     this.#stopped = false;
     this.#held = [];
+    this.#set({ lostAt: this.#env.now() });
     this.#closeStream = this.#env.openStream(
       (b) => this.ingestBatch(b),
       () => void this.#resync(),
-      () => {
-        if (this.#snap.link !== 'unauthorized') this.#set({ link: 'reconnecting' });
-        // EventSource retries by itself; hold batches until the resync after it reopens.
+      (err) => {
+        if (err?.status === 401) this.#fail(err);
+        else if (this.#link() !== 'unauthorized') this.#set({ link: 'reconnecting' });
+        // The stream reconnects by itself; hold batches until the resync after it reopens.
         this.#held ??= [];
       },
     );
     void this.#resync();
     this.#timer = window.setInterval(() => this.#poll(), 1000);
+  }
+
+  /** The page has no usable token: show why, and ask the API nothing. */
+  signedOut(problem: AuthProblem): void {
+    this.#set({ link: 'unauthorized', authProblem: problem, lostAt: this.#env.now() });
   }
 
   stop(): void {
@@ -302,8 +295,15 @@ export class DashboardStore {
   }
 
   #fail(err: unknown): void {
-    if (err instanceof ApiRequestError && err.status === 401) this.#set({ link: 'unauthorized', linkError: err.message });
-    else this.#set({ link: 'reconnecting', linkError: err instanceof Error ? err.message : String(err) });
+    if (err instanceof ApiRequestError && err.status === 401) {
+      this.#set({ link: 'unauthorized', linkError: err.message, authProblem: err.code === 'signed_out' ? 'missing' : 'rejected' });
+    } else if (this.#link() !== 'unauthorized') {
+      this.#set({ link: 'reconnecting', linkError: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  #link(): LinkState {
+    return this.#pending.link ?? this.#snap.link;
   }
 
   async #fetch(part: Refresh): Promise<void> {
@@ -357,6 +357,12 @@ export class DashboardStore {
   }
 
   #set(patch: Partial<DashboardSnapshot>): void {
+    // lostAt follows link: stamped on the first change away from live, cleared on return.
+    if (patch.link !== undefined && patch.lostAt === undefined) {
+      const wasLive = this.#link() === 'live';
+      if (patch.link === 'live') patch = { ...patch, lostAt: null, authProblem: null };
+      else if (wasLive) patch = { ...patch, lostAt: this.#env.now() };
+    }
     Object.assign(this.#pending, patch);
     if (this.#scheduled) return;
     this.#scheduled = true;

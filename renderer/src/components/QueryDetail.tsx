@@ -1,0 +1,58 @@
+import { useId } from 'react';
+import type { QueryRecord } from '../../../proxy/control/api-types.js';
+import { formatLatencyUs } from '../lib/format.js';
+import { detailFacts } from '../lib/query-row.js';
+import { timingBreakdown } from '../lib/timing.js';
+import { Icon } from './Icon.js';
+
+/** One query's detail panel: where its time went, and its facts. */
+export function QueryDetail({ r, resolver, handshakeMs, onClose }: { r: QueryRecord; resolver: string; handshakeMs: number | null; onClose: () => void }) {
+  const segments = timingBreakdown(r, handshakeMs);
+  const headingId = useId();
+  const facts = detailFacts(r, resolver);
+  return (
+    <aside className="detail" aria-labelledby={headingId}>
+      <header className="detail-head">
+        <h3 id={headingId} className="mono">
+          {r.name ?? '(name not recorded)'} <span className="muted">{r.type}</span>
+        </h3>
+        <button type="button" className="btn btn-ghost" onClick={onClose} aria-label="Close query details">
+          <Icon name="x" />
+        </button>
+      </header>
+      <p className="detail-total">
+        <span className="big mono">{formatLatencyUs(r.latencyUs)}</span> <span className="muted">total, as the client saw it</span>
+      </p>
+      <h4>Where the time went</h4>
+      <div className="timing-bar" aria-hidden="true">
+        {segments
+          .filter((s) => s.share > 0)
+          .map((s) => (
+            <span key={s.key} className={`seg seg-${s.key}`} style={{ flexGrow: Math.max(s.share, 0.01) }} />
+          ))}
+      </div>
+      <table className="timing-table" aria-label="Timing breakdown">
+        <tbody>
+          {segments.map((s) => (
+            <tr key={s.key}>
+              <th scope="row">
+                <span className={`swatch seg-${s.key}`} aria-hidden="true" />
+                {s.label}
+              </th>
+              <td className="num mono">{formatLatencyUs(s.us)}</td>
+              <td className="num muted">{Math.round(s.share * 100)}%</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <dl className="facts">
+        {facts.map(([k, v]) => (
+          <div key={k}>
+            <dt>{k}</dt>
+            <dd>{v}</dd>
+          </div>
+        ))}
+      </dl>
+    </aside>
+  );
+}

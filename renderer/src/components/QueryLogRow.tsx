@@ -1,0 +1,57 @@
+import { memo } from 'react';
+import type { QueryRecord } from '../../../proxy/control/api-types.js';
+import { formatClock, formatLatencyUs } from '../lib/format.js';
+import { connectionText, rowFlags } from '../lib/query-row.js';
+import { Icon } from './Icon.js';
+
+export interface RowProps {
+  readonly r: QueryRecord;
+  readonly id: string;
+  readonly index: number;
+  readonly top: number;
+  readonly active: boolean;
+  readonly selected: boolean;
+  readonly slowUs: number;
+  readonly resolver: string;
+  readonly onPick: (index: number) => void;
+}
+
+/** One row of the query log grid (memoised: the grid re-renders on every batch, rows only when their record or state changes). */
+export const Row = memo(function Row({ r, id, index, top, active, selected, slowUs, resolver, onPick }: RowProps) {
+  const { slow, bad, newConnection } = rowFlags(r, slowUs);
+  return (
+    <div
+      id={id}
+      role="row"
+      aria-rowindex={index + 2}
+      aria-selected={selected}
+      className={`log-row${active ? ' active' : ''}${selected ? ' selected' : ''}${index % 2 ? ' odd' : ''}`}
+      style={{ transform: `translateY(${top}px)` }}
+      onClick={() => onPick(index)}
+    >
+      <span role="gridcell" className="c-time mono">
+        {formatClock(r.startedAt)}
+      </span>
+      <span role="gridcell" className={`c-name mono${r.name === null ? ' muted' : ''}`} title={r.name ?? undefined}>
+        {r.name ?? '(name not recorded)'}
+      </span>
+      <span role="gridcell" className="c-type mono">
+        {r.type}
+      </span>
+      <span role="gridcell" className={`c-rcode mono${bad ? ' rcode-bad' : ''}`}>
+        {bad && <Icon name="error" />}
+        {r.rcode}
+      </span>
+      <span role="gridcell" className={`c-latency mono${slow ? ' slow' : ''}`}>
+        {formatLatencyUs(r.latencyUs)}
+        {slow && <span className="sr-only"> (slow)</span>}
+      </span>
+      <span role="gridcell" className={`c-conn${newConnection ? ' conn-new' : ''}`}>
+        {connectionText(r)}
+      </span>
+      <span role="gridcell" className="c-resolver">
+        {resolver}
+      </span>
+    </div>
+  );
+});

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { lastCompleteSecond, latencyTile, rateText } from './overview.js';
+
+const point = (t: number, queries: number) => ({ t, queries, hits: 0, p50: null, p95: null });
+
+describe('overview figures', () => {
+  it('"/s" is the last complete second, not the one still filling (issue 14, item 4)', () => {
+    const series = [point(1000, 140), point(2000, 151), point(3000, 13)];
+    expect(lastCompleteSecond(series)?.queries).toBe(151);
+    expect(rateText(series)).toBe('151/s');
+    expect(rateText([point(1000, 13)])).toBe('—/s');
+    expect(rateText([])).toBe('—/s');
+    expect(rateText([point(1000, 1234), point(2000, 5)])).toBe('1,234/s');
+  });
+
+  it('latency without answers says so instead of a number (issue 14, item 3)', () => {
+    expect(latencyTile(undefined).value).toBe('no answers');
+    expect(latencyTile({ count: 0, p50: null, p95: null, p99: null }).value).toBe('no answers');
+    const t = latencyTile({ count: 1200, p50: 12.3, p95: 48, p99: 130 });
+    expect(t.value).toBe('12.3 ms / 48.0 ms');
+    expect(t.sub).toBe('last minute · 1,200 answers · p99 130 ms');
+    expect(latencyTile({ count: 1, p50: 2, p95: 2, p99: 2 }).sub).toContain('1 answer ·');
+  });
+});

@@ -1,0 +1,40 @@
+/**
+ * The overview's figures (issue 14, items 3 and 4). Pure: the component
+ * renders these strings.
+ */
+import type { LatencyStats, SeriesPoint } from '../../../proxy/control/api-types.js';
+import { formatCount, formatLatencyMs } from './format.js';
+
+/**
+ * Queries in the last complete second. The series ends with the second
+ * that is still filling (a fraction of a second's queries), so the point
+ * before it is the newest whole one; null when there is none yet.
+ */
+export function lastCompleteSecond(series: readonly SeriesPoint[]): SeriesPoint | null {
+  return series.length >= 2 ? (series[series.length - 2] as SeriesPoint) : null;
+}
+
+export function rateText(series: readonly SeriesPoint[]): string {
+  const p = lastCompleteSecond(series);
+  return p === null ? '—/s' : `${formatCount(p.queries)}/s`;
+}
+
+export interface LatencyTile {
+  readonly value: string;
+  readonly sub: string;
+}
+
+/**
+ * p50 / p95 of the resolver's answers over the last minute. The API counts
+ * only answers the resolver gave; with none (a resolver that can't be
+ * reached, or blocked), the tile says so instead of showing a number.
+ */
+export function latencyTile(stats: LatencyStats | undefined): LatencyTile {
+  if (!stats || stats.count === 0 || stats.p50 === null) {
+    return { value: 'no answers', sub: 'none from the resolver in the last minute' };
+  }
+  return {
+    value: `${formatLatencyMs(stats.p50)} / ${formatLatencyMs(stats.p95)}`,
+    sub: `last minute · ${formatCount(stats.count)} ${stats.count === 1 ? 'answer' : 'answers'} · p99 ${formatLatencyMs(stats.p99)}`,
+  };
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { record } from './fixtures.test-helpers.js';
+import { connectionText, detailFacts, resolverLabel, rowFlags } from './query-row.js';
+
+const resolvers = [{ id: 'quad9', label: 'Quad9' }];
+
+describe('query row facts', () => {
+  it('resolver by name; the id only for a resolver no longer configured; a dash when never sent', () => {
+    expect(resolverLabel(resolvers, 'quad9')).toBe('Quad9');
+    expect(resolverLabel(resolvers, 'custom:10.0.0.1:853')).toBe('custom:10.0.0.1:853');
+    expect(resolverLabel(resolvers, null)).toBe('—');
+  });
+
+  it('connection in words', () => {
+    expect(connectionText(record({ connectionId: 3, reused: true }))).toBe('#3 reused');
+    expect(connectionText(record({ connectionId: 4, reused: false, handshake: 'resumed' }))).toBe('#4 new (resumed)');
+    expect(connectionText(record({ connectionId: null, reused: null }))).toBe('not sent');
+  });
+
+  it('flags: slow at the threshold, bad for anything but NOERROR, new connection', () => {
+    expect(rowFlags(record({ latencyUs: 100_000 }), 100_000)).toEqual({ slow: true, bad: false, newConnection: false });
+    expect(rowFlags(record({ latencyUs: 99_999, rcode: 'NXDOMAIN', reused: false }), 100_000)).toEqual({ slow: false, bad: true, newConnection: true });
+  });
+
+  it('detail facts say who answered, retries, truncation and errors', () => {
+    const f = Object.fromEntries(detailFacts(record({ source: 'servfail', rcode: 'SERVFAIL', attempts: 2, truncated: true, error: 'connect_timeout', depth: 3 }), 'Quad9'));
+    expect(f['Answer from']).toBe('the proxy (SERVFAIL)');
+    expect(f['Resolver']).toBe('Quad9');
+    expect(f['Attempts']).toBe('2 (retried)');
+    expect(f['Pipelined with']).toBe('2 other queries in flight');
+    expect(f['Truncated']).toMatch(/TCP/);
+    expect(f['Error']).toBe('connect_timeout');
+    expect(Object.keys(Object.fromEntries(detailFacts(record(), 'Quad9')))).not.toContain('Error');
+  });
+});
