@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs every check in order — build, lint, typecheck, unit/integration
+// Runs every check in order — build, lint, typecheck, dead code, unit/integration
 // (vitest), end-to-end (Playwright) — and ends with one line CI counts:
 // "N passed, N failed". Exit code 1 if anything failed.
 import { spawnSync } from 'node:child_process';
@@ -34,6 +34,7 @@ if (!only) {
   step('build', 'npm', ['run', '--silent', 'build']);
   step('lint', 'npx', ['eslint', '.']);
   step('typecheck', 'npm', ['run', '--silent', 'typecheck']);
+  step('dead code (knip: unused files, exports, dependencies)', 'npx', ['knip']);
 }
 
 if (!only || only === 'unit') {

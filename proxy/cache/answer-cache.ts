@@ -28,7 +28,7 @@ export interface AnswerCacheOptions {
   readonly staleMaxSec: number;
 }
 
-export const DEFAULT_CACHE_OPTIONS: AnswerCacheOptions = {
+const DEFAULT_CACHE_OPTIONS: AnswerCacheOptions = {
   maxBytes: 4 * 1024 * 1024,
   maxTtlSec: 86_400,
   servfailTtlSec: 2,
@@ -63,7 +63,7 @@ export interface CacheLookup {
 }
 
 /** What callers may see of an entry. */
-export interface CacheEntry {
+interface CacheEntry {
   readonly ttlSec: number;
   readonly hits: number;
   prefetching: boolean;

@@ -21,7 +21,7 @@ import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest, t
 import type { AnswerCache, CacheLookup } from './answer-cache.js';
 
 /** RFC 8767 §5 suggests 1.8 s before answering stale; our upstream deadline is 2.5 s at most. */
-export const STALE_AFTER_MS = 1_500;
+const STALE_AFTER_MS = 1_500;
 /** "The last 10 % of its TTL" (issue 11) and at least this many hits: popular. */
 const PREFETCH_FRACTION = 0.1;
 const PREFETCH_MIN_HITS = 2;
@@ -51,7 +51,7 @@ interface Miss extends UpstreamRequest {
   settled: boolean;
 }
 
-export function cacheKey(req: UpstreamRequest): string {
+function cacheKey(req: UpstreamRequest): string {
   const q = req.question.key;
   const bits = queryCacheBits(req.wire);
   return `${q.name.toLowerCase()}|${q.type}|${q.class}|${bits.dnssecOk ? 'do' : ''}|${bits.checkingDisabled ? 'cd' : ''}`;

@@ -23,7 +23,7 @@ import type { IncomingMessage } from 'node:http';
 import { writeFileAtomicSync } from '../config/config-file.js';
 import { ConfigError } from '../errors.js';
 
-export const TOKEN_FILE = 'token';
+const TOKEN_FILE = 'token';
 const TOKEN_FORMAT = /^[A-Za-z0-9_-]{43}$/;
 
 export interface LoadedToken {
@@ -34,7 +34,7 @@ export interface LoadedToken {
   readonly notes: readonly string[];
 }
 
-export function newToken(): string {
+function newToken(): string {
   return crypto.randomBytes(32).toString('base64url');
 }
 

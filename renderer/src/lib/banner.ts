@@ -4,6 +4,7 @@
  * relies on colour alone.
  */
 import type { PrivacyState, ResolverView, StatusView } from '../../../proxy/control/api-types.js';
+import { PRIVACY_WORDS, type PrivacyWords } from '../../../proxy/network/privacy-words.js';
 
 export type Tone = 'good' | 'caution' | 'warning' | 'danger' | 'neutral';
 export type BannerIcon = 'shield-check' | 'shield-question' | 'wifi-sign-in' | 'unlocked' | 'blocked' | 'power';
@@ -22,58 +23,26 @@ export interface BannerModel {
   readonly leaves: string;
 }
 
-interface StateText {
+/** What the banner adds to the shared words (network/privacy-words.ts): how each state looks. */
+interface StateLook {
   readonly tone: Tone;
   readonly icon: BannerIcon;
-  readonly label: string;
-  readonly title: string;
-  readonly leaves: string;
 }
 
-const STATES: Readonly<Record<PrivacyState, StateText>> = {
-  private: {
-    tone: 'good',
-    icon: 'shield-check',
-    label: 'Private',
-    title: 'Your DNS is private',
-    leaves: 'Only encrypted DNS to your resolver.',
-  },
-  'private-unverified': {
-    tone: 'caution',
-    icon: 'shield-question',
-    label: 'Encrypted, unverified',
-    title: "Your DNS is encrypted, but the resolver's identity isn't verified",
-    leaves: 'Only encrypted DNS, to a server whose certificate did not verify.',
-  },
-  captive: {
-    tone: 'warning',
-    icon: 'wifi-sign-in',
-    label: 'Hotspot sign-in',
-    title: 'A hotspot sign-in page is in the way',
-    leaves: 'Cleartext DNS only for what your policy allows while you sign in.',
-  },
-  degraded: {
-    tone: 'danger',
-    icon: 'unlocked',
-    label: 'Not private',
-    title: 'Your DNS is not private: encrypted DNS is blocked on this network',
-    leaves: "Cleartext DNS to this network's resolver: anyone on the path can read the names you look up.",
-  },
-  blocked: {
-    tone: 'danger',
-    icon: 'blocked',
-    label: 'Blocked',
-    title: 'DNS is stopped to keep it private',
-    leaves: 'Nothing: lookups fail at once until encrypted DNS works again.',
-  },
-  off: {
-    tone: 'neutral',
-    icon: 'power',
-    label: 'Off',
-    title: 'dotstub is not handling this machine’s DNS',
-    leaves: 'Whatever your operating system sends, usually cleartext DNS.',
-  },
+const LOOKS: Readonly<Record<PrivacyState, StateLook>> = {
+  private: { tone: 'good', icon: 'shield-check' },
+  'private-unverified': { tone: 'caution', icon: 'shield-question' },
+  captive: { tone: 'warning', icon: 'wifi-sign-in' },
+  degraded: { tone: 'danger', icon: 'unlocked' },
+  blocked: { tone: 'danger', icon: 'blocked' },
+  off: { tone: 'neutral', icon: 'power' },
 };
+
+type StateText = StateLook & PrivacyWords;
+
+const STATES = Object.fromEntries(
+  (Object.keys(LOOKS) as PrivacyState[]).map((state) => [state, { ...LOOKS[state], ...PRIVACY_WORDS[state] }]),
+) as Readonly<Record<PrivacyState, StateText>>;
 
 export const PRIVACY_STATES = Object.keys(STATES) as PrivacyState[];
 

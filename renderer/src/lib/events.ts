@@ -14,7 +14,7 @@ export interface EventLine {
   readonly detail: string;
 }
 
-export function eventTime(e: TimelineEvent): number {
+function eventTime(e: TimelineEvent): number {
   return e.kind === 'connection' || e.kind === 'state' ? e.event.at : e.at;
 }
 

@@ -41,11 +41,11 @@ export const EXPORT_COLUMNS = [
   'seq',
 ] as const;
 
-export type ExportRow = Record<(typeof EXPORT_COLUMNS)[number], string | number | boolean | null>;
+type ExportRow = Record<(typeof EXPORT_COLUMNS)[number], string | number | boolean | null>;
 
 const ms = (us: number): number => Math.round(us) / 1000;
 
-export function exportRow(r: QueryRecord, resolvers: readonly Pick<ResolverView, 'id' | 'label'>[] | undefined): ExportRow {
+function exportRow(r: QueryRecord, resolvers: readonly Pick<ResolverView, 'id' | 'label'>[] | undefined): ExportRow {
   return {
     time: new Date(r.startedAt).toISOString(),
     name: r.name,

@@ -24,10 +24,6 @@ export function isFilterActive(f: QueryFilter): boolean {
   return f.name.trim() !== '' || f.type !== '' || f.rcode !== '' || f.slowOnly;
 }
 
-export function filterEquals(a: QueryFilter, b: QueryFilter): boolean {
-  return a.name === b.name && a.type === b.type && a.rcode === b.rcode && a.slowOnly === b.slowOnly && a.slowMs === b.slowMs;
-}
-
 /** Compiles a filter into a fast predicate. */
 export function compileFilter(f: QueryFilter): (r: QueryRecord) => boolean {
   const needle = f.name.trim().toLowerCase().replace(/\.$/, '');

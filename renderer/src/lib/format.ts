@@ -70,9 +70,3 @@ export function formatClockShort(epochMs: number): string {
   return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
-/** "full TLS handshake" / "resumed session" for a connection or query. */
-export function describeHandshake(kind: 'full' | 'resumed' | boolean | null | undefined): string {
-  if (kind === 'resumed' || kind === true) return 'resumed';
-  if (kind === 'full' || kind === false) return 'full';
-  return '—';
-}

@@ -36,8 +36,8 @@ export function asOf(link: LinkState, lostAt: number | null, now: number): numbe
 }
 
 /** How to get dotstub running and a fresh dashboard link, for every "unknown" message. */
-export const START_HINT = 'Start it with the dotstub command in a terminal, or choose Resume private DNS in the dotstub desktop app’s tray menu.';
-export const FRESH_LINK_HINT =
+const START_HINT = 'Start it with the dotstub command in a terminal, or choose Resume private DNS in the dotstub desktop app’s tray menu.';
+const FRESH_LINK_HINT =
   'Get a fresh link: run dotstub in a terminal (it prints “dotstub: dashboard at http://127.0.0.1:…/#token=…”), or open the dashboard from the dotstub desktop app’s tray menu.';
 
 export interface UnknownModel {

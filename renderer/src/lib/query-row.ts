@@ -20,7 +20,7 @@ export function connectionText(r: Pick<QueryRecord, 'connectionId' | 'reused' | 
 }
 
 /** Who answered the client, in words. */
-export function answerSourceText(source: QueryRecord['source']): string {
+function answerSourceText(source: QueryRecord['source']): string {
   switch (source) {
     case 'upstream':
       return 'the resolver, over TLS';

@@ -4,7 +4,7 @@
  */
 import type { Settings } from '../../../proxy/control/api-types.js';
 
-export type NumericSetting = 'idleTimeoutSec' | 'poolSize' | 'maxInFlight' | 'logSize';
+type NumericSetting = 'idleTimeoutSec' | 'poolSize' | 'maxInFlight' | 'logSize';
 
 export interface NumericField {
   readonly key: NumericSetting;

@@ -21,7 +21,7 @@ export function useDashboard<T>(select: (s: DashboardSnapshot) => T): T {
 }
 
 /** Date.now(), refreshed every `intervalMs` (for ages and uptimes). */
-export function useNow(intervalMs = 1000): number {
+function useNow(intervalMs = 1000): number {
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
     const t = window.setInterval(() => setNow(Date.now()), intervalMs);

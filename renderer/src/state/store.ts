@@ -28,8 +28,8 @@ import { ApiRequestError, api } from '../api/client.js';
 import { openStream } from '../api/stream.js';
 import { RingBuffer } from '../lib/ring.js';
 
-export const QUERY_CAPACITY = 100_000;
-export const EVENT_CAPACITY = 2_000;
+const QUERY_CAPACITY = 100_000;
+const EVENT_CAPACITY = 2_000;
 /** Page size for filling the log on load and after a reconnect (the API's largest page). */
 const BACKFILL_PAGE = 1_000;
 
