@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import { formatAge, formatCount } from '../lib/format.js';
-import { latencyTile, rateText } from '../lib/overview.js';
+import { cacheTile, latencyTile, rateText } from '../lib/overview.js';
 import { useAsOf, useDashboard } from '../state/context.js';
 import { Charts } from './Charts.js';
 import { HitGauges } from './Connections.js';
@@ -27,6 +27,7 @@ export function Overview() {
   const connections = useDashboard((s) => s.connections);
   const now = useAsOf(1000);
   const lat = latencyTile(status ? metrics?.latency[status.resolver.id]?.last1m : undefined);
+  const cache = cacheTile(metrics?.cache);
   const uptime = status ? status.uptimeMs + (now - statusAt) : 0;
   return (
     <div className="overview">
@@ -42,6 +43,7 @@ export function Overview() {
         />
         <Tile label="Queries" value={formatCount(counters?.queries ?? 0, true)} sub={`${rateText(metrics?.series ?? [])} last second · ${inFlight} in flight`} />
         <Tile label="Latency p50 / p95" value={lat.value} sub={lat.sub} />
+        <Tile label="Answer cache" value={cache.value} sub={cache.sub} />
         <Tile
           label="Connections"
           value={connections.length}

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { lastCompleteSecond, latencyTile, rateText } from './overview.js';
+import { describe, expect, it, test } from 'vitest';
+import { cacheTile, lastCompleteSecond, latencyTile, rateText } from './overview.js';
 
 const point = (t: number, queries: number) => ({ t, queries, hits: 0, p50: null, p95: null });
 
@@ -20,5 +20,18 @@ describe('overview figures', () => {
     expect(t.value).toBe('12.3 ms / 48.0 ms');
     expect(t.sub).toBe('last minute · 1,200 answers · p99 130 ms');
     expect(latencyTile({ count: 1, p50: 2, p95: 2, p99: 2 }).sub).toContain('1 answer ·');
+  });
+});
+
+describe('the cache tile', () => {
+  const base = { hits: 30, misses: 10, stale: 0, prefetches: 0, hitRatio: 0.75, entries: 12, bytes: 6 * 1024, maxBytes: 4 * 1024 * 1024 };
+  test('says what share it answered and what it holds', () => {
+    expect(cacheTile(base)).toEqual({ value: '75% answered', sub: '12 answers · 6.0 KiB of 4.0 MiB' });
+    expect(cacheTile({ ...base, stale: 2 }).sub).toContain('2 stale');
+  });
+  test('off, unknown and empty are said, not shown as 0 %', () => {
+    expect(cacheTile(null).value).toBe('off');
+    expect(cacheTile(undefined).value).toBe('—');
+    expect(cacheTile({ ...base, hits: 0, misses: 0, hitRatio: null }).value).toBe('no queries');
   });
 });

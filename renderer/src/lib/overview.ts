@@ -1,9 +1,8 @@
 /**
- * The overview's figures (issue 14, items 3 and 4). Pure: the component
- * renders these strings.
+ * The overview's figures. Pure: the component renders these strings.
  */
-import type { LatencyStats, SeriesPoint } from '../../../proxy/control/api-types.js';
-import { formatCount, formatLatencyMs } from './format.js';
+import type { LatencyStats, MetricsView, SeriesPoint } from '../../../proxy/control/api-types.js';
+import { formatBytes, formatCount, formatLatencyMs, formatPercent } from './format.js';
 
 /**
  * Queries in the last complete second. The series ends with the second
@@ -37,4 +36,17 @@ export function latencyTile(stats: LatencyStats | undefined): LatencyTile {
     value: `${formatLatencyMs(stats.p50)} / ${formatLatencyMs(stats.p95)}`,
     sub: `last minute · ${formatCount(stats.count)} ${stats.count === 1 ? 'answer' : 'answers'} · p99 ${formatLatencyMs(stats.p99)}`,
   };
+}
+
+/**
+ * The answer cache at a glance: the share of queries it answered without a
+ * round trip, and what it holds. `metrics.cache` is null when the cache is
+ * off; before the first query the ratio is unknown, not 0 %.
+ */
+export function cacheTile(cache: MetricsView['cache'] | undefined): LatencyTile {
+  if (cache === undefined) return { value: '—', sub: 'waiting for figures' };
+  if (cache === null) return { value: 'off', sub: 'every query goes to the resolver (--cache-size 0)' };
+  const value = cache.hitRatio === null ? 'no queries' : `${formatPercent(cache.hitRatio, 0)} answered`;
+  const stale = cache.stale > 0 ? ` · ${formatCount(cache.stale)} stale` : '';
+  return { value, sub: `${formatCount(cache.entries)} answers · ${formatBytes(cache.bytes)} of ${formatBytes(cache.maxBytes)}${stale}` };
 }
