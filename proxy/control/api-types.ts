@@ -156,6 +156,9 @@ export interface SeriesPoint {
   /** Second, ms since the epoch. */
   readonly t: number;
   readonly queries: number;
+  /** Queries that went to the resolver (not answered by the cache or locally): the reuse share's denominator. */
+  readonly sent: number;
+  /** Of those, the ones that found an open connection. */
   readonly hits: number;
   readonly p50: number | null;
   readonly p95: number | null;

@@ -176,8 +176,8 @@ export class MetricsWindow {
     const out: SeriesPoint[] = [];
     for (let sec = nowSec - WINDOW_SEC + 1; sec <= nowSec; sec++) {
       const s = this.#slots[sec % WINDOW_SEC] as Slot;
-      if (s.sec !== sec) out.push({ t: sec * 1000, queries: 0, hits: 0, p50: null, p95: null });
-      else out.push({ t: sec * 1000, queries: s.queries, hits: s.hits, p50: percentile(s.all, s.allCount, 0.5), p95: percentile(s.all, s.allCount, 0.95) });
+      if (s.sec !== sec) out.push({ t: sec * 1000, queries: 0, sent: 0, hits: 0, p50: null, p95: null });
+      else out.push({ t: sec * 1000, queries: s.queries, sent: s.sent, hits: s.hits, p50: percentile(s.all, s.allCount, 0.5), p95: percentile(s.all, s.allCount, 0.95) });
     }
     return out;
   }

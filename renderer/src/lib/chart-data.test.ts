@@ -5,18 +5,20 @@ import { record } from './fixtures.test-helpers.js';
 import { RingBuffer } from './ring.js';
 
 describe('chart data', () => {
-  it('series → uPlot columns, seconds and reuse %', () => {
+  it('series → uPlot columns, seconds and reuse % of the queries that went to the resolver', () => {
     const c = seriesColumns([
-      { t: 1000, queries: 4, hits: 3, p50: 1, p95: 2 },
-      { t: 2000, queries: 0, hits: 0, p50: null, p95: null },
+      { t: 1000, queries: 10, sent: 4, hits: 3, p50: 1, p95: 2 },
+      { t: 2000, queries: 0, sent: 0, hits: 0, p50: null, p95: null },
+      { t: 3000, queries: 5, sent: 0, hits: 0, p50: null, p95: null },
     ]);
-    expect(c.t).toEqual([1, 2]);
-    expect(c.reusePct).toEqual([75, null]);
-    expect(c.p95).toEqual([2, null]);
+    expect(c.t).toEqual([1, 2, 3]);
+    // 6 of the first second's 10 came from the cache: reuse is 3 of the 4 sent, not 3 of 10.
+    expect(c.reusePct).toEqual([75, null, null]);
+    expect(c.p95).toEqual([2, null, null]);
   });
 
   it('drops idle seconds before the first query, keeping a minimum window', () => {
-    const series = Array.from({ length: 300 }, (_, i) => ({ t: i * 1000, queries: i >= 280 ? 1 : 0, hits: 0, p50: null, p95: null }));
+    const series = Array.from({ length: 300 }, (_, i) => ({ t: i * 1000, queries: i >= 280 ? 1 : 0, sent: 0, hits: 0, p50: null, p95: null }));
     expect(seriesColumns(series).t.length).toBe(60);
     expect(seriesColumns(series, 10).t[0]).toBe(280);
     expect(seriesColumns([], 60).t).toEqual([]);

@@ -9,7 +9,7 @@ export interface SeriesColumns {
   readonly qps: number[];
   readonly p50: (number | null)[];
   readonly p95: (number | null)[];
-  /** Connection hits as a percentage of that second's queries; null when there were none. */
+  /** Connection hits as a percentage of that second's queries sent to the resolver (cache answers need no connection); null when none went. */
   readonly reusePct: (number | null)[];
 }
 
@@ -28,7 +28,7 @@ export function seriesColumns(series: readonly SeriesPoint[], minPoints = 60): S
     out.qps.push(p.queries);
     out.p50.push(p.p50);
     out.p95.push(p.p95);
-    out.reusePct.push(p.queries > 0 ? (100 * p.hits) / p.queries : null);
+    out.reusePct.push(p.sent > 0 ? (100 * p.hits) / p.sent : null);
   }
   return out;
 }

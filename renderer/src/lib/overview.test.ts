@@ -1,7 +1,7 @@
 import { describe, expect, it, test } from 'vitest';
 import { cacheTile, lastCompleteSecond, latencyTile, rateText } from './overview.js';
 
-const point = (t: number, queries: number) => ({ t, queries, hits: 0, p50: null, p95: null });
+const point = (t: number, queries: number) => ({ t, queries, sent: queries, hits: 0, p50: null, p95: null });
 
 describe('overview figures', () => {
   it('"/s" is the last complete second, not the one still filling (issue 14, item 4)', () => {
