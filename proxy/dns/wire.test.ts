@@ -2,7 +2,7 @@ import dnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 import { describe, expect, test } from 'vitest';
 import { QuestionMismatchError } from '../errors.js';
-import { encodeClientAnswer, encodeUpstreamQuery, parseClientQuery, readUpstreamAnswer, sameQuestion, servfail, type ClientQuery } from './wire.js';
+import { encodeClientAnswer, encodeUpstreamQuery, parseClientQuery, readUpstreamAnswer, servfail, type ClientQuery } from './wire.js';
 
 const asked = (q: ClientQuery) => ({ key: q.question, bytes: q.questionBytes });
 
@@ -129,11 +129,30 @@ describe('answers to the client', () => {
     expect(opt && 'options' in opt ? opt.options : ['missing']).toEqual([]);
   });
 
-  test('question matching ignores case only', () => {
-    expect(sameQuestion({ name: 'A.Test', type: 'A', class: 'IN' }, { name: 'a.test', type: 'A', class: 'IN' })).toBe(true);
-    expect(sameQuestion({ name: 'a.test', type: 'A', class: 'IN' }, { name: 'a.test', type: 'AAAA', class: 'IN' })).toBe(false);
-    expect(sameQuestion({ name: 'a.test', type: 'A', class: 'IN' }, { name: 'b.test', type: 'A', class: 'IN' })).toBe(false);
-    expect(sameQuestion({ name: 'a.test', type: 'A', class: 'IN' }, undefined)).toBe(false);
+  test('question matching folds ASCII letters only; other octets, type and class compare exactly', () => {
+    const raw = (name: Buffer, type = 1): Buffer => {
+      const out = Buffer.alloc(12 + name.length + 4);
+      out.writeUInt16BE(0x8180, 2);
+      out.writeUInt16BE(1, 4);
+      name.copy(out, 12);
+      out.writeUInt16BE(type, 12 + name.length);
+      out.writeUInt16BE(1, 14 + name.length);
+      return out;
+    };
+    const q = (name: Buffer, type = 1): ClientQuery => parsed(Buffer.from(raw(name, type)).fill(0, 2, 4));
+    const asciiUpper = Buffer.from([1, 0x41, 4, ...Buffer.from('test'), 0]);
+    const asciiLower = Buffer.from([1, 0x61, 4, ...Buffer.from('test'), 0]);
+    expect(readUpstreamAnswer(raw(asciiLower), asked(q(asciiUpper))).rcode).toBe(0);
+    // 0xC0 and 0xE0 differ by the ASCII case bit but are not letters (RFC 4343 §3).
+    const latinUpper = Buffer.from([1, 0xc0, 4, ...Buffer.from('test'), 0]);
+    const latinLower = Buffer.from([1, 0xe0, 4, ...Buffer.from('test'), 0]);
+    expect(readUpstreamAnswer(raw(latinUpper), asked(q(latinUpper))).rcode).toBe(0);
+    expect(() => readUpstreamAnswer(raw(latinLower), asked(q(latinUpper)))).toThrow(QuestionMismatchError);
+    expect(() => readUpstreamAnswer(raw(asciiLower, 28), asked(q(asciiLower)))).toThrow(QuestionMismatchError);
+    // A label boundary moved ("a.b" vs "a\.b") is another name.
+    const dotted = Buffer.from([3, 0x61, 0x2e, 0x62, 0]);
+    const split = Buffer.from([1, 0x61, 1, 0x62, 0]);
+    expect(() => readUpstreamAnswer(raw(split), asked(q(dotted)))).toThrow(QuestionMismatchError);
   });
 
   test('SERVFAIL echoes ID, question and EDNS', () => {

@@ -117,7 +117,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const receivedAt = performance.now();
     const wallNow = Date.now();
     this.#lastReceivedAt = wallNow;
-    const parsed = parseClientQuery(raw);
+    const parsed = parseClientQuery(raw, transport);
     if (!parsed.ok) {
       this.counters.malformed++;
       this.emit('malformed', parsed.reason);
