@@ -14,6 +14,7 @@ import { ConfigError, type DotstubError } from './errors.js';
 import { DEFAULT_LISTEN, type ListenAddress } from './listen/address.js';
 import { TcpListener } from './listen/tcp.js';
 import { UdpListener } from './listen/udp.js';
+import { ClientShares } from './listen/client-shares.js';
 import type { Counters, QueryRecord } from './engine/query-record.js';
 import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './upstream/pool.js';
 import { describeResolver, type ResolverSpec } from './config/resolvers.js';
@@ -128,6 +129,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   #udp: UdpListener[] = [];
   #tcp: TcpListener[] = [];
   #listening: ListenAddress[] = [];
+  /** Every listener's clients share the pool's capacity fairly. */
+  readonly #shares = new ClientShares(() => this.#config.pool.size * this.#config.pool.maxInFlight);
   #state: PrivacyState = 'off';
   #stateReason = 'not started';
   #stateSince = Date.now();
@@ -307,11 +310,11 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   /** Binds UDP and TCP on one port; with port 0, UDP picks it and TCP follows. */
   async #bindPair(addr: ListenAddress): Promise<ListenAddress> {
     for (let tries = 0; ; tries++) {
-      const handler = (raw: Buffer, transport: 'udp' | 'tcp', reply: (answer: Buffer) => void): void =>
+      const handler = (raw: Buffer, transport: 'udp' | 'tcp', reply: (answer: Buffer) => void): boolean =>
         this.#engine.handle(raw, transport, reply);
-      const udp = new UdpListener(addr, handler);
+      const udp = new UdpListener(addr, handler, this.#shares);
       const bound = await udp.listen();
-      const tcp = new TcpListener({ host: addr.host, port: bound.port }, handler);
+      const tcp = new TcpListener({ host: addr.host, port: bound.port }, handler, this.#shares);
       try {
         await tcp.listen();
       } catch (err) {

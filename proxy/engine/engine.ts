@@ -111,8 +111,11 @@ export class Engine extends EventEmitter<EngineEvents> {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** Handles one message from a client; `reply` is called at most once. */
-  handle(raw: Buffer, transport: Transport, reply: Reply): void {
+  /**
+   * Handles one message from a client. True: `reply` is called exactly once
+   * (perhaps already); false: the message is dropped and `reply` never called.
+   */
+  handle(raw: Buffer, transport: Transport, reply: Reply): boolean {
     // performance.now(): a double, no BigInt allocation on the hot path.
     const receivedAt = performance.now();
     const wallNow = Date.now();
@@ -121,8 +124,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (!parsed.ok) {
       this.counters.malformed++;
       this.emit('malformed', parsed.reason);
-      if (parsed.reply) reply(parsed.reply);
-      return;
+      if (!parsed.reply) return false;
+      reply(parsed.reply);
+      return true;
     }
     this.counters.queries++;
     const query = parsed.query;
@@ -148,6 +152,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     };
     this.#inFlight++;
     this.#attempt(job);
+    return true;
   }
 
   /** The one handler for every upstream result; `job` is the context. */
