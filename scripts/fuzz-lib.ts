@@ -94,10 +94,14 @@ function udpSocketFigures(port: number): { receiveBuffer: number; drops: number 
   return { receiveBuffer: rb, drops };
 }
 
+/** FUZZ_TARGET_PROFILE=<dir>: the target writes a V8 CPU profile there when it stops. */
+const PROFILE_DIR = process.env.FUZZ_TARGET_PROFILE;
+
 function forkTs(script: string, args: string[]): ChildProcess {
+  const profile = PROFILE_DIR && script === 'fuzz-target.ts' ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
   return fork(path.join(HERE, script), args, {
     cwd: ROOT,
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...profile],
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
 }

@@ -61,3 +61,4 @@ process.on('message', (m: { type?: string }) => {
 });
 // The parent going away ends the target too.
 process.on('disconnect', () => void proxy.stop(500).then(() => process.exit(0)));
+process.on('SIGTERM', () => void proxy.stop(500).then(() => process.exit(0)));

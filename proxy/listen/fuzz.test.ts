@@ -15,7 +15,7 @@ describe('fuzzing the listeners', () => {
     const report = formatReport(r);
     expect(r.crashes, report).toBe(0);
     expect(r.udpDatagrams, report).toBeGreaterThan(80_000);
-    expect(r.legit.sent, report).toBeGreaterThan(150);
+    expect(r.legit.sent, report).toBeGreaterThanOrEqual(100);
     expect(r.legit.rate, report).toBeGreaterThanOrEqual(0.99);
   });
 

@@ -9,6 +9,11 @@
  * (RFC 7766 §5; the "slip" of response rate limiting). Dropping would leave a
  * real stub waiting 1-5 s before its retry, REFUSED would make it give up
  * (or move to the next server); both lose what a TC only delays.
+ *
+ * FORMERR and NOTIMP made here (for malformed datagrams) are limited to
+ * ERROR_REPLIES_PER_SECOND per listener; beyond it malformed datagrams are
+ * dropped. A flood of garbage would otherwise cost one send per datagram,
+ * the largest part of its cost; a working client never sends any.
  */
 import dgram from 'node:dgram';
 import net from 'node:net';
@@ -18,6 +23,38 @@ import { ClientShare, type ClientShares } from './client-shares.js';
 
 /** What we ask the kernel for; it grants at most net.core.rmem_max (and reports double, for its bookkeeping). */
 export const UDP_BUFFER_BYTES = 4 * 1024 * 1024;
+/** Local FORMERR/NOTIMP answers per second (and burst) per listener. */
+export const ERROR_REPLIES_PER_SECOND = 1000;
+
+const RCODE_FORMERR = 1;
+const RCODE_NOTIMP = 4;
+
+/** A token bucket: `rate` tokens a second, at most `rate` held. */
+class Budget {
+  readonly #rate: number;
+  #tokens: number;
+  #at = performance.now();
+
+  constructor(rate: number) {
+    this.#rate = rate;
+    this.#tokens = rate;
+  }
+
+  take(): boolean {
+    const now = performance.now();
+    this.#tokens = Math.min(this.#rate, this.#tokens + ((now - this.#at) * this.#rate) / 1000);
+    this.#at = now;
+    if (this.#tokens < 1) return false;
+    this.#tokens--;
+    return true;
+  }
+}
+
+/** FORMERR or NOTIMP in the header (RFC 1035 §4.1.1). */
+function isLocalError(answer: Buffer): boolean {
+  const rcode = answer.length >= 4 ? (answer[3] as number) & 0xf : 0;
+  return rcode === RCODE_FORMERR || rcode === RCODE_NOTIMP;
+}
 
 export class UdpListener {
   readonly address: ListenAddress;
@@ -29,6 +66,8 @@ export class UdpListener {
   #accepting = true;
   #closed = false;
   #shed = 0;
+  #errorsDropped = 0;
+  readonly #errorBudget = new Budget(ERROR_REPLIES_PER_SECOND);
 
   constructor(address: ListenAddress, handler: QueryHandler, shares: ClientShares) {
     this.address = address;
@@ -43,7 +82,10 @@ export class UdpListener {
     this.#socket.on('message', (msg, rinfo) => {
       if (!this.#accepting) return;
       if (!plausibleQuery(msg)) {
-        handler(msg, 'udp', (answer) => this.#send(answer, rinfo.port, rinfo.address));
+        handler(msg, 'udp', (answer) => {
+          if (this.#errorBudget.take()) this.#send(answer, rinfo.port, rinfo.address);
+          else this.#errorsDropped++;
+        });
         return;
       }
       const key = `${rinfo.address} ${rinfo.port}`;
@@ -61,6 +103,8 @@ export class UdpListener {
       }
       const taken = client;
       let replied = false;
+      // Answers given while the handler runs are made locally; only upstream answers come later.
+      let synchronous = true;
       const release = (): void => {
         this.#shares.release(taken);
         if (taken.outstanding === 0) this.#clients.delete(key);
@@ -69,8 +113,13 @@ export class UdpListener {
         if (replied) return;
         replied = true;
         release();
+        if (synchronous && isLocalError(answer) && !this.#errorBudget.take()) {
+          this.#errorsDropped++;
+          return;
+        }
         this.#send(answer, rinfo.port, rinfo.address);
       });
+      synchronous = false;
       if (!willReply) release();
     });
     // A send to a client that went away yields ICMP errors; they must never stop the listener.
@@ -108,6 +157,11 @@ export class UdpListener {
   /** The receive buffer the kernel granted, in bytes (Linux reports twice what it lets data use). */
   get receiveBufferBytes(): number {
     return this.#socket.getRecvBufferSize();
+  }
+
+  /** Error answers not sent because the error budget was spent. */
+  get errorsDropped(): number {
+    return this.#errorsDropped;
   }
 
   /** Queries answered TC because their client was beyond its share. */
