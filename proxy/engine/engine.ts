@@ -3,7 +3,7 @@
  * one retry) → the client's answer, or a SERVFAIL. Never silence: every
  * parseable query gets exactly one reply.
  *
- *   client ─► parse ─┬─ malformed ─► FORMERR / NOTIMP (or drop if no header)
+ *   client ─► parse ─┬─ malformed or answered locally ─► FORMERR / NOTIMP / REFUSED / BADVERS (or drop: handle() returns false)
  *                    └─► pool.send ─┬─ answer ─► restore ID, strip TLS-hop EDNS, TC if too big ─► client
  *                                   ├─ closed / deadline ─► retry once on another connection ─► … ─► SERVFAIL
  *                                   └─ backpressure / resolver unreachable ─► SERVFAIL at once
