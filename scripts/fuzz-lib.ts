@@ -68,6 +68,10 @@ export interface FuzzReport {
   /** The kernel's receive buffer on the target's UDP socket (what it granted of 4 MiB; Linux reports double) and its drops. */
   readonly udpSocket: { readonly receiveBuffer: number; readonly drops: number } | undefined;
   readonly targetCounters: Readonly<Record<string, number>>;
+  /** The target's V8 heap in use after a full collection, before and after the run (KiB). */
+  readonly heapKiB: { readonly before: number; readonly after: number };
+  /** The target's event-loop delay during the run (ms): a stalled loop is what fills the UDP receive buffer. */
+  readonly loopDelayMs: { readonly p99: number; readonly max: number };
 }
 
 function figures(pid: number): ProcessFigures {
@@ -98,7 +102,9 @@ function udpSocketFigures(port: number): { receiveBuffer: number; drops: number 
 const PROFILE_DIR = process.env.FUZZ_TARGET_PROFILE;
 
 function forkTs(script: string, args: string[]): ChildProcess {
-  const profile = PROFILE_DIR && script === 'fuzz-target.ts' ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const target = script === 'fuzz-target.ts';
+  const profile = PROFILE_DIR && target ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  if (target) profile.push('--expose-gc');
   return fork(path.join(HERE, script), args, {
     cwd: ROOT,
     execArgv: ['--import', 'tsx', ...profile],
@@ -131,14 +137,14 @@ async function startTarget(resolverArg: string, caFile: string, port?: number): 
   }
 }
 
-function targetStats(t: Target): Promise<Readonly<Record<string, number>>> {
+function targetStats(t: Target): Promise<TargetStats> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve({}), 2000);
+    const timer = setTimeout(() => resolve({ type: 'stats', counters: {}, heapUsedKiB: NaN, loopDelayMs: { p99: NaN, max: NaN } }), 5000);
     const onMessage = (m: TargetStats): void => {
       if (m.type !== 'stats') return;
       clearTimeout(timer);
       t.child.off('message', onMessage);
-      resolve(m.counters);
+      resolve(m);
     };
     t.child.on('message', onMessage);
     t.child.send({ type: 'stats' });
@@ -188,6 +194,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     for (let i = 0; i < 20; i++) await warm.query(`n${i}.test`, { timeoutMs: 2000 });
     warm.close();
     await new Promise((r) => setTimeout(r, 300));
+    const heapBefore = (await targetStats(target)).heapUsedKiB;
     const before = figures(target.child.pid as number);
     log(`target pid ${target.child.pid} on 127.0.0.1:${port}: RSS ${before.rssKiB} KiB, ${before.fds} fds`);
 
@@ -246,7 +253,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     const seconds = (performance.now() - t0) / 1000;
     await Promise.all([legitUdp, legitTcp]);
     const udpSocket = udpSocketFigures(port);
-    const targetCounters = await targetStats(target);
+    const { loopDelayMs } = await targetStats(target);
 
     // Descriptors back to the baseline: every client connection closed (idle ones within the 10 s idle timeout).
     const quiet = performance.now();
@@ -258,6 +265,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
       }
       await new Promise((r) => setTimeout(r, 100));
     }
+    const stats = await targetStats(target);
     const after = figures(target.child.pid as number);
     stopped = true;
     return {
@@ -274,7 +282,9 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
       fdsBackAfterSeconds,
       legit: { sent: tally.sent, answered: tally.answered, rate: tally.sent ? tally.answered / tally.sent : 0, failures: tally.failures },
       udpSocket,
-      targetCounters,
+      targetCounters: stats.counters,
+      heapKiB: { before: heapBefore, after: stats.heapUsedKiB },
+      loopDelayMs,
     };
   } finally {
     traffic?.kill('SIGKILL');
@@ -294,10 +304,11 @@ export function formatReport(r: FuzzReport): string {
     `seed ${r.seed}, ${r.seconds.toFixed(1)} s`,
     `packets: ${r.packets} (${r.udpDatagrams} UDP datagrams, ${r.tcpFrames} TCP frames on ${r.tcpConnections} connections)`,
     `crashes: ${r.crashes}`,
-    `target RSS: ${r.before.rssKiB} KiB before, ${r.after.rssKiB} KiB after; CPU ${(r.after.cpuSeconds - r.before.cpuSeconds).toFixed(1)} s during the run`,
+    `target RSS: ${r.before.rssKiB} KiB before, ${r.after.rssKiB} KiB after; V8 heap after a full GC: ${r.heapKiB.before} KiB before, ${r.heapKiB.after} KiB after; CPU ${(r.after.cpuSeconds - r.before.cpuSeconds).toFixed(1)} s`,
     `target fds: ${r.before.fds} before, ${r.after.fds} after` + (r.fdsBackAfterSeconds >= 0 ? ` (back to baseline ${r.fdsBackAfterSeconds.toFixed(1)} s after the traffic stopped)` : ' (NOT back to baseline within 15 s)'),
     `legitimate client: ${r.legit.answered}/${r.legit.sent} answered correctly within 1 s (${(r.legit.rate * 100).toFixed(2)} %)` +
       (Object.keys(r.legit.failures).length ? `; failures ${JSON.stringify(r.legit.failures)}` : ''),
+    `target event-loop delay during the run: p99 ${r.loopDelayMs.p99.toFixed(1)} ms, max ${r.loopDelayMs.max.toFixed(1)} ms`,
     r.udpSocket ? `target UDP socket: receive buffer ${r.udpSocket.receiveBuffer} bytes (kernel-reported), ${r.udpSocket.drops} datagrams dropped by the kernel` : 'target UDP socket: not found',
     `target counters: queries ${c.queries}, answers ${c.answers}, malformed ${c.malformed}, servfails ${c.servfails}, in-flight cap hits ${c.inFlightCapHits}`,
     ...r.crashOutput.map((o) => `crash: ${o}`),

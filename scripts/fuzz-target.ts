@@ -6,10 +6,12 @@
  *   node --import tsx scripts/fuzz-target.ts <resolver> <ca-file> [port]
  *
  * Speaks over the IPC channel: sends { type: 'ready', port } once private,
- * answers { type: 'stats' } with the engine's counters, and exits 70 on an
+ * answers { type: 'stats' } with the engine's counters and the heap after a
+ * full collection, and exits 70 on an
  * uncaught exception (a crash) after printing it.
  */
 import fs from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseResolverArg } from '../proxy/config/resolvers.js';
 import { defaultConfig, StubProxy } from '../proxy/dotstub.js';
 
@@ -21,6 +23,10 @@ export interface TargetReady {
 export interface TargetStats {
   readonly type: 'stats';
   readonly counters: Readonly<Record<string, number>>;
+  /** V8 heap in use after a full collection (the target runs with --expose-gc), KiB. */
+  readonly heapUsedKiB: number;
+  /** Event-loop delay since the last stats message: 99th percentile and maximum, ms. */
+  readonly loopDelayMs: { readonly p99: number; readonly max: number };
 }
 
 const [resolverArg, caFile, portArg] = process.argv.slice(2);
@@ -55,8 +61,16 @@ const send = (m: TargetReady | TargetStats): void => {
   process.send?.(m);
 };
 send({ type: 'ready', port: bound.port });
+const loop = monitorEventLoopDelay({ resolution: 10 });
+loop.enable();
 process.on('message', (m: { type?: string }) => {
-  if (m.type === 'stats') send({ type: 'stats', counters: { ...proxy.counters } as unknown as Record<string, number> });
+  if (m.type === 'stats') {
+    (globalThis as { gc?: () => void }).gc?.();
+    const heapUsedKiB = Math.round(process.memoryUsage().heapUsed / 1024);
+    const loopDelayMs = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
+    loop.reset();
+    send({ type: 'stats', counters: { ...proxy.counters } as unknown as Record<string, number>, heapUsedKiB, loopDelayMs });
+  }
   if (m.type === 'stop') void proxy.stop(1000).then(() => process.exit(0));
 });
 // The parent going away ends the target too.
