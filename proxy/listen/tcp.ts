@@ -41,8 +41,9 @@ export interface TcpListenerOptions {
 class TcpClient extends ClientShare {
   readonly socket: net.Socket;
   readonly reader = new FrameReader();
-  /** Messages read and not yet handed to the handler, in order; non-empty only while reading is paused. */
-  readonly backlog: Buffer[] = [];
+  /** Messages read and not yet handed to the handler, in order, from `head` on; waiting ones only while reading is paused. */
+  backlog: Buffer[] = [];
+  head = 0;
   /** No more queries are taken: FIN received, a message got no reply, or the listener is closing. */
   ending = false;
   /** Inside pump(): replies made synchronously by the handler must not re-enter it. */
@@ -55,9 +56,24 @@ class TcpClient extends ClientShare {
     this.socket = socket;
   }
 
+  get waiting(): number {
+    return this.backlog.length - this.head;
+  }
+
+  next(): Buffer {
+    const msg = this.backlog[this.head++] as Buffer;
+    if (this.head === this.backlog.length) this.clear();
+    return msg;
+  }
+
+  clear(): void {
+    this.backlog = [];
+    this.head = 0;
+  }
+
   /** Nothing outstanding, nothing waiting, nothing unwritten. */
   get idle(): boolean {
-    return this.outstanding === 0 && this.backlog.length === 0 && this.socket.writableLength === 0;
+    return this.outstanding === 0 && this.waiting === 0 && this.socket.writableLength === 0;
   }
 }
 
@@ -102,13 +118,13 @@ export class TcpListener {
     socket.setTimeout(this.#idleMs);
     socket.on('timeout', () => {
       // With queries outstanding an answer is coming (the engine answers within its deadline) and re-arms the timer.
-      if (client.outstanding === 0 && client.backlog.length === 0) socket.destroy();
+      if (client.outstanding === 0 && client.waiting === 0) socket.destroy();
     });
     socket.on('error', () => undefined);
     socket.on('close', () => {
       this.#clients.delete(client);
       // Answers still coming go nowhere; their slots are given back as they arrive.
-      client.backlog.length = 0;
+      client.clear();
     });
     socket.on('end', () => {
       client.ending = true;
@@ -135,13 +151,12 @@ export class TcpListener {
     if (client.pumping) return;
     client.pumping = true;
     const socket = client.socket;
-    while (client.backlog.length > 0 && !socket.destroyed) {
+    while (client.waiting > 0 && !socket.destroyed) {
       if (client.outstanding >= TCP_PIPELINE_LIMIT || !this.#shares.tryTake(client)) break;
-      const msg = client.backlog.shift() as Buffer;
-      if (!this.#dispatch(client, msg)) {
+      if (!this.#dispatch(client, client.next())) {
         // No reply will come: the stream is not DNS we can answer. Answer what came before, then close.
         this.#shares.release(client);
-        client.backlog.length = 0;
+        client.clear();
         client.ending = true;
       }
     }
@@ -150,8 +165,8 @@ export class TcpListener {
     if (client.ending) {
       socket.pause();
       // Flushed to the kernel, the fd is released at once; no wait for the client's FIN.
-      if (client.outstanding === 0 && client.backlog.length === 0 && socket.writable) socket.end(() => socket.destroy());
-    } else if (client.backlog.length > 0 || socket.writableLength > WRITE_HIGH_WATER) {
+      if (client.outstanding === 0 && client.waiting === 0 && socket.writable) socket.end(() => socket.destroy());
+    } else if (client.waiting > 0 || socket.writableLength > WRITE_HIGH_WATER) {
       socket.pause();
     } else if (socket.isPaused()) {
       socket.resume();
