@@ -23,6 +23,7 @@ import { UdpListener } from './listen/udp.js';
 import { INITIAL_PRIVACY, nextPrivacyState, type PrivacyEvent, type PrivacyState, type PrivacyStatus } from './network/privacy-state.js';
 import { dotConnectionFactory } from './upstream/dot/connection.js';
 import type { AuthPolicy } from './upstream/dot/tls.js';
+import { ClientShares } from './listen/client-shares.js';
 import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './upstream/pool.js';
 
 export type { PrivacyState };
@@ -143,6 +144,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   #tcp: TcpListener[] = [];
   #listening: ListenAddress[] = [];
   #privacy: PrivacyStatus = INITIAL_PRIVACY;
+  /** Every listener's clients share the pool's capacity fairly. */
+  readonly #shares = new ClientShares(() => this.#config.pool.size * this.#config.pool.maxInFlight);
   #stateSince = Date.now();
   #startedAt = 0;
   #running = false;
@@ -324,11 +327,11 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   /** Binds UDP and TCP on one port; with port 0, UDP picks it and TCP follows. */
   async #bindPair(addr: ListenAddress): Promise<ListenAddress> {
     for (let tries = 0; ; tries++) {
-      const handler = (raw: Buffer, transport: 'udp' | 'tcp', reply: (answer: Buffer) => void): void =>
+      const handler = (raw: Buffer, transport: 'udp' | 'tcp', reply: (answer: Buffer) => void): boolean =>
         this.#engine.handle(raw, transport, reply);
-      const udp = new UdpListener(addr, handler);
+      const udp = new UdpListener(addr, handler, this.#shares);
       const bound = await udp.listen();
-      const tcp = new TcpListener({ host: addr.host, port: bound.port }, handler);
+      const tcp = new TcpListener({ host: addr.host, port: bound.port }, handler, this.#shares);
       try {
         await tcp.listen();
       } catch (err) {

@@ -187,8 +187,9 @@ describe('nothing lost', () => {
     for (let i = 0; i < 10; i++) s.behaviour.delays.set(`q${i}.hold.test`, 400);
     const h = await proxyFor(s, { pool: { maxInFlight: 4 } });
     await waitForState(h.proxy, 'private', 5000);
-    const c = await udp(h.port);
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => c.query(`q${i}.hold.test`)));
+    // Ten clients, one query each: within every client's share, so only the pool's cap stands in the way.
+    const clients = await Promise.all(Array.from({ length: 10 }, () => udp(h.port)));
+    const results = await Promise.all(clients.map((c, i) => c.query(`q${i}.hold.test`)));
     const servfails = results.filter((r) => r.rcode === 'SERVFAIL');
     expect(results.filter((r) => r.rcode === 'NOERROR')).toHaveLength(4);
     expect(servfails).toHaveLength(6);

@@ -3,6 +3,7 @@
  * matched by ID, every query bounded by a timeout.
  */
 import dgram from 'node:dgram';
+import fs from 'node:fs';
 import net from 'node:net';
 import dnsPacket from 'dns-packet';
 import type { DecodedPacket, Packet, RecordType } from 'dns-packet';
@@ -200,4 +201,101 @@ export function firstA(a: Answer): string | undefined {
 /** The address the synthetic zone gives n<i>.test (see test-support/unbound.ts). */
 export function expectedA(i: number): string {
   return `192.0.2.${(i % 254) + 1}`;
+}
+
+/** A query as wire bytes (with an OPT record unless `edns` is null), for tests that send raw messages. */
+export function queryBytes(name: string, opts: QueryOptions & { readonly id: number }): Buffer {
+  return encodeQuery(name, opts);
+}
+
+/**
+ * A TCP connection for raw bytes: whatever the test writes goes out as is,
+ * every framed message the server sends back is kept, and its FIN and the
+ * close are observable.
+ */
+export class RawTcpConnection {
+  readonly socket: net.Socket;
+  readonly #reader = new FrameReader();
+  /** Messages received, in arrival order. */
+  readonly messages: Buffer[] = [];
+  /** Resolves when the server has sent FIN (or the connection is gone). */
+  readonly ended: Promise<void>;
+  /** Resolves when the connection is fully closed. */
+  readonly closed: Promise<void>;
+  #waiters: (() => void)[] = [];
+
+  private constructor(socket: net.Socket) {
+    this.socket = socket;
+    socket.on('data', (chunk: Buffer) => {
+      for (const m of this.#reader.push(chunk)) this.messages.push(m);
+      const w = this.#waiters;
+      this.#waiters = [];
+      for (const f of w) f();
+    });
+    socket.on('error', () => undefined);
+    this.ended = new Promise((resolve) => {
+      socket.once('end', () => resolve());
+      socket.once('close', () => resolve());
+    });
+    this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
+  }
+
+  /** Connects. The server's FIN closes our side too; end() half-closes ours and keeps reading. */
+  static open(port: number, host = '127.0.0.1'): Promise<RawTcpConnection> {
+    return new Promise((resolve, reject) => {
+      const s = net.connect({ port, host, noDelay: true }, () => resolve(new RawTcpConnection(s)));
+      s.once('error', reject);
+    });
+  }
+
+  write(bytes: Buffer): void {
+    this.socket.write(bytes);
+  }
+
+  /** Writes `message` with its two-octet length. */
+  send(message: Buffer): void {
+    this.socket.write(frame(message));
+  }
+
+  /** Resolves once `count` messages have arrived; rejects after `ms`. */
+  async waitForMessages(count: number, ms = 5000): Promise<Buffer[]> {
+    const deadline = Date.now() + ms;
+    while (this.messages.length < count) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`got ${this.messages.length} of ${count} messages in ${ms} ms`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.#waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    return this.messages;
+  }
+
+  /** Half-closes: sends FIN, keeps reading. */
+  end(): void {
+    this.socket.end();
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+}
+
+/** Resolves with true if `p` settles within `ms`, false otherwise. */
+export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Open file descriptors of this process (Linux). */
+export function openFds(): number {
+  return fs.readdirSync('/proc/self/fd').length;
 }

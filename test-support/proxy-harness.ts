@@ -17,6 +17,8 @@ export interface HarnessOptions {
   readonly pool?: Partial<PoolOptions>;
   readonly padding?: boolean;
   readonly warm?: boolean;
+  /** The answer cache (default on, as dotstub ships); off for tests of the resolver path under load. */
+  readonly cache?: boolean;
 }
 
 export interface Harness {
@@ -34,6 +36,7 @@ export async function startProxy(options: HarnessOptions): Promise<Harness> {
       pool: { ...DEFAULT_POOL_OPTIONS, ...options.pool },
       padding: options.padding ?? true,
       warm: options.warm ?? true,
+      cache: options.cache === false ? null : {},
     }),
   );
   if (!bound) throw new Error('proxy bound no address');

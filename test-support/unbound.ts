@@ -23,8 +23,12 @@ export interface UnboundOptions {
   /** Extra A records: name → address, e.g. to tell two upstreams apart. */
   readonly extra?: Readonly<Record<string, string>>;
   readonly threads?: number;
-  /** More zone data, as unbound local-data record text, e.g. `short.test. 1 IN A 192.0.2.200`. */
-  readonly records?: readonly string[];
+  /** Raw `local-data:` record lines to add, e.g. `'mx.test. 300 IN MX 10 mail.test.'`. */
+  readonly localData?: readonly string[];
+  /** unbound's minimal-responses (default on); off, answers carry additional records. */
+  readonly minimalResponses?: boolean;
+  /** More configuration after the `server:` lines: indented lines continue it; a clause such as `auth-zone:` follows. */
+  readonly extraConfig?: readonly string[];
 }
 
 export interface UnboundServer {
@@ -123,12 +127,13 @@ export async function startUnbound(options: UnboundOptions = {}): Promise<Unboun
     '  incoming-num-tcp: 256',
     '  pad-responses: yes',
     '  pad-queries: no',
-    '  minimal-responses: yes',
+    `  minimal-responses: ${options.minimalResponses === false ? 'no' : 'yes'}`,
     '  msg-cache-size: 4m',
     '  rrset-cache-size: 4m',
     '  outgoing-range: 64',
     ...zoneLines(options.names ?? 1000, options.extra).map((l) => `  ${l}`),
-    ...(options.records ?? []).map((r) => `  local-data: "${r}"`),
+    ...(options.localData ?? []).map((l) => (l.includes('"') ? `  local-data: '${l}'` : `  local-data: "${l}"`)),
+    ...(options.extraConfig ?? []),
     'remote-control:',
     '  control-enable: no',
     '',

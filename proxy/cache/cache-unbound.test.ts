@@ -18,7 +18,7 @@ afterEach(async () => {
 });
 
 async function lab(records: string[] = []): Promise<{ u: UnboundServer; h: Harness; c: UdpClient; log: QueryRecord[] }> {
-  const u = await startUnbound({ names: 50, records });
+  const u = await startUnbound({ names: 50, localData: records });
   cleanups.push(() => u.stop());
   const h = await startProxy({ resolverArg: u.resolverArg });
   cleanups.push(() => h.stop());

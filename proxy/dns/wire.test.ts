@@ -2,11 +2,11 @@ import dnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 import { describe, expect, test } from 'vitest';
 import { QuestionMismatchError } from '../errors.js';
-import { encodeClientAnswer, encodeUpstreamQuery, parseClientQuery, readUpstreamAnswer, sameQuestion, servfail, type ClientQuery } from './wire.js';
+import { encodeClientAnswer, encodeUpstreamQuery, parseClientQuery, plausibleQuery, readUpstreamAnswer, servfail, type ClientQuery } from './wire.js';
 
 const asked = (q: ClientQuery) => ({ key: q.question, bytes: q.questionBytes });
 
-function query(name: string, opts: { id?: number; edns?: number | null; dnssecOk?: boolean; type?: 'A' | 'TXT' } = {}): Buffer {
+function query(name: string, opts: { id?: number; edns?: number | null; dnssecOk?: boolean; type?: 'A' | 'TXT' | 'MX' } = {}): Buffer {
   return dnsPacket.encode({
     type: 'query',
     id: opts.id ?? 1234,
@@ -129,11 +129,30 @@ describe('answers to the client', () => {
     expect(opt && 'options' in opt ? opt.options : ['missing']).toEqual([]);
   });
 
-  test('question matching ignores case only', () => {
-    expect(sameQuestion({ name: 'A.Test', type: 'A', class: 'IN' }, { name: 'a.test', type: 'A', class: 'IN' })).toBe(true);
-    expect(sameQuestion({ name: 'a.test', type: 'A', class: 'IN' }, { name: 'a.test', type: 'AAAA', class: 'IN' })).toBe(false);
-    expect(sameQuestion({ name: 'a.test', type: 'A', class: 'IN' }, { name: 'b.test', type: 'A', class: 'IN' })).toBe(false);
-    expect(sameQuestion({ name: 'a.test', type: 'A', class: 'IN' }, undefined)).toBe(false);
+  test('question matching folds ASCII letters only; other octets, type and class compare exactly', () => {
+    const raw = (name: Buffer, type = 1): Buffer => {
+      const out = Buffer.alloc(12 + name.length + 4);
+      out.writeUInt16BE(0x8180, 2);
+      out.writeUInt16BE(1, 4);
+      name.copy(out, 12);
+      out.writeUInt16BE(type, 12 + name.length);
+      out.writeUInt16BE(1, 14 + name.length);
+      return out;
+    };
+    const q = (name: Buffer, type = 1): ClientQuery => parsed(Buffer.from(raw(name, type)).fill(0, 2, 4));
+    const asciiUpper = Buffer.from([1, 0x41, 4, ...Buffer.from('test'), 0]);
+    const asciiLower = Buffer.from([1, 0x61, 4, ...Buffer.from('test'), 0]);
+    expect(readUpstreamAnswer(raw(asciiLower), asked(q(asciiUpper))).rcode).toBe(0);
+    // 0xC0 and 0xE0 differ by the ASCII case bit but are not letters (RFC 4343 §3).
+    const latinUpper = Buffer.from([1, 0xc0, 4, ...Buffer.from('test'), 0]);
+    const latinLower = Buffer.from([1, 0xe0, 4, ...Buffer.from('test'), 0]);
+    expect(readUpstreamAnswer(raw(latinUpper), asked(q(latinUpper))).rcode).toBe(0);
+    expect(() => readUpstreamAnswer(raw(latinLower), asked(q(latinUpper)))).toThrow(QuestionMismatchError);
+    expect(() => readUpstreamAnswer(raw(asciiLower, 28), asked(q(asciiLower)))).toThrow(QuestionMismatchError);
+    // A label boundary moved ("a.b" vs "a\.b") is another name.
+    const dotted = Buffer.from([3, 0x61, 0x2e, 0x62, 0]);
+    const split = Buffer.from([1, 0x61, 1, 0x62, 0]);
+    expect(() => readUpstreamAnswer(raw(split), asked(q(dotted)))).toThrow(QuestionMismatchError);
   });
 
   test('SERVFAIL echoes ID, question and EDNS', () => {
@@ -157,5 +176,105 @@ describe('client input', () => {
     expect(r.ok).toBe(false);
     if (!r.ok && r.reply) expect(r.reply.readUInt16BE(2) & 0xf).toBe(4);
     expect(parseClientQuery(Buffer.alloc(5)).ok).toBe(false);
+  });
+});
+
+describe('client queries, octet by octet', () => {
+  const header = (id: number, counts: [number, number, number, number]): Buffer => {
+    const h = Buffer.alloc(12);
+    h.writeUInt16BE(id, 0);
+    h.writeUInt16BE(0x0100, 2);
+    counts.forEach((c, i) => h.writeUInt16BE(c, 4 + i * 2));
+    return h;
+  };
+  const question = (name: number[], type = 1): Buffer => Buffer.from([...name, type >> 8, type & 0xff, 0, 1]);
+  const optRecord = (version = 0, owner: number[] = [0]): Buffer => Buffer.from([...owner, 0, 41, 0x04, 0xd0, 0, version, 0x80, 0, 0, 0]);
+  const rcodeOf = (r: ReturnType<typeof parseClientQuery>): number | undefined => {
+    if (r.ok || !r.reply) return undefined;
+    const opt = dnsPacket.decode(r.reply).additionals?.find((x) => x.type === 'OPT');
+    return ((opt && 'extendedRcode' in opt ? opt.extendedRcode : 0) << 4) | (r.reply.readUInt16BE(2) & 0xf);
+  };
+  const name = [1, 0x80, 4, ...Buffer.from('test'), 0];
+
+  test('a label with octets ≥ 0x80 is kept as sent and shown with \\DDD escapes', () => {
+    const r = parseClientQuery(Buffer.concat([header(1, [1, 0, 0, 0]), question([3, 0x61, 0x2e, 0xff, ...name.slice(2)])]));
+    if (!r.ok) throw new Error(r.reason);
+    expect([...r.query.questionBytes.subarray(0, 4)]).toEqual([3, 0x61, 0x2e, 0xff]);
+    expect(r.query.question.name).toBe('a\\.\\255.test');
+    expect(servfail(r.query).subarray(12, 12 + r.query.questionBytes.length)).toEqual(r.query.questionBytes);
+  });
+
+  test('malformed questions and records get FORMERR; nothing throws', () => {
+    // A compression pointer in the question can only point into the header or loop.
+    expect(rcodeOf(parseClientQuery(Buffer.concat([header(1, [1, 0, 0, 0]), question([1, 0x61, 0xc0, 12])])))).toBe(1);
+    // A label length with the reserved top bits.
+    expect(rcodeOf(parseClientQuery(Buffer.concat([header(1, [1, 0, 0, 0]), question([0x41, 0x61, 0])])))).toBe(1);
+    // A name over 255 octets.
+    const long = Array.from({ length: 5 }, () => [63, ...Buffer.alloc(63, 0x61)]).flat();
+    expect(rcodeOf(parseClientQuery(Buffer.concat([header(1, [1, 0, 0, 0]), question([...long, 0])])))).toBe(1);
+    // An additional count with no record behind it, an OPT in the answer section, an OPT owned by a name.
+    expect(rcodeOf(parseClientQuery(Buffer.concat([header(1, [1, 0, 0, 1]), question(name)])))).toBe(1);
+    expect(rcodeOf(parseClientQuery(Buffer.concat([header(1, [1, 1, 0, 0]), question(name), optRecord()])))).toBe(1);
+    expect(rcodeOf(parseClientQuery(Buffer.concat([header(1, [1, 0, 0, 1]), question(name), optRecord(0, [1, 0x61, 0])])))).toBe(1);
+    expect(rcodeOf(parseClientQuery(Buffer.concat([header(1, [1, 0, 0, 2]), question(name), optRecord(), optRecord()])))).toBe(1);
+    // EDNS version 1: BADVERS (16), with the DO bit echoed.
+    const badvers = parseClientQuery(Buffer.concat([header(1, [1, 0, 0, 1]), question(name), optRecord(1)]));
+    expect(rcodeOf(badvers)).toBe(16);
+    if (!badvers.ok && badvers.reply) {
+      const opt = dnsPacket.decode(badvers.reply).additionals?.[0];
+      expect(opt && 'flags' in opt ? opt.flags & dnsPacket.DNSSEC_OK : 0).toBe(dnsPacket.DNSSEC_OK);
+      expect(opt && 'ednsVersion' in opt ? opt.ednsVersion : -1).toBe(0);
+    }
+  });
+
+  test('AXFR: NOTIMP over UDP, REFUSED over TCP; IXFR REFUSED on both', () => {
+    const q = (type: number): Buffer => Buffer.concat([header(1, [1, 0, 0, 0]), question(name, type)]);
+    expect(rcodeOf(parseClientQuery(q(252), 'udp'))).toBe(4);
+    expect(rcodeOf(parseClientQuery(q(252), 'tcp'))).toBe(5);
+    expect(rcodeOf(parseClientQuery(q(251), 'udp'))).toBe(5);
+    expect(rcodeOf(parseClientQuery(q(251), 'tcp'))).toBe(5);
+    expect(parseClientQuery(q(255), 'udp').ok).toBe(true);
+  });
+
+  test('plausibleQuery agrees with the parser\'s header screen on 20,000 random headers', () => {
+    let seed = 12345;
+    const rand = (): number => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    for (let i = 0; i < 20_000; i++) {
+      const buf = Buffer.from(Array.from({ length: Math.floor(rand() * 30) }, () => Math.floor(rand() * 256)));
+      // Bias towards the interesting values: QR/opcode clear, one question.
+      if (buf.length > 5 && rand() < 0.5) {
+        buf[2] = (buf[2] as number) & 0x07;
+        buf[4] = 0;
+        buf[5] = 1;
+      }
+      const r = parseClientQuery(buf);
+      const screened = r.ok || !/shorter than a DNS header|is a response|opcode|questions, expected|no room for a question/.test(r.reason);
+      expect(plausibleQuery(buf)).toBe(screened);
+    }
+  });
+});
+
+describe('answers too big for the client, with EDNS', () => {
+  test('the additional section goes first and the OPT stays; TC only when the answers themselves do not fit', () => {
+    const q = parsed(query('mx.test', { edns: 600, type: 'MX' }));
+    const raw = dnsPacket.encode({
+      type: 'response',
+      id: 5,
+      flags: dnsPacket.RECURSION_AVAILABLE,
+      questions: [{ type: 'MX', name: 'mx.test' }],
+      answers: [{ type: 'MX', name: 'mx.test', ttl: 60, data: { preference: 10, exchange: 'mail.test' } }],
+      additionals: [
+        ...Array.from({ length: 40 }, (_, i): Answer => ({ type: 'A', name: 'mail.test', ttl: 60, data: `198.51.100.${i + 1}` })),
+        { type: 'OPT', name: '.', udpPayloadSize: 1232, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [] },
+      ],
+    });
+    expect(raw.length).toBeGreaterThan(600);
+    const { buf, truncated } = encodeClientAnswer(q, readUpstreamAnswer(raw, asked(q)), 600);
+    expect(truncated).toBe(false);
+    const out = dnsPacket.decode(buf);
+    expect(out.flag_tc).toBe(false);
+    expect(out.id).toBe(1234);
+    expect(out.answers).toHaveLength(1);
+    expect(out.additionals?.map((r) => r.type)).toEqual(['OPT']);
   });
 });

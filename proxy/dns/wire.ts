@@ -8,7 +8,9 @@
  * dns-packet.
  */
 import dnsPacket from 'dns-packet';
-import type { Answer, OptAnswer, PacketOpt, Question } from 'dns-packet';
+import dnsClasses from 'dns-packet/classes.js';
+import dnsTypes from 'dns-packet/types.js';
+import type { Answer, OptAnswer, PacketOpt } from 'dns-packet';
 import { MalformedMessageError, QuestionMismatchError } from '../errors.js';
 
 const HEADER_LENGTH = 12;
@@ -22,6 +24,12 @@ const ADVERTISED_UDP_SIZE = 1232;
 const OPTION_KEEPALIVE = 11;
 const OPTION_PADDING = 12;
 const TYPE_OPT = 41;
+const TYPE_TKEY = 249;
+const TYPE_TSIG = 250;
+const TYPE_IXFR = 251;
+const TYPE_AXFR = 252;
+const TYPE_MAILB = 253;
+const TYPE_MAILA = 254;
 const FLAG_QR = 0x8000;
 const FLAG_TC = 0x0200;
 const FLAG_RD = 0x0100;
@@ -35,6 +43,8 @@ const Rcode = {
   NXDOMAIN: 3,
   NOTIMP: 4,
   REFUSED: 5,
+  /** RFC 6891 §6.1.3: extended rcode 1, header rcode 0. */
+  BADVERS: 16,
 } as const;
 
 export interface QuestionKey {
@@ -52,7 +62,7 @@ export interface ClientQuery {
   readonly flags: number;
   /** The client's EDNS, or null if its query had no OPT record. */
   readonly edns: { readonly udpSize: number; readonly dnssecOk: boolean } | null;
-  /** The question section exactly as the client sent it (no compression pointers). */
+  /** The question section octet for octet as the client sent it (a query's question has no compression pointers). */
   readonly questionBytes: Buffer;
   readonly raw: Buffer;
 }
@@ -80,17 +90,25 @@ export interface UpstreamAnswer {
   /** Byte range of the OPT record in `raw` (-1 when there is none). */
   readonly optStart: number;
   readonly optEnd: number;
+  /** Where the additional section starts in `raw` (the end of the authority section). */
+  readonly additionalStart: number;
   readonly raw: Buffer;
 }
 
 export type ParseResult =
   | { readonly ok: true; readonly query: ClientQuery }
-  /** `reply` is the FORMERR/NOTIMP to send, or null when even the header is unreadable (drop). */
+  /** `reply` is the error answer to send, or null when nothing must be sent (drop). */
   | { readonly ok: false; readonly reason: string; readonly reply: Buffer | null };
 
 function isOpt(record: Answer): record is OptAnswer {
   return record.type === 'OPT';
 }
+
+/** The transport a client's query came over; AXFR/IXFR are answered differently on each. */
+export type ClientTransport = 'udp' | 'tcp';
+
+/** RFC 1035 §4.1: a header, then a question with at least the root name, a type and a class. */
+const MIN_QUERY_LENGTH = HEADER_LENGTH + 1 + 4;
 
 function errorReply(raw: Buffer, rcode: number): Buffer {
   // Only the header is trusted here: echo ID and RD, no sections (RFC 1035 §4.1.1).
@@ -100,60 +118,259 @@ function errorReply(raw: Buffer, rcode: number): Buffer {
   return out;
 }
 
-/** Parses and validates a query from a client. Never throws. */
-export function parseClientQuery(raw: Buffer): ParseResult {
-  if (raw.length < HEADER_LENGTH) {
-    return { ok: false, reason: `message of ${raw.length} bytes is shorter than a DNS header`, reply: null };
-  }
+const DROP_SHORT: ParseResult = { ok: false, reason: 'message is shorter than a DNS header', reply: null };
+const DROP_RESPONSE: ParseResult = { ok: false, reason: 'message is a response, not a query', reply: null };
+
+/**
+ * The checks a query's fixed header must pass, from its first 12 octets
+ * only: nothing is allocated unless a reply is due, so a flood of garbage
+ * costs little. Undefined when the header is plausible.
+ */
+function screenQueryHeader(raw: Buffer): ParseResult | undefined {
+  if (raw.length < HEADER_LENGTH) return DROP_SHORT;
   const flags = raw.readUInt16BE(2);
-  if (flags & FLAG_QR) {
-    // A response sent to a resolver is never answered (it could loop).
-    return { ok: false, reason: 'message is a response, not a query', reply: null };
-  }
+  // A response sent to a resolver is never answered (it could loop).
+  if (flags & FLAG_QR) return DROP_RESPONSE;
   const opcode = (flags >> 11) & 0xf;
-  if (opcode !== 0) {
-    return { ok: false, reason: `opcode ${opcode} is not supported`, reply: errorReply(raw, Rcode.NOTIMP) };
-  }
+  if (opcode !== 0) return { ok: false, reason: `opcode ${opcode} is not supported`, reply: errorReply(raw, Rcode.NOTIMP) };
   const qdcount = raw.readUInt16BE(4);
-  if (qdcount !== 1) {
-    return { ok: false, reason: `query has ${qdcount} questions, expected 1`, reply: errorReply(raw, Rcode.FORMERR) };
+  if (qdcount !== 1) return { ok: false, reason: `query has ${qdcount} questions, expected 1`, reply: errorReply(raw, Rcode.FORMERR) };
+  if (raw.length < MIN_QUERY_LENGTH) {
+    return { ok: false, reason: `query of ${raw.length} bytes has no room for a question`, reply: errorReply(raw, Rcode.FORMERR) };
   }
-  // Decode only what a query carries: the question, then the additional
-  // section for OPT. Queries with answer/authority records (rare) are decoded whole.
-  let q: Question;
-  let questionEnd: number;
-  let opt: OptAnswer | undefined;
-  try {
-    q = dnsPacket.question.decode(raw, HEADER_LENGTH);
-    questionEnd = HEADER_LENGTH + dnsPacket.question.decode.bytes;
-    if (raw.readUInt16BE(6) !== 0 || raw.readUInt16BE(8) !== 0) {
-      opt = (dnsPacket.decode(raw).additionals ?? []).find(isOpt);
-    } else {
-      let offset = questionEnd;
-      for (let i = raw.readUInt16BE(10); i > 0; i--) {
-        const rr = dnsPacket.answer.decode(raw, offset);
-        offset += dnsPacket.answer.decode.bytes;
-        if (isOpt(rr)) opt = rr;
-      }
-      if (offset > raw.length) throw new RangeError('records run past the end of the message');
+  return undefined;
+}
+
+/** Whether `raw` passes screenQueryHeader: QR clear, opcode QUERY, one question, room for it. */
+export function plausibleQuery(raw: Buffer): boolean {
+  return raw.length >= MIN_QUERY_LENGTH && ((raw[2] as number) & 0xf8) === 0 && raw[4] === 0 && raw[5] === 1;
+}
+
+/**
+ * The end of the uncompressed name at `offset`, or -1 when it runs past the
+ * message, has a label over 63 octets, is longer than 255 octets (RFC 1035
+ * §3.1), or uses a compression pointer or an extended label type.
+ */
+function uncompressedNameEnd(raw: Buffer, offset: number): number {
+  const start = offset;
+  for (;;) {
+    if (offset >= raw.length) return -1;
+    const len = raw[offset] as number;
+    if (len === 0) return offset + 1 - start > 255 ? -1 : offset + 1;
+    if (len > 63) return -1;
+    offset += 1 + len;
+  }
+}
+
+/**
+ * The end of the (possibly compressed) name at `offset` in the message, or
+ * -1 when it is malformed. Pointers must point backwards (RFC 1035 §4.1.4),
+ * which also rules out loops.
+ */
+function nameEnd(raw: Buffer, offset: number): number {
+  let end = -1;
+  let limit = offset;
+  let total = 0;
+  for (;;) {
+    if (offset >= raw.length) return -1;
+    const len = raw[offset] as number;
+    if (len === 0) return end === -1 ? offset + 1 : end;
+    if (len >= 0xc0) {
+      if (offset + 1 >= raw.length) return -1;
+      const target = ((len & 0x3f) << 8) | (raw[offset + 1] as number);
+      if (end === -1) end = offset + 2;
+      if (target >= limit) return -1;
+      limit = target;
+      offset = target;
+      continue;
     }
-  } catch (err) {
-    return { ok: false, reason: `malformed query: ${(err as Error).message}`, reply: errorReply(raw, Rcode.FORMERR) };
+    if (len > 63) return -1;
+    total += len + 1;
+    if (total > 255) return -1;
+    offset += 1 + len;
   }
-  const question: QuestionKey = { name: q.name, type: q.type, class: q.class ?? 'IN' };
-  // Forward the client's own bytes (and its 0x20 case) unless it used a
-  // compression pointer, which would point nowhere in our message.
-  const uncompressed = dnsPacket.question.encodingLength(q) === questionEnd - HEADER_LENGTH;
-  const questionBytes = uncompressed
-    ? raw.subarray(HEADER_LENGTH, questionEnd)
-    : dnsPacket.encode({ questions: [q] }).subarray(HEADER_LENGTH);
-  const edns = opt
-    ? { udpSize: Math.max(CLASSIC_UDP_SIZE, opt.udpPayloadSize), dnssecOk: (opt.flags & dnsPacket.DNSSEC_OK) !== 0 }
-    : null;
+}
+
+/** RFC 1035 §5.1 presentation form of an uncompressed name (for logs and errors): `\.`, `\\` and `\DDD` escapes. */
+function presentName(raw: Buffer, offset: number): string {
+  if (raw[offset] === 0) return '.';
+  let out = '';
+  for (;;) {
+    const len = raw[offset] as number;
+    if (len === 0 || offset + len >= raw.length + 1) return out;
+    if (out !== '') out += '.';
+    const end = offset + 1 + len;
+    let plain = true;
+    for (let i = offset + 1; i < end; i++) {
+      const c = raw[i] as number;
+      if (c <= 0x20 || c >= 0x7f || c === 0x2e || c === 0x5c) {
+        plain = false;
+        break;
+      }
+    }
+    if (plain) out += raw.toString('latin1', offset + 1, end);
+    else {
+      for (let i = offset + 1; i < end; i++) {
+        const c = raw[i] as number;
+        if (c === 0x2e || c === 0x5c) out += '\\' + String.fromCharCode(c);
+        else if (c <= 0x20 || c >= 0x7f) out += '\\' + String(c).padStart(3, '0');
+        else out += String.fromCharCode(c);
+      }
+    }
+    offset = end;
+  }
+}
+
+function typeName(type: number): string {
+  return dnsTypes.toString(type);
+}
+
+function className(klass: number): string {
+  return dnsClasses.toString(klass);
+}
+
+/** Query types a stub proxy answers itself instead of forwarding (RFC 6895 §3.1 meta-types and QTYPEs). */
+function localAnswerFor(qtype: number, transport: ClientTransport): { readonly rcode: number; readonly reason: string } | undefined {
+  switch (qtype) {
+    case TYPE_OPT:
+    case TYPE_TKEY:
+    case TYPE_TSIG:
+      // Meta-types carry per-message data (RFC 6891 §6.1.1, RFC 8945 §4.2, RFC 2930 §2); they name no records to ask for.
+      return { rcode: Rcode.FORMERR, reason: `query type ${typeName(qtype)} is a meta-type and cannot be asked for` };
+    case TYPE_MAILA:
+    case TYPE_MAILB:
+      // Obsolete mail QTYPEs (RFC 1035 §3.2.3; RFC 2505): "does not support the requested kind of query" (RFC 1035 §4.1.1).
+      return { rcode: Rcode.NOTIMP, reason: `query type ${typeName(qtype)} is not supported` };
+    case TYPE_AXFR:
+      // AXFR over UDP is not defined (RFC 5936 §4.2): not a kind of query anyone implements over UDP.
+      // Over TCP it is defined, but a stub serves no zones: refused by policy (RFC 5936 §2.2.1).
+      return transport === 'udp'
+        ? { rcode: Rcode.NOTIMP, reason: 'AXFR over UDP is not defined (RFC 5936 §4.2)' }
+        : { rcode: Rcode.REFUSED, reason: 'zone transfers are refused: dotstub is a stub resolver' };
+    case TYPE_IXFR:
+      // IXFR is defined over both transports (RFC 1995 §2); a stub serves no zones.
+      return { rcode: Rcode.REFUSED, reason: 'zone transfers are refused: dotstub is a stub resolver' };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Parses and validates a query from a client. Never throws, never allocates
+ * for a header that screenQueryHeader rejects without a reply.
+ *
+ * The question is walked octet by octet and forwarded as the client wrote
+ * it: names are octet strings (RFC 2181 §11), so no decode/encode round trip
+ * may change a label (dns-packet reads labels as UTF-8). Records after the
+ * question are walked, not decoded; only the OPT record's fixed fields are read.
+ */
+export function parseClientQuery(raw: Buffer, transport: ClientTransport = 'udp'): ParseResult {
+  const screened = screenQueryHeader(raw);
+  if (screened) return screened;
+  const flags = raw.readUInt16BE(2);
+  // No pointer can be valid in a query's question: nothing precedes it but the header.
+  const qnameEnd = uncompressedNameEnd(raw, HEADER_LENGTH);
+  if (qnameEnd === -1 || qnameEnd + 4 > raw.length) {
+    return { ok: false, reason: 'malformed query: the question name is cut short, too long or compressed', reply: errorReply(raw, Rcode.FORMERR) };
+  }
+  const questionEnd = qnameEnd + 4;
+  const questionBytes = raw.subarray(HEADER_LENGTH, questionEnd);
+  const qtype = raw.readUInt16BE(qnameEnd);
+  const qclass = raw.readUInt16BE(qnameEnd + 2);
+  const answerAndAuthority = raw.readUInt16BE(6) + raw.readUInt16BE(8);
+  const records = answerAndAuthority + raw.readUInt16BE(10);
+  let optCount = 0;
+  let optClass = 0;
+  let optTtl = 0;
+  let offset = questionEnd;
+  for (let i = 0; i < records; i++) {
+    const owner = offset;
+    offset = nameEnd(raw, offset);
+    // TYPE(2) CLASS(2) TTL(4) RDLENGTH(2), RFC 1035 §4.1.3
+    if (offset === -1 || offset + 10 > raw.length) {
+      return { ok: false, reason: 'malformed query: a record is cut short', reply: localReply(raw, questionBytes, Rcode.FORMERR, null) };
+    }
+    const type = raw.readUInt16BE(offset);
+    if (type === TYPE_OPT) {
+      // RFC 6891 §6.1.1: at most one OPT, in the additional section, owned by the root.
+      const why =
+        i < answerAndAuthority ? 'an OPT record outside the additional section'
+        : raw[owner] !== 0 ? 'an OPT record not owned by the root'
+        : optCount > 0 ? 'more than one OPT record'
+        : undefined;
+      if (why) return { ok: false, reason: `malformed query: ${why} (RFC 6891 §6.1.1)`, reply: localReply(raw, questionBytes, Rcode.FORMERR, null) };
+      optCount++;
+      optClass = raw.readUInt16BE(offset + 2);
+      optTtl = raw.readUInt32BE(offset + 4);
+    }
+    offset += 10 + raw.readUInt16BE(offset + 8);
+    if (offset > raw.length) {
+      return { ok: false, reason: 'malformed query: a record runs past the end of the message', reply: localReply(raw, questionBytes, Rcode.FORMERR, null) };
+    }
+  }
+  // OPT TTL field: EXTENDED-RCODE(8) VERSION(8) DO(1) Z(15), RFC 6891 §6.1.3.
+  const dnssecOk = (optTtl & 0x8000) !== 0;
+  const edns = optCount === 1 ? { udpSize: Math.max(CLASSIC_UDP_SIZE, optClass), dnssecOk } : null;
+  if (edns) {
+    const version = (optTtl >>> 16) & 0xff;
+    if (version !== 0) {
+      // RFC 6891 §6.1.3: BADVERS (16: extended rcode 1, header rcode 0), with our version, 0.
+      return {
+        ok: false,
+        reason: `EDNS version ${version} is not supported (BADVERS)`,
+        reply: localReply(raw, questionBytes, Rcode.BADVERS, { dnssecOk }),
+      };
+    }
+  }
+  const local = localAnswerFor(qtype, transport);
+  if (local) return { ok: false, reason: local.reason, reply: localReply(raw, questionBytes, local.rcode, edns) };
+  const question: QuestionKey = { name: presentName(raw, HEADER_LENGTH), type: typeName(qtype), class: className(qclass) };
   return {
     ok: true,
     query: { id: raw.readUInt16BE(0), question, flags: flags & (FLAG_RD | FLAG_CD), edns, questionBytes, raw },
   };
+}
+
+/**
+ * A reply made here rather than upstream: the client's ID, RD and CD, the
+ * question exactly as asked, no records, and an OPT when `edns` is given
+ * (RFC 6891 §7: only to a client that sent one). `rcode` may be extended
+ * (> 15): its upper bits go in the OPT.
+ */
+function localReply(raw: Buffer, questionBytes: Buffer, rcode: number, edns: { readonly dnssecOk: boolean } | null, extraFlags = 0): Buffer {
+  const opt = edns ? localOptBytes(edns.dnssecOk, rcode >> 4) : undefined;
+  const out = Buffer.allocUnsafe(HEADER_LENGTH + questionBytes.length + (opt?.length ?? 0));
+  out.writeUInt16BE(raw.readUInt16BE(0), 0);
+  out.writeUInt16BE(FLAG_QR | FLAG_RA | (raw.readUInt16BE(2) & (FLAG_RD | FLAG_CD)) | extraFlags | (rcode & 0xf), 2);
+  out.writeUInt16BE(1, 4);
+  out.writeUInt32BE(0, 6);
+  out.writeUInt16BE(opt ? 1 : 0, 10);
+  questionBytes.copy(out, HEADER_LENGTH);
+  opt?.copy(out, HEADER_LENGTH + questionBytes.length);
+  return out;
+}
+
+/** Encoded OPT records of local replies, by DO bit and extended rcode. */
+const localOptCache = new Map<number, Buffer>();
+
+function localOptBytes(dnssecOk: boolean, extendedRcode: number): Buffer {
+  const key = extendedRcode * 2 + (dnssecOk ? 1 : 0);
+  let buf = localOptCache.get(key);
+  if (!buf) {
+    const flags = dnssecOk ? dnsPacket.DNSSEC_OK : 0;
+    buf = dnsPacket.answer.encode({
+      type: 'OPT',
+      name: '.',
+      udpPayloadSize: ADVERTISED_UDP_SIZE,
+      extendedRcode,
+      ednsVersion: 0,
+      flags,
+      flag_do: dnssecOk,
+      options: [],
+    });
+    localOptCache.set(key, buf);
+  }
+  return buf;
 }
 
 export interface UpstreamQueryOptions {
@@ -222,26 +439,70 @@ function upstreamOpt(dnssecOk: boolean, keepalive: boolean, padding: number): Bu
   return buf;
 }
 
-/** Compares question sections; the name's letters case-insensitively (RFC 4343), type and class exactly. */
-function sameQuestionBytes(raw: Buffer, expected: Buffer): boolean {
-  const n = expected.length;
-  if (raw.length < HEADER_LENGTH + n) return false;
-  const nameEnd = n - 4;
-  for (let i = 0; i < n; i++) {
-    const a = raw[HEADER_LENGTH + i] as number;
-    const b = expected[i] as number;
-    if (a === b) continue;
-    // Label lengths are at most 63, so only letters fold here.
-    if (i >= nameEnd || (a | 0x20) !== (b | 0x20) || (a | 0x20) < 0x61 || (a | 0x20) > 0x7a) return false;
+/** ASCII-only case folding of one octet (RFC 4343 §3: octets outside A-Z compare exactly). */
+function foldAscii(c: number): number {
+  return c >= 0x41 && c <= 0x5a ? c | 0x20 : c;
+}
+
+/**
+ * Compares the question at HEADER_LENGTH in `raw` with `expected` (an
+ * uncompressed question section): the name's ASCII letters
+ * case-insensitively (RFC 4343), every other octet, type and class exactly.
+ * Follows compression pointers in `raw`. The question's end, or -1 when it differs.
+ */
+function matchQuestion(raw: Buffer, expected: Buffer): number {
+  let offset = HEADER_LENGTH;
+  let end = -1;
+  let limit = HEADER_LENGTH;
+  let e = 0;
+  const nameLength = expected.length - 4;
+  for (;;) {
+    if (offset >= raw.length || e >= nameLength) return -1;
+    const len = raw[offset] as number;
+    if (len >= 0xc0) {
+      if (offset + 1 >= raw.length) return -1;
+      const target = ((len & 0x3f) << 8) | (raw[offset + 1] as number);
+      if (end === -1) end = offset + 2;
+      // Only backwards (RFC 1035 §4.1.4); a pointer into the header is garbage.
+      if (target >= limit || target < HEADER_LENGTH) return -1;
+      limit = target;
+      offset = target;
+      continue;
+    }
+    // Label lengths compare exactly: a length octet is never folded.
+    if (len !== expected[e]) return -1;
+    if (len === 0) {
+      if (end === -1) end = offset + 1;
+      break;
+    }
+    if (len > 63 || offset + 1 + len > raw.length) return -1;
+    for (let i = 1; i <= len; i++) {
+      if (foldAscii(raw[offset + i] as number) !== foldAscii(expected[e + i] as number)) return -1;
+    }
+    offset += 1 + len;
+    e += 1 + len;
   }
-  return true;
+  if (e + 1 !== nameLength || end + 4 > raw.length) return -1;
+  // TYPE and CLASS exactly.
+  if (raw.readUInt32BE(end) !== expected.readUInt32BE(nameLength)) return -1;
+  return end + 4;
+}
+
+/** The question in an answer, decoded for an error message (best effort). */
+function describeQuestion(raw: Buffer): QuestionKey | undefined {
+  try {
+    const q = dnsPacket.question.decode(raw, HEADER_LENGTH);
+    return { name: q.name, type: q.type, class: q.class ?? 'IN' };
+  } catch {
+    return undefined;
+  }
 }
 
 /**
  * Reads an answer from upstream and checks that it answers `question`
- * (RFC 7858 §3.3 via RFC 5452 §9.1). Records are walked, not decoded: only
- * their owner names (through dns-packet) and fixed-size fields are read, and
- * the OPT record is decoded. Throws MalformedMessageError, or
+ * (RFC 7858 §3.3 via RFC 5452 §9.1), octet by octet. Records are walked, not
+ * decoded: only their owner names and fixed-size fields are read, and the
+ * OPT record is decoded. Throws MalformedMessageError, or
  * QuestionMismatchError when the answer is for another question.
  */
 export function readUpstreamAnswer(raw: Buffer, question: UpstreamQuestion): UpstreamAnswer {
@@ -249,33 +510,19 @@ export function readUpstreamAnswer(raw: Buffer, question: UpstreamQuestion): Ups
   const flags = raw.readUInt16BE(2);
   if (!(flags & FLAG_QR)) throw new MalformedMessageError('resolver sent a query, not an answer');
   if (raw.readUInt16BE(4) !== 1) throw new QuestionMismatchError(question.key, undefined);
-  let offset: number;
+  let offset = matchQuestion(raw, question.bytes);
+  if (offset === -1) throw new QuestionMismatchError(question.key, describeQuestion(raw));
   try {
-    if (sameQuestionBytes(raw, question.bytes)) {
-      offset = HEADER_LENGTH + question.bytes.length;
-    } else {
-      // Not byte-identical (e.g. a compressed or re-cased question): compare decoded.
-      const q = dnsPacket.question.decode(raw, HEADER_LENGTH);
-      const got: QuestionKey = { name: q.name, type: q.type, class: q.class ?? 'IN' };
-      if (!sameQuestion(question.key, got)) throw new QuestionMismatchError(question.key, got);
-      offset = HEADER_LENGTH + dnsPacket.question.decode.bytes;
-    }
     let opt: OptAnswer | undefined;
     let optStart = -1;
     let optEnd = -1;
-    const records = raw.readUInt16BE(6) + raw.readUInt16BE(8) + raw.readUInt16BE(10);
+    const answerAndAuthority = raw.readUInt16BE(6) + raw.readUInt16BE(8);
+    const records = answerAndAuthority + raw.readUInt16BE(10);
+    let additionalStart = answerAndAuthority === 0 ? offset : -1;
     for (let i = 0; i < records; i++) {
       const start = offset;
-      // An owner name is usually a compression pointer (two octets, top bits
-      // 11) or the root (one zero octet), RFC 1035 §4.1.4; anything else goes
-      // through dns-packet.
-      const first = raw[offset] as number;
-      if (first >= 0xc0) offset += 2;
-      else if (first === 0) offset += 1;
-      else {
-        dnsPacket.name.decode(raw, offset);
-        offset += dnsPacket.name.decode.bytes;
-      }
+      offset = nameEnd(raw, offset);
+      if (offset === -1) throw new RangeError('a record owner name is malformed');
       // TYPE(2) CLASS(2) TTL(4) RDLENGTH(2), RFC 1035 §4.1.3
       const type = raw.readUInt16BE(offset);
       offset += 10 + raw.readUInt16BE(offset + 8);
@@ -285,6 +532,7 @@ export function readUpstreamAnswer(raw: Buffer, question: UpstreamQuestion): Ups
         optStart = start;
         optEnd = offset;
       }
+      if (i + 1 === answerAndAuthority) additionalStart = offset;
     }
     let keepaliveMs: number | undefined;
     if (opt) {
@@ -299,21 +547,12 @@ export function readUpstreamAnswer(raw: Buffer, question: UpstreamQuestion): Ups
       opt,
       optStart,
       optEnd,
+      additionalStart,
       raw,
     };
   } catch (err) {
-    if (err instanceof QuestionMismatchError) throw err;
     throw new MalformedMessageError(`malformed answer from resolver: ${(err as Error).message}`, { cause: err });
   }
-}
-
-export function sameQuestion(a: QuestionKey, b: QuestionKey | undefined): boolean {
-  return (
-    b !== undefined &&
-    a.type === b.type &&
-    a.class === b.class &&
-    a.name.toLowerCase() === b.name.toLowerCase()
-  );
 }
 
 /** The client's OPT: the upstream's flags and extended rcode, without the TLS hop's padding and keepalive. */
@@ -350,8 +589,10 @@ function clientOptBytes(query: ClientQuery, upstreamOpt: OptAnswer): Buffer {
 /**
  * Turns an upstream answer into the client's: its ID restored, the TLS-hop
  * EDNS options removed (no OPT at all if the client sent none, RFC 6891 §7),
- * and, over UDP, truncated with TC set when it exceeds what the client can
- * take (RFC 1035 §4.2.1, RFC 6891 §6.2.5).
+ * and, over UDP, fitted to what the client can take: first without the
+ * additional section (the OPT kept), and only if the answer and authority
+ * sections still don't fit, an empty answer with TC set (RFC 2181 §9,
+ * RFC 1035 §4.2.1, RFC 6891 §6.2.5).
  *
  * The fast path relays the resolver's bytes (and its name compression),
  * replacing only the OPT record when it is the last record, as resolvers
@@ -364,6 +605,7 @@ export function encodeClientAnswer(
   maxSize: number,
 ): { readonly buf: Buffer; readonly truncated: boolean } {
   const raw = answer.raw;
+  const flags = raw.readUInt16BE(2);
   let out: Buffer;
   if (!answer.opt) {
     out = raw;
@@ -384,11 +626,28 @@ export function encodeClientAnswer(
     out = reencode(query, raw);
   }
   out.writeUInt16BE(query.id, 0);
-  if (out.length > maxSize) {
-    const flags = (raw.readUInt16BE(2) & 0x7ff0) | FLAG_TC | (answer.rcode & 0xf);
-    return { buf: encodeReply(query, flags), truncated: true };
+  if (out.length <= maxSize) return { buf: out, truncated: false };
+  // Too big: the additional section is optional (RFC 2181 §9), the client's OPT is not (RFC 6891 §7).
+  if (answer.additionalStart !== -1) {
+    const opt = query.edns ? (answer.opt ? clientOptBytes(query, answer.opt) : localOptBytes(query.edns.dnssecOk, 0)) : undefined;
+    const length = answer.additionalStart + (opt?.length ?? 0);
+    if (length <= maxSize) {
+      const trimmed = Buffer.allocUnsafe(length);
+      raw.copy(trimmed, 0, 0, answer.additionalStart);
+      trimmed.writeUInt16BE(query.id, 0);
+      trimmed.writeUInt16BE(opt ? 1 : 0, 10);
+      opt?.copy(trimmed, answer.additionalStart);
+      return { buf: trimmed, truncated: false };
+    }
   }
-  return { buf: out, truncated: false };
+  const rcode = answer.rcode & 0xf;
+  return { buf: localReply(query.raw, query.questionBytes, rcode, answerOptFor(query, answer), (flags & 0x0780) | FLAG_TC), truncated: true };
+}
+
+/** The OPT fields of a local reply to `query` standing in for `answer` (null: no OPT). */
+function answerOptFor(query: ClientQuery, answer: UpstreamAnswer): { readonly dnssecOk: boolean } | null {
+  if (!query.edns) return null;
+  return { dnssecOk: answer.opt ? (answer.opt.flags & dnsPacket.DNSSEC_OK) !== 0 : query.edns.dnssecOk };
 }
 
 function reencode(query: ClientQuery, raw: Buffer): Buffer {
@@ -399,21 +658,17 @@ function reencode(query: ClientQuery, raw: Buffer): Buffer {
   return dnsPacket.encode({ ...packet, additionals });
 }
 
-function encodeReply(query: ClientQuery, flags: number): Buffer {
-  const additionals: Answer[] = query.edns ? [clientOpt(query, undefined)] : [];
-  const buf = dnsPacket.encode({
-    type: 'response',
-    id: query.id,
-    flags: flags & 0x7fff,
-    questions: [{ name: query.question.name, type: query.question.type, class: query.question.class } as Question],
-    additionals,
-  });
-  return buf;
+/** A SERVFAIL for `query`, echoing its question octets (and EDNS if it had one). */
+export function servfail(query: ClientQuery): Buffer {
+  return localReply(query.raw, query.questionBytes, Rcode.SERVFAIL, query.edns);
 }
 
-/** A SERVFAIL for `query`, echoing its question (and EDNS if it had one). */
-export function servfail(query: ClientQuery): Buffer {
-  return encodeReply(query, (query.flags & (FLAG_RD | FLAG_CD)) | FLAG_RA | Rcode.SERVFAIL);
+/**
+ * An empty answer with TC set: "ask again over TCP" (RFC 7766 §5), for a UDP
+ * client beyond its share of the proxy; over TCP, backpressure does the rest.
+ */
+export function truncatedReply(query: ClientQuery): Buffer {
+  return localReply(query.raw, query.questionBytes, Rcode.NOERROR, query.edns, FLAG_TC);
 }
 
 export function rcodeName(rcode: number): string {
@@ -424,6 +679,7 @@ export function rcodeName(rcode: number): string {
     case 3: return 'NXDOMAIN';
     case 4: return 'NOTIMP';
     case 5: return 'REFUSED';
+    case 16: return 'BADVERS';
     default: return `RCODE${rcode}`;
   }
 }

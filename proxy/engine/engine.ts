@@ -2,7 +2,7 @@
  * A query's path through the proxy: parse → upstream → the client's answer,
  * or a SERVFAIL. Never silence: every parseable query gets exactly one reply.
  *
- *   client ─► parse ─┬─ malformed ─► FORMERR / NOTIMP (or drop if no header)
+ *   client ─► parse ─┬─ malformed or answered locally ─► FORMERR / NOTIMP / REFUSED / BADVERS (or drop: handle() returns false)
  *                    └─► upstream.resolve ─┬─ answer ─► restore ID, strip TLS-hop EDNS, TC if too big ─► client
  *                                          └─ typed error ─► SERVFAIL
  *
@@ -102,18 +102,22 @@ export class Engine extends EventEmitter<EngineEvents> {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** Handles one message from a client; `reply` is called at most once. */
-  handle(raw: Buffer, transport: Transport, reply: Reply): void {
+  /**
+   * Handles one message from a client. True: `reply` is called exactly once
+   * (perhaps already); false: the message is dropped and `reply` never called.
+   */
+  handle(raw: Buffer, transport: Transport, reply: Reply): boolean {
     // performance.now(): a double, no BigInt allocation on the hot path.
     const receivedAt = performance.now();
     const wallNow = Date.now();
     this.#lastReceivedAt = wallNow;
-    const parsed = parseClientQuery(raw);
+    const parsed = parseClientQuery(raw, transport);
     if (!parsed.ok) {
       this.counters.malformed++;
       this.emit('malformed', parsed.reason);
-      if (parsed.reply) reply(parsed.reply);
-      return;
+      if (!parsed.reply) return false;
+      reply(parsed.reply);
+      return true;
     }
     this.counters.queries++;
     const query = parsed.query;
@@ -123,6 +127,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     const job: Job = { wire, question, trace: newTrace(), query, transport, reply, receivedAt, startedAt: wallNow };
     this.#inFlight++;
     this.#upstream.resolve(job, this.#onResult);
+    return true;
   }
 
   /** The one callback for every upstream result; the job is the context. */

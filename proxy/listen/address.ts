@@ -12,7 +12,13 @@ export interface ListenAddress {
   readonly port: number;
 }
 
-export type QueryHandler = (raw: Buffer, transport: Transport, reply: (answer: Buffer) => void) => void;
+/**
+ * Handles one message from a client. Returns true when `reply` has been or
+ * will be called, exactly once; false when the message gets no reply at all
+ * (it is dropped), and then `reply` is never called. Listeners count only
+ * what returns true as outstanding.
+ */
+export type QueryHandler = (raw: Buffer, transport: Transport, reply: (answer: Buffer) => void) => boolean;
 
 export const DEFAULT_LISTEN: readonly ListenAddress[] = [
   { host: '127.0.0.1', port: 53 },
