@@ -128,8 +128,9 @@ function write(dir: string, file: string, text: string): string {
 /**
  * Flags that keep a benchmarked dotstub to itself, if this build has them:
  * no control API (its fixed default port could be shared with a dashboard
- * someone else has open, whose live stream would cost CPU per query) and a
- * config dir of its own (never the user's saved settings).
+ * someone else has open, whose live stream would cost CPU per query), a
+ * config dir of its own (never the user's saved settings), and no answer
+ * cache (like the other peers here: every query goes upstream).
  */
 function isolationFlags(ctx: PeerContext, cli: string): string[] {
   let help = '';
@@ -140,6 +141,8 @@ function isolationFlags(ctx: PeerContext, cli: string): string[] {
   }
   const flags: string[] = [];
   if (help.includes('--no-control')) flags.push('--no-control');
+  // The throughput bench measures the forwarding path, with every peer's cache off.
+  if (help.includes('--cache-size')) flags.push('--cache-size', '0');
   if (help.includes('--config-dir')) {
     const dir = path.join(ctx.dir, 'dotstub-config');
     fs.mkdirSync(dir, { recursive: true });

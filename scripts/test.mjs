@@ -76,6 +76,11 @@ if ((!only || only === 'e2e') && fs.existsSync('playwright.config.ts')) {
   }
 }
 
+// The soak (issue 13): 5 minutes at 500 qps through the real CLI and unbound;
+// fails unless answers, RSS and file descriptors stay flat. The long form is
+// `npm run soak -- --minutes 60`.
+if (!only) step('soak (5 min at 500 qps)', 'npx', ['tsx', 'bench/soak.ts', '--minutes', process.env.DOTSTUB_SOAK_MINUTES ?? '5']);
+
 if (failures.length) console.log(`\nFailed: ${failures.join('; ')}`);
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);
