@@ -94,6 +94,8 @@ export interface ProxyConfig {
   readonly pool: PoolOptions;
   readonly padding: boolean;
   readonly recordNames: boolean;
+  /** Answer Firefox's DoH canary (use-application-dns.net) NXDOMAIN so its lookups stay here. */
+  readonly keepBrowsersOnStub: boolean;
   /** Open connections at start so the first query doesn't pay the handshake. */
   readonly warm: boolean;
   /** The answer cache's bounds; null: no cache (every query goes to the resolver). */
@@ -108,6 +110,7 @@ export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyCo
     pool: DEFAULT_POOL_OPTIONS,
     padding: true,
     recordNames: true,
+    keepBrowsersOnStub: true,
     warm: true,
     cache: {},
     ...overrides,
@@ -155,7 +158,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#config = config;
     this.#cache = config.cache ? new AnswerCache(config.cache) : null;
     this.#pool = this.#makePool(config.resolver);
-    this.#engine = new Engine(this.#upstreamFor(this.#pool), { padding: config.padding, recordNames: config.recordNames }, this.#counters);
+    this.#engine = new Engine(this.#upstreamFor(this.#pool), { padding: config.padding, recordNames: config.recordNames, keepBrowsersOnStub: config.keepBrowsersOnStub }, this.#counters);
     this.#engine.on('query', (r) => this.emit('query', r));
     this.#engine.on('malformed', (why) => this.emit('malformed', why));
   }

@@ -31,6 +31,7 @@ const TYPE_AXFR = 252;
 const TYPE_MAILB = 253;
 const TYPE_MAILA = 254;
 const FLAG_QR = 0x8000;
+const FLAG_AA = 0x0400;
 const FLAG_TC = 0x0200;
 const FLAG_RD = 0x0100;
 const FLAG_RA = 0x0080;
@@ -659,6 +660,11 @@ function reencode(query: ClientQuery, raw: Buffer): Buffer {
 }
 
 /** A SERVFAIL for `query`, echoing its question octets (and EDNS if it had one). */
+/** An answer dotstub gives itself: NODATA (NOERROR, no records) or NXDOMAIN, authoritative (AA) since no resolver was asked. */
+export function localAnswer(query: ClientQuery, rcode: 'NOERROR' | 'NXDOMAIN'): Buffer {
+  return localReply(query.raw, query.questionBytes, Rcode[rcode], query.edns, FLAG_AA);
+}
+
 export function servfail(query: ClientQuery): Buffer {
   return localReply(query.raw, query.questionBytes, Rcode.SERVFAIL, query.edns);
 }

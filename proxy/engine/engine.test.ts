@@ -44,7 +44,7 @@ function query(name: string, id: number): Buffer {
 
 function setup(): { engine: Engine; up: TableUpstream; replies: Buffer[]; records: QueryRecord[] } {
   const up = new TableUpstream('table');
-  const engine = new Engine(up, { padding: true, recordNames: true });
+  const engine = new Engine(up, { padding: true, recordNames: true, keepBrowsersOnStub: true });
   const records: QueryRecord[] = [];
   engine.on('query', (r) => records.push(r));
   return { engine, up, replies: [], records };
@@ -106,5 +106,30 @@ describe('engine', () => {
     next.answerAll();
     await engine.idle();
     expect(replies.map((r) => dnsPacket.decode(r).id).sort()).toEqual([1, 2]);
+  });
+
+  test('resolver.arpa (RFC 9462) gets NODATA and Firefox’s canary NXDOMAIN, answered here and never forwarded', () => {
+    const { engine, up, replies, records } = setup();
+    const ask = (name: string, type: 'A' | 'SVCB' = 'A', id = 1): void => {
+      engine.handle(dnsPacket.encode({ type: 'query', id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: type as 'A', name }] }), 'udp', (b) => replies.push(b));
+    };
+    ask('_dns.resolver.arpa', 'SVCB', 1);
+    ask('resolver.arpa', 'A', 2);
+    ask('use-application-dns.net', 'A', 3);
+    expect(up.wires).toHaveLength(0);
+    const decoded = replies.map((r) => dnsPacket.decode(r));
+    expect(decoded.map((d) => [d.id, d.rcode, d.answers?.length, d.flag_aa])).toEqual([
+      [1, 'NOERROR', 0, true],
+      [2, 'NOERROR', 0, true],
+      [3, 'NXDOMAIN', 0, true],
+    ]);
+    expect(records.map((r) => r.source)).toEqual(['local', 'local', 'local']);
+    // With the setting off, the canary goes to the resolver like any name.
+    engine.configure({ keepBrowsersOnStub: false });
+    ask('use-application-dns.net', 'A', 4);
+    expect(up.wires).toHaveLength(1);
+    // Names that merely end alike are not special.
+    ask('notresolver.arpa', 'A', 5);
+    expect(up.wires).toHaveLength(2);
   });
 });

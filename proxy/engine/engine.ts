@@ -15,6 +15,7 @@ import {
   CLASSIC_UDP_SIZE,
   encodeClientAnswer,
   encodeUpstreamQuery,
+  localAnswer,
   parseClientQuery,
   rcodeName,
   servfail,
@@ -24,6 +25,7 @@ import {
 } from '../dns/wire.js';
 import { isDotstubError, type DotstubError } from '../errors.js';
 import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest, type UpstreamTrace } from '../upstream/upstream.js';
+import { localVerdict } from './local-answers.js';
 import { newCounters, type AnswerSource, type Counters, type QueryRecord, type Transport } from './query-record.js';
 
 export interface EngineOptions {
@@ -31,7 +33,11 @@ export interface EngineOptions {
   readonly padding: boolean;
   /** Record query names (off: records keep timings only). */
   readonly recordNames: boolean;
+  /** Answer Firefox's DoH canary NXDOMAIN so its lookups stay on dotstub (local-answers.ts). */
+  readonly keepBrowsersOnStub: boolean;
 }
+
+const NO_WIRE = Buffer.alloc(0);
 
 export interface EngineEvents {
   query: [QueryRecord];
@@ -121,6 +127,14 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
     this.counters.queries++;
     const query = parsed.query;
+    const local = localVerdict(query, this.#options);
+    if (local) {
+      this.counters.localAnswers++;
+      const job: Job = { wire: NO_WIRE, question: { key: query.question, bytes: query.questionBytes }, trace: newTrace(), query, transport, reply, receivedAt, startedAt: wallNow };
+      this.#inFlight++;
+      this.#finish(job, localAnswer(query, local), 'local', local, false, null);
+      return true;
+    }
     const { wire, padding } = encodeUpstreamQuery(query, { pad: this.#options.padding, keepalive: true });
     this.counters.paddingBytes += padding;
     const question: UpstreamQuestion = { key: query.question, bytes: query.questionBytes };

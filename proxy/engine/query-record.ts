@@ -19,7 +19,9 @@ export type AnswerSource =
   /** Synthesised SERVFAIL: the resolver couldn't be reached in time, or backpressure. */
   | 'servfail'
   /** FORMERR/NOTIMP for a malformed or unsupported query. */
-  | 'error-reply';
+  | 'error-reply'
+  /** A name dotstub answers itself (resolver.arpa, Firefox's canary): never forwarded. */
+  | 'local';
 
 export interface QueryRecord {
   /** Monotonic per proxy, for ordering and de-duplication in clients. */
@@ -62,6 +64,8 @@ interface EngineCounters {
   /** Malformed or unsupported client messages (answered FORMERR/NOTIMP or dropped). */
   malformed: number;
   truncated: number;
+  /** Names answered here, never forwarded (engine/local-answers.ts). */
+  localAnswers: number;
   /** Queries that found an open connection. */
   connectionHits: number;
   paddingBytes: number;
@@ -77,6 +81,7 @@ export function newCounters(): Counters {
     servfails: 0,
     malformed: 0,
     truncated: 0,
+    localAnswers: 0,
     connectionHits: 0,
     paddingBytes: 0,
     ...newCacheCounters(),

@@ -32,6 +32,8 @@ function answerSourceText(source: QueryRecord['source']): string {
       return 'the proxy (SERVFAIL)';
     case 'error-reply':
       return 'the proxy (error reply)';
+    case 'local':
+      return 'dotstub itself: a special-use name that is never forwarded';
   }
 }
 
