@@ -27,11 +27,12 @@
  */
 import { EventEmitter } from 'node:events';
 import type { DotstubError } from '../errors.js';
+import type { PoolConnection } from './connection.js';
 import type { Pool } from './pool.js';
 import type { Upstream, UpstreamCallback, UpstreamRequest } from './upstream.js';
 
 /** Each side is a pool: the fallback listens to its connection events and warms it to probe. */
-export type ProbedUpstream = Pick<Pool, 'name' | 'resolve' | 'close' | 'destroy' | 'warm' | 'on' | 'connections'>;
+export type ProbedUpstream = Pick<Pool, 'name' | 'resolver' | 'resolve' | 'close' | 'destroy' | 'warm' | 'on' | 'connections'>;
 
 export type Transport = 'dot' | 'doh';
 
@@ -128,6 +129,16 @@ export class Fallback extends EventEmitter<FallbackEvents> implements Upstream {
   /** The latest transport event, for a status view that starts late. */
   get lastChange(): TransportChange | undefined {
     return this.#lastEvent;
+  }
+
+  /** The resolver both sides reach (the primary's spec, which carries the DoH URL). */
+  get resolver(): Pool['resolver'] {
+    return this.#primary.resolver;
+  }
+
+  /** Both sides' live connections. */
+  get connections(): readonly PoolConnection[] {
+    return [...this.#primary.connections, ...this.#secondary.connections];
   }
 
   get primary(): ProbedUpstream {
