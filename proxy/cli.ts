@@ -262,6 +262,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const observe = (proxy: StubProxy): void => {
     proxy.on('state', (s) => console.error(`dotstub: ${s.state}: ${s.reason}`));
     proxy.on('warning', (w) => console.error(`dotstub: warning: ${w}`));
+    proxy.on('transport', (t) => console.error(`dotstub: ${t.reason}${t.detail ? ` (${t.detail})` : ''}`));
     proxy.on('connection', (e) => {
       if (e.type === 'open') {
         console.error(
@@ -279,7 +280,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   let bound: readonly ListenAddress[];
   try {
     ({ proxy, bound } = await startDotstub(run.config, observe));
-    console.error(`dotstub: listening on ${bound.map(hostPort).join(', ')} (UDP and TCP), forwarding to ${proxy.describe()} over TLS`);
+    console.error(`dotstub: listening on ${bound.map(hostPort).join(', ')} (UDP and TCP), forwarding to ${proxy.describe()} over TLS${run.config.resolver.dohUrl ? ` (DNS-over-HTTPS at ${run.config.resolver.dohUrl} if port ${run.config.resolver.port} is blocked)` : ''}`);
   } catch (err) {
     if (isDotstubError(err)) {
       console.error(`dotstub: ${err.message}`);

@@ -287,8 +287,9 @@ export class Fallback extends EventEmitter<FallbackEvents> implements Upstream {
     this.#stopProbing();
   }
 
+  /** "using" once DoH has an authenticated connection, "trying" until then. */
   #dohSentence(): string {
-    return `port ${this.#primaryPort} is blocked here; using DNS-over-HTTPS on ${this.#secondaryPort}`;
+    return `port ${this.#primaryPort} is blocked here; ${this.#up.doh ? 'using' : 'trying'} DNS-over-HTTPS on ${this.#secondaryPort}`;
   }
 
   #announce(reason: string, detail: string | null): void {
