@@ -10,7 +10,7 @@ import tls from 'node:tls';
 import dnsPacket from 'dns-packet';
 import { testPki } from './certs.js';
 
-export interface ReceivedQuery {
+interface ReceivedQuery {
   readonly headers: http2.IncomingHttpHeaders;
   /** The DNS message as it arrived (no length prefix). */
   readonly body: Buffer;

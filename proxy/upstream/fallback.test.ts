@@ -84,6 +84,7 @@ describe('Fallback(DoT; DoH)', () => {
     dot[0]?.refuse(new ConnectFailedError('cannot connect to 192.0.2.1:853: connection refused (ECONNREFUSED)'));
     expect(o).toHaveLength(0);
     expect(doh).toHaveLength(1);
+    expect(last(events)).toMatchObject({ transport: null, active: 'doh', reason: 'port 853 is blocked here; trying DNS-over-HTTPS on 443' });
     doh[0]?.open();
     doh[0]?.answerAll();
     expect(o[0]?.err).toBeNull();

@@ -61,7 +61,7 @@ export interface FallbackOptions {
   readonly probeMaxMs: number;
 }
 
-export const DEFAULT_FALLBACK_OPTIONS: FallbackOptions = { minSwitchIntervalMs: 10_000, probeMinMs: 5_000, probeMaxMs: 60_000 };
+const DEFAULT_FALLBACK_OPTIONS: FallbackOptions = { minSwitchIntervalMs: 10_000, probeMinMs: 5_000, probeMaxMs: 60_000 };
 
 export interface FallbackInit {
   readonly primary: ProbedUpstream;

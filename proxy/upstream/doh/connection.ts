@@ -27,6 +27,9 @@
  *   on an authenticated socket.
  * - The URL host is reached at the resolver's own IP addresses (no DNS to
  *   find DNS) and is the name the certificate is checked against.
+ * - 'bytes' counts DNS message bytes (bodies), not HTTP/2 framing or TLS.
+ * - There is no RFC 7828 keepalive on DoH: HTTP/2 governs the session's life
+ *   (our idle close, the server's GOAWAY).
  */
 import { EventEmitter } from 'node:events';
 import http2 from 'node:http2';
