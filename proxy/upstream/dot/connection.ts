@@ -144,7 +144,10 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
     }, opts.connectTimeoutMs);
     this.#socket.on('secureConnect', () => this.#onSecureConnect());
     this.#socket.on('session', (ticket: Buffer) => {
-      if (this.#state === 'open' || this.#state === 'draining') this.emit('session', ticket);
+      // Only an authenticated connection's ticket may be resumed: a resumed
+      // session counts as verified (../tls.ts), so an unverified one's would
+      // launder an opportunistic connection into a "verified" one.
+      if ((this.#state === 'open' || this.#state === 'draining') && this.#handshake?.verified) this.emit('session', ticket);
     });
     this.#socket.on('data', (chunk: Buffer) => this.#onData(chunk));
     this.#socket.on('end', () => {
