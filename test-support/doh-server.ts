@@ -35,8 +35,8 @@ export interface FakeDohServer {
   readonly port: number;
   readonly url: string;
   readonly received: ReceivedQuery[];
-  /** Sends GOAWAY on every open session. */
-  goaway(): void;
+  /** Sends GOAWAY on every open session; `lastStreamId` omitted: every stream received so far will still be answered. */
+  goaway(lastStreamId?: number): void;
   close(): Promise<void>;
 }
 
@@ -99,8 +99,8 @@ export async function startFakeDohServer(options: DohServerOptions = {}): Promis
     port,
     url: `https://${pki.authName}:${port}/dns-query`,
     received,
-    goaway() {
-      for (const s of sessions) s.goaway(http2.constants.NGHTTP2_NO_ERROR);
+    goaway(lastStreamId?: number) {
+      for (const s of sessions) s.goaway(http2.constants.NGHTTP2_NO_ERROR, lastStreamId);
     },
     async close() {
       for (const s of sessions) s.destroy();

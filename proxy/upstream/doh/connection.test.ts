@@ -185,6 +185,24 @@ describe('DoH against a server of our own', () => {
     }
   });
 
+  test('GOAWAY with queries in flight: the ones the server did not take are retried on a new session and answered', async () => {
+    const server = await startFakeDohServer({ behaviour: (): DohBehaviour => ({ kind: 'answer', delayMs: 200 }) });
+    try {
+      const pool = dohPool(server.url, strictTestCa());
+      await resolve(pool, request('warm.test'));
+      const pending = Array.from({ length: 5 }, (_, i) => resolve(pool, request(`g${i}.test`)));
+      await new Promise((r) => setTimeout(r, 50));
+      // Last stream ID 1 (the warm-up's): the five (streams 3–11) were not processed (RFC 9113 §6.8).
+      server.goaway(1);
+      const outcomes = await Promise.all(pending);
+      expect(outcomes.map((o) => o.err)).toEqual([null, null, null, null, null]);
+      expect(outcomes.every((o) => o.req.trace.attempts === 2)).toBe(true);
+      expect(new Set(outcomes.map((o) => o.req.trace.connectionId)).size).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('strict: an impostor certificate is refused before a single byte of HTTP is written', async () => {
     const impostor = await startImpostorTls();
     try {
