@@ -10,7 +10,7 @@
  *   'state'       privacy-state transitions, each with a reason a user can read
  */
 import { EventEmitter } from 'node:events';
-import { describeResolver, type ResolverSpec } from './config/resolvers.js';
+import { describeResolver, dohEndpoint, type ResolverSpec } from './config/resolvers.js';
 import { Engine } from './engine/engine.js';
 import { newCounters, type Counters, type QueryRecord } from './engine/query-record.js';
 import { ConfigError, type DotstubError } from './errors.js';
@@ -23,7 +23,6 @@ import type { AuthPolicy } from './upstream/dot/tls.js';
 import { dohConnectionFactory } from './upstream/doh/connection.js';
 import { Fallback, type Transport, type TransportChange } from './upstream/fallback.js';
 import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './upstream/pool.js';
-import { dohEndpoint } from './config/resolvers.js';
 
 export type { PrivacyState };
 
