@@ -39,3 +39,14 @@ test('port 853 closed: answered over DoH; status says transport doh, private, an
   const names = await Promise.all(Array.from({ length: 10 }, (_, i) => client.query(`n${i}.test`)));
   expect(names.map((n) => firstA(n))).toEqual(Array.from({ length: 10 }, (_, i) => `192.0.2.${i + 1}`));
 });
+
+test('DoT and DoH both unreachable: blocked, and the reason names both failures', async () => {
+  const both = await startProxy({ resolverArg: `127.0.0.1:${await freePort()}#dns.test`, dohUrl: `https://dns.test:${await freePort()}/dns-query` });
+  try {
+    await waitForState(both.proxy, 'blocked');
+    expect(both.proxy.state.reason).toMatch(/:\d+: connection refused.*DNS-over-HTTPS failed too: cannot connect .*connection refused/);
+    expect(both.proxy.transport).toBeNull();
+  } finally {
+    await both.stop();
+  }
+});

@@ -441,7 +441,11 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
         message: f.error.message,
         retryInMs: f.retryInMs,
       });
-      if (active() && speaks()) this.#onPrivacyEvent({ type: 'connect-failed', message: f.error.message, retryInMs: f.retryInMs });
+      if (!active() || !speaks()) return;
+      // Ladder step 4: when DoH fails too, the reason names the first failure (DoT's) as well.
+      const first = owner instanceof Fallback && transport === 'doh' ? owner.primaryError : undefined;
+      const message = first ? `${first.message}; DNS-over-HTTPS failed too: ${f.error.message}` : f.error.message;
+      this.#onPrivacyEvent({ type: 'connect-failed', message, retryInMs: f.retryInMs });
     });
   }
 

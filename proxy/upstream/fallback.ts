@@ -126,6 +126,11 @@ export class Fallback extends EventEmitter<FallbackEvents> implements Upstream {
     return this.#active;
   }
 
+  /** Why the primary is down (its last connect failure), if it is. */
+  get primaryError(): DotstubError | undefined {
+    return this.#primaryError;
+  }
+
   /** The latest transport event, for a status view that starts late. */
   get lastChange(): TransportChange | undefined {
     return this.#lastEvent;
