@@ -34,6 +34,11 @@ Usage: dotstub [options]
                       [2620:fe::fe]#dns.quad9.net (default: the resolver last chosen
                       in the dashboard, else quad9). Given here, it overrides the
                       saved choice for this run only.
+  --doh URL           the resolver's DNS-over-HTTPS endpoint, e.g.
+                      https://dns.quad9.net/dns-query: used only while port 853
+                      is blocked, reached at the resolver's own addresses and
+                      authenticated by the URL host's certificate (presets have
+                      their operator's URL already; this replaces it)
   --listen ADDR       where to take DNS: 127.0.0.1:5300, [::1]:5300, :5300 (both
                       loopbacks); repeatable (default: 127.0.0.1:53 and [::1]:53)
   --strict            require an authenticated resolver (default): a certificate
@@ -66,6 +71,7 @@ next start; the flags above override them for one run without saving.
 Examples:
   dotstub --listen 127.0.0.1:5300 --resolver quad9 --log
   dotstub --listen 127.0.0.1:5300 --resolver 127.0.0.1:8853#dns.test --ca test-ca.pem
+  dotstub --resolver 127.0.0.1:8853#dns.test --doh https://dns.test:8443/dns-query --ca test-ca.pem
   curl -N -H "Authorization: Bearer $(cat ~/.config/dotstub/token)" http://127.0.0.1:${DEFAULT_CONTROL_PORT}/api/stream
 `;
 
@@ -116,6 +122,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       args: [...argv],
       options: {
         resolver: { type: 'string' },
+        doh: { type: 'string' },
         listen: { type: 'string', multiple: true },
         strict: { type: 'boolean' },
         opportunistic: { type: 'boolean' },
@@ -143,8 +150,11 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
   if (values.strict && values.opportunistic) throw new ConfigError('choose one of --strict and --opportunistic');
   if (values.control !== undefined && values['no-control']) throw new ConfigError('choose one of --control and --no-control');
   const pins = values.pin ?? [];
-  const resolver = values.resolver !== undefined ? parseResolverArg(values.resolver, pins) : undefined;
+  const resolver = values.resolver !== undefined ? parseResolverArg(values.resolver, pins, values.doh) : undefined;
   if (resolver === undefined && pins.length > 0) throw new ConfigError('--pin needs --resolver: say which resolver the pin is for');
+  if (resolver === undefined && values.doh !== undefined) {
+    throw new ConfigError('--doh needs --resolver: the DNS-over-HTTPS URL is reached at that resolver\'s addresses (e.g. --resolver 9.9.9.9#dns.quad9.net --doh https://dns.quad9.net/dns-query)');
+  }
   const ca = (values.ca ?? []).map((file) => {
     let pem: string;
     try {
@@ -266,6 +276,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const observe = (proxy: StubProxy): void => {
     proxy.on('state', (s) => console.error(`dotstub: ${s.state}: ${s.reason}`));
     proxy.on('warning', (w) => console.error(`dotstub: warning: ${w}`));
+    proxy.on('transport', (t) => console.error(`dotstub: ${t.reason}${t.detail ? ` (${t.detail})` : ''}`));
     proxy.on('connection', (e) => {
       if (e.type === 'open') {
         console.error(
@@ -283,7 +294,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   let bound: readonly ListenAddress[];
   try {
     ({ proxy, bound } = await startDotstub(run.config, observe));
-    console.error(`dotstub: listening on ${bound.map(hostPort).join(', ')} (UDP and TCP), forwarding to ${proxy.describe()} over TLS`);
+    console.error(`dotstub: listening on ${bound.map(hostPort).join(', ')} (UDP and TCP), forwarding to ${proxy.describe()} over TLS${run.config.resolver.dohUrl ? ` (DNS-over-HTTPS at ${run.config.resolver.dohUrl} if port ${run.config.resolver.port} is blocked)` : ''}`);
   } catch (err) {
     if (isDotstubError(err)) {
       console.error(`dotstub: ${err.message}`);

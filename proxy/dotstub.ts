@@ -12,7 +12,7 @@
 import { EventEmitter } from 'node:events';
 import { AnswerCache, type AnswerCacheOptions } from './cache/answer-cache.js';
 import { CachingUpstream } from './cache/caching-upstream.js';
-import { describeResolver, type ResolverSpec } from './config/resolvers.js';
+import { describeResolver, dohEndpoint, type ResolverSpec } from './config/resolvers.js';
 import { Engine } from './engine/engine.js';
 import type { Upstream } from './upstream/upstream.js';
 import { newCounters, type Counters, type QueryRecord } from './engine/query-record.js';
@@ -24,6 +24,8 @@ import { INITIAL_PRIVACY, nextPrivacyState, type PrivacyEvent, type PrivacyState
 import { dotConnectionFactory } from './upstream/dot/connection.js';
 import type { AuthPolicy } from './upstream/dot/tls.js';
 import { ClientShares } from './listen/client-shares.js';
+import { dohConnectionFactory } from './upstream/doh/connection.js';
+import { Fallback, type Transport, type TransportChange } from './upstream/fallback.js';
 import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './upstream/pool.js';
 
 export type { PrivacyState };
@@ -85,6 +87,8 @@ export interface StubProxyEvents {
   malformed: [string];
   /** Something the user should know that didn't stop the proxy. */
   warning: [string];
+  /** Which transport carries queries changed (a resolver with a DoH URL: DoT ⇄ DoH), and why. */
+  transport: [TransportChange];
 }
 
 export interface ProxyConfig {
@@ -138,11 +142,12 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   /** One object, each field with one writer: the engine or the upstream pools. */
   readonly #counters: Counters = newCounters();
   readonly #engine: Engine;
-  #pool: Pool;
+  /** The active upstream: a DoT pool, or Fallback(DoT; DoH) when the resolver has a DoH URL. */
+  #pool: Pool | Fallback;
+  /** Upstreams being drained after a switch; they finish their in-flight queries. */
+  readonly #retiring = new Set<Pool | Fallback>();
   /** Answers from every resolver used so far are flushed on a switch: one cache, per proxy. */
   readonly #cache: AnswerCache | null;
-  /** Pools being drained after a switch; they finish their in-flight queries. */
-  readonly #retiring = new Set<Pool>();
   #udp: UdpListener[] = [];
   #tcp: TcpListener[] = [];
   #listening: ListenAddress[] = [];
@@ -174,6 +179,11 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   }
   get resolver(): ResolverSpec {
     return this.#pool.resolver;
+  }
+  /** The transport carrying queries now; null while none is connected. */
+  get transport(): Transport | null {
+    if (this.#pool instanceof Fallback) return this.#pool.transport;
+    return this.#privacy.state === 'private' || this.#privacy.state === 'private-unverified' ? 'dot' : null;
   }
   get listening(): readonly ListenAddress[] {
     return this.#listening;
@@ -368,7 +378,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   }
 
   /** The engine's upstream: the pool, behind the answer cache when there is one. */
-  #upstreamFor(pool: Pool): Upstream {
+  #upstreamFor(pool: Pool | Fallback): Upstream {
     return this.#cache ? new CachingUpstream(this.#cache, pool, this.#counters) : pool;
   }
 
@@ -377,16 +387,43 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     return this.#cache ? { entries: this.#cache.entries, bytes: this.#cache.bytes, maxBytes: this.#cache.options.maxBytes } : null;
   }
 
-  #makePool(resolver: ResolverSpec): Pool {
+  #makePool(resolver: ResolverSpec): Pool | Fallback {
     const { auth, pool: options } = this.#config;
-    const pool = new Pool({
+    const dot = new Pool({
       protocol: 'DoT',
       resolver,
       options,
       factory: dotConnectionFactory(resolver, auth, options),
       counters: this.#counters,
+      // With a DoH URL the fallback owns DoT's re-probing (5 s → 60 s).
+      selfRetry: resolver.dohUrl === undefined,
     });
-    const active = (): boolean => pool === this.#pool && this.#running;
+    if (resolver.dohUrl === undefined) {
+      this.#observePool(dot, dot, resolver, 'dot');
+      return dot;
+    }
+    const doh = new Pool({
+      protocol: 'DoH',
+      resolver,
+      options,
+      factory: dohConnectionFactory(resolver, auth, options),
+      counters: this.#counters,
+    });
+    const fallback = new Fallback({ primary: dot, secondary: doh, primaryPort: resolver.port, secondaryPort: dohEndpoint(resolver.dohUrl).port });
+    // The fallback listens first, so these observers see its decision already made.
+    this.#observePool(dot, fallback, resolver, 'dot');
+    this.#observePool(doh, fallback, resolver, 'doh');
+    fallback.on('transport', (change) => {
+      if (fallback === this.#pool && this.#running) this.emit('transport', change);
+    });
+    return fallback;
+  }
+
+  /** Turns one pool's events into the proxy's connection events and privacy events; `owner` is what #pool holds. */
+  #observePool(pool: Pool, owner: Pool | Fallback, resolver: ResolverSpec, transport: Transport): void {
+    const active = (): boolean => owner === this.#pool && this.#running;
+    /** Within a fallback, only the side carrying queries speaks for the privacy state. */
+    const speaks = (): boolean => !(owner instanceof Fallback) || owner.active === transport;
     pool.on('open', (conn, info) => {
       this.emit('connection', {
         type: 'open',
@@ -402,7 +439,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
         handshakeMs: info.handshakeMs,
       });
       if (!active()) return;
-      const who = resolver.authName && !resolver.label.includes(resolver.authName) ? `${resolver.label} (${resolver.authName})` : resolver.label;
+      const name = resolver.authName && !resolver.label.includes(resolver.authName) ? `${resolver.label} (${resolver.authName})` : resolver.label;
+      const who = transport === 'doh' ? `${name} via DNS-over-HTTPS` : name;
       this.#onPrivacyEvent({ type: 'connected', resolver: who, verified: info.verified, tlsVersion: info.tlsVersion, authError: info.authError });
     });
     pool.on('close', (conn, info) => {
@@ -430,9 +468,12 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
         message: f.error.message,
         retryInMs: f.retryInMs,
       });
-      if (active()) this.#onPrivacyEvent({ type: 'connect-failed', message: f.error.message, retryInMs: f.retryInMs });
+      if (!active() || !speaks()) return;
+      // Ladder step 4: when DoH fails too, the reason names the first failure (DoT's) as well.
+      const first = owner instanceof Fallback && transport === 'doh' ? owner.primaryError : undefined;
+      const message = first ? `${first.message}; DNS-over-HTTPS failed too: ${f.error.message}` : f.error.message;
+      this.#onPrivacyEvent({ type: 'connect-failed', message, retryInMs: f.retryInMs });
     });
-    return pool;
   }
 
   /** `quad9` or `127.0.0.1:853#dns.test`, for logs. */

@@ -19,7 +19,9 @@ export type ErrorCode =
   | 'DOTSTUB_POOL_CLOSED'
   | 'DOTSTUB_QUARANTINED'
   | 'DOTSTUB_MALFORMED'
-  | 'DOTSTUB_QUESTION_MISMATCH';
+  | 'DOTSTUB_QUESTION_MISMATCH'
+  | 'DOTSTUB_HTTP_STATUS'
+  | 'DOTSTUB_HTTP_STREAM';
 
 export class DotstubError extends Error {
   readonly code: ErrorCode;
@@ -136,6 +138,25 @@ export class QuestionMismatchError extends DotstubError {
     super('DOTSTUB_QUESTION_MISMATCH', `answer for ${got ? `${got.name} ${got.type}` : 'no question'} does not match the query for ${asked.name} ${asked.type}`);
     this.asked = asked;
     this.got = got;
+  }
+}
+
+/** A DoH server answered with an HTTP status other than 200 (RFC 8484 §4.2.1). */
+export class HttpStatusError extends DotstubError {
+  readonly status: number;
+  constructor(message: string, status: number) {
+    super('DOTSTUB_HTTP_STATUS', message);
+    this.status = status;
+  }
+}
+
+/** A DoH request's HTTP/2 stream was reset or broke off (RFC 9113 §5.4.2) while the connection stayed up. */
+export class HttpStreamError extends DotstubError {
+  /** The RST_STREAM error code (RFC 9113 §7), 0 when unknown. */
+  readonly h2Code: number;
+  constructor(message: string, h2Code: number, options?: { cause?: unknown }) {
+    super('DOTSTUB_HTTP_STREAM', message, options);
+    this.h2Code = h2Code;
   }
 }
 

@@ -11,6 +11,8 @@ import { testPki } from './certs.js';
 
 export interface HarnessOptions {
   readonly resolverArg: string;
+  /** The resolver's DNS-over-HTTPS URL (as --doh): the proxy then runs Fallback(DoT; DoH). */
+  readonly dohUrl?: string;
   readonly mode?: AuthMode;
   readonly trustTestCa?: boolean;
   readonly pins?: readonly string[];
@@ -30,7 +32,7 @@ export interface Harness {
 export async function startProxy(options: HarnessOptions): Promise<Harness> {
   const pki = testPki();
   const { proxy, bound: [bound] } = await startDotstub(
-    defaultConfig(parseResolverArg(options.resolverArg, options.pins ?? []), {
+    defaultConfig(parseResolverArg(options.resolverArg, options.pins ?? [], options.dohUrl), {
       listen: [{ host: '127.0.0.1', port: 0 }],
       auth: { mode: options.mode ?? 'strict', ca: options.trustTestCa === false ? [] : [pki.caPem] },
       pool: { ...DEFAULT_POOL_OPTIONS, ...options.pool },

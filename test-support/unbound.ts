@@ -29,6 +29,11 @@ export interface UnboundOptions {
   readonly minimalResponses?: boolean;
   /** More configuration after the `server:` lines: indented lines continue it; a clause such as `auth-zone:` follows. */
   readonly extraConfig?: readonly string[];
+  /**
+   * Also serve DNS-over-HTTPS (RFC 8484) at https://dns.test:PORT/dns-query
+   * with the same PKI: a port number, or 0 for a free one. Off by default.
+   */
+  readonly dohPort?: number;
 }
 
 export interface UnboundServer {
@@ -38,6 +43,10 @@ export interface UnboundServer {
   readonly dir: string;
   /** `127.0.0.1:PORT#dns.test`, the CLI form. */
   readonly resolverArg: string;
+  /** The DoH port when `dohPort` was given. */
+  readonly dohPort: number | undefined;
+  /** `https://dns.test:PORT/dns-query` when `dohPort` was given. */
+  readonly dohUrl: string | undefined;
   readonly process: ChildProcess;
   stop(): Promise<void>;
 }
@@ -71,10 +80,10 @@ function zoneLines(names: number, extra: Readonly<Record<string, string>> = {}):
   return lines;
 }
 
-async function waitForTls(port: number, pki: TestPki, deadline: number): Promise<void> {
+async function waitForTls(port: number, pki: TestPki, deadline: number, alpn?: string): Promise<void> {
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
-      const s = tls.connect({ host: '127.0.0.1', port, servername: pki.authName, ca: pki.caPem }, () => {
+      const s = tls.connect({ host: '127.0.0.1', port, servername: pki.authName, ca: pki.caPem, ...(alpn ? { ALPNProtocols: [alpn] } : {}) }, () => {
         s.destroy();
         resolve(true);
       });
@@ -115,8 +124,16 @@ export async function startUnbound(options: UnboundOptions = {}): Promise<Unboun
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-unbound-'));
   const port = options.port ?? (await freePort());
   const keepalive = options.keepaliveMs ?? 120_000;
+  const dohPort = options.dohPort === undefined ? undefined : options.dohPort || (await freePort());
+  // unbound serves DoH only on interfaces configured with the https-port as
+  // @port (unbound.conf(5), https-port), so the DoH port gets its own line.
+  const doh =
+    dohPort === undefined
+      ? []
+      : [`  interface: 127.0.0.1@${dohPort}`, `  https-port: ${dohPort}`, '  http-endpoint: "/dns-query"', '  http-nodelay: yes'];
   const conf = [
     ...unboundServerBase(dir, port, options.threads ?? 1),
+    ...doh,
     `  tls-port: ${port}`,
     `  tls-service-key: "${pki.serverKeyFile}"`,
     `  tls-service-pem: "${pki.serverCertFile}"`,
@@ -146,7 +163,10 @@ export async function startUnbound(options: UnboundOptions = {}): Promise<Unboun
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     await Promise.race([
-      waitForTls(port, pki, Date.now() + 10_000),
+      Promise.all([
+        waitForTls(port, pki, Date.now() + 10_000),
+        dohPort !== undefined ? waitForTls(dohPort, pki, Date.now() + 10_000, 'h2') : undefined,
+      ]),
       exited.then(() => {
         throw new Error(`unbound exited at start: ${stderr.trim()}`);
       }),
@@ -161,6 +181,8 @@ export async function startUnbound(options: UnboundOptions = {}): Promise<Unboun
     pki,
     dir,
     resolverArg: `127.0.0.1:${port}#${pki.authName}`,
+    dohPort,
+    dohUrl: dohPort === undefined ? undefined : `https://${pki.authName}:${dohPort}/dns-query`,
     process: child,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {

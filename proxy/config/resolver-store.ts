@@ -10,7 +10,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.js';
 import { isDotstubError } from '../errors.js';
-import { customResolver, PRESETS, validateAuthName, validatePin, type ResolverSpec } from './resolvers.js';
+import { customResolver, PRESETS, validateAuthName, validateDohUrl, validatePin, type ResolverSpec } from './resolvers.js';
 
 export const MAX_CUSTOM_RESOLVERS = 64;
 
@@ -21,6 +21,7 @@ const CustomResolverBodySchema = z.strictObject({
   port: z.int({ error: 'port must be a whole number from 1 to 65535 (DoT is 853)' }).optional(),
   authName: z.string({ error: 'authName must be text' }).max(253, { error: 'authName is too long' }).optional(),
   pins: z.array(z.string({ error: 'each pin must be text' }), { error: 'pins must be a list of base64 SPKI pins' }).max(16, { error: 'at most 16 pins' }).optional(),
+  dohUrl: z.string({ error: 'dohUrl must be text: the resolver\'s DNS-over-HTTPS URL, e.g. https://dns.quad9.net/dns-query' }).max(2048, { error: 'dohUrl is too long' }).optional(),
 });
 export type CustomResolverBody = z.infer<typeof CustomResolverBodySchema>;
 
@@ -71,12 +72,20 @@ export function validateCustomResolver(raw: unknown): ResolverValidation {
       fields.pins ??= messageOf(err);
     }
   });
+  if (body.dohUrl !== undefined && body.dohUrl !== '') {
+    try {
+      validateDohUrl(body.dohUrl);
+    } catch (err) {
+      fields.dohUrl = messageOf(err);
+    }
+  }
   if (Object.keys(fields).length > 0) return { ok: false, fields };
   const spec = customResolver({
     address: addresses,
     port: body.port,
     authName: body.authName,
     pins: body.pins,
+    dohUrl: body.dohUrl,
     label: body.label === '' ? undefined : body.label,
   });
   return { ok: true, spec };
@@ -95,6 +104,8 @@ export interface StoredResolver {
   readonly port: number;
   readonly authName: string | null;
   readonly pins: readonly string[];
+  /** Absent in files from before DoH, and for resolvers without it. */
+  readonly dohUrl?: string;
 }
 
 interface ResolversFile {
@@ -109,6 +120,7 @@ const StoredResolverSchema = z.strictObject({
   port: z.int().min(1).max(65535),
   authName: z.string().max(253).nullable(),
   pins: z.array(z.string()).max(16),
+  dohUrl: z.string().max(2048).optional(),
 });
 
 const ResolversFileSchema = z.strictObject({
@@ -117,7 +129,16 @@ const ResolversFileSchema = z.strictObject({
 });
 
 function toStored(spec: ResolverSpec): StoredResolver {
-  return { id: spec.id, label: spec.label, addresses: spec.addresses, port: spec.port, authName: spec.authName ?? null, pins: spec.pins };
+  return {
+    id: spec.id,
+    label: spec.label,
+    addresses: spec.addresses,
+    port: spec.port,
+    authName: spec.authName ?? null,
+    pins: spec.pins,
+    // Written only when set, so a file without DoH stays readable by older versions.
+    ...(spec.dohUrl !== undefined ? { dohUrl: spec.dohUrl } : {}),
+  };
 }
 
 function resolversFile(configDir: string): JsonConfigFile<ResolversFile> {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { customResolver, describeResolver, parseResolverArg, PRESETS, validatePin } from './resolvers.js';
+import { customResolver, describeResolver, dohEndpoint, parseResolverArg, PRESETS, validateDohUrl, validatePin } from './resolvers.js';
 
 describe('resolver presets', () => {
   test('each preset has v4 and v6 addresses, port 853 and an authentication name', () => {
@@ -46,5 +46,37 @@ describe('custom resolvers and pins', () => {
     expect(() => validatePin('abc')).toThrow(/not an SPKI pin: expected base64 of a SHA-256 digest/);
     expect(() => validatePin(Buffer.alloc(20).toString('base64'))).toThrow(/SHA-256/);
     expect(validatePin(` ${Buffer.alloc(32, 2).toString('base64')} `)).toBe(Buffer.alloc(32, 2).toString('base64'));
+  });
+});
+
+describe('DoH endpoints', () => {
+  test("each preset has its operator's DoH URL (NETWORK.md), on the same host as its DoT name", () => {
+    expect(Object.fromEntries(Object.values(PRESETS).map((p) => [p.id, p.dohUrl]))).toEqual({
+      cloudflare: 'https://cloudflare-dns.com/dns-query',
+      quad9: 'https://dns.quad9.net/dns-query',
+      google: 'https://dns.google/dns-query',
+      adguard: 'https://dns.adguard-dns.com/dns-query',
+      mullvad: 'https://dns.mullvad.net/dns-query',
+    });
+    for (const p of Object.values(PRESETS)) expect(dohEndpoint(p.dohUrl as string)).toMatchObject({ host: p.authName, port: 443, path: '/dns-query' });
+  });
+
+  test('a custom resolver takes a DoH URL beside its address: reached at that address, authenticated by the URL host', () => {
+    const r = parseResolverArg('127.0.0.1:8853#dns.test', [], 'https://DNS.test:8443/dns-query');
+    expect(r).toMatchObject({ addresses: ['127.0.0.1'], port: 8853, dohUrl: 'https://dns.test:8443/dns-query' });
+    expect(dohEndpoint(r.dohUrl as string)).toEqual({ host: 'dns.test', port: 8443, path: '/dns-query', authority: 'dns.test:8443' });
+    expect(parseResolverArg('quad9', [], 'https://doh.example/q')).toMatchObject({ id: 'quad9', dohUrl: 'https://doh.example/q' });
+    expect(parseResolverArg('127.0.0.1#dns.test').dohUrl).toBeUndefined();
+    expect(dohEndpoint(validateDohUrl('https://[2620:fe::fe]/dns-query'))).toMatchObject({ host: '2620:fe::fe', port: 443 });
+  });
+
+  test('a bad DoH URL is refused with what to write instead', () => {
+    expect(() => validateDohUrl('dns.quad9.net/dns-query')).toThrow(/not a URL.*e\.g\. https:\/\/dns\.quad9\.net\/dns-query/);
+    expect(() => validateDohUrl('http://dns.quad9.net/dns-query')).toThrow(/must start with https:\/\//);
+    expect(() => validateDohUrl('https://user:pw@dns.quad9.net/dns-query')).toThrow(/remove the user name and password/);
+    expect(() => validateDohUrl('https://dns.quad9.net/dns-query{?dns}')).toThrow(/without its \{\?dns\} template/);
+    expect(() => validateDohUrl('https://dns.quad9.net/')).toThrow(/add the path .* \/dns-query/);
+    expect(() => validateDohUrl('https://bad_host!/dns-query')).toThrow();
+    expect(() => customResolver({ address: '192.0.2.1', dohUrl: 'ftp://x/y' })).toThrow(/must start with https/);
   });
 });

@@ -4,6 +4,12 @@
  * A resolver is one or more addresses sharing a port, an authentication
  * domain name (RFC 8310 §8) and optionally a set of SPKI pins (RFC 7858 §4.2,
  * base64 of SHA-256 over the DER SubjectPublicKeyInfo).
+ *
+ * A resolver may also have a DNS-over-HTTPS endpoint (RFC 8484), used when
+ * port 853 is blocked (NETWORK.md, the fallback ladder). It is reached at the
+ * same IP addresses (no DNS to find DNS) and authenticated on its own by the
+ * URL host's certificate. Never derived by guessing: only a preset's or the
+ * user's own URL.
  */
 import net from 'node:net';
 import { formatHost, formatHostPort } from '../host-port.js';
@@ -23,6 +29,8 @@ export interface ResolverSpec {
   readonly authName: string | undefined;
   /** base64 SHA-256 SPKI pins; a match authenticates on its own. */
   readonly pins: readonly string[];
+  /** The DoH endpoint, validated by validateDohUrl (https, a host name, a path); absent: DoT only. */
+  readonly dohUrl?: string | undefined;
 }
 
 export const PRESETS: Readonly<Record<string, ResolverSpec>> = Object.freeze({
@@ -33,6 +41,7 @@ export const PRESETS: Readonly<Record<string, ResolverSpec>> = Object.freeze({
     port: DOT_PORT,
     authName: 'cloudflare-dns.com',
     pins: [],
+    dohUrl: 'https://cloudflare-dns.com/dns-query',
   },
   quad9: {
     id: 'quad9',
@@ -41,6 +50,7 @@ export const PRESETS: Readonly<Record<string, ResolverSpec>> = Object.freeze({
     port: DOT_PORT,
     authName: 'dns.quad9.net',
     pins: [],
+    dohUrl: 'https://dns.quad9.net/dns-query',
   },
   google: {
     id: 'google',
@@ -49,6 +59,7 @@ export const PRESETS: Readonly<Record<string, ResolverSpec>> = Object.freeze({
     port: DOT_PORT,
     authName: 'dns.google',
     pins: [],
+    dohUrl: 'https://dns.google/dns-query',
   },
   adguard: {
     id: 'adguard',
@@ -57,6 +68,7 @@ export const PRESETS: Readonly<Record<string, ResolverSpec>> = Object.freeze({
     port: DOT_PORT,
     authName: 'dns.adguard-dns.com',
     pins: [],
+    dohUrl: 'https://dns.adguard-dns.com/dns-query',
   },
   mullvad: {
     id: 'mullvad',
@@ -65,6 +77,8 @@ export const PRESETS: Readonly<Record<string, ResolverSpec>> = Object.freeze({
     port: DOT_PORT,
     authName: 'dns.mullvad.net',
     pins: [],
+    // NETWORK.md marks Mullvad's DoH service status as uncertain; the URL is the one on its own page.
+    dohUrl: 'https://dns.mullvad.net/dns-query',
   },
 });
 
@@ -92,6 +106,49 @@ export function validatePin(pin: string): string {
   return trimmed;
 }
 
+/**
+ * Validates a DoH endpoint (RFC 8484 §3: an https URI template; dotstub
+ * uses POST, so no `{?dns}` variable). The host is what the certificate is
+ * checked against; the resolver's IP addresses are where it is reached.
+ * Returns the URL in normal form.
+ */
+export function validateDohUrl(text: string): string {
+  const hint = 'e.g. https://dns.quad9.net/dns-query';
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    throw new ResolverSpecError(`"${text}" is not a URL: give the resolver's DNS-over-HTTPS address, ${hint}`);
+  }
+  if (url.protocol !== 'https:') throw new ResolverSpecError(`"${text}": a DNS-over-HTTPS URL must start with https:// (${hint})`);
+  if (url.username || url.password) throw new ResolverSpecError(`"${text}": remove the user name and password from the URL`);
+  if (url.hash) throw new ResolverSpecError(`"${text}": remove the "#…" part from the URL`);
+  if (/%7B|%7D|[{}]/i.test(url.pathname + url.search)) {
+    throw new ResolverSpecError(`"${text}": give the URL without its {?dns} template part (${hint}); dotstub sends queries by POST`);
+  }
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (net.isIP(host) === 0 && !HOSTNAME.test(host)) throw new ResolverSpecError(`"${text}": "${host}" is not a valid host name (${hint})`);
+  if (url.pathname === '/' && url.search === '') {
+    throw new ResolverSpecError(`"${text}": add the path of the DNS-over-HTTPS endpoint, usually /dns-query (${hint})`);
+  }
+  return url.href;
+}
+
+/**
+ * Where a resolver's DoH endpoint is authenticated: the URL host (a name,
+ * or an IP literal, which only verifies if the certificate lists that
+ * address), its port and the request path.
+ */
+export function dohEndpoint(dohUrl: string): { readonly host: string; readonly port: number; readonly path: string; readonly authority: string } {
+  const url = new URL(dohUrl);
+  return {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port === '' ? 443 : Number(url.port),
+    path: url.pathname + url.search,
+    authority: url.host,
+  };
+}
+
 function validatePort(text: string, arg: string): number {
   if (!/^\d{1,5}$/.test(text) || Number(text) < 1 || Number(text) > 65535) {
     throw new ResolverSpecError(`"${arg}": port must be a number from 1 to 65535`);
@@ -106,6 +163,7 @@ export interface CustomResolverInput {
   readonly pins?: readonly string[] | undefined;
   readonly label?: string | undefined;
   readonly id?: string | undefined;
+  readonly dohUrl?: string | undefined;
 }
 
 /** Builds a validated user-defined resolver. Throws ResolverSpecError / PinFormatError. */
@@ -125,6 +183,7 @@ export function customResolver(input: CustomResolverInput): ResolverSpec {
   }
   const authName = input.authName === undefined || input.authName === '' ? undefined : validateAuthName(input.authName);
   const pins = (input.pins ?? []).map(validatePin);
+  const dohUrl = input.dohUrl === undefined || input.dohUrl === '' ? undefined : validateDohUrl(input.dohUrl);
   const first = addresses[0] as string;
   const hostPart = formatHost(first);
   return {
@@ -134,6 +193,7 @@ export function customResolver(input: CustomResolverInput): ResolverSpec {
     port,
     authName,
     pins,
+    ...(dohUrl !== undefined ? { dohUrl } : {}),
   };
 }
 
@@ -142,9 +202,16 @@ export function customResolver(input: CustomResolverInput): ResolverSpec {
  * brackets (`[2620:fe::fe]:853#dns.quad9.net`), the syntax stubby and
  * Android's private DNS made familiar.
  */
-export function parseResolverArg(arg: string, pins: readonly string[] = []): ResolverSpec {
+export function parseResolverArg(arg: string, pins: readonly string[] = [], dohUrl?: string): ResolverSpec {
   const preset = PRESETS[arg.toLowerCase()];
-  if (preset) return pins.length ? { ...preset, pins: pins.map(validatePin) } : preset;
+  if (preset) {
+    if (pins.length === 0 && dohUrl === undefined) return preset;
+    return {
+      ...preset,
+      ...(pins.length ? { pins: pins.map(validatePin) } : {}),
+      ...(dohUrl !== undefined ? { dohUrl: validateDohUrl(dohUrl) } : {}),
+    };
+  }
   const [hostPort = '', authName, extra] = arg.split('#');
   if (extra !== undefined) throw new ResolverSpecError(`"${arg}": only one "#authname" is allowed`);
   let address: string;
@@ -169,7 +236,7 @@ export function parseResolverArg(arg: string, pins: readonly string[] = []): Res
       `unknown resolver "${arg}": use a preset (${Object.keys(PRESETS).join(', ')}) or address[:port][#authname], e.g. 9.9.9.9:853#dns.quad9.net`,
     );
   }
-  return customResolver({ address, port, authName, pins });
+  return customResolver({ address, port, authName, pins, dohUrl });
 }
 
 /** Readable form, e.g. `quad9` or `127.0.0.1:8853#dns.test`. */

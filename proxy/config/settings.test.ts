@@ -84,6 +84,27 @@ describe('resolver store', () => {
     expect(t.all().filter((r) => r.id.startsWith('custom:'))).toHaveLength(2);
   });
 
+  test('a DoH URL is saved with its resolver; a file from before DoH still loads', async () => {
+    const d = tmp();
+    const s = new ResolverStore(d);
+    s.load();
+    const v = validateCustomResolver({ address: '127.0.0.1', authName: 'dns.test', dohUrl: 'https://dns.test:8443/dns-query' });
+    if (!v.ok) throw new Error(JSON.stringify(v.fields));
+    await s.add(v.spec);
+    const t = new ResolverStore(d);
+    t.load();
+    expect(t.get(v.spec.id)?.dohUrl).toBe('https://dns.test:8443/dns-query');
+    const old = tmp();
+    const legacy = { active: 'custom:127.0.0.2:853', custom: [{ id: 'custom:127.0.0.2:853', label: 'Old', addresses: ['127.0.0.2'], port: 853, authName: 'dns.test', pins: [] }] };
+    fs.writeFileSync(path.join(old, 'resolvers.json'), JSON.stringify(legacy));
+    const u = new ResolverStore(old);
+    u.load();
+    expect(u.problem).toBeNull();
+    expect(u.persistedActive?.label).toBe('Old');
+    expect(u.persistedActive?.dohUrl).toBeUndefined();
+    expect(validateCustomResolver({ address: '127.0.0.1', dohUrl: 'http://dns.test/q' })).toMatchObject({ ok: false, fields: { dohUrl: expect.stringMatching(/https:\/\//) as unknown } });
+  });
+
   test('validation gives a message per field', () => {
     const r = validateCustomResolver({ address: '1.2.3.4', port: 0, pins: ['abc'], authName: '-bad-' });
     expect(r.ok).toBe(false);

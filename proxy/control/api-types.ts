@@ -107,6 +107,8 @@ export interface StatusView {
   /** Plain words: what leaves the machine in this state. */
   readonly leaves: string;
   readonly resolver: ResolverView;
+  /** Which transport carries queries: DoT, DoH (port 853 blocked, fallback), or none connected. */
+  readonly transport: 'dot' | 'doh' | null;
   readonly mode: Settings['mode'];
   readonly listen: readonly string[];
   readonly uptimeMs: number;

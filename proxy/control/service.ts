@@ -136,6 +136,7 @@ export class ControlService {
       since: s.since,
       leaves: PRIVACY_WORDS[s.state].leaves,
       resolver: this.#view(this.proxy.resolver),
+      transport: this.proxy.transport,
       mode: this.#settings.mode,
       listen: this.proxy.listening.map((a) => formatHostPort(a.host, a.port)),
       uptimeMs: this.proxy.startedAt === 0 ? 0 : Date.now() - this.proxy.startedAt,

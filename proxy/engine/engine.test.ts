@@ -118,7 +118,7 @@ describe('engine', () => {
     ask('use-application-dns.net', 'A', 3);
     expect(up.wires).toHaveLength(0);
     const decoded = replies.map((r) => dnsPacket.decode(r));
-    expect(decoded.map((d) => [d.id, d.rcode, d.answers?.length, d.flag_aa])).toEqual([
+    expect(decoded.map((d) => [d.id, (d as { rcode?: string }).rcode, d.answers?.length, d.flag_aa])).toEqual([
       [1, 'NOERROR', 0, true],
       [2, 'NOERROR', 0, true],
       [3, 'NXDOMAIN', 0, true],

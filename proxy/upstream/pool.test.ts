@@ -3,106 +3,13 @@
  * FakeConnections the test drives): warm-up, least-loaded pick, back-off,
  * address rotation, tickets, retries and deadlines — no sockets needed.
  */
-import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { answerTo, request, type TestRequest } from '../../test-support/upstream-requests.js';
+import { FakeConnection } from '../../test-support/fake-connection.js';
+import { request, type TestRequest } from '../../test-support/upstream-requests.js';
 import { customResolver } from '../config/resolvers.js';
-import { readUpstreamAnswer, type UpstreamAnswer, type UpstreamQuestion } from '../dns/wire.js';
-import { ConnectFailedError, ConnectionClosedError, type DotstubError } from '../errors.js';
-import type { AnswerHandler, CloseReason, ConnectionSpec, ConnectionState, HandshakeInfo, PoolConnection, PoolConnectionEvents, SendInfo } from './connection.js';
+import type { UpstreamAnswer } from '../dns/wire.js';
+import { ConnectFailedError, type DotstubError } from '../errors.js';
 import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './pool.js';
-
-interface Sent {
-  readonly id: number;
-  readonly wire: Buffer;
-  readonly question: UpstreamQuestion;
-  readonly handler: AnswerHandler<unknown>;
-  readonly ctx: unknown;
-}
-
-class FakeConnection extends EventEmitter<PoolConnectionEvents> implements PoolConnection {
-  readonly createdAt = Date.now();
-  state: ConnectionState = 'connecting';
-  queriesCarried = 0;
-  handshake: HandshakeInfo | undefined;
-  keepaliveMs: number | undefined;
-  readonly idleTimeoutMs = 60_000;
-  lastAnswerAt = 0;
-  readonly sent = new Map<number, Sent>();
-  #nextId = 1;
-
-  constructor(
-    readonly spec: ConnectionSpec,
-    readonly cap: number,
-  ) {
-    super();
-  }
-  get id(): number {
-    return this.spec.id;
-  }
-  get address(): string {
-    return this.spec.address;
-  }
-  get inFlight(): number {
-    return this.sent.size;
-  }
-  get available(): boolean {
-    return (this.state === 'connecting' || this.state === 'open') && this.sent.size < this.cap;
-  }
-  send<T>(framed: Buffer, question: UpstreamQuestion, handler: AnswerHandler<T>, ctx: T): SendInfo | null {
-    if (!this.available) return null;
-    const id = this.#nextId++;
-    framed.writeUInt16BE(id, 2);
-    this.sent.set(id, { id, wire: framed, question, handler: handler as AnswerHandler<unknown>, ctx });
-    this.queriesCarried++;
-    return { connection: this, upstreamId: id, reused: this.state === 'open', depth: this.sent.size };
-  }
-  cancel(id: number): void {
-    this.sent.delete(id);
-  }
-  writtenAt(id: number): number {
-    return this.sent.has(id) && this.state === 'open' ? 1 : 0;
-  }
-  drain(): void {
-    if (this.sent.size === 0) this.close('local');
-    else this.state = 'draining';
-  }
-  close(reason: CloseReason = 'local'): void {
-    this.#end(reason, undefined, this.state !== 'connecting');
-  }
-
-  // What the test does to it:
-  open(resumed = false, ticket?: Buffer): void {
-    this.state = 'open';
-    this.handshake = { connectionId: this.id, address: this.address, resumed, verified: true, authError: undefined, tlsVersion: 'TLSv1.3', cipher: 'x', handshakeMs: 1 };
-    this.emit('ready', this.handshake);
-    if (ticket) this.emit('session', ticket);
-  }
-  refuse(error: DotstubError): void {
-    this.#end('error', error, false);
-  }
-  answerAll(): void {
-    for (const s of [...this.sent.values()]) this.answer(s.id);
-  }
-  answer(id: number): void {
-    const s = this.sent.get(id);
-    if (!s) return;
-    this.sent.delete(id);
-    this.lastAnswerAt = performance.now();
-    const answer: UpstreamAnswer = readUpstreamAnswer(answerTo(s.wire), s.question);
-    s.handler(s.ctx, this, id, null, answer, 1);
-    if (this.state === 'draining' && this.sent.size === 0) this.close('local');
-  }
-  #end(reason: CloseReason, error: DotstubError | undefined, wasOpen: boolean): void {
-    if (this.state === 'closed') return;
-    this.state = 'closed';
-    const pending = [...this.sent.values()];
-    this.sent.clear();
-    this.emit('close', { connectionId: this.id, reason, error, failed: pending.length, queriesCarried: this.queriesCarried, wasOpen });
-    const closed = new ConnectionClosedError(`closed (${reason})`);
-    for (const s of pending) s.handler(s.ctx, this, s.id, closed, undefined, 0);
-  }
-}
 
 const resolver = customResolver({ id: 'lab', label: 'Lab', address: ['192.0.2.1', '192.0.2.2'], authName: 'dns.test' });
 let pools: Pool[] = [];

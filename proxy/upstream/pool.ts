@@ -85,6 +85,12 @@ export interface PoolInit {
   readonly factory: ConnectionFactory;
   /** Shared with the engine; the pool is the only writer of these fields. */
   readonly counters?: UpstreamCounters;
+  /**
+   * Reconnect by itself while the resolver is unreachable (default true).
+   * False: the owner re-probes with warm() on its own schedule (the fallback
+   * does, 5 s → 60 s); queries still fail at once during the back-off.
+   */
+  readonly selfRetry?: boolean;
 }
 
 /** One request's travel through the pool: the context of the shared answer handler. */
@@ -122,6 +128,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   readonly options: PoolOptions;
   readonly counters: UpstreamCounters;
   readonly #factory: ConnectionFactory;
+  readonly #selfRetry: boolean;
   /** Live connections (connecting, open or draining); closed ones are removed at once. */
   readonly #connections: PoolConnection[] = [];
   /** Latest session ticket per address. */
@@ -148,6 +155,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     this.resolver = init.resolver;
     this.options = init.options;
     this.#factory = init.factory;
+    this.#selfRetry = init.selfRetry ?? true;
     this.counters = init.counters ?? newUpstreamCounters();
     this.name = `${init.protocol}(${init.resolver.id})`;
     this.#rtt = new RttEstimator(init.options.queryTimeoutMinMs, init.options.queryTimeoutMaxMs);
@@ -395,9 +403,11 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
           retryInMs: backoff,
         });
       }
-      clearTimeout(this.#retryTimer);
-      this.#retryTimer = setTimeout(() => this.warm(), backoff + 5);
-      this.#retryTimer.unref();
+      if (this.#selfRetry) {
+        clearTimeout(this.#retryTimer);
+        this.#retryTimer = setTimeout(() => this.warm(), backoff + 5);
+        this.#retryTimer.unref();
+      }
     }
     this.emit('close', conn, info);
   }

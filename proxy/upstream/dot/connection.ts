@@ -23,14 +23,7 @@ import tls from 'node:tls';
 import type { ResolverSpec } from '../../config/resolvers.js';
 import { FrameReader } from '../../dns/framing.js';
 import type { UpstreamQuestion } from '../../dns/wire.js';
-import {
-  CertificateError,
-  ConnectFailedError,
-  ConnectionClosedError,
-  ConnectTimeoutError,
-  PinMismatchError,
-  type DotstubError,
-} from '../../errors.js';
+import { ConnectFailedError, ConnectionClosedError, ConnectTimeoutError, type DotstubError } from '../../errors.js';
 import type {
   AnswerHandler,
   CloseReason,
@@ -43,7 +36,8 @@ import type {
 } from '../connection.js';
 import { InFlightMap } from '../in-flight.js';
 import type { PoolOptions } from '../pool.js';
-import { chainPins, describeCertError, describeConnectError, secureContextFor, type AuthPolicy } from './tls.js';
+import { authenticatePeer } from '../tls.js';
+import { describeConnectError, secureContextFor, type AuthPolicy } from './tls.js';
 
 interface DotConnectionOptions {
   readonly id: number;
@@ -150,7 +144,10 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
     }, opts.connectTimeoutMs);
     this.#socket.on('secureConnect', () => this.#onSecureConnect());
     this.#socket.on('session', (ticket: Buffer) => {
-      if (this.#state === 'open' || this.#state === 'draining') this.emit('session', ticket);
+      // Only an authenticated connection's ticket may be resumed: a resumed
+      // session counts as verified (../tls.ts), so an unverified one's would
+      // launder an opportunistic connection into a "verified" one.
+      if ((this.#state === 'open' || this.#state === 'draining') && this.#handshake?.verified) this.emit('session', ticket);
     });
     this.#socket.on('data', (chunk: Buffer) => this.#onData(chunk));
     this.#socket.on('end', () => {
@@ -267,36 +264,16 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
     const opts = this.#opts;
     const socket = this.#socket;
     const resumed = socket.isSessionReused();
-    let verified: boolean;
-    let authError: string | undefined;
-    if (resumed) {
-      // The ticket came from a connection that passed authentication; the PSK
-      // proves this server holds it.
-      verified = true;
-    } else if (opts.resolver.pins.length > 0) {
-      const presented = chainPins(socket);
-      verified = presented.some((p) => opts.resolver.pins.includes(p));
-      if (!verified) {
-        authError = `no certificate from ${opts.address} matches the SPKI pins for ${opts.resolver.label}: TLS interception or a changed key? (presented ${presented.join(', ') || 'none'})`;
-        if (opts.auth.mode === 'strict') {
-          this.#fail('error', new PinMismatchError(authError));
-          return;
-        }
-      }
-    } else if (socket.authorized && opts.resolver.authName !== undefined) {
-      verified = true;
-    } else {
-      verified = false;
-      const code = opts.resolver.authName === undefined ? 'NO_AUTH_NAME' : String(socket.authorizationError ?? 'UNKNOWN');
-      authError =
-        code === 'NO_AUTH_NAME'
-          ? `no authentication name or SPKI pin is configured for ${opts.address}`
-          : describeCertError(code, opts.resolver.authName, opts.address);
-      if (opts.auth.mode === 'strict') {
-        this.#fail('error', new CertificateError(`refused ${opts.address}: ${authError}`, code));
-        return;
-      }
+    const auth = authenticatePeer(
+      socket,
+      { mode: opts.auth.mode, pins: opts.resolver.pins, authName: opts.resolver.authName, address: opts.address, label: opts.resolver.label },
+      resumed,
+    );
+    if (!auth.ok) {
+      this.#fail('error', auth.error);
+      return;
     }
+    const { verified, authError } = auth;
     clearTimeout(this.#connectTimer);
     this.#connectTimer = undefined;
     this.#state = this.#drainRequested ? 'draining' : 'open';

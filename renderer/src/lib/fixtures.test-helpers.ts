@@ -42,6 +42,7 @@ export function status(over: Partial<StatusView> = {}): StatusView {
       preset: true,
       medianLatencyMs: 12,
     },
+    transport: 'dot',
     mode: 'strict',
     listen: ['127.0.0.1:53'],
     uptimeMs: 1000,

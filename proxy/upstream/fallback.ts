@@ -1,0 +1,305 @@
+/**
+ * The fallback ladder's core (NETWORK.md, "The fallback ladder"): an
+ * Upstream composing a primary pool (DoT) and a secondary pool (DoH to the
+ * same resolver), printed as `Fallback(DoT(quad9); DoH(quad9))` (routedns's
+ * FailRotate(a;b) shape).
+ *
+ *   primary ──connect-failed (refused, reset, timeout, unreachable)──► secondary carries queries
+ *      ▲                                                                  │
+ *      └──── primary's first authenticated open (probed 5 s → 60 s) ◄─────┘
+ *
+ *   connect-failed with DOTSTUB_CERTIFICATE / DOTSTUB_PIN_MISMATCH: interception;
+ *   stay on the primary (its queries fail, typed) — never a weaker path around it.
+ *
+ * Invariants:
+ * - Every request gets exactly one callback: the one from the pool that
+ *   settles it. A request that the primary failed for want of a connection
+ *   after the switch is handed to the secondary once (and vice versa), never
+ *   more, so it is answered rather than lost in the switch.
+ * - Each pool authenticates on its own (DoT: auth name or pin; DoH: the URL
+ *   host's certificate); the fallback never relaxes either.
+ * - Switches are at least `minSwitchIntervalMs` apart (no flapping); a
+ *   switch that comes due sooner is deferred to that moment and re-checked then.
+ * - While the primary is down (the secondary carrying queries, or held on
+ *   the primary after interception) it is re-probed by warming it, with
+ *   back-off from `probeMinMs` doubling to `probeMaxMs`. The primary pool
+ *   must be made with `selfRetry: false` so this schedule is the only one.
+ */
+import { EventEmitter } from 'node:events';
+import type { DotstubError } from '../errors.js';
+import type { PoolConnection } from './connection.js';
+import type { Pool } from './pool.js';
+import type { Upstream, UpstreamCallback, UpstreamRequest } from './upstream.js';
+
+/** Each side is a pool: the fallback listens to its connection events and warms it to probe. */
+export type ProbedUpstream = Pick<Pool, 'name' | 'resolver' | 'resolve' | 'close' | 'destroy' | 'warm' | 'on' | 'connections'>;
+
+export type Transport = 'dot' | 'doh';
+
+export interface TransportChange {
+  /** Which transport carries queries now; null: none can (both failing, or not yet connected). */
+  readonly transport: Transport | null;
+  /** The side queries are sent to, connected or not. */
+  readonly active: Transport;
+  /** A sentence a user can read, e.g. "port 853 is blocked here; using DNS-over-HTTPS on 443". */
+  readonly reason: string;
+  /** The failure behind it, when there is one (the pool's message). */
+  readonly detail: string | null;
+  readonly at: number;
+}
+
+export interface FallbackEvents {
+  transport: [TransportChange];
+}
+
+export interface FallbackOptions {
+  /** Never switch transports more often than this (NETWORK.md: no flapping faster than 10 s). */
+  readonly minSwitchIntervalMs: number;
+  /** Re-probe the primary from this interval … */
+  readonly probeMinMs: number;
+  /** … doubling up to this one. */
+  readonly probeMaxMs: number;
+}
+
+const DEFAULT_FALLBACK_OPTIONS: FallbackOptions = { minSwitchIntervalMs: 10_000, probeMinMs: 5_000, probeMaxMs: 60_000 };
+
+export interface FallbackInit {
+  readonly primary: ProbedUpstream;
+  readonly secondary: ProbedUpstream;
+  /** Ports, for the sentences: the DoT port and the DoH URL's port. */
+  readonly primaryPort: number;
+  readonly secondaryPort: number;
+  readonly options?: FallbackOptions;
+}
+
+/** Codes that mean someone is intercepting TLS: never routed around (NETWORK.md, ladder step 2). */
+const INTERCEPTION = new Set(['DOTSTUB_CERTIFICATE', 'DOTSTUB_PIN_MISMATCH']);
+/** A request failed for want of a connection, not because of its own answer: safe to hand to the other side. */
+const NO_CONNECTION = new Set(['DOTSTUB_CONNECT_FAILED', 'DOTSTUB_CONNECT_TIMEOUT']);
+
+export class Fallback extends EventEmitter<FallbackEvents> implements Upstream {
+  readonly name: string;
+  readonly #primary: ProbedUpstream;
+  readonly #secondary: ProbedUpstream;
+  readonly #opts: FallbackOptions;
+  readonly #primaryPort: number;
+  readonly #secondaryPort: number;
+  /** The side new requests go to. */
+  #active: Transport = 'dot';
+  /** Per side: an authenticated connection opened since its last connect failure. */
+  readonly #up: Record<Transport, boolean> = { dot: false, doh: false };
+  /** Date.now() of the last switch; -Infinity before the first. */
+  #switchedAt = -Infinity;
+  #switchTimer: NodeJS.Timeout | undefined;
+  #probeTimer: NodeJS.Timeout | undefined;
+  #probeDelayMs: number;
+  #closed = false;
+  /** The last failure of the primary, for the sentence when switching. */
+  #primaryError: DotstubError | undefined;
+  #lastEvent: TransportChange | undefined;
+
+  constructor(init: FallbackInit) {
+    super();
+    this.#primary = init.primary;
+    this.#secondary = init.secondary;
+    this.#opts = init.options ?? DEFAULT_FALLBACK_OPTIONS;
+    if (!(this.#opts.probeMinMs > 0 && this.#opts.probeMaxMs >= this.#opts.probeMinMs)) {
+      throw new RangeError(`fallback probe interval must be positive and at most its maximum, got ${this.#opts.probeMinMs}–${this.#opts.probeMaxMs} ms`);
+    }
+    this.#primaryPort = init.primaryPort;
+    this.#secondaryPort = init.secondaryPort;
+    this.#probeDelayMs = this.#opts.probeMinMs;
+    this.name = `Fallback(${init.primary.name}; ${init.secondary.name})`;
+    init.primary.on('open', () => this.#onOpen('dot'));
+    init.secondary.on('open', () => this.#onOpen('doh'));
+    init.primary.on('connect-failed', (f) => this.#onPrimaryFailed(f.error));
+    init.secondary.on('connect-failed', (f) => this.#onSecondaryFailed(f.error));
+  }
+
+  /** The transport carrying queries now; null while the active side has no authenticated connection. */
+  get transport(): Transport | null {
+    return this.#up[this.#active] ? this.#active : null;
+  }
+
+  /** The side requests go to, connected or not. */
+  get active(): Transport {
+    return this.#active;
+  }
+
+  /** Why the primary is down (its last connect failure), if it is. */
+  get primaryError(): DotstubError | undefined {
+    return this.#primaryError;
+  }
+
+  /** The latest transport event, for a status view that starts late. */
+  get lastChange(): TransportChange | undefined {
+    return this.#lastEvent;
+  }
+
+  /** The resolver both sides reach (the primary's spec, which carries the DoH URL). */
+  get resolver(): Pool['resolver'] {
+    return this.#primary.resolver;
+  }
+
+  /** Both sides' live connections. */
+  get connections(): readonly PoolConnection[] {
+    return [...this.#primary.connections, ...this.#secondary.connections];
+  }
+
+  get primary(): ProbedUpstream {
+    return this.#primary;
+  }
+
+  get secondary(): ProbedUpstream {
+    return this.#secondary;
+  }
+
+  /** Opens the active side's connections now. */
+  warm(): void {
+    this.#side(this.#active).warm();
+  }
+
+  resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void {
+    const first = this.#active;
+    this.#side(first).resolve(req, (r, err, answer) => {
+      // Failed for want of a connection, and the other side has taken over
+      // meanwhile (the failure that made us switch, usually): hand it over once.
+      if (err && !this.#closed && this.#active !== first && NO_CONNECTION.has(err.code)) {
+        this.#side(this.#active).resolve(r, done);
+        return;
+      }
+      done(r, err, answer);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#clearTimers();
+    await Promise.all([this.#primary.close(), this.#secondary.close()]);
+  }
+
+  destroy(): void {
+    this.#closed = true;
+    this.#clearTimers();
+    this.#primary.destroy();
+    this.#secondary.destroy();
+  }
+
+  #side(t: Transport): ProbedUpstream {
+    return t === 'dot' ? this.#primary : this.#secondary;
+  }
+
+  #onOpen(t: Transport): void {
+    if (this.#closed) return;
+    const wasUp = this.#up[t];
+    this.#up[t] = true;
+    if (t === 'dot') {
+      this.#primaryError = undefined;
+      this.#stopProbing();
+      if (this.#active === 'doh') {
+        this.#switchWhenAllowed('dot');
+        return;
+      }
+    }
+    if (t === this.#active && !wasUp) {
+      if (t === 'dot') this.#announce('DNS-over-TLS is up', null);
+      else this.#announce(this.#dohSentence(), this.#primaryError?.message ?? null);
+    }
+  }
+
+  #onPrimaryFailed(error: DotstubError): void {
+    if (this.#closed) return;
+    this.#up.dot = false;
+    this.#primaryError = error;
+    if (INTERCEPTION.has(error.code)) {
+      // Ladder step 2: interception is never routed around. Queries stay on
+      // the primary and fail, typed, until it authenticates again.
+      this.#scheduleProbe();
+      // Already on DoH (its own authentication passed): stay there.
+      if (this.#active === 'doh') return;
+      clearTimeout(this.#switchTimer);
+      this.#switchTimer = undefined;
+      this.#announce(`the DNS-over-TLS connection looks intercepted; not falling back to another transport`, error.message);
+      return;
+    }
+    this.#scheduleProbe();
+    if (this.#active === 'dot') this.#switchWhenAllowed('doh');
+  }
+
+  #onSecondaryFailed(error: DotstubError): void {
+    if (this.#closed) return;
+    const wasUp = this.#up.doh;
+    this.#up.doh = false;
+    if (this.#active === 'doh' && wasUp) {
+      this.#announce(`DNS-over-HTTPS on ${this.#secondaryPort} failed too; no encrypted transport works here`, error.message);
+    }
+  }
+
+  /** Switches to `to` now, or when the last switch is `minSwitchIntervalMs` old, if it is still wanted then. */
+  #switchWhenAllowed(to: Transport): void {
+    const wait = this.#switchedAt + this.#opts.minSwitchIntervalMs - Date.now();
+    if (wait <= 0) {
+      this.#switchTo(to);
+      return;
+    }
+    if (this.#switchTimer) return;
+    this.#switchTimer = setTimeout(() => {
+      this.#switchTimer = undefined;
+      if (this.#closed || this.#active === to) return;
+      // Still wanted? Back to DoT only while it is up; to DoH only while DoT is down.
+      if (to === 'dot' ? this.#up.dot : !this.#up.dot && !INTERCEPTION.has(this.#primaryError?.code ?? '')) this.#switchTo(to);
+      else if (to === 'dot') this.#scheduleProbe();
+    }, wait);
+    this.#switchTimer.unref();
+  }
+
+  #switchTo(to: Transport): void {
+    this.#active = to;
+    this.#switchedAt = Date.now();
+    if (to === 'doh') {
+      this.#secondary.warm();
+      this.#announce(this.#dohSentence(), this.#primaryError?.message ?? null);
+    } else {
+      this.#stopProbing();
+      this.#announce(`port ${this.#primaryPort} works again; back to DNS-over-TLS`, null);
+    }
+  }
+
+  /** Re-probes the primary by warming it: 5 s, 10 s, 20 s, … at most 60 s apart (ladder step 5). */
+  #scheduleProbe(): void {
+    if (this.#probeTimer || this.#closed) return;
+    const delay = this.#probeDelayMs;
+    this.#probeDelayMs = Math.min(this.#opts.probeMaxMs, this.#probeDelayMs * 2);
+    this.#probeTimer = setTimeout(() => {
+      this.#probeTimer = undefined;
+      if (this.#closed || this.#up.dot) return;
+      this.#primary.warm();
+      // The next probe is armed now; a success stops it (#onOpen).
+      this.#scheduleProbe();
+    }, delay);
+    this.#probeTimer.unref();
+  }
+
+  #stopProbing(): void {
+    clearTimeout(this.#probeTimer);
+    this.#probeTimer = undefined;
+    this.#probeDelayMs = this.#opts.probeMinMs;
+  }
+
+  #clearTimers(): void {
+    clearTimeout(this.#switchTimer);
+    this.#switchTimer = undefined;
+    this.#stopProbing();
+  }
+
+  /** "using" once DoH has an authenticated connection, "trying" until then. */
+  #dohSentence(): string {
+    return `port ${this.#primaryPort} is blocked here; ${this.#up.doh ? 'using' : 'trying'} DNS-over-HTTPS on ${this.#secondaryPort}`;
+  }
+
+  #announce(reason: string, detail: string | null): void {
+    const change: TransportChange = { transport: this.transport, active: this.#active, reason, detail, at: Date.now() };
+    this.#lastEvent = change;
+    this.emit('transport', change);
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Authenticating a resolver's TLS server, shared by DoT and DoH: the same
+ * decision for both, so neither transport is a weaker path than the other
+ * (NETWORK.md: one identity across DoT and DoH only when each endpoint is
+ * authenticated on its own).
+ *
+ * Order (RFC 8310 §8, RFC 7858 §4.2): a resumed session was authenticated
+ * when its ticket was issued; else SPKI pins, when configured, decide alone;
+ * else the CA chain plus the authentication name. Strict mode refuses
+ * anything else; opportunistic mode proceeds, recorded as unverified.
+ */
+import type tls from 'node:tls';
+import { CertificateError, PinMismatchError, type DotstubError } from '../errors.js';
+import { chainPins, describeCertError, type AuthMode } from './dot/tls.js';
+
+export interface PeerIdentity {
+  readonly mode: AuthMode;
+  readonly pins: readonly string[];
+  /** The name the certificate must be valid for (DoT: the auth name; DoH: the URL host); undefined: none configured. */
+  readonly authName: string | undefined;
+  /** The address connected to, for messages. */
+  readonly address: string;
+  /** The resolver's label, for messages. */
+  readonly label: string;
+}
+
+export type PeerAuthentication =
+  | { readonly ok: true; readonly verified: boolean; readonly authError: string | undefined }
+  | { readonly ok: false; readonly error: DotstubError };
+
+/**
+ * Decides, on 'secureConnect' of a socket made with rejectUnauthorized:
+ * false (so that opportunistic mode can go on and strict mode can say why it
+ * refused), whether the connection may carry queries. Nothing may be written
+ * before this returns ok.
+ */
+export function authenticatePeer(socket: tls.TLSSocket, who: PeerIdentity, resumed: boolean): PeerAuthentication {
+  // The ticket came from a connection that passed authentication; the PSK proves this server holds it.
+  if (resumed) return { ok: true, verified: true, authError: undefined };
+  if (who.pins.length > 0) {
+    const presented = chainPins(socket);
+    if (presented.some((p) => who.pins.includes(p))) return { ok: true, verified: true, authError: undefined };
+    const authError = `no certificate from ${who.address} matches the SPKI pins for ${who.label}: TLS interception or a changed key? (presented ${presented.join(', ') || 'none'})`;
+    return who.mode === 'strict' ? { ok: false, error: new PinMismatchError(authError) } : { ok: true, verified: false, authError };
+  }
+  if (socket.authorized && who.authName !== undefined) return { ok: true, verified: true, authError: undefined };
+  const code = who.authName === undefined ? 'NO_AUTH_NAME' : String(socket.authorizationError ?? 'UNKNOWN');
+  const authError =
+    code === 'NO_AUTH_NAME'
+      ? `no authentication name or SPKI pin is configured for ${who.address}`
+      : describeCertError(code, who.authName, who.address);
+  if (who.mode === 'strict') return { ok: false, error: new CertificateError(`refused ${who.address}: ${authError}`, code) };
+  return { ok: true, verified: false, authError };
+}
