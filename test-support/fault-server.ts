@@ -69,6 +69,8 @@ export class FaultServer {
   readonly #server: net.Server;
   readonly #context: tls.SecureContext;
   readonly #sockets = new Map<tls.TLSSocket, net.Socket>();
+  /** Every accepted TCP connection, before and after its TLS handshake. */
+  readonly #raw = new Set<net.Socket>();
   #connections = 0;
   #port = 0;
 
@@ -81,6 +83,8 @@ export class FaultServer {
       minVersion: 'TLSv1.2',
     });
     this.#server = net.createServer((raw) => {
+      this.#raw.add(raw);
+      raw.once('close', () => this.#raw.delete(raw));
       raw.on('error', () => undefined);
       const socket = new tls.TLSSocket(raw, { isServer: true, secureContext: this.#context, ALPNProtocols: ['dot'] });
       socket.on('error', () => undefined);
@@ -118,8 +122,9 @@ export class FaultServer {
     for (const raw of this.#sockets.values()) raw.resetAndDestroy();
   }
 
+  /** Stops listening and drops every connection, handshaking or not. */
   async stop(): Promise<void> {
-    for (const raw of this.#sockets.values()) raw.destroy();
+    for (const raw of this.#raw) raw.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 

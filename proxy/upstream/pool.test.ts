@@ -169,6 +169,29 @@ describe('the connection pool (policy only, fake connections)', () => {
     expect(pool.counters.connectFailures).toBe(1);
   });
 
+  test('while backing off, a query starts one attempt at most once a second, so the first query after the path comes back is answered', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const { pool, conns } = makePool({ maxBackoffMs: 30_000 });
+    pool.warm();
+    // Five failures in a row: the back-off timer is now 4 s away.
+    for (let i = 0; i < 5; i++) {
+      conns[conns.length - 1]?.refuse(new ConnectFailedError('refused'));
+      if (i < 4) await vi.advanceTimersByTimeAsync(250 * 2 ** i + 10);
+    }
+    const attempts = conns.length;
+    // Right after a failure a query doesn't start another attempt: it fails at once with the reason.
+    expect(resolveAll(pool, ['too-soon.test']).outcomes[0]?.err?.message).toBe('refused');
+    expect(conns).toHaveLength(attempts);
+    // A second later (long before the back-off timer) a query starts one, and rides on it.
+    await vi.advanceTimersByTimeAsync(1_000);
+    const back = resolveAll(pool, ['back.test']);
+    const also = resolveAll(pool, ['also.test']);
+    expect(conns).toHaveLength(attempts + 1);
+    conns[attempts]?.open();
+    conns[attempts]?.answerAll();
+    expect([back.outcomes[0]?.err, also.outcomes[0]?.err]).toEqual([null, null]);
+  });
+
   test('back-off doubles per consecutive failure up to the cap', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const { pool, conns } = makePool({ maxBackoffMs: 1000 });

@@ -106,6 +106,8 @@ interface Flight {
 }
 
 const MAX_COLLATERAL_RETRIES = 3;
+/** While backing off, queries may start a connection attempt this often (issue 8: recovery in seconds). */
+const QUERY_CONNECT_INTERVAL_MS = 1_000;
 const KILL_WINDOW_MS = 30_000;
 const QUARANTINE_MS = 60_000;
 /** Bound on remembered questions (kills and quarantine). */
@@ -138,6 +140,8 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   #addressIndex = 0;
   #failures = 0;
   #retryAt = 0;
+  /** Date.now() when the last connection attempt started. */
+  #lastAttemptAt = 0;
   #lastError: DotstubError | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -253,7 +257,10 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     }
     if (!best) {
       if (this.#liveCount() < this.options.size) {
-        if (this.#inBackoff() && this.#lastError) throw this.#lastError;
+        // Backing off after failed connects: a query may still start one attempt
+        // (one at a time, at most once a second), so the first query after the
+        // path comes back is answered instead of waiting out the back-off.
+        if (this.#inBackoff() && this.#lastError && !this.#queryMayConnect()) throw this.#lastError;
         best = this.#open();
       } else if (avoid?.available) {
         best = avoid;
@@ -352,11 +359,16 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     return n;
   }
 
+  #queryMayConnect(): boolean {
+    return this.#selfRetry && this.#liveCount() === 0 && Date.now() - this.#lastAttemptAt >= QUERY_CONNECT_INTERVAL_MS;
+  }
+
   #inBackoff(): boolean {
     return this.#failures > 0 && Date.now() < this.#retryAt;
   }
 
   #open(): PoolConnection {
+    this.#lastAttemptAt = Date.now();
     const address = this.resolver.addresses[this.#addressIndex % this.resolver.addresses.length] as string;
     const conn = this.#factory({ id: ++connectionCounter, address, session: this.#tickets.get(address) });
     this.#connections.push(conn);
