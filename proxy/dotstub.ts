@@ -26,6 +26,7 @@ import type { AuthPolicy } from './upstream/dot/tls.js';
 import { ClientShares } from './listen/client-shares.js';
 import { dohConnectionFactory } from './upstream/doh/connection.js';
 import { Fallback, type Transport, type TransportChange } from './upstream/fallback.js';
+import { classifyFailure, type FailureKind } from './network/classify.js';
 import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './upstream/pool.js';
 
 export type { PrivacyState };
@@ -77,7 +78,28 @@ export type ConnectionEvent =
       readonly code: string;
       readonly message: string;
       readonly retryInMs: number;
+      /** Which transport's attempt failed. */
+      readonly transport: Transport;
+      /** How long the attempt took to fail, ms. */
+      readonly afterMs: number;
+      /** What the network did, in a stable code and a sentence (network/classify.ts). */
+      readonly kind: FailureKind;
+      readonly classification: string;
+      readonly sentence: string;
     };
+
+/** The last thing the network did to the active resolver's connections (status API). */
+export interface NetworkView {
+  readonly at: number;
+  readonly transport: Transport;
+  readonly address: string;
+  readonly kind: FailureKind;
+  readonly classification: string;
+  readonly sentence: string;
+  /** The error's own words, for the curious. */
+  readonly detail: string;
+  readonly afterMs: number;
+}
 
 export interface StubProxyEvents {
   query: [QueryRecord];
@@ -148,6 +170,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #retiring = new Set<Pool | Fallback>();
   /** Answers from every resolver used so far are flushed on a switch: one cache, per proxy. */
   readonly #cache: AnswerCache | null;
+  /** The active resolver's last connect failure, classified; null once a connection opens. */
+  #network: NetworkView | null = null;
   #udp: UdpListener[] = [];
   #tcp: TcpListener[] = [];
   #listening: ListenAddress[] = [];
@@ -439,6 +463,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
         handshakeMs: info.handshakeMs,
       });
       if (!active()) return;
+      this.#network = null;
       const name = resolver.authName && !resolver.label.includes(resolver.authName) ? `${resolver.label} (${resolver.authName})` : resolver.label;
       const who = transport === 'doh' ? `${name} via DNS-over-HTTPS` : name;
       this.#onPrivacyEvent({ type: 'connected', resolver: who, verified: info.verified, tlsVersion: info.tlsVersion, authError: info.authError });
@@ -459,6 +484,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       this.emit('connection', { type: 'keepalive', at: Date.now(), connectionId: conn.id, resolverId: resolver.id, timeoutMs: ms }),
     );
     pool.on('connect-failed', (f) => {
+      const classified = this.#classify(f.error, transport, resolver);
+      if (active()) this.#network = { at: Date.now(), transport, address: f.address, ...classified, detail: f.error.message, afterMs: f.afterMs };
       this.emit('connection', {
         type: 'connect-failed',
         at: Date.now(),
@@ -467,6 +494,9 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
         code: f.error.code,
         message: f.error.message,
         retryInMs: f.retryInMs,
+        transport,
+        afterMs: f.afterMs,
+        ...classified,
       });
       if (!active() || !speaks()) return;
       // Ladder step 4: when DoH fails too, the reason names the first failure (DoT's) as well.
@@ -474,6 +504,17 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       const message = first ? `${first.message}; DNS-over-HTTPS failed too: ${f.error.message}` : f.error.message;
       this.#onPrivacyEvent({ type: 'connect-failed', message, retryInMs: f.retryInMs });
     });
+  }
+
+  /** The last connect failure of the active resolver, classified; null since the last success. */
+  get network(): NetworkView | null {
+    return this.#network;
+  }
+
+  #classify(error: DotstubError, transport: Transport, resolver: ResolverSpec): { kind: FailureKind; classification: string; sentence: string } {
+    const port = transport === 'doh' && resolver.dohUrl ? dohEndpoint(resolver.dohUrl).port : resolver.port;
+    const c = classifyFailure(error, port, resolver.label);
+    return { kind: c.kind, classification: c.code, sentence: c.sentence };
   }
 
   /** `quad9` or `127.0.0.1:853#dns.test`, for logs. */

@@ -62,15 +62,22 @@ export class ListenError extends DotstubError {
 }
 
 /** The TCP connect plus TLS handshake did not finish within the deadline. */
+/** Where a connection attempt was when it failed: the TCP connect, or the TLS handshake after it. */
+export type ConnectPhase = 'connect' | 'handshake';
+
 export class ConnectTimeoutError extends DotstubError {
-  constructor(message: string) {
+  readonly phase: ConnectPhase;
+  constructor(message: string, phase: ConnectPhase = 'connect') {
     super('DOTSTUB_CONNECT_TIMEOUT', message);
+    this.phase = phase;
   }
 }
 
 export class ConnectFailedError extends DotstubError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  readonly phase: ConnectPhase;
+  constructor(message: string, options?: { cause?: unknown }, phase: ConnectPhase = 'connect') {
     super('DOTSTUB_CONNECT_FAILED', message, options);
+    this.phase = phase;
   }
 }
 
@@ -78,16 +85,24 @@ export class ConnectFailedError extends DotstubError {
 export class CertificateError extends DotstubError {
   /** OpenSSL/Node code, e.g. SELF_SIGNED_CERT_IN_CHAIN or ERR_TLS_CERT_ALTNAME_INVALID. */
   readonly tlsCode: string;
-  constructor(message: string, tlsCode: string, options?: { cause?: unknown }) {
+  /** Who issued the certificate presented (its issuer's O or CN), to name an interceptor. */
+  readonly issuer: string | undefined;
+  constructor(message: string, tlsCode: string, options?: { cause?: unknown; issuer?: string | undefined }) {
     super('DOTSTUB_CERTIFICATE', message, options);
     this.tlsCode = tlsCode;
+    this.issuer = options?.issuer;
   }
 }
 
 /** No certificate in the server's chain matched the configured SPKI pins. */
 export class PinMismatchError extends DotstubError {
-  constructor(message: string) {
+  readonly issuer: string | undefined;
+  /** The chain presented was valid for a root this machine trusts: a re-signing proxy, not a stranger. */
+  readonly trustedChain: boolean;
+  constructor(message: string, details: { issuer?: string | undefined; trustedChain?: boolean } = {}) {
     super('DOTSTUB_PIN_MISMATCH', message);
+    this.issuer = details.issuer;
+    this.trustedChain = details.trustedChain ?? false;
   }
 }
 

@@ -47,7 +47,7 @@
 import type { ConfigProblem } from '../config/config-file.js';
 import type { CustomResolverBody, StoredResolver } from '../config/resolver-store.js';
 import type { Settings } from '../config/settings.js';
-import type { ConnectionEvent, ConnectionSnapshot, PrivacyState, StateChange } from '../dotstub.js';
+import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, StateChange } from '../dotstub.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { LatencyStats } from './metrics-window.js';
 
@@ -109,6 +109,13 @@ export interface StatusView {
   readonly resolver: ResolverView;
   /** Which transport carries queries: DoT, DoH (port 853 blocked, fallback), or none connected. */
   readonly transport: 'dot' | 'doh' | null;
+  /**
+   * What the network last did to the active resolver's connections: the
+   * classification (NETWORK.md's kinds, a stable code, a sentence), which
+   * transport and address, how long the attempt took; null since the last
+   * connection opened.
+   */
+  readonly network: NetworkView | null;
   readonly mode: Settings['mode'];
   readonly listen: readonly string[];
   readonly uptimeMs: number;

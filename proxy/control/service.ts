@@ -137,6 +137,7 @@ export class ControlService {
       leaves: PRIVACY_WORDS[s.state].leaves,
       resolver: this.#view(this.proxy.resolver),
       transport: this.proxy.transport,
+      network: this.proxy.network,
       mode: this.#settings.mode,
       listen: this.proxy.listening.map((a) => formatHostPort(a.host, a.port)),
       uptimeMs: this.proxy.startedAt === 0 ? 0 : Date.now() - this.proxy.startedAt,

@@ -43,8 +43,10 @@ export interface PoolOptions {
   /** Queries in flight per connection before backpressure. */
   readonly maxInFlight: number;
   readonly idleTimeoutMs: number;
-  /** One deadline for TCP connect plus the TLS handshake. */
+  /** Deadline for the TCP connect (a dropped port is decided in this long). */
   readonly connectTimeoutMs: number;
+  /** Deadline for the TLS handshake once TCP is up (a stalled handshake). DoH uses connect + handshake as one deadline. */
+  readonly handshakeTimeoutMs: number;
   /** Smallest and largest per-attempt query deadline; the RTT estimate picks in between. */
   readonly queryTimeoutMinMs: number;
   readonly queryTimeoutMaxMs: number;
@@ -56,7 +58,8 @@ export const DEFAULT_POOL_OPTIONS: PoolOptions = {
   size: 1,
   maxInFlight: 1000,
   idleTimeoutMs: 60_000,
-  connectTimeoutMs: 5_000,
+  connectTimeoutMs: 2_500,
+  handshakeTimeoutMs: 3_000,
   queryTimeoutMinMs: 800,
   queryTimeoutMaxMs: 2_500,
   maxBackoffMs: 30_000,
@@ -68,6 +71,8 @@ interface ConnectFailure {
   readonly error: DotstubError;
   readonly consecutive: number;
   readonly retryInMs: number;
+  /** How long the attempt took to fail, ms. */
+  readonly afterMs: number;
 }
 
 export interface PoolEvents {
@@ -413,6 +418,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
           error: info.error,
           consecutive: this.#failures,
           retryInMs: backoff,
+          afterMs: Date.now() - conn.createdAt,
         });
       }
       if (this.#selfRetry) {

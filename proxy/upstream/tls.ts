@@ -41,7 +41,8 @@ export function authenticatePeer(socket: tls.TLSSocket, who: PeerIdentity, resum
     const presented = chainPins(socket);
     if (presented.some((p) => who.pins.includes(p))) return { ok: true, verified: true, authError: undefined };
     const authError = `no certificate from ${who.address} matches the SPKI pins for ${who.label}: TLS interception or a changed key? (presented ${presented.join(', ') || 'none'})`;
-    return who.mode === 'strict' ? { ok: false, error: new PinMismatchError(authError) } : { ok: true, verified: false, authError };
+    const details = { issuer: issuerOf(socket), trustedChain: socket.authorized };
+    return who.mode === 'strict' ? { ok: false, error: new PinMismatchError(authError, details) } : { ok: true, verified: false, authError };
   }
   if (socket.authorized && who.authName !== undefined) return { ok: true, verified: true, authError: undefined };
   const code = who.authName === undefined ? 'NO_AUTH_NAME' : String(socket.authorizationError ?? 'UNKNOWN');
@@ -49,6 +50,13 @@ export function authenticatePeer(socket: tls.TLSSocket, who: PeerIdentity, resum
     code === 'NO_AUTH_NAME'
       ? `no authentication name or SPKI pin is configured for ${who.address}`
       : describeCertError(code, who.authName, who.address);
-  if (who.mode === 'strict') return { ok: false, error: new CertificateError(`refused ${who.address}: ${authError}`, code) };
+  if (who.mode === 'strict') return { ok: false, error: new CertificateError(`refused ${who.address}: ${authError}`, code, { issuer: issuerOf(socket) }) };
   return { ok: true, verified: false, authError };
+}
+
+/** The presented certificate's issuer, as people know it (organisation, else common name). */
+function issuerOf(socket: tls.TLSSocket): string | undefined {
+  const issuer = socket.getPeerCertificate()?.issuer as { O?: string | string[]; CN?: string | string[] } | undefined;
+  const pick = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
+  return pick(issuer?.O) ?? pick(issuer?.CN);
 }

@@ -99,7 +99,7 @@ interface Pending {
 export function dohConnectionFactory(
   resolver: ResolverSpec,
   auth: AuthPolicy,
-  options: Pick<PoolOptions, 'maxInFlight' | 'idleTimeoutMs' | 'connectTimeoutMs'>,
+  options: Pick<PoolOptions, 'maxInFlight' | 'idleTimeoutMs' | 'connectTimeoutMs' | 'handshakeTimeoutMs'>,
 ): ConnectionFactory {
   if (resolver.dohUrl === undefined) throw new RangeError(`resolver ${resolver.label} has no DNS-over-HTTPS URL`);
   const secureContext = secureContextFor(auth);
@@ -113,7 +113,8 @@ export function dohConnectionFactory(
       session: spec.session,
       maxInFlight: options.maxInFlight,
       idleTimeoutMs: options.idleTimeoutMs,
-      connectTimeoutMs: options.connectTimeoutMs,
+      // One deadline for TCP, TLS and HTTP/2 setup: the pool's two added up.
+      connectTimeoutMs: options.connectTimeoutMs + options.handshakeTimeoutMs,
     });
 }
 

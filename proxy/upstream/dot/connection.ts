@@ -50,8 +50,10 @@ interface DotConnectionOptions {
   readonly session?: Buffer | undefined;
   readonly maxInFlight: number;
   readonly idleTimeoutMs: number;
-  /** One deadline for TCP connect plus the TLS handshake. */
+  /** Deadline for the TCP connect. */
   readonly connectTimeoutMs: number;
+  /** Deadline for the TLS handshake once TCP is connected. */
+  readonly handshakeTimeoutMs: number;
 }
 
 interface Pending {
@@ -67,7 +69,7 @@ interface Pending {
 export function dotConnectionFactory(
   resolver: ResolverSpec,
   auth: AuthPolicy,
-  options: Pick<PoolOptions, 'maxInFlight' | 'idleTimeoutMs' | 'connectTimeoutMs'>,
+  options: Pick<PoolOptions, 'maxInFlight' | 'idleTimeoutMs' | 'connectTimeoutMs' | 'handshakeTimeoutMs'>,
 ): ConnectionFactory {
   const secureContext = secureContextFor(auth);
   return (spec) =>
@@ -81,6 +83,7 @@ export function dotConnectionFactory(
       maxInFlight: options.maxInFlight,
       idleTimeoutMs: options.idleTimeoutMs,
       connectTimeoutMs: options.connectTimeoutMs,
+      handshakeTimeoutMs: options.handshakeTimeoutMs,
     });
 }
 
@@ -96,7 +99,10 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
   #state: ConnectionState = 'connecting';
   /** drain() was called while connecting: go straight to draining once ready. */
   #drainRequested = false;
+  /** Connect timer, then (once TCP is up) the handshake timer. */
   #connectTimer: NodeJS.Timeout | undefined;
+  /** TCP connected: a failure now is in the TLS handshake. */
+  #tcpConnected = false;
   #idleTimer: NodeJS.Timeout | undefined;
   #idleSince = 0;
   #idleTimeoutMs: number;
@@ -134,14 +140,25 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
       // for other protocols answers an unknown "dot" with a fatal alert.
     });
     this.#socket.setNoDelay(true);
+    // Two timers, as browsers have (NETWORK.md): the TCP connect, then the TLS
+    // handshake. A drop and a stalled handshake are different problems.
     this.#connectTimer = setTimeout(() => {
       this.#fail(
         'error',
-        new ConnectTimeoutError(
-          `port ${opts.resolver.port} at ${opts.address} timed out after ${opts.connectTimeoutMs} ms from this network`,
-        ),
+        new ConnectTimeoutError(`port ${opts.resolver.port} at ${opts.address} gave no answer within ${opts.connectTimeoutMs} ms: probably blocked on this network`, 'connect'),
       );
     }, opts.connectTimeoutMs);
+    this.#socket.once('connect', () => {
+      this.#tcpConnected = true;
+      clearTimeout(this.#connectTimer);
+      if (this.#state !== 'connecting') return;
+      this.#connectTimer = setTimeout(() => {
+        this.#fail(
+          'error',
+          new ConnectTimeoutError(`the TLS handshake with ${opts.address} stalled for ${opts.handshakeTimeoutMs} ms after the connection opened`, 'handshake'),
+        );
+      }, opts.handshakeTimeoutMs);
+    });
     this.#socket.on('secureConnect', () => this.#onSecureConnect());
     this.#socket.on('session', (ticket: Buffer) => {
       // Only an authenticated connection's ticket may be resumed: a resumed
@@ -157,7 +174,8 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
     this.#socket.on('error', (err: NodeJS.ErrnoException) => {
       if (this.#state === 'closed') return;
       if (this.#state === 'connecting') {
-        this.#fail('error', new ConnectFailedError(describeConnectError(err, opts.address, opts.resolver.port), { cause: err }));
+        const phase = this.#tcpConnected ? 'handshake' : 'connect';
+        this.#fail('error', new ConnectFailedError(describeConnectError(err, opts.address, opts.resolver.port), { cause: err }, phase));
       } else {
         this.#fail(err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'reset' : 'error', new ConnectionClosedError(`connection to ${opts.address} failed: ${err.code ?? err.message}`, { cause: err }));
       }

@@ -43,6 +43,7 @@ export function status(over: Partial<StatusView> = {}): StatusView {
       medianLatencyMs: 12,
     },
     transport: 'dot',
+    network: null,
     mode: 'strict',
     listen: ['127.0.0.1:53'],
     uptimeMs: 1000,
