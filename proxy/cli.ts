@@ -243,6 +243,19 @@ function reportProblem(p: ConfigProblem): void {
 
 /** Runs the CLI; resolves with the exit code once the proxy has stopped. */
 export async function main(argv: readonly string[]): Promise<number> {
+  // Started by the desktop app's supervisor with an IPC channel: if the app
+  // dies (even by SIGKILL), the channel closes and we stop instead of running
+  // on orphaned. Listened for from the first moment: a supervisor that dies
+  // while we are still starting must not be missed.
+  const supervisor = { gone: false, onGone: undefined as (() => void) | undefined };
+  if (process.send !== undefined) {
+    if (!process.connected) supervisor.gone = true;
+    else
+      process.once('disconnect', () => {
+        supervisor.gone = true;
+        supervisor.onGone?.();
+      });
+  }
   let parsed: ParsedCli;
   let run: { config: ProxyConfig; effective: Settings };
   // Reading the config dir needs no write access; creating it (and the token)
@@ -343,10 +356,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
-    // Started by the desktop app's supervisor with an IPC channel: if the app
-    // dies (even by SIGKILL), the channel closes and we stop instead of
-    // running on orphaned.
-    if (process.send !== undefined) process.once('disconnect', () => stop('supervisor gone'));
+    supervisor.onGone = () => stop('supervisor gone');
+    if (supervisor.gone) stop('supervisor gone');
     // Written only once the signal handlers are in place: whoever reads it may
     // send SIGTERM at once, and must find us ready to clean up (and remove it).
     if (parsed.readyFile) {

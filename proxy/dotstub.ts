@@ -101,6 +101,10 @@ export interface NetworkView {
   readonly afterMs: number;
 }
 
+/** Queries within this long mean the machine is in use: keep a connection open (issue 11, "warm when needed"). */
+const WARM_WHILE_IN_USE_MS = 180_000;
+const MAX_EMPTY_REOPENS = 3;
+
 export interface StubProxyEvents {
   query: [QueryRecord];
   connection: [ConnectionEvent];
@@ -170,6 +174,10 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #retiring = new Set<Pool | Fallback>();
   /** Answers from every resolver used so far are flushed on a switch: one cache, per proxy. */
   readonly #cache: AnswerCache | null;
+  /** Warm re-opens in a row whose connection closed without carrying a query. */
+  #emptyReopens = 0;
+  /** Date.now() when the active resolver was last seen verified on an open connection (null: never). */
+  #lastVerifiedAt: number | null = null;
   /** The active resolver's last connect failure, classified; null once a connection opens. */
   #network: NetworkView | null = null;
   #udp: UdpListener[] = [];
@@ -284,6 +292,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#pool = next;
     // Answers from the old resolver must not be served as the new one's.
     this.#cache?.clear();
+    this.#lastVerifiedAt = null;
     this.#engine.setUpstream(this.#upstreamFor(next));
     this.#config = { ...this.#config, resolver };
     if (this.#running) {
@@ -479,6 +488,21 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
         queriesCarried: info.queriesCarried,
         error: info.error ? info.error.message : null,
       });
+      if (!active() || !speaks() || !info.wasOpen || pool.connections.some((c) => c.state === 'open' || c.state === 'connecting')) return;
+      this.#lastVerifiedAt = Date.now();
+      // Warm when needed (issue 11): while the machine is in use, a connection the
+      // server or our idle timer closed is re-opened at once (a resumed handshake),
+      // so the next query finds it open; once idle for WARM_WHILE_IN_USE_MS, not.
+      // Bounded: after MAX_EMPTY_REOPENS re-opened connections in a row closed
+      // without carrying a query, wait for a query (no reconnect loop against a
+      // server that closes on sight).
+      this.#emptyReopens = info.queriesCarried === 0 ? this.#emptyReopens + 1 : 0;
+      if (Date.now() - this.#engine.lastReceivedAt < WARM_WHILE_IN_USE_MS && this.#emptyReopens <= MAX_EMPTY_REOPENS) {
+        owner.warm();
+        return;
+      }
+      const since = new Date(this.#lastVerifiedAt).toTimeString().slice(0, 8);
+      this.#onPrivacyEvent({ type: 'idle', resolver: resolver.label, since });
     });
     pool.on('keepalive', (conn, ms) =>
       this.emit('connection', { type: 'keepalive', at: Date.now(), connectionId: conn.id, resolverId: resolver.id, timeoutMs: ms }),
@@ -504,6 +528,11 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       const message = first ? `${first.message}; DNS-over-HTTPS failed too: ${f.error.message}` : f.error.message;
       this.#onPrivacyEvent({ type: 'connect-failed', message, retryInMs: f.retryInMs });
     });
+  }
+
+  /** When the active resolver was last known good: now while a connection is open, else when the last one closed. */
+  get lastVerifiedAt(): number | null {
+    return this.#pool.connections.some((c) => c.state === 'open') ? Date.now() : this.#lastVerifiedAt;
   }
 
   /** The last connect failure of the active resolver, classified; null since the last success. */

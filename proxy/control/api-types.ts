@@ -116,6 +116,12 @@ export interface StatusView {
    * connection opened.
    */
   readonly network: NetworkView | null;
+  /**
+   * When the resolver was last known good on an open, authenticated
+   * connection: now while one is open, else when the last one closed
+   * ("private, idle: last verified 40 s ago"); null if never.
+   */
+  readonly lastVerifiedAt: number | null;
   readonly mode: Settings['mode'];
   readonly listen: readonly string[];
   readonly uptimeMs: number;

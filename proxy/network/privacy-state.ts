@@ -31,6 +31,11 @@ export type PrivacyEvent =
     }
   /** A connection attempt to the active resolver failed; the upstream retries after `retryInMs`. */
   | { readonly type: 'connect-failed'; readonly message: string; readonly retryInMs: number }
+  /**
+   * The active resolver's last connection closed and no query needs one: the
+   * resolver was verified until `since` (a clock time, HH:MM:SS), not now.
+   */
+  | { readonly type: 'idle'; readonly resolver: string; readonly since: string }
   | { readonly type: 'stopped' };
 
 export const INITIAL_PRIVACY: PrivacyStatus = { state: 'off', reason: 'not started' };
@@ -57,6 +62,13 @@ export function nextPrivacyState(current: PrivacyStatus, event: PrivacyEvent, po
     case 'connect-failed':
       // Strict and opportunistic alike never fall back to cleartext here: nothing leaves.
       return { state: 'blocked', reason: `${event.message}; queries get SERVFAIL, retrying in ${formatWait(event.retryInMs)}` };
+    case 'idle':
+      // Honest while idle: private is what the next query will get, not a connection that exists now.
+      if (current.state !== 'private' && current.state !== 'private-unverified') return current;
+      return {
+        state: current.state,
+        reason: `idle since ${event.since}: no connection is open; ${event.resolver} was last ${current.state === 'private' ? 'verified' : 'reached'} then, and is checked again with the next query`,
+      };
     case 'stopped':
       return { state: 'off', reason: 'dotstub stopped' };
   }

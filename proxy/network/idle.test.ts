@@ -1,0 +1,53 @@
+/**
+ * Honest when idle, warm when in use (issues 8 and 11), with a server that
+ * closes idle connections after 300 ms (as resolvers do, sooner or later):
+ * - nobody asking: the state stops claiming a live connection and says when
+ *   the resolver was last verified;
+ * - queries flowing: the closed connection is re-opened at once, so the next
+ *   query finds it open (a connection hit, no handshake to wait for).
+ */
+import { afterEach, expect, test } from 'vitest';
+import { UdpClient } from '../../test-support/dns-client.js';
+import { startFaultServer, type FaultServer } from '../../test-support/fault-server.js';
+import { startProxy, waitForEvent, waitForState, type Harness } from '../../test-support/proxy-harness.js';
+import type { QueryRecord } from '../engine/query-record.js';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()?.();
+});
+
+async function lab(): Promise<{ s: FaultServer; h: Harness }> {
+  const s = await startFaultServer();
+  cleanups.push(() => s.stop());
+  s.behaviour.idleCloseMs = 300;
+  const h = await startProxy({ resolverArg: s.resolverArg, cache: false });
+  cleanups.push(() => h.stop());
+  await waitForState(h.proxy, 'private', 5000);
+  return { s, h };
+}
+
+test('nobody asking: when the server closes the connection, the state says idle and since when, not "private now"', async () => {
+  const { h } = await lab();
+  await waitForEvent(h.proxy, 'state', () => /^idle since \d\d:\d\d:\d\d/.test(h.proxy.state.reason), 3000, 'idle reason');
+  expect(h.proxy.state.state).toBe('private');
+  expect(h.proxy.connections()).toHaveLength(0);
+  expect(h.proxy.lastVerifiedAt).toBeGreaterThan(Date.now() - 3000);
+});
+
+test('queries flowing: the closed connection is re-opened at once and the next query is a connection hit', async () => {
+  const { s, h } = await lab();
+  const c = await UdpClient.open(h.port);
+  cleanups.push(() => c.close());
+  const records: QueryRecord[] = [];
+  h.proxy.on('query', (r) => records.push(r));
+  // Wait past one server close (the connection lived over a second by then).
+  await new Promise((r) => setTimeout(r, 1100));
+  await c.query('n1.test');
+  const connectionsBefore = s.connections;
+  await new Promise((r) => setTimeout(r, 800)); // the server closes it after 300 ms; dotstub re-opens
+  expect(s.connections).toBeGreaterThan(connectionsBefore);
+  await c.query('n2.test');
+  expect(records.at(-1)).toMatchObject({ reused: true, handshake: null });
+  expect(h.proxy.state.reason).not.toMatch(/^idle/);
+});
