@@ -288,6 +288,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const observe = (proxy: StubProxy): void => {
     proxy.on('state', (s) => console.error(`dotstub: ${s.state}: ${s.reason}`));
+    proxy.on('network-change', (c) => console.error(`dotstub: network changed (${c.sentence}): reconnecting now`));
     proxy.on('warning', (w) => console.error(`dotstub: warning: ${w}`));
     proxy.on('transport', (t) => console.error(`dotstub: ${t.reason}${t.detail ? ` (${t.detail})` : ''}`));
     proxy.on('connection', (e) => {

@@ -27,6 +27,7 @@ import { ClientShares } from './listen/client-shares.js';
 import { dohConnectionFactory } from './upstream/doh/connection.js';
 import { Fallback, type Transport, type TransportChange } from './upstream/fallback.js';
 import { classifyFailure, type FailureKind } from './network/classify.js';
+import { NetworkWatch, type NetworkChange } from './network/watch.js';
 import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './upstream/pool.js';
 
 export type { PrivacyState };
@@ -111,6 +112,8 @@ export interface StubProxyEvents {
   state: [StateChange];
   listening: [readonly ListenAddress[]];
   malformed: [string];
+  /** The network changed (route, address, resume from sleep) and connections were re-made. */
+  'network-change': [NetworkChange];
   /** Something the user should know that didn't stop the proxy. */
   warning: [string];
   /** Which transport carries queries changed (a resolver with a DoH URL: DoT ⇄ DoH), and why. */
@@ -128,6 +131,8 @@ export interface ProxyConfig {
   readonly keepBrowsersOnStub: boolean;
   /** Open connections at start so the first query doesn't pay the handshake. */
   readonly warm: boolean;
+  /** Watch routes, addresses and sleep, and reconnect at once when they change (network/watch.ts). */
+  readonly watchNetwork: boolean;
   /** The answer cache's bounds; null: no cache (every query goes to the resolver). */
   readonly cache: Partial<AnswerCacheOptions> | null;
 }
@@ -141,6 +146,7 @@ export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyCo
     padding: true,
     recordNames: true,
     keepBrowsersOnStub: true,
+    watchNetwork: true,
     warm: true,
     cache: {},
     ...overrides,
@@ -174,6 +180,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #retiring = new Set<Pool | Fallback>();
   /** Answers from every resolver used so far are flushed on a switch: one cache, per proxy. */
   readonly #cache: AnswerCache | null;
+  /** Watches routes, addresses and sleep while running (config.watchNetwork). */
+  #watch: NetworkWatch | undefined;
   /** Warm re-opens in a row whose connection closed without carrying a query. */
   #emptyReopens = 0;
   /** Date.now() when the active resolver was last seen verified on an open connection (null: never). */
@@ -277,6 +285,11 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#startedAt = Date.now();
     this.#onPrivacyEvent({ type: 'started', resolver: this.#pool.resolver.label });
     if (this.#config.warm) this.#pool.warm();
+    if (this.#config.watchNetwork) {
+      this.#watch = new NetworkWatch();
+      this.#watch.on('change', (c) => this.networkChanged(c));
+      this.#watch.start();
+    }
     this.emit('listening', this.#listening);
     return this.#listening;
   }
@@ -346,6 +359,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   async stop(drainMs = 3000): Promise<void> {
     if (!this.#running) return;
     this.#running = false;
+    this.#watch?.stop();
+    this.#watch = undefined;
     const tcpClosing = this.#tcp.map((t) => t.close());
     const deadline = Date.now() + drainMs;
     const quietMs = 100;
@@ -528,6 +543,19 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       const message = first ? `${first.message}; DNS-over-HTTPS failed too: ${f.error.message}` : f.error.message;
       this.#onPrivacyEvent({ type: 'connect-failed', message, retryInMs: f.retryInMs });
     });
+  }
+
+  /**
+   * The network changed under us (network/watch.ts, or a test): the active
+   * upstream drops its connections, forgets its back-off and reconnects at
+   * once; a fallback runs its ladder again from DoT. Queries in flight are
+   * retried on the new connections.
+   */
+  networkChanged(change: NetworkChange): void {
+    if (!this.#running) return;
+    this.emit('network-change', change);
+    this.#network = null;
+    this.#pool.networkChanged();
   }
 
   /** When the active resolver was last known good: now while a connection is open, else when the last one closed. */

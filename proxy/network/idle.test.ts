@@ -51,3 +51,24 @@ test('queries flowing: the closed connection is re-opened at once and the next q
   expect(records.at(-1)).toMatchObject({ reused: true, handshake: null });
   expect(h.proxy.state.reason).not.toMatch(/^idle/);
 });
+
+test('a network change drops the connection, reconnects at once, and queries in flight are answered', async () => {
+  const s = await startFaultServer();
+  cleanups.push(() => s.stop());
+  for (let i = 0; i < 5; i++) s.behaviour.delays.set(`n${i}.test`, 150);
+  const h = await startProxy({ resolverArg: s.resolverArg, cache: false });
+  cleanups.push(() => h.stop());
+  await waitForState(h.proxy, 'private', 5000);
+  const c = await UdpClient.open(h.port);
+  cleanups.push(() => c.close());
+  const closes: string[] = [];
+  h.proxy.on('connection', (e) => e.type === 'close' && closes.push(e.reason));
+  const inFlight = Array.from({ length: 5 }, (_, i) => c.query(`n${i}.test`));
+  await new Promise((r) => setTimeout(r, 30));
+  const before = s.connections;
+  h.proxy.networkChanged({ reason: 'route', sentence: 'the default route changed' });
+  const answers = await Promise.all(inFlight);
+  expect(answers.map((a) => a.rcode)).toEqual(['NOERROR', 'NOERROR', 'NOERROR', 'NOERROR', 'NOERROR']);
+  expect(closes).toContain('network-change');
+  expect(s.connections).toBeGreaterThan(before);
+});

@@ -16,7 +16,7 @@ import type { DotstubError } from '../errors.js';
 
 export type ConnectionState = 'connecting' | 'open' | 'draining' | 'closed';
 
-export type CloseReason = 'idle' | 'server-close' | 'reset' | 'error' | 'local' | 'unresponsive' | 'keepalive-zero' | 'desync';
+export type CloseReason = 'idle' | 'server-close' | 'reset' | 'error' | 'local' | 'unresponsive' | 'keepalive-zero' | 'desync' | 'network-change';
 
 export interface HandshakeInfo {
   readonly connectionId: number;

@@ -32,7 +32,7 @@ import type { Pool } from './pool.js';
 import type { Upstream, UpstreamCallback, UpstreamRequest } from './upstream.js';
 
 /** Each side is a pool: the fallback listens to its connection events and warms it to probe. */
-export type ProbedUpstream = Pick<Pool, 'name' | 'resolver' | 'resolve' | 'close' | 'destroy' | 'warm' | 'on' | 'connections'>;
+export type ProbedUpstream = Pick<Pool, 'name' | 'resolver' | 'resolve' | 'close' | 'destroy' | 'warm' | 'on' | 'connections' | 'networkChanged'>;
 
 export type Transport = 'dot' | 'doh';
 
@@ -152,6 +152,17 @@ export class Fallback extends EventEmitter<FallbackEvents> implements Upstream {
 
   get secondary(): ProbedUpstream {
     return this.#secondary;
+  }
+
+  /** The network changed: both sides start over, and the ladder runs again from DoT at once. */
+  networkChanged(): void {
+    if (this.#closed) return;
+    this.#primary.networkChanged();
+    this.#secondary.networkChanged();
+    this.#stopProbing();
+    this.#primary.warm();
+    if (this.#active === 'doh') this.#secondary.warm();
+    this.#scheduleProbe();
   }
 
   /** Opens the active side's connections now. */

@@ -170,6 +170,22 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     this.#rtt = new RttEstimator(init.options.queryTimeoutMinMs, init.options.queryTimeoutMaxMs);
   }
 
+  /**
+   * The network changed (new route or address, resume from sleep): the
+   * connections can't be trusted to have survived, and the back-off measured
+   * the old network. Close them (their queries are retried on new ones),
+   * forget the back-off, and connect again at once.
+   */
+  networkChanged(): void {
+    if (this.#closed) return;
+    this.#failures = 0;
+    this.#retryAt = 0;
+    this.#lastError = undefined;
+    clearTimeout(this.#retryTimer);
+    for (const c of [...this.#connections]) c.close('network-change');
+    if (this.#selfRetry) this.warm();
+  }
+
   /** Opens the pool's connections now instead of on the first query. */
   warm(): void {
     while (!this.#closed && this.#connections.length < this.options.size && !this.#inBackoff()) this.#open();
