@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 
-export type NetworkChangeReason = 'route' | 'address' | 'resume';
+type NetworkChangeReason = 'route' | 'address' | 'resume';
 
 export interface NetworkChange {
   readonly reason: NetworkChangeReason;
