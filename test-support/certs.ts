@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { removeOnExit } from './temp.js';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -47,6 +48,8 @@ function makeLeaf(dir: string, ca: string, leaf: string, authName: string): void
 export function testPki(authName = 'dns.test'): TestPki {
   if (cached && cached.authName === authName) return cached;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-pki-'));
+  // One PKI per test process, removed when the process ends (the files are read by servers until then).
+  removeOnExit(dir);
   makeCa(dir, 'ca');
   makeLeaf(dir, 'ca', 'server', authName);
   makeCa(dir, 'evil');

@@ -16,6 +16,7 @@ import { ResolverStore } from '../proxy/config/resolver-store.js';
 import { parseResolverArg, type ResolverSpec } from '../proxy/config/resolvers.js';
 import { SettingsStore, type Settings } from '../proxy/config/settings.js';
 import { testPki } from './certs.js';
+import { removeOnExit } from './temp.js';
 
 export interface ControlHarness {
   readonly proxy: StubProxy;
@@ -48,8 +49,9 @@ export interface ControlHarnessOptions {
   readonly cache?: boolean;
 }
 
+/** A config dir of the test's own, removed when the test process ends. */
 export function tempConfigDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-config-'));
+  return removeOnExit(fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-config-')));
 }
 
 export async function startControl(options: ControlHarnessOptions): Promise<ControlHarness> {
