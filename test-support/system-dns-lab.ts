@@ -169,6 +169,8 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
       'ip link set veth0 up',
       'ip link set veth1 up',
       'mount -t tmpfs tmpfs /run',
+      // The lab's own PIDs in /proc (ps, /proc/PID of lab processes); boot_id is the machine's.
+      'mount -t proc proc /proc',
       `mount --bind ${etc} /etc`,
       opts.bindMountResolvConf ? `mount --bind ${dir}/resolv.conf.bind /etc/resolv.conf` : ':',
       runSetup || ':',
@@ -258,7 +260,13 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
       let stderr = '';
       child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
       child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-      const t = setTimeout(() => child.kill('SIGKILL'), o?.timeoutMs ?? 60_000);
+      const t = setTimeout(() => {
+        // A grandchild may hold the pipes open: stop waiting for them too.
+        child.kill('SIGKILL');
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        child.emit('close', null);
+      }, o?.timeoutMs ?? 60_000);
       const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
       clearTimeout(t);
       processes.delete(child);
