@@ -11,7 +11,7 @@
  */
 import type { Backend, BackendName, Target } from './backend.js';
 import { SystemDnsError } from './errors.js';
-import { writeState } from './file-state.js';
+import { readState, sameState, writeState, type FileState } from './file-state.js';
 import type { SystemHost } from './host.js';
 import { Journal, readBootId, staleReason, type JournalData } from './journal.js';
 import { NetworkManagerBackend } from './network-manager-backend.js';
@@ -58,6 +58,16 @@ export async function detectBackend(host: SystemHost, wanted?: string): Promise<
   const i = all.findIndex((d) => d.usable);
   // resolv.conf is always usable, so there is always a choice.
   return { chosen: backends[i] as Backend, why: (all[i] as { why: string }).why, all };
+}
+
+function untouched(file: string, before: FileState): boolean {
+  try {
+    return sameState(readState(file), before);
+  } catch (err) {
+    // The path can't exist (a parent is missing or not a directory): nothing was written.
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOTDIR' || code === 'ENOENT';
+  }
 }
 
 async function applyStep(host: SystemHost, step: Step): Promise<void> {
@@ -190,6 +200,14 @@ export async function enable(ctx: TakeoverContext, detection: DetectionReport, t
       ctx.log?.(describeStep(entry.step));
     }
   } catch (err) {
+    // The step that threw may not have touched anything (its write failed
+    // before the rename): then it needs no undo, and an undo that would fail
+    // the same way must not keep the journal (and the user) hanging.
+    const failed = j.steps.find((e) => e.progress === 'started');
+    if (failed?.step.kind === 'file' && untouched(failed.step.path, failed.step.before)) {
+      failed.progress = 'pending';
+      journal.write(j);
+    }
     let undo = 'what was changed has been put back';
     try {
       await restore(ctx);
