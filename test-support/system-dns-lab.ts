@@ -48,6 +48,8 @@ export interface Lab {
   readonly dir: string;
   /** Host-side path of the lab's /etc. */
   readonly etc: string;
+  /** A `dotstub` command (script) usable inside the lab, e.g. as a package script's DOTSTUB_CLI. */
+  readonly cli: string;
   /** Runs a program inside the lab and waits for it (default timeout 60 s). */
   exec(argv: readonly string[], opts?: { timeoutMs?: number; env?: NodeJS.ProcessEnv }): Promise<ExecResult>;
   /** Starts a long-running program inside the lab. Killed with the lab at the latest. */
@@ -159,6 +161,11 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
     fs.mkdirSync(path.join(dir, 'bin'));
     fs.writeFileSync(path.join(dir, 'bin', 'systemctl'), systemctlShim(), { mode: 0o755 });
     fs.writeFileSync(path.join(dir, 'bus.conf'), BUS_CONF);
+    fs.writeFileSync(
+      path.join(dir, 'bin', 'dotstub'),
+      `#!/bin/sh\ncd ${REPO} && exec ${process.execPath} --import tsx -e "import('./proxy/cli.ts').then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })" -- "$@"\n`,
+      { mode: 0o755 },
+    );
     if (opts.bindMountResolvConf) fs.copyFileSync(path.join(etc, 'resolv.conf'), path.join(dir, 'resolv.conf.bind'));
     const setup = [
       'set -e',
@@ -284,6 +291,7 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
     const lab: Lab = {
       dir,
       etc,
+      cli: path.join(dir, 'bin', 'dotstub'),
       exec,
       spawn: labSpawn,
       dotstub: (args, o) => exec(o?.user ? ['setpriv', `--reuid=${o.user}`, `--regid=${o.user}`, '--clear-groups', ...dotstubArgv(args)] : dotstubArgv(args), o),
