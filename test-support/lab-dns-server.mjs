@@ -2,13 +2,15 @@
 // A tiny UDP+TCP DNS server for the system-DNS lab (run inside the lab's
 // namespaces): answers every A query with one fixed address and prints one
 // line per query ("Q <name> <type>") so the test can count who was asked.
-// Usage: node lab-dns-server.mjs HOST PORT ANSWER_ADDRESS
+// Usage: node lab-dns-server.mjs HOST PORT ANSWER_ADDRESS [LOG_FILE]
+// (LOG_FILE: the same lines appended to a file, for readers inside the lab.)
 import dgram from 'node:dgram';
+import fs from 'node:fs';
 import net from 'node:net';
 import { Buffer } from 'node:buffer';
 import packet from 'dns-packet';
 
-const [host, portText, answer] = process.argv.slice(2);
+const [host, portText, answer, logFile] = process.argv.slice(2);
 const port = Number(portText);
 
 function respond(buf) {
@@ -16,6 +18,7 @@ function respond(buf) {
   const question = q.questions?.[0];
   if (!question) return null;
   process.stdout.write(`Q ${question.name} ${question.type}\n`);
+  if (logFile) fs.appendFileSync(logFile, `Q ${question.name} ${question.type}\n`);
   const answers = question.type === 'A' ? [{ type: 'A', name: question.name, ttl: 1, data: answer }] : [];
   return packet.encode({ id: q.id, type: 'response', flags: packet.RECURSION_DESIRED | packet.RECURSION_AVAILABLE, questions: q.questions, answers });
 }

@@ -58,7 +58,7 @@ export interface Lab {
   dotstub(args: readonly string[], opts?: { timeoutMs?: number; user?: string }): Promise<ExecResult>;
   spawnDotstub(args: readonly string[]): LabProcess;
   /** A lab DNS server answering every A query with `answer`; counts what it was asked. */
-  dnsServer(host: string, port: number, answer: string): Promise<LabDnsServer>;
+  dnsServer(host: string, port: number, answer: string, logFile?: string): Promise<LabDnsServer>;
   close(): Promise<void>;
 }
 
@@ -296,8 +296,8 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
       spawn: labSpawn,
       dotstub: (args, o) => exec(o?.user ? ['setpriv', `--reuid=${o.user}`, `--regid=${o.user}`, '--clear-groups', ...dotstubArgv(args)] : dotstubArgv(args), o),
       spawnDotstub: (args) => labSpawn(dotstubArgv(args)),
-      dnsServer: async (host, port, answer) => {
-        const p = labSpawn([process.execPath, LAB_DNS_SERVER, host, String(port), answer]);
+      dnsServer: async (host, port, answer, logFile) => {
+        const p = labSpawn([process.execPath, LAB_DNS_SERVER, host, String(port), answer, ...(logFile ? [logFile] : [])]);
         await p.waitFor('READY');
         return {
           queries: () => [...p.output().matchAll(/^Q (\S+) /gm)].map((m) => (m[1] as string).toLowerCase().replace(/\.$/, '')),
