@@ -28,7 +28,7 @@ const fileStateSchema = z.discriminatedUnion('type', [
 const stepSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('file'), path: z.string(), before: fileStateSchema, after: fileStateSchema, why: z.string() }),
   z.object({ kind: z.literal('reload'), target: z.enum(['systemd-resolved', 'NetworkManager']), why: z.string() }),
-  z.object({ kind: z.literal('command'), run: z.array(z.string()), undo: z.array(z.array(z.string())), why: z.string() }),
+  z.object({ kind: z.literal('command'), run: z.array(z.string()), undo: z.array(z.array(z.string())), undoLast: z.boolean().optional(), why: z.string() }),
 ]);
 
 const journalSchema = z.object({

@@ -21,7 +21,14 @@ export type ReloadTarget = 'systemd-resolved' | 'NetworkManager';
 export type Step =
   | { readonly kind: 'file'; readonly path: string; readonly before: FileState; readonly after: FileState; readonly why: string }
   | { readonly kind: 'reload'; readonly target: ReloadTarget; readonly why: string }
-  | { readonly kind: 'command'; readonly run: readonly string[]; readonly undo: readonly (readonly string[])[]; readonly why: string };
+  | {
+      readonly kind: 'command';
+      readonly run: readonly string[];
+      readonly undo: readonly (readonly string[])[];
+      /** Undo after every other step is undone (cache flushes), like reloads. */
+      readonly undoLast?: boolean;
+      readonly why: string;
+    };
 
 /** Where a journaled step got to. `started`: written to the journal as about to run; it may or may not have. */
 export type StepProgress = 'pending' | 'started' | 'applied';

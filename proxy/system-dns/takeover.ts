@@ -101,6 +101,7 @@ export async function restore(ctx: TakeoverContext): Promise<RestoreResult> {
   const undone: string[] = [];
   const failures: string[] = [];
   const reloads: ReloadTarget[] = [];
+  const deferred: (readonly (readonly string[])[])[] = [];
   for (let i = j.steps.length - 1; i >= 0; i--) {
     const entry = j.steps[i];
     if (entry === undefined || entry.progress === 'pending') continue;
@@ -111,6 +112,8 @@ export async function restore(ctx: TakeoverContext): Promise<RestoreResult> {
         undone.push(`${step.path}: ${how === 'removed' ? 'removed' : how === 'unchanged' ? 'already as recorded' : 'put back as recorded'}`);
       } else if (step.kind === 'reload') {
         if (!reloads.includes(step.target)) reloads.push(step.target);
+      } else if (step.undoLast) {
+        deferred.push(step.undo);
       } else {
         for (const argv of step.undo) {
           const r = await ctx.host.run(argv);
@@ -123,6 +126,13 @@ export async function restore(ctx: TakeoverContext): Promise<RestoreResult> {
       journal.write(j);
     } catch (err) {
       failures.push(`${describeStep(step)}: ${(err as Error).message}`);
+    }
+  }
+  for (const cmds of deferred) {
+    for (const argv of cmds) {
+      const r = await ctx.host.run(argv);
+      if (r.code === 0) undone.push(`ran ${argv.join(' ')}`);
+      else failures.push(`${argv.join(' ')}: ${r.stderr.trim() || `exit ${String(r.code)}`}`);
     }
   }
   for (const target of reloads) {
@@ -203,8 +213,11 @@ export async function enable(ctx: TakeoverContext, detection: DetectionReport, t
     // The step that threw may not have touched anything (its write failed
     // before the rename): then it needs no undo, and an undo that would fail
     // the same way must not keep the journal (and the user) hanging.
+    // Likewise a command that reported failure is taken as not applied (the
+    // OS tools change nothing when they fail; its undo would only rewrite
+    // recorded values, and may fail the same way).
     const failed = j.steps.find((e) => e.progress === 'started');
-    if (failed?.step.kind === 'file' && untouched(failed.step.path, failed.step.before)) {
+    if ((failed?.step.kind === 'file' && untouched(failed.step.path, failed.step.before)) || failed?.step.kind === 'command') {
       failed.progress = 'pending';
       journal.write(j);
     }
