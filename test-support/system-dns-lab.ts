@@ -24,9 +24,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const LAB_DNS_SERVER = path.join(REPO, 'test-support', 'lab-dns-server.mjs');
+const LAB_DNS_SERVER = path.join(REPO, 'test-support', 'lab-dns-server.mjs');
 /** Where an extracted systemd-resolved .deb lives (dpkg-deb -x of the version matching installed systemd). */
-export const RESOLVED_ROOT = process.env.DOTSTUB_LAB_RESOLVED_ROOT ?? '/var/cache/dotstub-lab/root';
+const RESOLVED_ROOT = process.env.DOTSTUB_LAB_RESOLVED_ROOT ?? '/var/cache/dotstub-lab/root';
 
 export interface LabOptions {
   /** /etc/resolv.conf: text of a plain file, or a symlink (target relative or absolute) with the file it points at created first. */
@@ -37,7 +37,7 @@ export interface LabOptions {
   readonly resolved?: boolean;
 }
 
-export interface ExecResult {
+interface ExecResult {
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
@@ -62,7 +62,7 @@ export interface Lab {
   close(): Promise<void>;
 }
 
-export interface LabProcess {
+interface LabProcess {
   readonly child: ChildProcess;
   /** Sends a signal to the program itself inside the lab (nsenter doesn't forward signals). */
   signal(sig: 'TERM' | 'KILL' | 'INT'): Promise<void>;

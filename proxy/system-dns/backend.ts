@@ -7,8 +7,6 @@ import type { Step } from './steps.js';
 
 export type BackendName = 'systemd-resolved' | 'networkmanager' | 'resolv.conf' | 'macos' | 'windows';
 
-export const LINUX_BACKENDS: readonly BackendName[] = ['systemd-resolved', 'networkmanager', 'resolv.conf'];
-
 export interface Detection {
   /** Whether this backend can take over DNS here. */
   readonly usable: boolean;

@@ -29,7 +29,7 @@ export interface MacosRecorded {
 }
 
 /** Enabled services (a leading `*` marks a disabled one; the first line is a legend). */
-export function macosServices(list: string): string[] {
+function macosServices(list: string): string[] {
   return list
     .split('\n')
     .slice(1)
@@ -38,7 +38,7 @@ export function macosServices(list: string): string[] {
 }
 
 /** The servers set by hand, or [] when none are (the service uses DHCP's). */
-export function macosManualServers(out: string): string[] {
+function macosManualServers(out: string): string[] {
   if (/There aren't any DNS Servers set/i.test(out)) return [];
   const servers = out.split('\n').map((l) => l.trim()).filter(Boolean);
   for (const s of servers) if (net.isIP(s) === 0) throw new SystemDnsError('SYSDNS_BACKEND_UNAVAILABLE', `unexpected networksetup output "${s}": not an address`);
@@ -67,7 +67,7 @@ export function macosPlan(rec: MacosRecorded, target: Target): Step[] {
 
 // ---- Windows: per adapter, both families, plus an NRPT rule for "." ----
 
-export interface WindowsServerAddress {
+interface WindowsServerAddress {
   readonly InterfaceAlias: string;
   readonly InterfaceIndex: number;
   /** 2: IPv4, 23: IPv6 */

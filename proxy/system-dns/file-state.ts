@@ -38,10 +38,6 @@ export function sameState(a: FileState, b: FileState): boolean {
   return true;
 }
 
-export function stateText(s: FileState): string | undefined {
-  return s.type === 'file' ? Buffer.from(s.base64, 'base64').toString('utf8') : undefined;
-}
-
 /** fsync a directory so a rename in it survives a power cut (best effort where unsupported). */
 export function syncDir(dir: string): void {
   let fd: number | undefined;

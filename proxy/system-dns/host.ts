@@ -25,7 +25,7 @@ export interface SystemHost {
   run(argv: readonly string[], timeoutMs?: number): Promise<RunResult>;
 }
 
-export function runProgram(argv: readonly string[], timeoutMs = 15_000): Promise<RunResult> {
+function runProgram(argv: readonly string[], timeoutMs = 15_000): Promise<RunResult> {
   return new Promise((resolve) => {
     const [cmd, ...args] = argv;
     if (cmd === undefined) {

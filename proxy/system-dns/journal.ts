@@ -17,7 +17,7 @@ import { SystemDnsError } from './errors.js';
 import { syncDir } from './file-state.js';
 import type { Step, StepProgress } from './steps.js';
 
-export const JOURNAL_FILE = 'system-dns.journal.json';
+const JOURNAL_FILE = 'system-dns.journal.json';
 
 const fileStateSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('absent') }),
@@ -43,7 +43,7 @@ const journalSchema = z.object({
   steps: z.array(z.object({ step: stepSchema, progress: z.enum(['pending', 'started', 'applied']) })),
 });
 
-export interface JournalEntry {
+interface JournalEntry {
   readonly step: Step;
   progress: StepProgress;
 }
@@ -67,7 +67,7 @@ export function readBootId(file = '/proc/sys/kernel/random/boot_id'): string {
   }
 }
 
-export function pidAlive(pid: number): boolean {
+function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

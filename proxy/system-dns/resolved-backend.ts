@@ -16,11 +16,11 @@ import { describeResolvConf, RESOLV_CONF, readResolvText } from './resolv-conf-b
 import { parseResolvConf, RESOLVED_STUBS } from './resolv-conf.js';
 import type { Step } from './steps.js';
 
-export const DROP_IN = '/run/systemd/resolved.conf.d/50-dotstub.conf';
+const DROP_IN = '/run/systemd/resolved.conf.d/50-dotstub.conf';
 export const RESOLVED_SOCKET = '/run/systemd/resolve/io.systemd.Resolve';
 const UPLINK = '/run/systemd/resolve/resolv.conf';
 
-export function dropInText(port: number): string {
+function dropInText(port: number): string {
   return [
     '# Written by dotstub: every domain goes to dotstub on loopback.',
     '# Removed by `dotstub system-dns disable` or `restore`; /run is empty after a reboot.',
@@ -49,7 +49,7 @@ export function resolvConfMode(host: SystemHost): ResolvConfMode {
 }
 
 /** `resolvectl domain` lines → scope → domains. */
-export function parseResolvectlLines(out: string): { scope: string; values: string[] }[] {
+function parseResolvectlLines(out: string): { scope: string; values: string[] }[] {
   return out
     .split('\n')
     .map((l) => /^(Global|Link \d+ \([^)]*\)):\s*(.*)$/.exec(l.trim()))

@@ -29,7 +29,7 @@ export interface TakeoverContext {
   readonly log?: (line: string) => void;
 }
 
-export function linuxBackends(host: SystemHost): Backend[] {
+function linuxBackends(host: SystemHost): Backend[] {
   return [new ResolvedBackend(host), new NetworkManagerBackend(host), new ResolvConfBackend(host)];
 }
 
