@@ -10,6 +10,7 @@ import { isSystemDnsError, NEEDS_ROOT, SystemDnsError } from './errors.js';
 import { systemHost, type SystemHost } from './host.js';
 import { Journal } from './journal.js';
 import { osLookup } from './os-lookup.js';
+import { RewriteWatch } from './rewrite-watch.js';
 import { detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
 
 export const SYSTEM_DNS_HELP = `Usage: dotstub system-dns enable|disable|status|restore [options]
@@ -173,7 +174,19 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
           return 0;
         }
         out('private DNS enabled; Ctrl-C (or "dotstub system-dns disable") gives the old DNS back');
-        return await holdUntilStopped(ctx, parsed.checkName, out);
+        const watch = new RewriteWatch({
+          host,
+          stateDir: parsed.stateDir,
+          backend: detection.chosen,
+          target: { port: parsed.port },
+          onEvent: (e) => (e.type === 'reapplied' ? out(`DNS settings were rewritten by ${e.by}; put dotstub back (${e.count})`) : err(e.message)),
+        });
+        watch.start();
+        try {
+          return await holdUntilStopped(ctx, parsed.checkName, out, () => watch.close());
+        } finally {
+          watch.close();
+        }
       }
     }
   } catch (e) {
@@ -186,7 +199,7 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
 }
 
 /** Holds the takeover: restores on SIGINT/SIGTERM; exits when someone else ran disable (the journal is gone). */
-function holdUntilStopped(ctx: TakeoverContext, checkName: string, out: (l: string) => void): Promise<number> {
+function holdUntilStopped(ctx: TakeoverContext, checkName: string, out: (l: string) => void, beforeRestore: () => void = () => {}): Promise<number> {
   const journal = new Journal(ctx.stateDir);
   return new Promise((resolve) => {
     let done = false;
@@ -194,6 +207,7 @@ function holdUntilStopped(ctx: TakeoverContext, checkName: string, out: (l: stri
       if (done) return;
       done = true;
       clearInterval(poll);
+      beforeRestore();
       out(`${why}: giving the old DNS back`);
       try {
         await restore(ctx);
