@@ -14,7 +14,7 @@ import type { SystemHost } from './host.js';
 import { Journal } from './journal.js';
 import { reloadService } from './reload.js';
 
-export type RewriteEvent =
+type RewriteEvent =
   | { readonly type: 'reapplied'; readonly count: number; readonly by: string }
   | { readonly type: 'gave-up'; readonly count: number; readonly by: string; readonly message: string };
 
