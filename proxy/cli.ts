@@ -28,6 +28,8 @@ Takes DNS on loopback (UDP and TCP) and forwards it over persistent,
 pipelined DNS-over-TLS to the resolver you choose.
 
 Usage: dotstub [options]
+       dotstub system-dns enable|disable|status|restore [options]   (see dotstub system-dns --help)
+       dotstub leak-test [options]                                   (see dotstub leak-test --help)
 
   --resolver R        ${Object.keys(PRESETS).join(' | ')}
                       or ADDRESS[:PORT][#AUTHNAME], e.g. 9.9.9.9:853#dns.quad9.net,
@@ -243,6 +245,9 @@ function reportProblem(p: ConfigProblem): void {
 
 /** Runs the CLI; resolves with the exit code once the proxy has stopped. */
 export async function main(argv: readonly string[]): Promise<number> {
+  // Subcommands live in their own module; they share no flags with the proxy.
+  if (argv[0] === 'system-dns') return (await import('./system-dns/cli.js')).runSystemDnsCli(argv.slice(1), { configDir: defaultConfigDir() });
+  if (argv[0] === 'leak-test') return (await import('./system-dns/leak-test-cli.js')).runLeakTestCli(argv.slice(1), { configDir: defaultConfigDir() });
   // Started by the desktop app's supervisor with an IPC channel: if the app
   // dies (even by SIGKILL), the channel closes and we stop instead of running
   // on orphaned. Listened for from the first moment: a supervisor that dies

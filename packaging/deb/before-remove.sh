@@ -1,0 +1,18 @@
+#!/bin/sh
+# deb prerm (fpm --before-remove): give the machine its old DNS back while the
+# app's files still exist. It must run BEFORE removal: in postrm
+# (electron-builder's deb.afterRemove) /opt/dotstub is already gone and the
+# restore command with it.
+# Never fails the removal: a failed restore is reported, and the journal
+# stays in /var/lib/dotstub for `dotstub system-dns restore` or by hand.
+DOTSTUB_CLI="${DOTSTUB_CLI:-/opt/dotstub/dotstub-cli}"
+STATE_DIR="${DOTSTUB_STATE_DIR:-/var/lib/dotstub}"
+if [ -d /run/systemd/system ] && systemctl is-active --quiet dotstub.service 2>/dev/null; then
+  # ExecStopPost restores; the explicit restore below is then a no-op.
+  systemctl stop dotstub.service || true
+fi
+if [ -d /run/systemd/system ]; then systemctl disable dotstub.service >/dev/null 2>&1 || true; fi
+if ! $DOTSTUB_CLI system-dns restore --state-dir "$STATE_DIR"; then
+  echo "dotstub: could not restore the DNS settings; the journal is kept in $STATE_DIR" >&2
+fi
+exit 0

@@ -1,0 +1,232 @@
+/**
+ * `dotstub system-dns enable|disable|status|restore`: the takeover from a
+ * shell, a service manager or a package script. Exit codes: 0 done (or
+ * nothing to do), 1 failed (the message says what is left and what to do),
+ * 2 bad input (nothing changed).
+ */
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { isSystemDnsError, NEEDS_ROOT, SystemDnsError } from './errors.js';
+import { systemHost, type SystemHost } from './host.js';
+import { Journal } from './journal.js';
+import { osLookup } from './os-lookup.js';
+import { RewriteWatch } from './rewrite-watch.js';
+import { detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
+
+export const SYSTEM_DNS_HELP = `Usage: dotstub system-dns enable|disable|status|restore [options]
+
+  enable     point this machine's DNS at dotstub. Stays in the foreground and
+             gives the old DNS back on Ctrl-C/SIGTERM, unless --owner-pid
+             ties the takeover to another process (e.g. the dotstub service)
+  disable    give the old DNS back (same as restore)
+  restore    put back the DNS settings recorded in the journal; works with
+             nothing else running, exits 0 when there is nothing to restore
+  status     the backend, whether the takeover is in force, and any other
+             resolver the system still knows
+
+  --backend NAME     systemd-resolved | networkmanager | resolv.conf
+                     (default: detected; status says which and why)
+  --port N           the port dotstub answers on at 127.0.0.1 (default 53;
+                     only systemd-resolved can use another)
+  --state-dir DIR    where the journal lives (default /var/lib/dotstub as root,
+                     else the config dir)
+  --owner-pid PID    enable: the takeover lasts while PID runs; the command exits
+  --check-name NAME  after a restore, resolve NAME through the system and say
+                     whether DNS works (default example.com; "" for none)
+  --root DIR         act on copies of the system files under DIR (for tests)
+`;
+
+export interface SystemDnsCliEnv {
+  /** The user's config dir, the state dir when not root. */
+  readonly configDir: string;
+  readonly out?: (line: string) => void;
+  readonly err?: (line: string) => void;
+}
+
+interface Parsed {
+  readonly command: 'enable' | 'disable' | 'status' | 'restore' | 'help';
+  readonly backend: string | undefined;
+  readonly port: number;
+  readonly stateDir: string;
+  readonly ownerPid: number | undefined;
+  readonly checkName: string;
+  readonly root: string;
+}
+
+function intArg(value: string | undefined, flag: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new SystemDnsError('SYSDNS_BAD_INPUT', `${flag} ${value}: expected a whole number from ${min} to ${max}`);
+  }
+  return Number(value);
+}
+
+function isRoot(): boolean {
+  return process.geteuid?.() === 0;
+}
+
+export function parseSystemDnsArgs(argv: readonly string[], env: SystemDnsCliEnv): Parsed {
+  let values;
+  let positionals;
+  try {
+    ({ values, positionals } = parseArgs({
+      args: [...argv],
+      options: {
+        backend: { type: 'string' },
+        port: { type: 'string' },
+        'state-dir': { type: 'string' },
+        'owner-pid': { type: 'string' },
+        'check-name': { type: 'string' },
+        root: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: true,
+    }));
+  } catch (err) {
+    throw new SystemDnsError('SYSDNS_BAD_INPUT', `${(err as Error).message}. See dotstub system-dns --help.`);
+  }
+  const command = values.help ? 'help' : positionals[0];
+  if (command !== 'enable' && command !== 'disable' && command !== 'status' && command !== 'restore' && command !== 'help') {
+    throw new SystemDnsError('SYSDNS_BAD_INPUT', `${command === undefined ? 'missing command' : `unknown command "${command}"`}: use enable, disable, status or restore`);
+  }
+  if (positionals.length > 1) throw new SystemDnsError('SYSDNS_BAD_INPUT', `unexpected "${positionals[1] ?? ''}": one command at a time`);
+  const ownerPid = intArg(values['owner-pid'], '--owner-pid', 1, 2 ** 22);
+  if (ownerPid !== undefined && command !== 'enable') throw new SystemDnsError('SYSDNS_BAD_INPUT', '--owner-pid goes with enable');
+  const checkName = values['check-name'] ?? 'example.com';
+  if (checkName !== '' && !/^[A-Za-z0-9_.-]{1,253}$/.test(checkName)) throw new SystemDnsError('SYSDNS_BAD_INPUT', `--check-name ${checkName}: give a host name such as example.com`);
+  return {
+    command,
+    backend: values.backend,
+    port: intArg(values.port, '--port', 1, 65535) ?? 53,
+    stateDir: values['state-dir'] ?? (isRoot() ? '/var/lib/dotstub' : env.configDir),
+    ownerPid,
+    checkName,
+    root: values.root ?? '/',
+  };
+}
+
+async function afterRestore(checkName: string, out: (l: string) => void): Promise<void> {
+  if (checkName === '') return;
+  const r = await osLookup(checkName, 8000);
+  out(r.ok ? `DNS works: ${r.text}` : `warning: ${r.text}; check your network settings`);
+}
+
+/** Refuses before anything changes when this process can't write system files. */
+function needRoot(host: SystemHost): void {
+  if (host.root === '/' && !isRoot()) throw new SystemDnsError('SYSDNS_NEEDS_ROOT', NEEDS_ROOT);
+}
+
+export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCliEnv): Promise<number> {
+  const out = env.out ?? ((l: string) => console.log(l));
+  const err = env.err ?? ((l: string) => console.error(`dotstub: ${l}`));
+  let parsed: Parsed;
+  try {
+    parsed = parseSystemDnsArgs(argv, env);
+  } catch (e) {
+    if (isSystemDnsError(e)) {
+      err(e.message);
+      return 2;
+    }
+    throw e;
+  }
+  if (parsed.command === 'help') {
+    out(SYSTEM_DNS_HELP);
+    return 0;
+  }
+  const host = systemHost(parsed.root);
+  const ctx: TakeoverContext = { host, stateDir: parsed.stateDir, log: out };
+  try {
+    switch (parsed.command) {
+      case 'restore':
+      case 'disable': {
+        if (new Journal(parsed.stateDir).read() === null) {
+          out('nothing to restore: dotstub has not changed this system\'s DNS');
+          return 0;
+        }
+        needRoot(host);
+        await restore(ctx);
+        await afterRestore(parsed.checkName, out);
+        return 0;
+      }
+      case 'status': {
+        const replayed = isRoot() || host.root !== '/' ? await replayStaleJournal(ctx) : null;
+        if (replayed) await afterRestore(parsed.checkName, out);
+        const detection = await detectBackend(host, parsed.backend);
+        const s = await status(ctx, detection, parsed.port);
+        out(`backend: ${s.backend} (${s.enabled ? 'from the journal' : `detected: ${detection.why}`})`);
+        out(`private DNS: ${s.inForce ? 'on' : 'off'} (${s.why})`);
+        if (s.owner) out(`held by: process ${s.owner.pid}${s.owner.alive ? '' : ' (gone)'}`);
+        for (const o of s.original) out(`original: ${o}`);
+        if (s.leaks.length === 0) out('leaks: none seen');
+        for (const l of s.leaks) out(`leak: ${l}`);
+        for (const d of detection.all) out(`  ${d.usable ? 'usable' : 'not usable'}: ${d.name}: ${d.why}`);
+        return 0;
+      }
+      case 'enable': {
+        needRoot(host);
+        const detection = await detectBackend(host, parsed.backend);
+        out(`backend: ${detection.chosen.name} (${detection.why})`);
+        const owner = parsed.ownerPid ?? process.pid;
+        await enable(ctx, detection, { port: parsed.port }, owner);
+        if (parsed.ownerPid !== undefined) {
+          out(`private DNS enabled for as long as process ${owner} runs; "dotstub system-dns disable" gives the old DNS back`);
+          return 0;
+        }
+        out('private DNS enabled; Ctrl-C (or "dotstub system-dns disable") gives the old DNS back');
+        const watch = new RewriteWatch({
+          host,
+          stateDir: parsed.stateDir,
+          backend: detection.chosen,
+          target: { port: parsed.port },
+          onEvent: (e) => (e.type === 'reapplied' ? out(`DNS settings were rewritten by ${e.by}; put dotstub back (${e.count})`) : err(e.message)),
+        });
+        watch.start();
+        try {
+          return await holdUntilStopped(ctx, parsed.checkName, out, () => watch.close());
+        } finally {
+          watch.close();
+        }
+      }
+    }
+  } catch (e) {
+    if (isSystemDnsError(e)) {
+      err(e.message);
+      return e.code === 'SYSDNS_BAD_INPUT' ? 2 : 1;
+    }
+    throw e;
+  }
+}
+
+/** Holds the takeover: restores on SIGINT/SIGTERM; exits when someone else ran disable (the journal is gone). */
+function holdUntilStopped(ctx: TakeoverContext, checkName: string, out: (l: string) => void, beforeRestore: () => void = () => {}): Promise<number> {
+  const journal = new Journal(ctx.stateDir);
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = async (why: string): Promise<void> => {
+      if (done) return;
+      done = true;
+      clearInterval(poll);
+      beforeRestore();
+      out(`${why}: giving the old DNS back`);
+      try {
+        await restore(ctx);
+        await afterRestore(checkName, out);
+        resolve(0);
+      } catch (e) {
+        console.error(`dotstub: ${(e as Error).message}`);
+        resolve(1);
+      }
+    };
+    const poll = setInterval(() => {
+      if (!fs.existsSync(journal.file) && !done) {
+        done = true;
+        clearInterval(poll);
+        out('private DNS was disabled elsewhere');
+        resolve(0);
+      }
+    }, 1000);
+    process.once('SIGINT', () => void finish('SIGINT'));
+    process.once('SIGTERM', () => void finish('SIGTERM'));
+  });
+}

@@ -1,0 +1,116 @@
+/**
+ * A file's state as the journal records it — absent, bytes plus mode, or a
+ * symlink and its target — and the writes that put a state back.
+ *
+ * Invariant: `writeState(p, readState(p))` leaves `p` byte-identical (and a
+ * symlink stays a symlink to the same target), so a restore gives back
+ * exactly what was recorded, never a regenerated or empty file.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export type FileState =
+  | { readonly type: 'absent' }
+  | { readonly type: 'file'; readonly base64: string; readonly mode: number }
+  | { readonly type: 'symlink'; readonly target: string };
+
+export function readState(file: string): FileState {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { type: 'absent' };
+    throw err;
+  }
+  if (st.isSymbolicLink()) return { type: 'symlink', target: fs.readlinkSync(file) };
+  return { type: 'file', base64: fs.readFileSync(file).toString('base64'), mode: st.mode & 0o7777 };
+}
+
+export function fileState(text: string, mode = 0o644): FileState {
+  return { type: 'file', base64: Buffer.from(text).toString('base64'), mode };
+}
+
+export function sameState(a: FileState, b: FileState): boolean {
+  if (a.type !== b.type) return false;
+  if (a.type === 'file' && b.type === 'file') return a.base64 === b.base64;
+  if (a.type === 'symlink' && b.type === 'symlink') return a.target === b.target;
+  return true;
+}
+
+/** fsync a directory so a rename in it survives a power cut (best effort where unsupported). */
+export function syncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(dir, 'r');
+    fs.fsyncSync(fd);
+  } catch {
+    /* some filesystems refuse fsync on a directory; the rename is still atomic */
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/** Errors a rename over a bind-mounted file (or across filesystems) gives: write in place instead. */
+const IN_PLACE_CODES = new Set(['EBUSY', 'EXDEV', 'EPERM']);
+
+function writeBytes(file: string, bytes: Buffer, mode: number): 'renamed' | 'copied' {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.dotstub-${crypto.randomBytes(4).toString('hex')}.tmp`);
+  const fd = fs.openSync(tmp, 'wx', mode);
+  try {
+    fs.writeFileSync(fd, bytes);
+    fs.fchmodSync(fd, mode);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    fs.renameSync(tmp, file);
+    syncDir(path.dirname(file));
+    return 'renamed';
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    if (!IN_PLACE_CODES.has(code)) throw err;
+  }
+  // The target is a mount point (a bind-mounted resolv.conf in a container or
+  // namespace): rename can't replace it, so truncate and write in place. Not
+  // atomic, but a reader sees at worst a short file for an instant.
+  const out = fs.openSync(file, 'w');
+  try {
+    fs.writeFileSync(out, bytes);
+    fs.fsyncSync(out);
+  } finally {
+    fs.closeSync(out);
+  }
+  return 'copied';
+}
+
+/**
+ * Makes `file` be `state`. Files go through temp + rename (copy when the file
+ * is a bind mount); symlinks through a temp link + rename; absent removes.
+ */
+export function writeState(file: string, state: FileState): 'renamed' | 'copied' | 'removed' | 'unchanged' {
+  if (sameState(readState(file), state)) return 'unchanged';
+  switch (state.type) {
+    case 'absent':
+      fs.rmSync(file, { force: true });
+      syncDir(path.dirname(file));
+      return 'removed';
+    case 'file':
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      return writeBytes(file, Buffer.from(state.base64, 'base64'), state.mode);
+    case 'symlink': {
+      const tmp = path.join(path.dirname(file), `.${path.basename(file)}.dotstub-${crypto.randomBytes(4).toString('hex')}.lnk`);
+      fs.symlinkSync(state.target, tmp);
+      try {
+        fs.renameSync(tmp, file);
+      } catch (err) {
+        fs.rmSync(tmp, { force: true });
+        throw err;
+      }
+      syncDir(path.dirname(file));
+      return 'renamed';
+    }
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The journal's promises on real files under a temp root: written before
+ * anything changes, a crash at any point restores exactly what was started,
+ * a failed enable rolls back, a corrupt journal is never guessed at.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import type { Backend, Target } from './backend.js';
+import { fileState, readState } from './file-state.js';
+import { systemHost, type SystemHost } from './host.js';
+import { Journal, readBootId, type JournalData } from './journal.js';
+import { ResolvConfBackend } from './resolv-conf-backend.js';
+import type { Step } from './steps.js';
+import { detectBackend, enable, replayStaleJournal, restore } from './takeover.js';
+import { runSystemDnsCli } from './cli.js';
+
+/** The PID of a process that has exited (and been reaped). */
+function deadPid(): number {
+  return spawnSync('true').pid as number;
+}
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function tempRoot(resolv = 'nameserver 192.0.2.1\nnameserver 2001:db8::1\nsearch corp.example\n'): { host: SystemHost; state: string; resolvPath: string } {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-sysdns-unit-'));
+  dirs.push(root);
+  fs.mkdirSync(path.join(root, 'etc'));
+  fs.writeFileSync(path.join(root, 'etc/resolv.conf'), resolv);
+  // No program runs in these tests: a backend that tried would fail loudly.
+  const host: SystemHost = { ...systemHost(root), run: async (argv) => ({ code: 1, stdout: '', stderr: `unexpected run: ${argv.join(' ')}`, missing: true }) };
+  return { host, state: path.join(root, 'state'), resolvPath: path.join(root, 'etc/resolv.conf') };
+}
+
+/** A backend whose plan writes three files; the third write fails (a read-only dir). */
+function threeFiles(root: string): Backend {
+  const files = ['a.conf', 'b.conf', 'ro/c.conf'].map((f) => path.join(root, f));
+  fs.writeFileSync(files[0] as string, 'A original\n');
+  fs.mkdirSync(path.join(root, 'ro'));
+  fs.writeFileSync(files[2] as string, 'C original\n');
+  return {
+    name: 'resolv.conf',
+    detect: async () => ({ usable: true, why: 'test' }),
+    describeCurrent: async () => ['test'],
+    plan: async (_t: Target): Promise<Step[]> =>
+      files.map((f) => ({ kind: 'file', path: f, before: readState(f), after: fileState(`dotstub ${path.basename(f)}\n`), why: 'test' })),
+    inForce: async () => ({ inForce: false, why: 'test' }),
+    leaks: async () => [],
+  };
+}
+
+describe('system-dns journal and takeover (temp root)', () => {
+  test('a failure mid-enable puts back what was applied (a.conf bytes, b.conf absent) and leaves no journal', async () => {
+    const { host, state } = tempRoot();
+    const backend = threeFiles(host.root);
+    // c.conf's directory becomes unwritable after planning: the 3rd step fails (root ignores modes, so make it a file instead of a dir).
+    const detection = { chosen: backend, why: 'test', all: [] };
+    const planned = backend.plan.bind(backend);
+    backend.plan = async (t) => {
+      const steps = await planned(t);
+      fs.rmSync(path.join(host.root, 'ro'), { recursive: true });
+      fs.writeFileSync(path.join(host.root, 'ro'), 'not a directory');
+      return steps;
+    };
+    const err = await enable({ host, stateDir: state }, detection, { port: 53 }, process.pid).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'SYSDNS_APPLY_FAILED' });
+    expect(String((err as Error).message)).toContain('what was changed has been put back');
+    expect(fs.readFileSync(path.join(host.root, 'a.conf'), 'utf8')).toBe('A original\n');
+    expect(fs.existsSync(path.join(host.root, 'b.conf'))).toBe(false);
+    expect(new Journal(state).read()).toBeNull();
+  });
+
+  test('a crash between steps: restore undoes the applied and the started step, in reverse, and not the pending one', async () => {
+    const { host, state } = tempRoot();
+    const backend = threeFiles(host.root);
+    const steps = await backend.plan({ port: 53 });
+    // What a crash leaves: step 1 applied, step 2 started (and its write done), step 3 never reached.
+    fs.writeFileSync(path.join(host.root, 'a.conf'), 'dotstub a.conf\n');
+    fs.writeFileSync(path.join(host.root, 'b.conf'), 'dotstub b.conf\n');
+    fs.writeFileSync(path.join(host.root, 'ro/c.conf'), 'changed by the user since\n');
+    const j: JournalData = {
+      version: 1, backend: 'resolv.conf', port: 53, pid: deadPid(), bootId: readBootId(), startedAt: new Date().toISOString(), original: [],
+      steps: [{ step: steps[0] as Step, progress: 'applied' }, { step: steps[1] as Step, progress: 'started' }, { step: steps[2] as Step, progress: 'pending' }],
+    };
+    new Journal(state).write(j);
+    const r = await replayStaleJournal({ host, stateDir: state });
+    expect(r?.reason).toMatch(/owner, process \d+, is gone/);
+    expect(fs.readFileSync(path.join(host.root, 'a.conf'), 'utf8')).toBe('A original\n');
+    expect(fs.existsSync(path.join(host.root, 'b.conf'))).toBe(false);
+    expect(fs.readFileSync(path.join(host.root, 'ro/c.conf'), 'utf8')).toBe('changed by the user since\n');
+    expect(await restore({ host, stateDir: state })).toEqual({ restored: false, undone: [] });
+  });
+
+  test('enable records the original bytes in the journal, writes only our nameserver (IPv6 dropped, search kept); restore is byte-identical', async () => {
+    const { host, state, resolvPath } = tempRoot();
+    const original = fs.readFileSync(resolvPath);
+    const backend = new ResolvConfBackend(host);
+    await enable({ host, stateDir: state }, { chosen: backend, why: 't', all: [] }, { port: 53 }, process.pid);
+    const j = new Journal(state).read();
+    const step = j?.steps[0]?.step;
+    expect(step?.kind === 'file' && step.before.type === 'file' && Buffer.from(step.before.base64, 'base64').equals(original)).toBe(true);
+    expect(fs.readFileSync(resolvPath, 'utf8')).toBe(
+      '# Managed by dotstub (private DNS).\n# Your original file is in the journal; `dotstub system-dns restore` puts it back.\nnameserver 127.0.0.1\nsearch corp.example\n',
+    );
+    await restore({ host, stateDir: state });
+    expect(fs.readFileSync(resolvPath).equals(original)).toBe(true);
+  });
+
+  test('a corrupt journal is never guessed at: restore exits 1, says what to do, and leaves the files and the journal', async () => {
+    const { host, state, resolvPath } = tempRoot('nameserver 127.0.0.1\n');
+    fs.mkdirSync(state, { recursive: true });
+    fs.writeFileSync(path.join(state, 'system-dns.journal.json'), '{"version":1,"backend":');
+    const errs: string[] = [];
+    const code = await runSystemDnsCli(['restore', '--root', host.root, '--state-dir', state, '--check-name', ''], { configDir: state, out: () => {}, err: (l) => errs.push(l) });
+    expect(code).toBe(1);
+    expect(errs.join('\n')).toContain('is not valid JSON; it holds your original DNS settings, so it is left as it is');
+    expect(fs.readFileSync(resolvPath, 'utf8')).toBe('nameserver 127.0.0.1\n');
+    expect(fs.existsSync(path.join(state, 'system-dns.journal.json'))).toBe(true);
+  });
+
+  test('a resolv.conf dotstub wrote, with no journal, is never recorded as "the original"', async () => {
+    const { host, state } = tempRoot('# Managed by dotstub (private DNS).\nnameserver 127.0.0.1\n');
+    const d = await detectBackend(host, 'resolv.conf');
+    await expect(enable({ host, stateDir: state }, d, { port: 53 }, process.pid)).rejects.toMatchObject({ code: 'SYSDNS_JOURNAL' });
+    expect(new Journal(state).read()).toBeNull();
+  });
+});

@@ -1,0 +1,141 @@
+/**
+ * The restore journal: what the system's DNS was, what dotstub changed, and
+ * how far it got. Written atomically (temp, fsync, rename, fsync the
+ * directory) BEFORE the first change, and again as each step starts and
+ * completes, so after a crash or a power cut at any point a restore knows
+ * exactly what to put back.
+ *
+ * The journal belongs to its owner process (`pid`) in one boot (`bootId`):
+ * when the owner is dead or the machine rebooted, nobody holds the takeover
+ * any more and the journal is replayed (restored) at the next start.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { SystemDnsError } from './errors.js';
+import { syncDir } from './file-state.js';
+import type { Step, StepProgress } from './steps.js';
+
+const JOURNAL_FILE = 'system-dns.journal.json';
+
+const fileStateSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('absent') }),
+  z.object({ type: z.literal('file'), base64: z.string(), mode: z.number().int() }),
+  z.object({ type: z.literal('symlink'), target: z.string() }),
+]);
+
+const stepSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('file'), path: z.string(), before: fileStateSchema, after: fileStateSchema, why: z.string() }),
+  z.object({ kind: z.literal('reload'), target: z.enum(['systemd-resolved', 'NetworkManager']), why: z.string() }),
+  z.object({ kind: z.literal('command'), run: z.array(z.string()), undo: z.array(z.array(z.string())), undoLast: z.boolean().optional(), why: z.string() }),
+]);
+
+const journalSchema = z.object({
+  version: z.literal(1),
+  backend: z.string(),
+  port: z.number().int(),
+  pid: z.number().int(),
+  bootId: z.string(),
+  startedAt: z.string(),
+  /** What the user had, in words, for status and the dashboard. */
+  original: z.array(z.string()),
+  steps: z.array(z.object({ step: stepSchema, progress: z.enum(['pending', 'started', 'applied']) })),
+});
+
+interface JournalEntry {
+  readonly step: Step;
+  progress: StepProgress;
+}
+
+export interface JournalData {
+  readonly version: 1;
+  readonly backend: string;
+  readonly port: number;
+  readonly pid: number;
+  readonly bootId: string;
+  readonly startedAt: string;
+  readonly original: readonly string[];
+  readonly steps: JournalEntry[];
+}
+
+export function readBootId(file = '/proc/sys/kernel/random/boot_id'): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, owned by someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Why a journal has no live owner, or null when its owner still holds the takeover. */
+export function staleReason(j: JournalData, bootId: string): string | null {
+  if (j.bootId !== bootId) return `it was written in an earlier boot (${j.bootId.slice(0, 8)}…, now ${bootId.slice(0, 8)}…)`;
+  if (!pidAlive(j.pid)) return `its owner, process ${j.pid}, is gone`;
+  return null;
+}
+
+export class Journal {
+  readonly file: string;
+
+  constructor(stateDir: string) {
+    this.file = path.join(stateDir, JOURNAL_FILE);
+  }
+
+  /** The journal on disk, or null when there is none. A corrupt journal is an error (never silently dropped: it holds the user's settings). */
+  read(): JournalData | null {
+    let text: string;
+    try {
+      text = fs.readFileSync(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw new SystemDnsError('SYSDNS_JOURNAL', `cannot read ${this.file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+    }
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      throw new SystemDnsError('SYSDNS_JOURNAL', `${this.file} is not valid JSON; it holds your original DNS settings, so it is left as it is: repair it or restore the files it lists by hand`, { cause: err });
+    }
+    const r = journalSchema.safeParse(raw);
+    if (!r.success) {
+      throw new SystemDnsError('SYSDNS_JOURNAL', `${this.file} is not a dotstub journal this version understands (${r.error.issues[0]?.message ?? 'invalid'}); it is left as it is`);
+    }
+    return r.data as JournalData;
+  }
+
+  /** Atomically replaces the journal: a reader (or a crash) sees the old or the new one, never a mix. */
+  write(j: JournalData): void {
+    const dir = path.dirname(this.file);
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const tmp = `${this.file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+    const fd = fs.openSync(tmp, 'wx', 0o600);
+    try {
+      fs.writeFileSync(fd, JSON.stringify(j, null, 2) + '\n');
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    try {
+      fs.renameSync(tmp, this.file);
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      throw err;
+    }
+    syncDir(dir);
+  }
+
+  remove(): void {
+    fs.rmSync(this.file, { force: true });
+    syncDir(path.dirname(this.file));
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * The service unit and the deb's removal hook: the unit passes systemd's own
+ * checker (with a deliberately broken copy as the control that the checker
+ * catches mistakes), and the prerm script gives back the old DNS in the lab.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { labMissing, REPO, startLab, type Lab } from '../../test-support/system-dns-lab.js';
+
+const UNIT = fs.readFileSync(path.join(REPO, 'packaging/dotstub.service'), 'utf8');
+const analyze = fs.existsSync('/usr/bin/systemd-analyze') ? null : 'systemd-analyze is not installed';
+if (analyze) console.warn(`unit check skipped: ${analyze}`);
+const lab = labMissing();
+if (lab) console.warn(`removal-hook lab test skipped: ${lab}`);
+
+function verify(text: string): { code: number | null; out: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-unit-'));
+  try {
+    // The installed paths don't exist here; systemd checks that executables do.
+    const file = path.join(dir, 'dotstub.service');
+    fs.writeFileSync(file, text.replaceAll('/opt/dotstub/dotstub-cli', '/bin/true'));
+    const r = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
+    return { code: r.status, out: r.stdout + r.stderr };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('packaging', () => {
+  test.skipIf(analyze !== null)('the unit passes systemd-analyze verify; a broken copy does not', () => {
+    expect(verify(UNIT)).toEqual({ code: 0, out: '' });
+    const broken = verify(UNIT.replace('ExecStopPost=', 'ExecStopPots='));
+    // systemd-analyze exits 0 on unknown keys; what it prints is the verdict (hence out: '' above).
+    expect(broken.out).toContain("Unknown key 'ExecStopPots' in section [Service]");
+  });
+
+  test('the unit binds 53 with a capability, ties the takeover to the proxy, and restores on every stop', () => {
+    expect(UNIT).toMatch(/^AmbientCapabilities=CAP_NET_BIND_SERVICE$/m);
+    expect(UNIT).toMatch(/^ExecStartPost=.* system-dns enable --owner-pid \$\{MAINPID\} /m);
+    expect(UNIT).toMatch(/^ExecStopPost=.* system-dns restore --state-dir \/var\/lib\/dotstub /m);
+    expect(UNIT).toMatch(/^StateDirectory=dotstub$/m);
+  });
+
+  for (const script of ['packaging/deb/before-remove.sh', 'packaging/deb/after-remove.sh', 'packaging/deb/after-install.sh', 'packaging/dotstub-cli']) {
+    test(`${script} is valid sh`, () => {
+      const r = spawnSync('sh', ['-n', path.join(REPO, script)], { encoding: 'utf8' });
+      expect([r.status, r.stderr]).toEqual([0, '']);
+    });
+  }
+});
+
+let running: Lab | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
+describe.skipIf(lab !== null)('deb removal hook (lab)', () => {
+  test('removing the package while private DNS is on gives back resolv.conf byte for byte, and removal never fails', async () => {
+    const original = 'nameserver 10.99.0.1\nsearch lab.test\n';
+    running = await startLab({ resolvConf: { text: original } });
+    await running.dnsServer('10.99.0.1', 53, '10.0.0.67');
+    const on = await running.dotstub(['system-dns', 'enable', '--owner-pid', '1', '--state-dir', '/run/dotstub', '--check-name', '']);
+    expect(on.code, on.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(running.etc, 'resolv.conf'), 'utf8')).not.toBe(original);
+    const script = path.join(REPO, 'packaging/deb/before-remove.sh');
+    const r = await running.exec(['sh', script, 'remove'], { env: { DOTSTUB_CLI: running.cli, DOTSTUB_STATE_DIR: '/run/dotstub' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(running.etc, 'resolv.conf'), 'utf8')).toBe(original);
+    expect((await running.exec(['test', '-e', '/run/dotstub/system-dns.journal.json'])).code).toBe(1);
+    // With nothing to restore (or no dotstub at all), removal still succeeds.
+    expect((await running.exec(['sh', script, 'remove'], { env: { DOTSTUB_CLI: running.cli, DOTSTUB_STATE_DIR: '/run/dotstub' } })).code).toBe(0);
+    expect((await running.exec(['sh', script, 'remove'], { env: { DOTSTUB_CLI: '/nonexistent/dotstub', DOTSTUB_STATE_DIR: '/run/dotstub' } })).code).toBe(0);
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * The systemd-resolved backend against a real resolved (Debian's binary,
+ * run uninstalled in the lab on a private dbus-daemon; see
+ * test-support/system-dns-lab.ts). /etc/resolv.conf is the usual symlink to
+ * resolved's stub; the lab's veth0 has a "DHCP" server (10.99.0.1) set as
+ * its per-link DNS, as NetworkManager or networkd would. dotstub is played
+ * by a DNS server of the test's own on 127.0.0.1:5300 (resolved takes a port).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { labMissing, resolvedLabMissing, startLab, type Lab, type LabDnsServer } from '../../test-support/system-dns-lab.js';
+
+const missing = labMissing() ?? resolvedLabMissing();
+if (missing) console.warn(`system-dns systemd-resolved lab tests skipped: ${missing}`);
+
+const STATE = '/run/dotstub-state';
+const DROP_IN = '/run/systemd/resolved.conf.d/50-dotstub.conf';
+const PORT = '5300';
+
+let lab: Lab | undefined;
+afterEach(async () => {
+  await lab?.close();
+  lab = undefined;
+});
+
+async function resolvedLab(): Promise<{ lab: Lab; stub: LabDnsServer; dhcp: LabDnsServer }> {
+  const l = await startLab({ resolvConf: { symlink: '../run/systemd/resolve/stub-resolv.conf' }, resolved: true });
+  lab = l;
+  const stub = await l.dnsServer('127.0.0.1', Number(PORT), '10.0.0.53');
+  const dhcp = await l.dnsServer('10.99.0.1', 53, '10.0.0.67');
+  await linkDhcp(l);
+  return { lab: l, stub, dhcp };
+}
+
+/** What a network manager does on (re)connect: set the link's DHCP server. */
+async function linkDhcp(l: Lab): Promise<void> {
+  const r = await l.exec(['resolvectl', 'dns', 'veth0', '10.99.0.1']);
+  expect(r.code, r.stderr).toBe(0);
+}
+
+async function getent(l: Lab, name: string): Promise<string> {
+  return (await l.exec(['getent', 'ahostsv4', name], { timeoutMs: 20_000 })).stdout;
+}
+
+const sh = async (l: Lab, script: string): Promise<string> => (await l.exec(['sh', '-c', script])).stdout;
+
+describe.skipIf(missing !== null)('system-dns, systemd-resolved backend (real resolved in the lab)', () => {
+  test('enable: resolved sends every lookup to dotstub, the link\'s DHCP server gets none, also after a reconnect rewrites the link; restore gives resolved its old servers', async () => {
+    const { lab: l, stub, dhcp } = await resolvedLab();
+    expect(await getent(l, 'before.lab.test')).toContain('10.0.0.67');
+    expect(dhcp.queries()).toContain('before.lab.test');
+    const dhcpBefore = dhcp.queries().length;
+
+    const r = await l.dotstub(['system-dns', 'enable', '--port', PORT, '--owner-pid', '1', '--state-dir', STATE, '--check-name', '']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("backend: systemd-resolved (/etc/resolv.conf → ../run/systemd/resolve/stub-resolv.conf");
+    expect(await sh(l, `cat ${DROP_IN}`)).toContain(`DNS=127.0.0.1:${PORT}\nDomains=~.`);
+    expect(await sh(l, 'cat /run/lab-systemctl.log')).toContain('try-reload-or-restart systemd-resolved.service');
+    // The DHCP server is still on the link (so zero below is not for lack of one)…
+    await linkDhcp(l);
+    expect(await sh(l, 'resolvectl dns')).toMatch(/veth0\): 10\.99\.0\.1/);
+
+    for (const name of ['a.lab.test', 'b.example.org', 'c.lab.test']) expect(await getent(l, name)).toContain('10.0.0.53');
+    expect(stub.queries()).toEqual(expect.arrayContaining(['a.lab.test', 'b.example.org', 'c.lab.test']));
+    expect(dhcp.queries().length).toBe(dhcpBefore);
+
+    // A reconnect: the network manager drops and re-sets the link's servers.
+    await l.exec(['resolvectl', 'revert', 'veth0']);
+    await linkDhcp(l);
+    expect(await getent(l, 'after-reconnect.lab.test')).toContain('10.0.0.53');
+    expect(dhcp.queries().length).toBe(dhcpBefore);
+
+    const status = await l.dotstub(['system-dns', 'status', '--port', PORT, '--state-dir', STATE, '--check-name', '']);
+    expect(status.stdout).toContain('private DNS: on (resolved sends every domain to 127.0.0.1:5300)');
+    expect(status.stdout).toContain('leaks: none seen');
+
+    // Another link that also claims every domain is a leak status must name.
+    await l.exec(['resolvectl', 'domain', 'veth0', '~.']);
+    const leaky = await l.dotstub(['system-dns', 'status', '--port', PORT, '--state-dir', STATE, '--check-name', '']);
+    expect(leaky.stdout).toMatch(/leak: Link \d+ \(veth0\) also routes every domain \(~\.\) to its own servers \(10\.99\.0\.1\)/);
+    await l.exec(['resolvectl', 'domain', 'veth0', '']);
+
+    const d = await l.dotstub(['system-dns', 'disable', '--state-dir', STATE, '--check-name', 'restored.lab.test']);
+    expect(d.code, d.stderr).toBe(0);
+    expect(d.stdout).toContain('DNS works: restored.lab.test resolves through the system (10.0.0.67');
+    expect((await l.exec(['test', '-e', DROP_IN])).code).toBe(1);
+    expect(await sh(l, 'resolvectl dns')).toMatch(/^Global:\s*$/m);
+    expect(fs.readlinkSync(path.join(l.etc, 'resolv.conf'))).toBe('../run/systemd/resolve/stub-resolv.conf');
+  });
+
+  test('kill -9 of the enabling process, then restore: the drop-in goes, resolved is reloaded and asks the DHCP server again', async () => {
+    const { lab: l, dhcp } = await resolvedLab();
+    const held = l.spawnDotstub(['system-dns', 'enable', '--port', PORT, '--state-dir', STATE, '--check-name', '']);
+    await held.waitFor('private DNS enabled', 30_000);
+    await held.signal('KILL');
+    await held.exited;
+    expect((await l.exec(['test', '-e', DROP_IN])).code).toBe(0); // left behind by the crash
+
+    const r = await l.dotstub(['system-dns', 'restore', '--state-dir', STATE, '--check-name', 'back.lab.test']);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await l.exec(['test', '-e', DROP_IN])).code).toBe(1);
+    expect(r.stdout).toContain('reloaded systemd-resolved');
+    await linkDhcp(l);
+    expect(await getent(l, 'again.lab.test')).toContain('10.0.0.67');
+    expect(dhcp.queries()).toContain('again.lab.test');
+    const twice = await l.dotstub(['system-dns', 'restore', '--state-dir', STATE, '--check-name', '']);
+    expect([twice.code, twice.stdout]).toEqual([0, "nothing to restore: dotstub has not changed this system's DNS\n"]);
+  });
+
+  test('a journal from a previous boot is replayed at start: drop-in removed, resolved reloaded', async () => {
+    const { lab: l } = await resolvedLab();
+    const r = await l.dotstub(['system-dns', 'enable', '--port', PORT, '--owner-pid', '1', '--state-dir', STATE, '--check-name', '']);
+    expect(r.code, r.stderr).toBe(0);
+    const file = `${STATE}/system-dns.journal.json`;
+    const j = JSON.parse(await sh(l, `cat ${file}`)) as { bootId: string };
+    j.bootId = 'previous-boot';
+    await l.exec(['sh', '-c', `printf '%s' '${JSON.stringify(j)}' > ${file}`]);
+    const calls = (await sh(l, 'cat /run/lab-systemctl.log')).split('\n').filter(Boolean).length;
+
+    const s = await l.dotstub(['system-dns', 'status', '--port', PORT, '--state-dir', STATE, '--check-name', '']);
+    expect(s.stdout).toContain('written in an earlier boot');
+    expect(s.stdout).toContain('private DNS: off');
+    expect((await l.exec(['test', '-e', DROP_IN])).code).toBe(1);
+    expect((await sh(l, 'cat /run/lab-systemctl.log')).split('\n').filter(Boolean).length).toBe(calls + 1);
+    expect(await sh(l, 'resolvectl dns')).toMatch(/^Global:\s*$/m);
+  });
+});

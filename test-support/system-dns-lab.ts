@@ -1,0 +1,337 @@
+/**
+ * A throwaway "machine" for system-DNS tests: new mount, network and PID
+ * namespaces (`unshare --mount --net --pid --fork --propagation private`)
+ * with a tmpfs /run, a COPY of /etc bind-mounted over /etc (so resolv.conf
+ * can be a file, a symlink or a bind mount, and the test's backends replace
+ * it for real), loopback up, and a veth pair standing in for the LAN:
+ * 10.99.0.2 (veth0, "this machine") and 10.99.0.1 (veth1, the "DHCP"
+ * resolver). This machine's own /etc/resolv.conf is never touched.
+ *
+ * Cleanup is structural: the namespace's init (PID 1) is a shell reading
+ * its stdin from the test. When the test closes it — or the test process
+ * dies — PID 1 exits, the kernel kills every process in the namespace, and
+ * the mount and network namespaces (tmpfs, bind mounts, veths) go with it.
+ * `close()` then removes the copy directory.
+ *
+ * systemd-resolved runs uninstalled from Debian's .deb (extracted, see
+ * `resolvedBinary()`), on a private dbus-daemon with an allow-all policy; a
+ * `systemctl` stand-in on the lab's PATH restarts it the way systemd would.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const LAB_DNS_SERVER = path.join(REPO, 'test-support', 'lab-dns-server.mjs');
+/** Where an extracted systemd-resolved .deb lives (dpkg-deb -x of the version matching installed systemd). */
+const RESOLVED_ROOT = process.env.DOTSTUB_LAB_RESOLVED_ROOT ?? '/var/cache/dotstub-lab/root';
+
+export interface LabOptions {
+  /** /etc/resolv.conf: text of a plain file, or a symlink (target relative or absolute) with the file it points at created first. */
+  readonly resolvConf: { readonly text: string } | { readonly symlink: string; readonly targetText?: string; readonly targetPath?: string };
+  /** Bind-mount a file over /etc/resolv.conf (as containers do), so rename can't replace it. */
+  readonly bindMountResolvConf?: boolean;
+  /** Start a private dbus-daemon and systemd-resolved. */
+  readonly resolved?: boolean;
+}
+
+interface ExecResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface Lab {
+  /** Host-side directory holding the lab's /etc copy and helpers. */
+  readonly dir: string;
+  /** Host-side path of the lab's /etc. */
+  readonly etc: string;
+  /** A `dotstub` command (script) usable inside the lab, e.g. as a package script's DOTSTUB_CLI. */
+  readonly cli: string;
+  /** Runs a program inside the lab and waits for it (default timeout 60 s). */
+  exec(argv: readonly string[], opts?: { timeoutMs?: number; env?: NodeJS.ProcessEnv }): Promise<ExecResult>;
+  /** Starts a long-running program inside the lab. Killed with the lab at the latest. */
+  spawn(argv: readonly string[], opts?: { env?: NodeJS.ProcessEnv }): LabProcess;
+  /** `dotstub …` (the TypeScript sources through tsx) inside the lab. */
+  dotstub(args: readonly string[], opts?: { timeoutMs?: number; user?: string }): Promise<ExecResult>;
+  spawnDotstub(args: readonly string[]): LabProcess;
+  /** A lab DNS server answering every A query with `answer`; counts what it was asked. */
+  dnsServer(host: string, port: number, answer: string, logFile?: string): Promise<LabDnsServer>;
+  close(): Promise<void>;
+}
+
+interface LabProcess {
+  readonly child: ChildProcess;
+  /** Sends a signal to the program itself inside the lab (nsenter doesn't forward signals). */
+  signal(sig: 'TERM' | 'KILL' | 'INT'): Promise<void>;
+  output(): string;
+  /** Resolves once the output contains `text`. */
+  waitFor(text: string | RegExp, timeoutMs?: number): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+export interface LabDnsServer {
+  /** Names this server was asked for (lowercase, no trailing dot). */
+  queries(): string[];
+  stop(): Promise<void>;
+}
+
+/** What is missing for the resolved lab, or null when it can run. */
+export function resolvedLabMissing(): string | null {
+  if (process.geteuid?.() !== 0) return 'needs root (namespaces and mounts)';
+  for (const bin of ['/usr/bin/unshare', '/usr/bin/nsenter', '/usr/bin/dbus-daemon']) if (!fs.existsSync(bin)) return `${bin} is not installed`;
+  if (!fs.existsSync(path.join(RESOLVED_ROOT, 'lib/systemd/systemd-resolved'))) {
+    return `no systemd-resolved binary at ${RESOLVED_ROOT}/lib/systemd/systemd-resolved: run "apt-get download systemd-resolved=$(dpkg-query -W -f='\${Version}' systemd) && dpkg-deb -x systemd-resolved_*.deb ${RESOLVED_ROOT}" (set DOTSTUB_LAB_RESOLVED_ROOT to use another place)`;
+  }
+  return null;
+}
+
+/** What is missing for any lab, or null. */
+export function labMissing(): string | null {
+  if (process.platform !== 'linux') return 'Linux namespaces only';
+  if (process.geteuid?.() !== 0) return 'needs root (namespaces and mounts)';
+  for (const bin of ['/usr/bin/unshare', '/usr/bin/nsenter', '/usr/sbin/ip', '/usr/bin/getent']) if (!fs.existsSync(bin)) return `${bin} is not installed`;
+  return null;
+}
+
+const BUS_CONF = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>system</type><listen>unix:path=/run/dbus/system_bus_socket</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/></policy></busconfig>
+`;
+
+function systemctlShim(): string {
+  const bin = path.join(RESOLVED_ROOT, 'lib/systemd/systemd-resolved');
+  return `#!/bin/sh
+# The lab's stand-in for systemctl: systemd is not PID 1 here, so
+# "try-reload-or-restart systemd-resolved.service" restarts the uninstalled
+# resolved the way systemd would (only if it is running). Logs each call.
+echo "systemctl $*" >> /run/lab-systemctl.log
+case "$*" in *systemd-resolved*) ;; *) exit 0 ;; esac
+p=$(cat /run/lab-resolved.pid 2>/dev/null) || exit 0
+alive() { [ -d /proc/$1 ] && ! grep -q '^State:.*zombie' /proc/$1/status 2>/dev/null; }
+alive "$p" || exit 0
+kill "$p"
+while alive "$p"; do sleep 0.05; done
+setsid ${bin} >>/run/lab-resolved.log 2>&1 < /dev/null &
+echo $! > /run/lab-resolved.pid
+`;
+}
+
+function sh(script: string): void {
+  const r = spawnSync('sh', ['-c', script], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`lab setup: ${script}: ${r.stderr}`);
+}
+
+export async function startLab(opts: LabOptions): Promise<Lab> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-sysdns-lab-'));
+  const etc = path.join(dir, 'etc');
+  const processes = new Set<ChildProcess>();
+  let init: ChildProcess | undefined;
+  const close = async (): Promise<void> => {
+    for (const c of processes) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    if (init && init.exitCode === null && init.signalCode === null) {
+      const gone = new Promise((r) => init?.once('exit', r));
+      init.stdin?.end();
+      const t = setTimeout(() => init?.kill('SIGKILL'), 5000);
+      await gone;
+      clearTimeout(t);
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    sh(`cp -a /etc ${etc}`);
+    fs.appendFileSync(path.join(etc, 'passwd'), 'systemd-resolve:x:991:991:systemd Resolver:/:/usr/sbin/nologin\n');
+    fs.appendFileSync(path.join(etc, 'group'), 'systemd-resolve:x:991:\n');
+    // Only the test's own servers: no NSS module that reaches anything else.
+    fs.writeFileSync(path.join(etc, 'nsswitch.conf'), 'passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n');
+    fs.writeFileSync(path.join(etc, 'hosts'), '127.0.0.1 localhost\n');
+    fs.rmSync(path.join(etc, 'resolv.conf'), { force: true });
+    const rc = opts.resolvConf;
+    let runSetup = '';
+    if ('text' in rc) fs.writeFileSync(path.join(etc, 'resolv.conf'), rc.text);
+    else {
+      fs.symlinkSync(rc.symlink, path.join(etc, 'resolv.conf'));
+      if (rc.targetText !== undefined && rc.targetPath !== undefined) {
+        fs.writeFileSync(path.join(dir, 'symlink-target'), rc.targetText);
+        runSetup = `mkdir -p ${path.dirname(rc.targetPath)} && cp ${dir}/symlink-target ${rc.targetPath}`;
+      }
+    }
+    fs.mkdirSync(path.join(dir, 'bin'));
+    fs.writeFileSync(path.join(dir, 'bin', 'systemctl'), systemctlShim(), { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, 'bus.conf'), BUS_CONF);
+    fs.writeFileSync(
+      path.join(dir, 'bin', 'dotstub'),
+      `#!/bin/sh\ncd ${REPO} && exec ${process.execPath} --import tsx -e "import('./proxy/cli.ts').then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })" -- "$@"\n`,
+      { mode: 0o755 },
+    );
+    if (opts.bindMountResolvConf) fs.copyFileSync(path.join(etc, 'resolv.conf'), path.join(dir, 'resolv.conf.bind'));
+    const setup = [
+      'set -e',
+      'ip link set lo up',
+      'ip link add veth0 type veth peer name veth1',
+      'ip addr add 10.99.0.2/24 dev veth0',
+      'ip addr add 10.99.0.1/24 dev veth1',
+      'ip link set veth0 up',
+      'ip link set veth1 up',
+      'mount -t tmpfs tmpfs /run',
+      // The lab's own PIDs in /proc (ps, /proc/PID of lab processes); boot_id is the machine's.
+      'mount -t proc proc /proc',
+      `mount --bind ${etc} /etc`,
+      opts.bindMountResolvConf ? `mount --bind ${dir}/resolv.conf.bind /etc/resolv.conf` : ':',
+      runSetup || ':',
+      'echo LAB-READY',
+      // PID 1 of the lab: lives exactly as long as the test holds stdin.
+      'read _ || true',
+    ].join('\n');
+    init = spawn('unshare', ['--mount', '--net', '--pid', '--fork', '--kill-child', '--propagation', 'private', 'sh', '-c', setup], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let initOut = '';
+    init.stdout?.on('data', (d: Buffer) => (initOut += d.toString()));
+    init.stderr?.on('data', (d: Buffer) => (initOut += d.toString()));
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`lab did not start: ${initOut}`)), 10_000);
+      const check = (): void => {
+        if (initOut.includes('LAB-READY')) {
+          clearTimeout(t);
+          resolve();
+        }
+      };
+      init?.stdout?.on('data', check);
+      init?.once('exit', (code) => {
+        clearTimeout(t);
+        reject(new Error(`lab setup failed (exit ${String(code)}): ${initOut}`));
+      });
+    });
+    const unsharePid = init.pid as number;
+    const children = fs.readFileSync(`/proc/${unsharePid}/task/${unsharePid}/children`, 'utf8').trim().split(/\s+/);
+    const nsPid = Number(children[0]);
+    if (!nsPid) throw new Error('lab: cannot find the namespace init');
+    const labPath = `${dir}/bin:${path.join(RESOLVED_ROOT, 'usr/bin')}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
+    const enter = (argv: readonly string[]): string[] => ['--target', String(nsPid), '--mount', '--net', '--pid', `--wd=${REPO}`, '--', ...argv];
+    const labEnv = (extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({ ...process.env, PATH: labPath, NO_COLOR: '1', ...extra });
+
+    const labSpawn = (argv: readonly string[], o?: { env?: NodeJS.ProcessEnv }): LabProcess => {
+      // The shell prints the program's PID inside the lab, then becomes it.
+      const child = spawn('nsenter', enter(['sh', '-c', 'echo "LABPID $$" >&2; exec "$@"', 'sh', ...argv]), { env: labEnv(o?.env), stdio: ['ignore', 'pipe', 'pipe'] });
+      processes.add(child);
+      let out = '';
+      const listeners = new Set<() => void>();
+      const onData = (d: Buffer): void => {
+        out += d.toString();
+        for (const l of listeners) l();
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', onData);
+      const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+      const self: LabProcess = {
+        child,
+        signal: async (sig) => {
+          await self.waitFor(/^LABPID \d+$/m, 5000);
+          const pid = /^LABPID (\d+)$/m.exec(out)?.[1] as string;
+          await exec(['kill', `-${sig}`, pid]);
+        },
+        output: () => out,
+        exited,
+        waitFor: (text, timeoutMs = 20_000) =>
+          new Promise<void>((resolve, reject) => {
+            const match = (): boolean => (typeof text === 'string' ? out.includes(text) : text.test(out));
+            if (match()) return resolve();
+            const t = setTimeout(() => {
+              listeners.delete(check);
+              reject(new Error(`timed out waiting for ${String(text)}; output so far:\n${out}`));
+            }, timeoutMs);
+            const check = (): void => {
+              if (match()) {
+                clearTimeout(t);
+                listeners.delete(check);
+                resolve();
+              }
+            };
+            listeners.add(check);
+            void exited.then(() => {
+              if (!match()) {
+                clearTimeout(t);
+                listeners.delete(check);
+                reject(new Error(`exited before ${String(text)}; output:\n${out}`));
+              }
+            });
+          }),
+      };
+      return self;
+    };
+    const exec = async (argv: readonly string[], o?: { timeoutMs?: number; env?: NodeJS.ProcessEnv }): Promise<ExecResult> => {
+      const child = spawn('nsenter', enter(argv), { env: labEnv(o?.env), stdio: ['ignore', 'pipe', 'pipe'] });
+      processes.add(child);
+      let stdout = '';
+      let stderr = '';
+      child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+      const t = setTimeout(() => {
+        // A grandchild may hold the pipes open: stop waiting for them too.
+        child.kill('SIGKILL');
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        child.emit('close', null);
+      }, o?.timeoutMs ?? 60_000);
+      const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+      clearTimeout(t);
+      processes.delete(child);
+      return { code, stdout, stderr };
+    };
+    const dotstubArgv = (args: readonly string[]): string[] => [
+      process.execPath,
+      '--import',
+      'tsx',
+      '-e',
+      "import('./proxy/cli.ts').then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })",
+      '--',
+      ...args,
+    ];
+    const lab: Lab = {
+      dir,
+      etc,
+      cli: path.join(dir, 'bin', 'dotstub'),
+      exec,
+      spawn: labSpawn,
+      dotstub: (args, o) => exec(o?.user ? ['setpriv', `--reuid=${o.user}`, `--regid=${o.user}`, '--clear-groups', ...dotstubArgv(args)] : dotstubArgv(args), o),
+      spawnDotstub: (args) => labSpawn(dotstubArgv(args)),
+      dnsServer: async (host, port, answer, logFile) => {
+        const p = labSpawn([process.execPath, LAB_DNS_SERVER, host, String(port), answer, ...(logFile ? [logFile] : [])]);
+        await p.waitFor('READY');
+        return {
+          queries: () => [...p.output().matchAll(/^Q (\S+) /gm)].map((m) => (m[1] as string).toLowerCase().replace(/\.$/, '')),
+          stop: async () => {
+            p.child.kill('SIGTERM');
+            await p.exited;
+          },
+        };
+      },
+      close,
+    };
+    if (opts.resolved) {
+      const missing = resolvedLabMissing();
+      if (missing) throw new Error(missing);
+      const bin = path.join(RESOLVED_ROOT, 'lib/systemd/systemd-resolved');
+      const r = await exec([
+        'sh',
+        '-c',
+        [
+          'set -e',
+          'mkdir -p /run/dbus /run/systemd/resolve',
+          'chown 991:991 /run/systemd/resolve',
+          `dbus-daemon --config-file=${dir}/bus.conf --fork --nopidfile`,
+          `setsid ${bin} >>/run/lab-resolved.log 2>&1 < /dev/null &`,
+          'echo $! > /run/lab-resolved.pid',
+          'for i in $(seq 100); do [ -S /run/systemd/resolve/io.systemd.Resolve ] && exit 0; sleep 0.1; done',
+          'cat /run/lab-resolved.log; exit 1',
+        ].join('\n'),
+      ]);
+      if (r.code !== 0) throw new Error(`systemd-resolved did not start in the lab: ${r.stdout}${r.stderr}`);
+    }
+    return lab;
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
