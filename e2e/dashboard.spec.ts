@@ -32,7 +32,7 @@ test.describe('dashboard against the real proxy and unbound', () => {
     await dashboard.queryLog.focus();
     await dashboard.page.keyboard.press('Home');
     await dashboard.page.keyboard.press('Enter');
-    await expect(dashboard.queryDetail.getByRole('heading', { level: 3 })).toContainText('missing.test');
+    await expect(dashboard.queryDetail.getByRole('heading', { level: 2 })).toContainText('missing.test');
   });
 
   test('the log filters by name, type, response and slowness, and pauses', async ({ lab, dashboard }) => {

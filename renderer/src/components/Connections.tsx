@@ -63,7 +63,8 @@ export function ConnectionsTable() {
   const now = useAsOf(1000);
   const elapsed = connectionsAt ? Math.max(0, now - connectionsAt) : 0;
   return (
-    <div className="table-wrap">
+    // Scrolls sideways in a narrow window: focusable so the keyboard can scroll it too.
+    <div className="table-wrap" role="region" aria-label="Open connections, scrollable" tabIndex={0}>
       <table className="table" aria-label="Open connections">
         <thead>
           <tr>

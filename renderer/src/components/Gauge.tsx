@@ -10,7 +10,7 @@ export function Gauge({ label, value, caption }: { label: string; value: number 
   const v = value === null ? 0 : Math.max(0, Math.min(1, value));
   const tone = value === null ? 'neutral' : v >= 0.9 ? 'good' : v >= 0.7 ? 'caution' : 'warning';
   return (
-    <figure
+    <div
       className={`gauge tone-${tone}`}
       role="meter"
       aria-label={label}
@@ -30,10 +30,10 @@ export function Gauge({ label, value, caption }: { label: string; value: number 
         )}
       </svg>
       <div className="gauge-number">{value === null ? '—' : formatPercent(value)}</div>
-      <figcaption>
+      <div className="gauge-caption">
         <strong>{label}</strong>
         <span className="muted small">{caption}</span>
-      </figcaption>
-    </figure>
+      </div>
+    </div>
   );
 }

@@ -132,8 +132,10 @@ export function ResolverSwitcher() {
                 {active ? (
                   <span className="muted small">Active</span>
                 ) : (
-                  <button type="button" className="btn" disabled={busy} onClick={() => void switchTo(r)} aria-label={`Switch to ${r.label}`}>
+                  <button type="button" className="btn" disabled={busy} onClick={() => void switchTo(r)}>
                     {target ? <Icon name="spinner" /> : <Icon name="switch" />} {target ? 'Switching…' : 'Use'}
+                    {/* The accessible name starts with the visible word, so voice control's "click Use" works. */}
+                    <span className="sr-only"> {r.label}</span>
                   </button>
                 )}
                 {!r.preset && !active && (
@@ -262,7 +264,7 @@ export function AddResolverForm() {
 
   return (
     <form className="add-resolver" onSubmit={(e) => void submit(e)} aria-labelledby={`${id}-title`} noValidate>
-      <h3 id={`${id}-title`}>Add a custom resolver</h3>
+      <h2 id={`${id}-title`}>Add a custom resolver</h2>
       {summary && (
         <p className="error-text" role="alert">
           {summary}
