@@ -66,7 +66,7 @@ export function PrivacyBanner() {
             <dd data-testid="banner-leaves">{m.leaves}</dd>
           </div>
           {rec ? (
-            <div>
+            <div className="banner-why">
               <dt>Why</dt>
               <dd data-testid="banner-reason">
                 {rec.reason}{' '}
@@ -76,7 +76,7 @@ export function PrivacyBanner() {
               </dd>
             </div>
           ) : m.reason && (
-            <div>
+            <div className="banner-why">
               <dt>Why</dt>
               <dd data-testid="banner-reason">{m.reason}</dd>
             </div>
