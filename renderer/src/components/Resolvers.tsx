@@ -3,7 +3,7 @@ import type { ConnectionView, ResolverView } from '../../../proxy/control/api-ty
 import { ApiRequestError, api } from '../api/client.js';
 import { barShare, latencyScale } from '../lib/latency-scale.js';
 import { formatLatencyMs } from '../lib/format.js';
-import { EMPTY_FORM, formToBody, type FieldName, type FormText } from '../lib/resolver-form.js';
+import { EMPTY_FORM, formToBody, refusalSummary, type FieldName, type FormText } from '../lib/resolver-form.js';
 import { retryText } from '../lib/retry.js';
 import { switchOutcome, type SwitchAttempt } from '../lib/resolver-switch.js';
 import { useAsOf, useDashboard, useStore } from '../state/context.js';
@@ -252,7 +252,7 @@ export function AddResolverForm() {
     } catch (err) {
       if (err instanceof ApiRequestError) {
         setErrors(err.fields);
-        setSummary(err.message);
+        setSummary(refusalSummary(err));
       } else setSummary(String(err));
     } finally {
       setSaving(false);
