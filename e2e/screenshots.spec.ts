@@ -43,11 +43,11 @@ test('screenshots of each main view at 1440, 1280 and 420 px, light and dark', a
   // A switch and back, so the timeline and connections show real history.
   // (A switch is "Now using" once the new resolver's connection opens: a query after it makes sure.)
   await dashboard.switchResolver('Lab resolver B');
-  await expect(dashboard.resolverList.getByRole('listitem').filter({ hasText: 'Lab resolver B' })).toContainText('in use');
+  await expect(dashboard.resolverList.getByRole('listitem').filter({ hasText: 'Lab resolver B' })).toHaveAttribute('aria-current', 'true');
   lab.digMany(names.slice(0, 20));
   await expect(dashboard.page.getByText(/Now using Lab resolver B/)).toBeVisible();
   await dashboard.switchResolver('dns.test (127.0.0.1)');
-  await expect(dashboard.resolverList.getByRole('listitem').filter({ hasText: 'dns.test (127.0.0.1)' })).toContainText('in use');
+  await expect(dashboard.resolverList.getByRole('listitem').filter({ hasText: 'dns.test (127.0.0.1)' })).toHaveAttribute('aria-current', 'true');
   lab.digMany(names.slice(20, 50));
   await expect(dashboard.page.getByText(/Now using dns\.test/)).toBeVisible();
   await expect(dashboard.liveIndicator).toHaveText('Live');

@@ -63,7 +63,12 @@ describe('switchOutcome', () => {
   });
 
   it('fails when the proxy says the new resolver is blocked, even before an event arrives', () => {
-    const s = status({ state: 'blocked', reason: 'port 853 timed out', resolver: { ...status().resolver, id: 'dead' } });
+    const s = status({ state: 'blocked', since: 10_200, reason: 'port 853 timed out', resolver: { ...status().resolver, id: 'dead' } });
     expect(switchOutcome(attempt, [], [], s)).toEqual({ kind: 'failed', reason: 'port 853 timed out', retryAt: null });
+  });
+
+  it('a blocked state left over from before the switch is not its failure (switching back from a dead resolver)', () => {
+    const s = status({ state: 'blocked', since: 2_000, reason: 'port 853 timed out', resolver: { ...status().resolver, id: 'dead' } });
+    expect(switchOutcome(attempt, [], [], s)).toEqual({ kind: 'pending' });
   });
 });

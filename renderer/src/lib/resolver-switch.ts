@@ -29,7 +29,7 @@ export function switchOutcome(
   a: SwitchAttempt,
   connections: readonly ConnectionView[],
   events: readonly TimelineEvent[],
-  status: Pick<StatusView, 'state' | 'reason' | 'resolver'> | null,
+  status: Pick<StatusView, 'state' | 'reason' | 'resolver' | 'since'> | null,
 ): SwitchOutcome {
   const open = connections.find((c) => c.resolverId === a.to.id && c.state === 'open');
   let failure: { at: number; code: string; address: string; retryInMs: number } | null = null;
@@ -43,6 +43,9 @@ export function switchOutcome(
   // A connection that opened after the last failure wins: the resolver recovered.
   if (open && (failure === null || opened >= failure.at)) return { kind: 'connected', connection: open };
   if (failure) return { kind: 'failed', reason: `${errorWords(failure.code)} at ${failure.address}`, retryAt: failure.at + failure.retryInMs };
-  if (status && status.resolver.id === a.to.id && status.state === 'blocked') return { kind: 'failed', reason: status.reason, retryAt: null };
+  // Blocked since the switch (not left over from before it: switching back from a dead resolver starts out blocked).
+  if (status && status.resolver.id === a.to.id && status.state === 'blocked' && status.since >= a.at - SKEW_MS) {
+    return { kind: 'failed', reason: status.reason, retryAt: null };
+  }
   return { kind: 'pending' };
 }
