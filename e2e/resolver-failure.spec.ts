@@ -46,6 +46,16 @@ test('switching to a dead resolver shows the failure in words, and one click swi
   await dashboard.goTo('Connections');
   await expect(page.getByRole('meter', { name: 'Connection hits, last 5 min' })).toContainText('no connection');
 
+  // The events tell it once: the failure that blocked DNS, the change to Blocked, then one line for the
+  // retry cycle counting its attempts (not three lines an attempt); no "still Blocked"; dated times.
+  await dashboard.goTo('Events');
+  const failures = dashboard.events.getByRole('listitem').filter({ hasText: 'Could not connect to Dead lab' });
+  await expect(failures.first()).toContainText(/\d+ attempts since/, { timeout: 10_000 });
+  await expect(failures).toHaveCount(2);
+  await expect(dashboard.events.getByRole('listitem').filter({ hasText: 'to Dead lab closed' })).toHaveCount(0);
+  await expect(dashboard.events).not.toContainText('still');
+  await expect(failures.first().locator('time')).toHaveText(/^\d{1,2} [A-Z][a-z]{2} \d\d:\d\d:\d\d\.\d{3}$/);
+
   // One click back, where the switch was made.
   await dashboard.goTo('Resolvers');
   await failure.getByRole('button', { name: 'Switch back to dns.test (127.0.0.1)' }).click();
