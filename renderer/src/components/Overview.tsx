@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import { formatAge, formatCount } from '../lib/format.js';
 import { cacheTile, latencyTile, rateText } from '../lib/overview.js';
 import { useAsOf, useDashboard } from '../state/context.js';
+import { Breakdown } from './Breakdown.js';
 import { Charts } from './Charts.js';
 import { HitGauges } from './Connections.js';
 import { Icon } from './Icon.js';
@@ -78,6 +79,7 @@ export function Overview() {
         </section>
       </div>
       <Charts />
+      <Breakdown />
     </div>
   );
 }
