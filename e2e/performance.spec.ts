@@ -32,7 +32,7 @@ async function measureFrames(page: Page, ms: number, scrollPxPerSec = 0): Promis
         } catch {
           // longtask timing not available: count stays 0
         }
-        const scroller = document.querySelector('.log-scroll');
+        const scroller = document.querySelector('.log-grid');
         const gaps: number[] = [];
         const start = performance.now();
         let last = start;

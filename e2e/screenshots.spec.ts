@@ -11,18 +11,23 @@ import { expect, test } from './support/fixtures.js';
 
 const DIR = path.join(import.meta.dirname, 'screenshots');
 const VIEWS: readonly Section[] = ['Overview', 'Queries', 'Resolvers', 'Connections', 'Events', 'Settings'];
+const SIZES = [
+  { tag: '1440', width: 1440, height: 900 },
+  { tag: '1280', width: 1280, height: 720 },
+  { tag: '420', width: 420, height: 900 },
+] as const;
 
 async function shoot(page: Page, name: string): Promise<void> {
   // Let charts and the histogram catch up with the last batch.
-  await page.waitForTimeout(1200);
+  await page.waitForTimeout(800);
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: path.join(DIR, `${name}.png`), fullPage: true });
 }
 
 test.use({ viewport: { width: 1440, height: 900 } });
 
-test('screenshots of each main view, light and dark', async ({ lab, dashboard, page }) => {
-  test.setTimeout(120_000);
+test('screenshots of each main view at 1440, 1280 and 420 px, light and dark', async ({ lab, dashboard, page }) => {
+  test.setTimeout(240_000);
   const second = await lab.secondUpstream('10.0.0.2');
   await dashboard.goTo('Resolvers');
   await dashboard.addResolver({ label: 'Lab resolver B', address: '127.0.0.1', port: second.port, authName: 'dns.test' });
@@ -36,23 +41,27 @@ test('screenshots of each main view, light and dark', async ({ lab, dashboard, p
     await page.waitForTimeout(400);
   }
   // A switch and back, so the timeline and connections show real history.
+  // (A switch is "Now using" once the new resolver's connection opens: a query after it makes sure.)
   await dashboard.switchResolver('Lab resolver B');
-  await expect(dashboard.page.getByText(/Now using Lab resolver B/)).toBeVisible();
+  await expect(dashboard.resolverList.getByRole('listitem').filter({ hasText: 'Lab resolver B' })).toHaveAttribute('aria-current', 'true');
   lab.digMany(names.slice(0, 20));
+  await expect(dashboard.page.getByText(/Now using Lab resolver B/)).toBeVisible();
   await dashboard.switchResolver('dns.test (127.0.0.1)');
-  await expect(dashboard.page.getByText(/Now using dns\.test/)).toBeVisible();
+  await expect(dashboard.resolverList.getByRole('listitem').filter({ hasText: 'dns.test (127.0.0.1)' })).toHaveAttribute('aria-current', 'true');
   lab.digMany(names.slice(20, 50));
+  await expect(dashboard.page.getByText(/Now using dns\.test/)).toBeVisible();
   await expect(dashboard.liveIndicator).toHaveText('Live');
 
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme });
-    for (const view of VIEWS) {
-      await dashboard.goTo(view);
-      if (view === 'Queries') {
-        lab.dig('which.test');
-        await dashboard.openQuery('which.test');
+  lab.dig('which.test');
+  for (const size of SIZES) {
+    await page.setViewportSize({ width: size.width, height: size.height });
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const view of VIEWS) {
+        await dashboard.goTo(view);
+        if (view === 'Queries') await dashboard.openQuery('which.test');
+        await shoot(page, `${view.toLowerCase()}-${size.tag}-${scheme}`);
       }
-      await shoot(page, `${view.toLowerCase()}-${scheme}`);
     }
   }
 });

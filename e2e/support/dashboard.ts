@@ -82,7 +82,7 @@ export class Dashboard {
   }
 
   async switchResolver(label: string): Promise<void> {
-    await this.resolverList.getByRole('button', { name: `Switch to ${label}` }).click();
+    await this.resolverList.getByRole('button', { name: `Use ${label}`, exact: true }).click();
   }
 
   async addResolver(r: { label: string; address: string; port: number; authName: string }): Promise<void> {

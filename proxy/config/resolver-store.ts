@@ -32,8 +32,48 @@ function messageOf(err: unknown): string {
   throw err;
 }
 
-/** Validates every field separately so a form can show each message beside its field. */
-export function validateCustomResolver(raw: unknown): ResolverValidation {
+/** What a new resolver is checked against besides its own fields. */
+export interface ResolverContext {
+  /** Every resolver already listed (presets, custom, the command line's). */
+  readonly existing: readonly ResolverSpec[];
+  /** The resolver in use, named as such in a conflict. */
+  readonly activeId: string | null;
+  /** Strict mode needs a way to authenticate the resolver (RFC 8310). */
+  readonly strict: boolean;
+}
+
+/**
+ * The listed resolver that already answers at one of spec's addresses on its
+ * port, if any. The id is derived from address and port, so adding a second
+ * one there would silently replace (and rename) the first.
+ */
+export function addressConflict(spec: Pick<ResolverSpec, 'addresses' | 'port'>, existing: readonly ResolverSpec[]): ResolverSpec | undefined {
+  const mine = new Set(spec.addresses.map((a) => a.toLowerCase()));
+  return existing.find((r) => r.port === spec.port && r.addresses.some((a) => mine.has(a.toLowerCase())));
+}
+
+/** The checks against what is already configured, as field messages (empty when none applies). */
+function contextFields(spec: ResolverSpec, ctx: ResolverContext): Record<string, string> {
+  const fields: Record<string, string> = {};
+  const taken = addressConflict(spec, ctx.existing);
+  if (taken) {
+    const at = `${taken.addresses.find((a) => spec.addresses.includes(a)) ?? taken.addresses[0]}:${taken.port}`;
+    const inUse = taken.id === ctx.activeId ? ', the resolver in use' : '';
+    fields.address = `${at} is already “${taken.label}”${inUse}: use that one, or give a different address or port`;
+  }
+  if (ctx.strict && !canAuthenticate(spec)) {
+    fields.authName =
+      'strict mode only uses resolvers it can verify: give the name on its TLS certificate (or an SPKI pin), or switch to opportunistic mode in Settings';
+  }
+  return fields;
+}
+
+/**
+ * Validates every field separately so a form can show each message beside
+ * its field; with a context, also against the resolvers already listed and
+ * the privacy mode.
+ */
+export function validateCustomResolver(raw: unknown, ctx?: ResolverContext): ResolverValidation {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { ok: false, fields: { '(body)': 'send a JSON object: {"address": "…", "port": 853, "authName": "…", "pins": []}' } };
   }
@@ -88,6 +128,8 @@ export function validateCustomResolver(raw: unknown): ResolverValidation {
     dohUrl: body.dohUrl,
     label: body.label === '' ? undefined : body.label,
   });
+  const conflicts = ctx ? contextFields(spec, ctx) : {};
+  if (Object.keys(conflicts).length > 0) return { ok: false, fields: conflicts };
   return { ok: true, spec };
 }
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { writeFileAtomic } from './config-file.js';
-import { ResolverStore, validateCustomResolver } from './resolver-store.js';
+import { addressConflict, ResolverStore, validateCustomResolver } from './resolver-store.js';
 import { DEFAULT_SETTINGS, parseSettingsPatch, SettingsStore } from './settings.js';
 
 const dirs: string[] = [];
@@ -112,5 +112,20 @@ describe('resolver store', () => {
     expect(Object.keys(r.fields).sort()).toEqual(['authName', 'pins', 'pins.0', 'port']);
     expect(validateCustomResolver({ address: 5 })).toMatchObject({ ok: false, fields: { address: expect.stringMatching(/address is required/) as unknown } });
     expect(validateCustomResolver({ address: '1.2.3.4', extra: true })).toMatchObject({ ok: false, fields: { extra: expect.stringMatching(/unknown field/) as unknown } });
+  });
+
+  test('a new resolver is checked against the listed ones (any shared address on the same port) and the mode', () => {
+    const lab = validateCustomResolver({ address: '127.0.0.1, ::1', port: 8853, authName: 'dns.test', label: 'Lab' });
+    if (!lab.ok) throw new Error('expected ok');
+    expect(addressConflict({ addresses: ['::1'], port: 8853 }, [lab.spec])?.label).toBe('Lab');
+    expect(addressConflict({ addresses: ['::1'], port: 853 }, [lab.spec])).toBeUndefined();
+    const ctx = { existing: [lab.spec], activeId: lab.spec.id, strict: true };
+    expect(validateCustomResolver({ label: 'Lab B', address: '::1', port: 8853, authName: 'dns.test' }, ctx)).toEqual({
+      ok: false,
+      fields: { address: '::1:8853 is already “Lab”, the resolver in use: use that one, or give a different address or port' },
+    });
+    expect(validateCustomResolver({ address: '10.0.0.9' }, ctx)).toMatchObject({ ok: false, fields: { authName: expect.stringMatching(/^strict mode only uses resolvers it can verify/) as unknown } });
+    expect(validateCustomResolver({ address: '10.0.0.9' }, { ...ctx, strict: false }).ok).toBe(true);
+    expect(validateCustomResolver({ address: '10.0.0.9', pins: [], authName: 'x.test' }, ctx).ok).toBe(true);
   });
 });

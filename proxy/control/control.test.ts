@@ -100,8 +100,17 @@ describe('control API with a real proxy and unbound', () => {
     bId = view.id;
     expect(view).toMatchObject({ label: 'Lab B', addresses: ['127.0.0.1'], port: b.port, authName: 'dns.test', preset: false });
 
+    // The same address and port again, or the command line's resolver (in use): refused beside the address, nothing renamed.
     const dup = await api.post('/api/resolvers', { address: '127.0.0.1', port: b.port, authName: 'dns.test' });
-    expect(dup.status).toBe(409);
+    expect(dup.status).toBe(400);
+    expect(dup.json<{ error: { fields: Record<string, string> } }>().error.fields.address).toBe(
+      `127.0.0.1:${b.port} is already “Lab B”: use that one, or give a different address or port`,
+    );
+    const onActive = await api.post('/api/resolvers', { label: 'Lab C', address: '127.0.0.1', port: a.port, authName: 'dns.test' });
+    expect(onActive.status).toBe(400);
+    expect(onActive.json<{ error: { fields: Record<string, string> } }>().error.fields.address).toMatch(/, the resolver in use: use that one/);
+    const again = await api.post('/api/resolvers/validate', { label: 'Lab C', address: '127.0.0.1', port: a.port, authName: 'dns.test' });
+    expect(again.json<{ fields: Record<string, string> }>().fields.address).toMatch(/is already “.+”, the resolver in use/);
 
     const list = (await api.get('/api/resolvers')).json<ResolversView>();
     expect(list.active).toBe(`custom:127.0.0.1:${a.port}`);
@@ -297,9 +306,14 @@ describe('control API with a real proxy and unbound', () => {
     }
   });
 
-  test('switching to a resolver strict mode cannot verify is refused with a reason', async () => {
+  test('strict mode refuses to add a resolver it cannot verify, and to switch to one added in opportunistic mode', async () => {
+    const strictAdd = await api.post('/api/resolvers', { address: '127.0.0.1', port: 9 });
+    expect(strictAdd.status).toBe(400);
+    expect(strictAdd.json<{ error: { fields: Record<string, string> } }>().error.fields.authName).toMatch(/^strict mode only uses resolvers it can verify/);
+    expect((await api.put('/api/settings', { mode: 'opportunistic' })).status).toBe(200);
     const added = await api.post('/api/resolvers', { address: '127.0.0.1', port: 9 });
     expect(added.status).toBe(201);
+    expect((await api.put('/api/settings', { mode: 'strict' })).status).toBe(200);
     const id = added.json<ResolverView>().id;
     const r = await api.put('/api/resolvers/active', { id });
     expect(r.status).toBe(409);

@@ -16,7 +16,7 @@ import { MetricsWindow } from './metrics-window.js';
 import type { QueryRecord } from '../engine/query-record.js';
 import type { ConnectionEvent, StateChange, StubProxy } from '../dotstub.js';
 import { QueryLog, type QueryFilter } from './query-log.js';
-import { canAuthenticate, MAX_CUSTOM_RESOLVERS, validateCustomResolver, type ResolverStore } from '../config/resolver-store.js';
+import { canAuthenticate, MAX_CUSTOM_RESOLVERS, validateCustomResolver, type ResolverContext, type ResolverStore } from '../config/resolver-store.js';
 import type { ResolverSpec } from '../config/resolvers.js';
 import { changedFields, parseSettingsPatch, POOL_SETTINGS, type Settings, type SettingsStore } from '../config/settings.js';
 import type {
@@ -153,24 +153,22 @@ export class ControlService {
     return { active: this.proxy.resolver.id, resolvers: this.#resolvers.all().map((r) => this.#view(r)) };
   }
 
+  /** What a new resolver is checked against: the ones listed, the one in use, the mode. */
+  #resolverContext(): ResolverContext {
+    return { existing: this.#resolvers.all(), activeId: this.proxy.resolver.id, strict: this.#settings.mode === 'strict' };
+  }
+
   validateResolver(raw: unknown): ValidationView {
-    const v = validateCustomResolver(raw);
+    const v = validateCustomResolver(raw, this.#resolverContext());
     if (!v.ok) return { ok: false, fields: v.fields };
-    if (this.#resolvers.get(v.spec.id)) return { ok: false, fields: { address: `${v.spec.label} is already in the list (${v.spec.id})` } };
     return { ok: true, fields: {} };
   }
 
   addResolver(raw: unknown): Promise<ResolverView> {
     return this.#serial(async () => {
-      const v = validateCustomResolver(raw);
+      // Same address and port as one listed (the command line's included), or unverifiable in strict mode: said beside the field.
+      const v = validateCustomResolver(raw, this.#resolverContext());
       if (!v.ok) throw validationFailure(v.fields);
-      const existing = this.#resolvers.get(v.spec.id);
-      if (existing && !this.#resolvers.isCustom(v.spec.id) && this.#resolvers.isPreset(v.spec.id)) {
-        throw new ApiFailure(409, 'conflict', `${v.spec.id} is a preset`);
-      }
-      if (this.#resolvers.isCustom(v.spec.id)) {
-        throw new ApiFailure(409, 'conflict', `a resolver at ${v.spec.id.replace(/^custom:/, '')} is already in the list; remove it first to change it`);
-      }
       if (this.#resolvers.customCount >= MAX_CUSTOM_RESOLVERS) {
         throw new ApiFailure(409, 'conflict', `at most ${MAX_CUSTOM_RESOLVERS} custom resolvers; remove one first`);
       }

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'react';
 import uPlot from 'uplot';
-import { edgeLabel, latencySummary, recentLatencies, seriesColumns, type LatencySummary } from '../lib/chart-data.js';
+import { binLabel, edgeLabel, latencySummary, recentLatencies, seriesColumns, type LatencySummary } from '../lib/chart-data.js';
 import { lastCompleteSecond } from '../lib/overview.js';
 import { formatClockShort, formatCount, formatLatencyMs } from '../lib/format.js';
 import { useColorScheme, useDashboard, useStore } from '../state/context.js';
@@ -42,6 +42,11 @@ function axis(p: Palette, extra: Partial<uPlot.Axis> = {}): uPlot.Axis {
   };
 }
 
+/** An axis title (uPlot draws it beside the axis). */
+function axisTitle(text: string): Partial<uPlot.Axis> {
+  return { label: text, labelSize: 18, labelFont: '600 11px system-ui, sans-serif' };
+}
+
 function withAlpha(color: string, alpha: number): string {
   const m = /^#([0-9a-f]{6})$/i.exec(color);
   if (!m) return color;
@@ -56,20 +61,23 @@ function LatencyHistogram({ summary }: { summary: LatencySummary }) {
   const h = summary.histogram;
   const options = useMemo<Omit<uPlot.Options, 'width' | 'height'>>(
     () => ({
-      legend: { show: false },
+      // Hover a bar: its latency range and count in the legend below.
+      legend: { show: true, live: true },
       cursor: { points: { show: false }, drag: { x: false, y: false } },
       scales: { x: { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
       axes: [
         axis(p, {
           values: (_u, splits) => splits.map((i) => (Number.isInteger(i) && h.edges[i] !== undefined ? edgeLabel(h.edges[i]) : '')),
           space: 50,
+          ...axisTitle('Latency (log scale)'),
         }),
-        axis(p, { size: 44 }),
+        axis(p, { size: 44, ...axisTitle('Answers') }),
       ],
       series: [
-        {},
+        { label: 'Latency', value: (_u, i) => (i == null ? '—' : binLabel(h.edges, i)) },
         {
-          label: 'Queries',
+          label: 'Answers',
+          value: (_u, v) => (v == null ? '—' : formatCount(v)),
           fill: withAlpha(p.c1, 0.55),
           stroke: p.c1,
           width: 1,
@@ -92,12 +100,15 @@ function LatencyHistogram({ summary }: { summary: LatencySummary }) {
 
 function TimeChart({
   label,
+  yTitle,
   t,
   lines,
   yFormat,
   yRange,
 }: {
   label: string;
+  /** The y axis's title, with its unit. */
+  yTitle: string;
   t: number[];
   lines: { name: string; color: string; values: (number | null)[]; fill?: boolean; bars?: boolean }[];
   yFormat?: (v: number) => string;
@@ -107,17 +118,22 @@ function TimeChart({
   const names = lines.map((l) => `${l.name}|${l.color}|${l.fill ? 1 : 0}|${l.bars ? 1 : 0}`).join(',');
   const options = useMemo<Omit<uPlot.Options, 'width' | 'height'>>(
     () => ({
-      legend: { show: lines.length > 1, live: false },
+      // Hover: the second and each line's value in the legend below.
+      legend: { show: true, live: true },
       cursor: { drag: { x: false, y: false } },
       scales: {
         x: { time: true },
         y: yRange ? { range: () => yRange } : { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] },
       },
-      axes: [axis(p, { space: 70, values: (_u, s) => s.map((v) => (v == null ? '' : formatClockShort(v * 1000))) }), axis(p, { size: 56, values: yFormat ? (_u, s) => s.map((v) => (v == null ? '' : yFormat(v))) : undefined })],
+      axes: [
+        axis(p, { space: 70, values: (_u, s) => s.map((v) => (v == null ? '' : formatClockShort(v * 1000))), ...axisTitle('Local time') }),
+        axis(p, { size: 56, values: yFormat ? (_u, s) => s.map((v) => (v == null ? '' : yFormat(v))) : undefined, ...axisTitle(yTitle) }),
+      ],
       series: [
-        {},
+        { label: 'Time', value: (_u, v) => (v == null ? '—' : formatClockShort(v * 1000)) },
         ...lines.map((l) => ({
           label: l.name,
+          value: (_u: uPlot, v: number | null) => (v == null ? '—' : yFormat ? yFormat(v) : String(v)),
           stroke: l.color,
           width: l.bars ? 0 : 1.75,
           fill: l.fill || l.bars ? withAlpha(l.color, l.bars ? 0.6 : 0.15) : undefined,
@@ -128,7 +144,7 @@ function TimeChart({
       ],
     }),
     // Rebuild only when the shape or palette changes, never per data point.
-    [p, names, yFormat, yRange?.[0], yRange?.[1]],
+    [p, names, yTitle, yFormat, yRange?.[0], yRange?.[1]],
   );
   const data = useMemo<uPlot.AlignedData>(() => [t, ...lines.map((l) => l.values)], [t, lines]);
   return <UPlotChart options={options} data={data} label={label} />;
@@ -195,7 +211,7 @@ export function Charts() {
           </p>
         </header>
         <div className="chart-box">
-          <TimeChart label="Median and 95th percentile latency per second, last 5 minutes" t={cols.t} lines={latencyLines} yFormat={formatLatencyMs} />
+          <TimeChart label="Median and 95th percentile latency per second, last 5 minutes" yTitle="Latency" t={cols.t} lines={latencyLines} yFormat={formatLatencyMs} />
         </div>
       </section>
       <section className="card chart-card" aria-labelledby="ch-qps">
@@ -207,7 +223,7 @@ export function Charts() {
           </p>
         </header>
         <div className="chart-box">
-          <TimeChart label="Queries per second, last 5 minutes" t={cols.t} lines={qpsLines} yFormat={qpsFmt} />
+          <TimeChart label="Queries per second, last 5 minutes" yTitle="Queries per second" t={cols.t} lines={qpsLines} yFormat={qpsFmt} />
         </div>
       </section>
       <section className="card chart-card" aria-labelledby="ch-reuse">
@@ -216,7 +232,7 @@ export function Charts() {
           <p className="muted small">share of each second’s queries that found an open connection</p>
         </header>
         <div className="chart-box">
-          <TimeChart label="Connection hit percentage per second, last 5 minutes" t={cols.t} lines={reuseLines} yFormat={pct} yRange={REUSE_RANGE} />
+          <TimeChart label="Connection hit percentage per second, last 5 minutes" yTitle="Connection hits (%)" t={cols.t} lines={reuseLines} yFormat={pct} yRange={REUSE_RANGE} />
         </div>
       </section>
     </div>

@@ -1,20 +1,19 @@
 import type { ConnectionView, ResolverView } from '../../../proxy/control/api-types.js';
 import { formatAge, formatCount, formatPercent } from '../lib/format.js';
+import { hitGauges } from '../lib/gauges.js';
 import { resolverLabel } from '../lib/query-row.js';
 import { useAsOf, useDashboard } from '../state/context.js';
 import { Gauge } from './Gauge.js';
 
 /** The connection-hit gauges: the T-DNS paper's measure of how well reuse works. */
 export function HitGauges() {
-  const metrics = useDashboard((s) => s.metrics);
+  const hit = useDashboard((s) => s.metrics?.hitFraction);
+  const state = useDashboard((s) => s.status?.state);
   return (
     <div className="gauges">
-      <Gauge
-        label="Connection hits since start"
-        value={metrics?.hitFraction.sinceStart ?? null}
-        caption="Share of queries that found an open connection"
-      />
-      <Gauge label="Connection hits, last 5 min" value={metrics?.hitFraction.last5m ?? null} caption="Recent reuse, after idle closes" />
+      {hitGauges(hit, state).map((g) => (
+        <Gauge key={g.label} model={g} />
+      ))}
     </div>
   );
 }
@@ -63,7 +62,8 @@ export function ConnectionsTable() {
   const now = useAsOf(1000);
   const elapsed = connectionsAt ? Math.max(0, now - connectionsAt) : 0;
   return (
-    <div className="table-wrap">
+    // Scrolls sideways in a narrow window: focusable so the keyboard can scroll it too.
+    <div className="table-wrap" role="region" aria-label="Open connections, scrollable" tabIndex={0}>
       <table className="table" aria-label="Open connections">
         <thead>
           <tr>

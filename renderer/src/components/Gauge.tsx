@@ -1,23 +1,25 @@
 import { formatPercent } from '../lib/format.js';
+import type { GaugeModel } from '../lib/gauges.js';
 
 /**
  * A half-ring gauge for a share 0…1 (the connection-hit fraction). The value
  * is always printed as a number too; the arc is a visual aid only.
  */
-export function Gauge({ label, value, caption }: { label: string; value: number | null; caption: string }) {
+export function Gauge({ model }: { model: GaugeModel }) {
+  const { label, value, caption, empty, outage } = model;
   const r = 52;
   const circumference = Math.PI * r;
   const v = value === null ? 0 : Math.max(0, Math.min(1, value));
-  const tone = value === null ? 'neutral' : v >= 0.9 ? 'good' : v >= 0.7 ? 'caution' : 'warning';
+  const tone = outage ? 'warning' : value === null ? 'neutral' : v >= 0.9 ? 'good' : v >= 0.7 ? 'caution' : 'warning';
   return (
-    <figure
+    <div
       className={`gauge tone-${tone}`}
       role="meter"
       aria-label={label}
       aria-valuemin={0}
       aria-valuemax={100}
       aria-valuenow={value === null ? undefined : Math.round(v * 1000) / 10}
-      aria-valuetext={value === null ? 'no queries yet' : formatPercent(value)}
+      aria-valuetext={value === null ? empty : formatPercent(value)}
     >
       <svg viewBox="0 0 128 74" aria-hidden="true">
         <path className="gauge-track" d="M 12 66 A 52 52 0 0 1 116 66" />
@@ -29,11 +31,11 @@ export function Gauge({ label, value, caption }: { label: string; value: number 
         />
         )}
       </svg>
-      <div className="gauge-number">{value === null ? '—' : formatPercent(value)}</div>
-      <figcaption>
+      <div className={`gauge-number${value === null ? ' gauge-empty' : ''}`}>{value === null ? empty : formatPercent(value)}</div>
+      <div className="gauge-caption">
         <strong>{label}</strong>
         <span className="muted small">{caption}</span>
-      </figcaption>
-    </figure>
+      </div>
+    </div>
   );
 }

@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import { formatAge, formatCount } from '../lib/format.js';
 import { cacheTile, latencyTile, rateText } from '../lib/overview.js';
 import { useAsOf, useDashboard } from '../state/context.js';
+import { Breakdown } from './Breakdown.js';
 import { Charts } from './Charts.js';
 import { HitGauges } from './Connections.js';
 import { Icon } from './Icon.js';
@@ -10,9 +11,11 @@ import { Timeline } from './Timeline.js';
 function Tile({ label, value, sub }: { label: string; value: ReactNode; sub?: ReactNode }) {
   return (
     <div className="tile" role="group" aria-label={label}>
-      <dt>{label}</dt>
-      <dd className="tile-value mono">{value}</dd>
-      {sub && <dd className="tile-sub muted small">{sub}</dd>}
+      <dl>
+        <dt>{label}</dt>
+        <dd className="tile-value mono">{value}</dd>
+        {sub && <dd className="tile-sub muted small">{sub}</dd>}
+      </dl>
     </div>
   );
 }
@@ -31,7 +34,7 @@ export function Overview() {
   const uptime = status ? status.uptimeMs + (now - statusAt) : 0;
   return (
     <div className="overview">
-      <dl className="tiles" aria-label="Key numbers">
+      <div className="tiles" role="group" aria-label="Key numbers">
         <Tile
           label="Resolver"
           value={<span className="tile-text">{status?.resolver.label ?? '—'}</span>}
@@ -50,7 +53,7 @@ export function Overview() {
           sub={`${formatCount(metrics?.handshakes.full ?? 0)} full / ${formatCount(metrics?.handshakes.resumed ?? 0)} resumed handshakes`}
         />
         <Tile label="SERVFAILs" value={formatCount(counters?.servfails ?? 0)} sub={`${formatCount(counters?.retries ?? 0)} retried · up ${formatAge(uptime)}`} />
-      </dl>
+      </div>
       <div className="overview-grid">
         <section className="card" aria-labelledby="ov-hits">
           <header className="card-head">
@@ -76,6 +79,7 @@ export function Overview() {
         </section>
       </div>
       <Charts />
+      <Breakdown />
     </div>
   );
 }

@@ -1,6 +1,7 @@
 import { bannerModel } from '../lib/banner.js';
 import { formatAge, formatClockShort } from '../lib/format.js';
 import { unknownModel } from '../lib/link-status.js';
+import { recovery, retryText } from '../lib/retry.js';
 import { useAsOf, useDashboard, useReach } from '../state/context.js';
 import { Icon } from './Icon.js';
 
@@ -13,6 +14,7 @@ export function PrivacyBanner() {
   const status = useDashboard((s) => s.status);
   const lostAt = useDashboard((s) => s.lostAt);
   const authProblem = useDashboard((s) => s.authProblem);
+  const events = useDashboard((s) => s.events);
   const r = useReach();
   const now = useAsOf(1000);
   const unknown = unknownModel(r, lostAt, authProblem, status !== null);
@@ -46,6 +48,8 @@ export function PrivacyBanner() {
     );
   }
   const m = bannerModel(status);
+  // While the resolver can't be reached: what failed, in words, and a live countdown to the next try.
+  const rec = recovery(status, events);
   return (
     <section className={`banner tone-${m.tone}`} aria-label="Privacy status" data-state={m.state}>
       <div className="banner-icon">
@@ -61,8 +65,18 @@ export function PrivacyBanner() {
             <dt>What leaves this machine</dt>
             <dd data-testid="banner-leaves">{m.leaves}</dd>
           </div>
-          {m.reason && (
-            <div>
+          {rec ? (
+            <div className="banner-why">
+              <dt>Why</dt>
+              <dd data-testid="banner-reason">
+                {rec.reason}{' '}
+                {/* Counted down each second for the eye; a screen reader gets the time once, not a tick a second. */}
+                <span aria-hidden="true" data-testid="retry-countdown">{retryText(rec.retryAt, now)}.</span>
+                <span className="sr-only">next try at {formatClockShort(rec.retryAt)}.</span>
+              </dd>
+            </div>
+          ) : m.reason && (
+            <div className="banner-why">
               <dt>Why</dt>
               <dd data-testid="banner-reason">{m.reason}</dd>
             </div>

@@ -13,9 +13,9 @@ export function QueryDetail({ r, resolver, handshakeMs, onClose }: { r: QueryRec
   return (
     <aside className="detail" aria-labelledby={headingId}>
       <header className="detail-head">
-        <h3 id={headingId} className="mono">
+        <h2 id={headingId} className="mono">
           {r.name ?? '(name not recorded)'} <span className="muted">{r.type}</span>
-        </h3>
+        </h2>
         <button type="button" className="btn btn-ghost" onClick={onClose} aria-label="Close query details">
           <Icon name="x" />
         </button>
@@ -23,7 +23,7 @@ export function QueryDetail({ r, resolver, handshakeMs, onClose }: { r: QueryRec
       <p className="detail-total">
         <span className="big mono">{formatLatencyUs(r.latencyUs)}</span> <span className="muted">total, as the client saw it</span>
       </p>
-      <h4>Where the time went</h4>
+      <h3 className="subhead">Where the time went</h3>
       <div className="timing-bar" aria-hidden="true">
         {segments
           .filter((s) => s.share > 0)

@@ -50,8 +50,9 @@ export function QueryLog() {
   const [pausedAt, setPausedAt] = useState<number | null>(null);
   const [activeIndex, setActiveIndex] = useState(0);
   const [selected, setSelected] = useState<QueryRecord | null>(null);
-  const scrollRef = useRef<HTMLDivElement>(null);
+  // The grid is its own scroll container (so the keyboard reaches it) with a sticky header row above the rows.
   const gridRef = useRef<HTMLDivElement>(null);
+  const scrollRef = gridRef;
   const index = useRef<FilteredIndex | null>(null);
 
   const predicate = useMemo(() => compileFilter(deferredFilter), [deferredFilter]);
@@ -76,6 +77,7 @@ export function QueryLog() {
     getScrollElement: () => scrollRef.current,
     estimateSize: rowHeight,
     overscan: 6,
+    scrollMargin: ROW_HEIGHT,
     // Index keys: a custom getItemKey would make the virtualizer re-key all
     // 100,000 rows on every render (every scroll frame).
   });
@@ -141,6 +143,8 @@ export function QueryLog() {
           ? 'Can’t reach dotstub: no queries to show.'
           : 'No queries yet. Look something up on this machine and it appears here.';
   const items = virtualizer.getVirtualItems();
+  // Only a row that is in the page can be the active descendant (the list is virtualised).
+  const activeRendered = count > 0 && activeAbs !== undefined && items.some((v) => v.index === activeIndex);
 
   return (
     <div className={`querylog${selected ? ' with-detail' : ''}`}>
@@ -187,7 +191,7 @@ export function QueryLog() {
             role="grid"
             aria-label="Query log, newest first"
             aria-rowcount={count + 1}
-            aria-activedescendant={count > 0 && activeAbs !== undefined ? `${uid}-q${activeAbs}` : undefined}
+            aria-activedescendant={activeRendered ? `${uid}-q${activeAbs}` : undefined}
             tabIndex={0}
             className="log-grid"
             onKeyDown={onKeyDown}
@@ -203,8 +207,7 @@ export function QueryLog() {
                 <span role="columnheader" className="c-resolver">Resolver</span>
               </div>
             </div>
-            <div ref={scrollRef} className="log-scroll">
-              <div role="rowgroup" className="log-body" style={{ height: virtualizer.getTotalSize() }}>
+            <div role="rowgroup" className="log-body" style={{ height: virtualizer.getTotalSize() }}>
                 {count === 0 && (
                   <div className="empty log-empty">
                     {emptyText}
@@ -220,7 +223,7 @@ export function QueryLog() {
                       r={r}
                       id={`${uid}-q${a}`}
                       index={v.index}
-                      top={v.start}
+                      top={v.start - ROW_HEIGHT}
                       active={v.index === activeIndex}
                       selected={selected === r}
                       slowUs={slowUs}
@@ -229,7 +232,6 @@ export function QueryLog() {
                     />
                   );
                 })}
-              </div>
             </div>
           </div>
         </div>

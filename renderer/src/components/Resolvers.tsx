@@ -3,48 +3,81 @@ import type { ConnectionView, ResolverView } from '../../../proxy/control/api-ty
 import { ApiRequestError, api } from '../api/client.js';
 import { barShare, latencyScale } from '../lib/latency-scale.js';
 import { formatLatencyMs } from '../lib/format.js';
-import { EMPTY_FORM, formToBody, type FieldName, type FormText } from '../lib/resolver-form.js';
-import { useDashboard, useStore } from '../state/context.js';
+import { EMPTY_FORM, formToBody, refusalSummary, type FieldName, type FormText } from '../lib/resolver-form.js';
+import { retryText } from '../lib/retry.js';
+import { switchOutcome, type SwitchAttempt } from '../lib/resolver-switch.js';
+import { useAsOf, useDashboard, useStore } from '../state/context.js';
+import { setLastSwitch, useLastSwitch } from '../state/last-switch.js';
 import { Icon } from './Icon.js';
 
-type SwitchState =
-  | { readonly phase: 'idle' }
-  | { readonly phase: 'switching'; readonly to: ResolverView }
-  | { readonly phase: 'done'; readonly to: ResolverView; readonly connection: ConnectionView | null }
-  | { readonly phase: 'failed'; readonly to: ResolverView; readonly message: string };
-
-function connectionSummary(c: ConnectionView | null): string {
-  if (!c) return 'its first connection opens with the next query.';
+function connectionSummary(c: ConnectionView): string {
   const hs = c.resumed === null ? '' : c.resumed ? ', resumed session' : ', full handshake';
   return `connection #${c.id} to ${c.address} is open (${c.tlsVersion ?? 'TLS'}${hs}).`;
+}
+
+/** After a switch: what became of it, said where the switch was made, with a way back if it failed. */
+function SwitchResult({ attempt, onSwitchBack, busy }: { attempt: SwitchAttempt; onSwitchBack: () => void; busy: boolean }) {
+  const connections = useDashboard((s) => s.connections);
+  const events = useDashboard((s) => s.events);
+  const status = useDashboard((s) => s.status);
+  const active = useDashboard((s) => s.resolvers?.active);
+  const now = useAsOf(1000);
+  // Switched elsewhere since (the tray, another tab): this outcome no longer applies.
+  if (active !== undefined && active !== attempt.to.id) return null;
+  const outcome = switchOutcome(attempt, connections, events, status);
+  switch (outcome.kind) {
+    case 'pending':
+      return (
+        <>
+          <Icon name="spinner" /> Switched to {attempt.to.label}: connecting… (the first connection opens with the next query).
+        </>
+      );
+    case 'connected':
+      return (
+        <>
+          <Icon name="check" className="good" /> Now using {attempt.to.label}: {connectionSummary(outcome.connection)}
+        </>
+      );
+    case 'failed':
+      return (
+        <span className="switch-failed" data-testid="switch-failed">
+          <span className="error-text">
+            <Icon name="error" /> {attempt.to.label} can’t be reached: {outcome.reason}. Queries get SERVFAIL until it answers
+            {outcome.retryAt !== null ? ` (${retryText(outcome.retryAt, now)})` : ''}.
+          </span>
+          {attempt.from && (
+            <button type="button" className="btn btn-primary btn-small" disabled={busy} onClick={onSwitchBack}>
+              <Icon name="switch" /> Switch back to {attempt.from.label}
+            </button>
+          )}
+        </span>
+      );
+  }
 }
 
 /** Presets and custom resolvers, each with its recent median latency; switch without dropping a query. */
 export function ResolverSwitcher() {
   const resolvers = useDashboard((s) => s.resolvers);
-  const connections = useDashboard((s) => s.connections);
   const store = useStore();
-  const [sw, setSw] = useState<SwitchState>({ phase: 'idle' });
+  const sw = useLastSwitch();
+  const setSw = setLastSwitch;
   const [removing, setRemoving] = useState<string | null>(null);
   const [removeError, setRemoveError] = useState<string | null>(null);
 
-  // After a switch, show the new connection as soon as the pool opens one.
-  useEffect(() => {
-    if (sw.phase !== 'done' || sw.connection) return;
-    const c = connections.find((x) => x.resolverId === sw.to.id && x.state !== 'closed');
-    if (c) setSw({ ...sw, connection: c });
-  }, [connections, sw]);
-
   const switchTo = useCallback(
-    async (r: ResolverView) => {
-      setSw({ phase: 'switching', to: r });
+    async (r: Pick<ResolverView, 'id' | 'label'>) => {
+      const snap = store.getSnapshot().resolvers;
+      const fromView = snap?.resolvers.find((x) => x.id === snap.active);
+      const to = snap?.resolvers.find((x) => x.id === r.id) ?? null;
+      if (!to) return;
+      setSw({ phase: 'switching', to });
       try {
-        await api.switchResolver(r.id);
+        await api.switchResolver(to.id);
+        const at = Date.now();
         await store.refresh('status', 'resolvers', 'connections');
-        const c = store.getSnapshot().connections.find((x) => x.resolverId === r.id) ?? null;
-        setSw({ phase: 'done', to: r, connection: c });
+        setSw({ phase: 'done', attempt: { to: { id: to.id, label: to.label }, from: fromView ? { id: fromView.id, label: fromView.label } : null, at } });
       } catch (err) {
-        setSw({ phase: 'failed', to: r, message: err instanceof Error ? err.message : String(err) });
+        setSw({ phase: 'failed', to, message: err instanceof Error ? err.message : String(err) });
       }
     },
     [store],
@@ -79,9 +112,7 @@ export function ResolverSwitcher() {
           </>
         )}
         {sw.phase === 'done' && (
-          <>
-            <Icon name="check" className="good" /> Now using {sw.to.label}: {connectionSummary(sw.connection)}
-          </>
+          <SwitchResult attempt={sw.attempt} busy={busy} onSwitchBack={() => sw.attempt.from && void switchTo(sw.attempt.from)} />
         )}
         {sw.phase === 'failed' && (
           <span className="error-text">
@@ -132,8 +163,10 @@ export function ResolverSwitcher() {
                 {active ? (
                   <span className="muted small">Active</span>
                 ) : (
-                  <button type="button" className="btn" disabled={busy} onClick={() => void switchTo(r)} aria-label={`Switch to ${r.label}`}>
+                  <button type="button" className="btn" disabled={busy} onClick={() => void switchTo(r)}>
                     {target ? <Icon name="spinner" /> : <Icon name="switch" />} {target ? 'Switching…' : 'Use'}
+                    {/* The accessible name starts with the visible word, so voice control's "click Use" works. */}
+                    <span className="sr-only"> {r.label}</span>
                   </button>
                 )}
                 {!r.preset && !active && (
@@ -219,7 +252,7 @@ export function AddResolverForm() {
     } catch (err) {
       if (err instanceof ApiRequestError) {
         setErrors(err.fields);
-        setSummary(err.message);
+        setSummary(refusalSummary(err));
       } else setSummary(String(err));
     } finally {
       setSaving(false);
@@ -262,7 +295,7 @@ export function AddResolverForm() {
 
   return (
     <form className="add-resolver" onSubmit={(e) => void submit(e)} aria-labelledby={`${id}-title`} noValidate>
-      <h3 id={`${id}-title`}>Add a custom resolver</h3>
+      <h2 id={`${id}-title`}>Add a custom resolver</h2>
       {summary && (
         <p className="error-text" role="alert">
           {summary}

@@ -1,12 +1,11 @@
 import { useMemo, useState } from 'react';
-import type { TimelineEvent } from '../../../proxy/control/api-types.js';
-import { describeEvent } from '../lib/events.js';
-import { formatClock } from '../lib/format.js';
-import { useDashboard } from '../state/context.js';
+import { formatDateTime } from '../lib/format.js';
 import { resolverLabel } from '../lib/query-row.js';
+import { storyline, type EventKind } from '../lib/storyline.js';
+import { useDashboard } from '../state/context.js';
 import { Icon } from './Icon.js';
 
-type Kind = TimelineEvent['kind'] | 'all';
+type Kind = EventKind;
 const KINDS: { value: Kind; label: string }[] = [
   { value: 'all', label: 'All' },
   { value: 'state', label: 'Privacy' },
@@ -21,17 +20,10 @@ export function Timeline({ limit }: { limit?: number }) {
   const resolvers = useDashboard((s) => s.resolvers);
   const [kind, setKind] = useState<Kind>('all');
   const [hideKeepalive, setHideKeepalive] = useState(true);
-  const lines = useMemo(() => {
-    const names = (id: string): string => resolverLabel(resolvers?.resolvers, id);
-    const out = [];
-    for (let i = events.length - 1; i >= 0 && (limit === undefined || out.length < limit); i--) {
-      const e = events[i]!;
-      if (kind !== 'all' && e.kind !== kind) continue;
-      if (hideKeepalive && e.kind === 'connection' && e.event.type === 'keepalive') continue;
-      out.push({ key: i, line: describeEvent(e, names) });
-    }
-    return out;
-  }, [events, resolvers, kind, hideKeepalive, limit]);
+  const lines = useMemo(
+    () => storyline(events, (id) => resolverLabel(resolvers?.resolvers, id), { kind, hideKeepalive, limit }),
+    [events, resolvers, kind, hideKeepalive, limit],
+  );
 
   return (
     <div className="timeline">
@@ -70,7 +62,7 @@ export function Timeline({ limit }: { limit?: number }) {
                 {line.detail && <p className="event-detail">{line.detail}</p>}
               </div>
               <time className="event-time mono" dateTime={new Date(line.at).toISOString()}>
-                {formatClock(line.at)}
+                {formatDateTime(line.at)}
               </time>
             </li>
           ))}

@@ -16,8 +16,11 @@ export function UPlotChart({ options, data, label }: { options: Omit<uPlot.Optio
   useEffect(() => {
     const el = host.current;
     if (!el) return;
-    const size = (): { width: number; height: number } => ({ width: Math.max(200, el.clientWidth), height: Math.max(120, el.clientHeight) });
+    // The plot and its legend (hover values) share the host's height.
+    const legendHeight = (): number => el.querySelector<HTMLElement>('.u-legend')?.offsetHeight ?? 0;
+    const size = (): { width: number; height: number } => ({ width: Math.max(200, el.clientWidth), height: Math.max(100, el.clientHeight - legendHeight()) });
     const u = new uPlot({ ...options, ...size() }, latest.current, el);
+    u.setSize(size());
     plot.current = u;
     const ro = new ResizeObserver(() => u.setSize(size()));
     ro.observe(el);

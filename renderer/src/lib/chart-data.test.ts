@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { QueryRecord } from '../../../proxy/control/api-types.js';
-import { edgeLabel, latencySummary, recentLatencies, seriesColumns } from './chart-data.js';
+import { edgeLabel, latencySummary, recentLatencies, seriesColumns, binLabel } from './chart-data.js';
 import { record } from './fixtures.test-helpers.js';
 import { RingBuffer } from './ring.js';
 
@@ -41,5 +41,14 @@ describe('chart data', () => {
     expect(edgeLabel(0.1)).toBe('0.1 ms');
     expect(edgeLabel(21.544)).toBe('22 ms');
     expect(edgeLabel(2154)).toBe('2.2 s');
+  });
+});
+
+describe('binLabel', () => {
+  it('names a bin by its range, the last one open-ended', () => {
+    expect(binLabel([0.5, 1.1, 2300], 0)).toBe('0.5 ms – 1.1 ms');
+    expect(binLabel([0.5, 1.1, 2300], 1)).toBe('1.1 ms – 2.3 s');
+    expect(binLabel([0.5, 1.1, 2300], 2)).toBe('≥ 2.3 s');
+    expect(binLabel([0.5], 4)).toBe('—');
   });
 });

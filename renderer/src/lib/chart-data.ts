@@ -69,3 +69,11 @@ export function edgeLabel(ms: number): string {
   if (ms >= 1000) return `${+(ms / 1000).toPrecision(2)} s`;
   return `${+ms.toPrecision(2)} ms`;
 }
+
+/** A histogram bin as a range, for the hover legend: "0.5 ms – 1.1 ms"; the last bin is open-ended. */
+export function binLabel(edges: readonly number[], i: number): string {
+  const lo = edges[i];
+  const hi = edges[i + 1];
+  if (lo === undefined) return '—';
+  return hi === undefined ? `≥ ${edgeLabel(lo)}` : `${edgeLabel(lo)} – ${edgeLabel(hi)}`;
+}

@@ -57,10 +57,10 @@ describe('describeEvent', () => {
   it('connect failures, resolver switches and settings', () => {
     expect(
       describeEvent(
-        { kind: 'connection', event: { type: 'connect-failed', at: 1, resolverId: 'lab', address: '127.0.0.1:1', code: 'ECONNREFUSED', message: 'refused', retryInMs: 2000, transport: 'dot' as const, afterMs: 1, kind: 'refused' as const, classification: 'NET_REFUSED', sentence: 'This network refuses encrypted DNS connections to Lab (port 853).' } },
+        { kind: 'connection', event: { type: 'connect-failed', at: 1, resolverId: 'lab', address: '127.0.0.1:1', code: 'DOTSTUB_CONNECT_FAILED', message: 'refused', retryInMs: 2000, transport: 'dot' as const, afterMs: 1, kind: 'refused' as const, classification: 'NET_REFUSED', sentence: 'This network refuses encrypted DNS connections to Lab (port 853).' } },
         names,
       ).title,
-    ).toBe('Could not connect to Lab resolver at 127.0.0.1:1');
+    ).toBe('Could not connect to Lab resolver at 127.0.0.1:1: couldn’t connect to the resolver');
     expect(
       describeEvent({ kind: 'connection', event: { type: 'connect-failed', at: 1, resolverId: 'lab', address: 'a', code: 'X', message: 'refused', retryInMs: 250, transport: 'dot' as const, afterMs: 1, kind: 'refused' as const, classification: 'NET_REFUSED', sentence: 'This network refuses encrypted DNS connections to Lab (port 853).' } })
         .detail,

@@ -2,6 +2,7 @@
 import type { TimelineEvent } from '../../../proxy/control/api-types.js';
 import { formatAge, formatLatencyMs } from './format.js';
 import { sentence, stateText, type Tone } from './banner.js';
+import { errorWords } from './error-words.js';
 
 export type EventIcon = 'plug' | 'resume' | 'unplug' | 'heart' | 'error' | 'state' | 'switch' | 'gear';
 
@@ -80,7 +81,7 @@ export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => i
             kind: e.kind,
             icon: 'error',
             tone: 'danger',
-            title: `Could not connect to ${names(c.resolverId)} at ${c.address}`,
+            title: `Could not connect to ${names(c.resolverId)} at ${c.address}: ${errorWords(c.code)}`,
             detail: `${sentence(c.message)} Retrying in ${formatRetry(c.retryInMs)}.`,
           };
       }

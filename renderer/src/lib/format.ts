@@ -64,6 +64,14 @@ export function formatClock(epochMs: number): string {
   return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
 }
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** Local date and time to the millisecond: "22 Nov 14:03:07.120" (an event list spans days). */
+export function formatDateTime(epochMs: number): string {
+  const d = new Date(epochMs);
+  return `${d.getDate()} ${MONTHS[d.getMonth()]!} ${formatClock(epochMs)}`;
+}
+
 /** Local time to the second: "14:03:07". */
 export function formatClockShort(epochMs: number): string {
   const d = new Date(epochMs);

@@ -17,7 +17,7 @@ describe('overview figures', () => {
     expect(latencyTile(undefined).value).toBe('no answers');
     expect(latencyTile({ count: 0, p50: null, p95: null, p99: null }).value).toBe('no answers');
     const t = latencyTile({ count: 1200, p50: 12.3, p95: 48, p99: 130 });
-    expect(t.value).toBe('12.3 ms / 48.0 ms');
+    expect(t.value).toBe('12.3\u00a0ms / 48.0\u00a0ms');
     expect(t.sub).toBe('last minute · 1,200 answers · p99 130 ms');
     expect(latencyTile({ count: 1, p50: 2, p95: 2, p99: 2 }).sub).toContain('1 answer ·');
   });

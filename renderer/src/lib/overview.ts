@@ -28,12 +28,17 @@ export interface LatencyTile {
  * only answers the resolver gave; with none (a resolver that can't be
  * reached, or blocked), the tile says so instead of showing a number.
  */
+function unbroken(figure: string): string {
+  return figure.replace(/ /g, '\u00a0');
+}
+
 export function latencyTile(stats: LatencyStats | undefined): LatencyTile {
   if (!stats || stats.count === 0 || stats.p50 === null) {
     return { value: 'no answers', sub: 'none from the resolver in the last minute' };
   }
   return {
-    value: `${formatLatencyMs(stats.p50)} / ${formatLatencyMs(stats.p95)}`,
+    // Each figure keeps its unit (no-break space): a narrow tile wraps at the slash, never inside "1.42 ms".
+    value: `${unbroken(formatLatencyMs(stats.p50))} / ${unbroken(formatLatencyMs(stats.p95))}`,
     sub: `last minute · ${formatCount(stats.count)} ${stats.count === 1 ? 'answer' : 'answers'} · p99 ${formatLatencyMs(stats.p99)}`,
   };
 }

@@ -23,13 +23,23 @@ describe('query row facts', () => {
   });
 
   it('detail facts say who answered, retries, truncation and errors', () => {
-    const f = Object.fromEntries(detailFacts(record({ source: 'servfail', rcode: 'SERVFAIL', attempts: 2, truncated: true, error: 'connect_timeout', depth: 3 }), 'Quad9'));
+    const f = Object.fromEntries(detailFacts(record({ source: 'servfail', rcode: 'SERVFAIL', attempts: 2, truncated: true, error: 'DOTSTUB_CONNECT_TIMEOUT', depth: 3 }), 'Quad9'));
     expect(f['Answer from']).toBe('the proxy (SERVFAIL)');
     expect(f['Resolver']).toBe('Quad9');
     expect(f['Attempts']).toBe('2 (retried)');
     expect(f['Pipelined with']).toBe('2 other queries in flight');
     expect(f['Truncated']).toMatch(/TCP/);
-    expect(f['Error']).toBe('connect_timeout');
+    expect(f['Error']).toBe('the resolver didn’t answer the connection in time (DOTSTUB_CONNECT_TIMEOUT)');
     expect(Object.keys(Object.fromEntries(detailFacts(record(), 'Quad9')))).not.toContain('Error');
+  });
+
+  it('a query no resolver answered says why instead of a dash', () => {
+    const failed = Object.fromEntries(
+      detailFacts(record({ resolverId: null, connectionId: null, reused: null, source: 'servfail', rcode: 'SERVFAIL', error: 'DOTSTUB_CONNECT_FAILED' }), '—'),
+    );
+    expect(failed['Resolver']).toBe('none reached: couldn’t connect to the resolver');
+    expect(failed['Error']).toBe('couldn’t connect to the resolver (DOTSTUB_CONNECT_FAILED)');
+    const cached = Object.fromEntries(detailFacts(record({ resolverId: null, connectionId: null, reused: null, source: 'cache' }), '—'));
+    expect(cached['Resolver']).toBe('none needed (answer cache)');
   });
 });

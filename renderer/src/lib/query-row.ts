@@ -4,6 +4,7 @@
  * the export, so all three say the same thing.
  */
 import type { QueryRecord, ResolverView } from '../../../proxy/control/api-types.js';
+import { errorText, errorWords } from './error-words.js';
 import { formatClock } from './format.js';
 
 /** A resolver's name for a record; the id only if the resolver is no longer configured; '—' for queries never sent. */
@@ -37,6 +38,13 @@ function answerSourceText(source: QueryRecord['source']): string {
   }
 }
 
+/** The Resolver fact for a query that no resolver answered: why, in words, rather than a dash. */
+function unsentResolverText(r: Pick<QueryRecord, 'error' | 'source'>): string {
+  if (r.error) return `none reached: ${errorWords(r.error)}`;
+  if (r.source === 'cache' || r.source === 'stale') return 'none needed (answer cache)';
+  return 'none (answered by dotstub)';
+}
+
 export interface RowFlags {
   /** At or over the slow threshold. */
   readonly slow: boolean;
@@ -57,12 +65,12 @@ export function detailFacts(r: QueryRecord, resolver: string): [string, string][
     ['Client transport', r.transport.toUpperCase()],
     ['Response', r.rcode],
     ['Answer from', answerSourceText(r.source)],
-    ['Resolver', resolver],
+    ['Resolver', r.resolverId === null ? unsentResolverText(r) : resolver],
     ['Connection', connectionText(r)],
     ['Pipelined with', r.depth > 1 ? `${r.depth - 1} other ${r.depth === 2 ? 'query' : 'queries'} in flight` : 'none (alone on the connection)'],
     ['Attempts', r.attempts > 1 ? `${r.attempts} (retried)` : '1'],
   ];
   if (r.truncated) facts.push(['Truncated', 'yes: the client retried over TCP']);
-  if (r.error) facts.push(['Error', r.error]);
+  if (r.error) facts.push(['Error', errorText(r.error)]);
   return facts;
 }

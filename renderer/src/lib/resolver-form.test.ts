@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EMPTY_FORM, formToBody } from './resolver-form.js';
+import { EMPTY_FORM, formToBody, refusalSummary } from './resolver-form.js';
 
 describe('formToBody', () => {
   it('builds the API body, pins split on lines and commas', () => {
@@ -16,5 +16,15 @@ describe('formToBody', () => {
 
   it('an empty port means 853', () => {
     expect(formToBody({ ...EMPTY_FORM, address: '9.9.9.9', port: '' }).body.port).toBe(853);
+  });
+});
+
+describe('refusalSummary', () => {
+  it('points to the marked fields for a validation refusal, and says other refusals as they are', () => {
+    expect(refusalSummary({ code: 'validation', message: 'address: taken', fields: { address: 'taken' } })).toBe('Not added: one field needs a change (marked below).');
+    expect(refusalSummary({ code: 'validation', message: 'x', fields: { address: 'a', authName: 'b' } })).toBe('Not added: 2 fields need a change (marked below).');
+    expect(refusalSummary({ code: 'conflict', message: 'at most 64 custom resolvers; remove one first', fields: {} })).toBe(
+      'Not added: at most 64 custom resolvers; remove one first',
+    );
   });
 });

@@ -32,3 +32,10 @@ export function formToBody(f: FormText): { body: CustomResolverBody; errors: Par
   return { body, errors };
 }
 
+
+/** The line above the form when the proxy refused it: field problems are shown beside their fields, so the summary only points there. */
+export function refusalSummary(err: { readonly code: string; readonly message: string; readonly fields: Readonly<Record<string, string>> }): string {
+  const n = Object.keys(err.fields).length;
+  if (err.code === 'validation' && n > 0) return `Not added: ${n === 1 ? 'one field needs' : `${n} fields need`} a change (marked below).`;
+  return `Not added: ${err.message}`;
+}

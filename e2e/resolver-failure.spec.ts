@@ -1,0 +1,67 @@
+/**
+ * Switching to a resolver that can't be reached (a closed port on
+ * loopback): the failure is said where the switch was made, in words, the
+ * banner counts down to the next try, the reuse gauges stop claiming reuse,
+ * and one click switches back.
+ */
+import net from 'node:net';
+import { expect, test } from './support/fixtures.js';
+
+/** A loopback port with nothing listening: bound, then closed. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+test('switching to a dead resolver shows the failure in words, and one click switches back', async ({ lab, dashboard, page }) => {
+  test.setTimeout(90_000);
+  lab.digMany(['n1.test', 'n2.test', 'n3.test']);
+  const port = await closedPort();
+  await dashboard.goTo('Resolvers');
+  await dashboard.addResolver({ label: 'Dead lab', address: '127.0.0.1', port, authName: 'dns.test' });
+  await expect(dashboard.resolverList.getByRole('listitem')).toContainText(['Dead lab']);
+
+  await dashboard.switchResolver('Dead lab');
+  await expect(dashboard.resolverList.getByRole('listitem').filter({ hasText: 'Dead lab' })).toHaveAttribute('aria-current', 'true');
+  // The pool connects on the next query; the query fails, and so does the switch.
+  expect(lab.dig('n4.test').status).toBe('SERVFAIL');
+  const failure = page.getByTestId('switch-failed');
+  await expect(failure).toContainText('Dead lab can’t be reached: couldn’t connect to the resolver');
+  await expect(page.getByText(/Now using Dead lab/)).toHaveCount(0);
+  await expect(dashboard.banner).toHaveAttribute('data-state', 'blocked');
+  // A countdown that moves, not a snapshot.
+  const countdown = dashboard.banner.getByTestId('retry-countdown');
+  await expect(countdown).toHaveText(/retrying (in \d+ s|now…)\./);
+
+  // The failed query says why in words, and which resolver it never reached.
+  await dashboard.goTo('Queries');
+  await dashboard.openQuery('n4.test');
+  await expect(dashboard.queryDetail).toContainText('none reached: couldn’t connect to the resolver');
+  await expect(dashboard.queryDetail).toContainText('couldn’t connect to the resolver (DOTSTUB_CONNECT_FAILED)');
+
+  // The reuse gauges reflect the outage.
+  await dashboard.goTo('Connections');
+  await expect(page.getByRole('meter', { name: 'Connection hits, last 5 min' })).toContainText('no connection');
+
+  // The events tell it once: the failure that blocked DNS, the change to Blocked, then one line for the
+  // retry cycle counting its attempts (not three lines an attempt); no "still Blocked"; dated times.
+  await dashboard.goTo('Events');
+  const failures = dashboard.events.getByRole('listitem').filter({ hasText: 'Could not connect to Dead lab' });
+  await expect(failures.first()).toContainText(/\d+ attempts since/, { timeout: 10_000 });
+  await expect(failures).toHaveCount(2);
+  await expect(dashboard.events.getByRole('listitem').filter({ hasText: 'to Dead lab closed' })).toHaveCount(0);
+  await expect(dashboard.events).not.toContainText('still');
+  await expect(failures.first().locator('time')).toHaveText(/^\d{1,2} [A-Z][a-z]{2} \d\d:\d\d:\d\d\.\d{3}$/);
+
+  // One click back, where the switch was made.
+  await dashboard.goTo('Resolvers');
+  await failure.getByRole('button', { name: 'Switch back to dns.test (127.0.0.1)' }).click();
+  await expect(dashboard.resolverList.getByRole('listitem').filter({ hasText: 'dns.test (127.0.0.1)' })).toHaveAttribute('aria-current', 'true');
+  expect(lab.dig('which.test').answers).toEqual(['10.0.0.1']);
+  await expect(page.getByText(/Now using dns\.test \(127\.0\.0\.1\)/)).toBeVisible();
+  await expect(dashboard.banner).toHaveAttribute('data-state', 'private');
+  await expect(page.getByTestId('switch-failed')).toHaveCount(0);
+});

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import type { TimelineEvent } from '../../../proxy/control/api-types.js';
+import { lastFailure, recovery, retryText } from './retry.js';
+
+function failed(at: number, retryInMs: number, resolverId = 'lab'): TimelineEvent {
+  return {
+    kind: 'connection',
+    event: { type: 'connect-failed', at, resolverId, address: '127.0.0.1:1', code: 'DOTSTUB_CONNECT_FAILED', message: 'refused', retryInMs, transport: 'dot' as const, afterMs: 1, kind: 'refused' as const, classification: 'NET_REFUSED', sentence: 'This network refuses encrypted DNS connections (port 853).' },
+  };
+}
+
+describe('retry countdown', () => {
+  it('counts down from the event time, then says it is retrying', () => {
+    expect(retryText(20_000, 4_000)).toBe('retrying in 16 s');
+    expect(retryText(20_000, 10_500)).toBe('retrying in 10 s');
+    expect(retryText(20_000, 19_400)).toBe('retrying now…');
+    expect(retryText(20_000, 25_000)).toBe('retrying now…');
+  });
+
+  it('uses the newest failure of that resolver since the given time', () => {
+    const events = [failed(1000, 500), failed(3000, 16_000), failed(4000, 1000, 'other')];
+    expect(lastFailure(events, 'lab', 0)).toEqual({ at: 3000, code: 'DOTSTUB_CONNECT_FAILED', address: '127.0.0.1:1', retryAt: 19_000 });
+    expect(lastFailure(events, 'lab', 3500)).toBeNull();
+  });
+
+  it('the banner reason counts down while blocked, and defers to the proxy otherwise', () => {
+    const blocked = { state: 'blocked' as const, since: 3000, resolver: { id: 'lab' } };
+    const events = [failed(3000, 16_000)];
+    expect(recovery(blocked, events)).toEqual({ reason: 'Couldn’t connect to the resolver (127.0.0.1:1); queries get SERVFAIL,', retryAt: 19_000 });
+    expect(retryText(19_000, 12_000)).toBe('retrying in 7 s');
+    expect(recovery({ ...blocked, state: 'private' }, events)).toBeNull();
+    expect(recovery(blocked, [])).toBeNull();
+  });
+});

@@ -1,0 +1,66 @@
+/**
+ * The events list as a story: newest first, without non-changes ("still
+ * Blocked"), and one line for a retry cycle rather than three per attempt
+ * (connect failure, the close of the connection that never opened, "still
+ * blocked"): consecutive failures to reach the same resolver for the same
+ * reason fold into one line that counts them. Pure.
+ */
+import type { TimelineEvent } from '../../../proxy/control/api-types.js';
+import { describeEvent, type EventLine, type ResolverNames } from './events.js';
+import { formatClockShort } from './format.js';
+
+export type EventKind = TimelineEvent['kind'] | 'all';
+
+export interface StoryOptions {
+  readonly kind: EventKind;
+  readonly hideKeepalive: boolean;
+  /** At most this many lines (the overview's recent events). */
+  readonly limit?: number;
+}
+
+export interface StoryLine {
+  /** Index of the newest event in the line: a stable React key. */
+  readonly key: number;
+  readonly line: EventLine;
+  /** How many events the line stands for (1, or the attempts of a retry cycle). */
+  readonly count: number;
+}
+
+type ConnectFailed = Extract<TimelineEvent, { kind: 'connection' }>['event'] & { type: 'connect-failed' };
+
+function connectFailed(e: TimelineEvent): ConnectFailed | null {
+  return e.kind === 'connection' && e.event.type === 'connect-failed' ? e.event : null;
+}
+
+/** `events` oldest first, as the store keeps them. */
+export function storyline(events: readonly TimelineEvent[], names: ResolverNames, opts: StoryOptions): StoryLine[] {
+  const out: StoryLine[] = [];
+  // A connection that never opened closes right after its connect failure: that close is the failure's, not a line of its own.
+  const opened = new Set<number>();
+  for (const e of events) if (e.kind === 'connection' && e.event.type === 'open') opened.add(e.event.connectionId);
+  // The failure the last line stands for, while consecutive failures can still fold into it.
+  let group: { readonly newest: ConnectFailed; oldestAt: number; count: number } | null = null;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (opts.kind !== 'all' && e.kind !== opts.kind) continue;
+    if (opts.hideKeepalive && e.kind === 'connection' && e.event.type === 'keepalive') continue;
+    if (e.kind === 'state' && e.event.previous === e.event.state) continue;
+    if (e.kind === 'connection' && e.event.type === 'close' && e.event.queriesCarried === 0 && !opened.has(e.event.connectionId)) continue;
+    const f = connectFailed(e);
+    if (f && group && group.newest.resolverId === f.resolverId && group.newest.code === f.code) {
+      group.count++;
+      group.oldestAt = f.at;
+      const last = out[out.length - 1]!;
+      out[out.length - 1] = { ...last, count: group.count, line: { ...last.line, detail: retryCycleDetail(group.newest, group.count, group.oldestAt) } };
+      continue;
+    }
+    if (opts.limit !== undefined && out.length >= opts.limit) break;
+    group = f ? { newest: f, oldestAt: f.at, count: 1 } : null;
+    out.push({ key: i, line: describeEvent(e, names), count: 1 });
+  }
+  return out;
+}
+
+function retryCycleDetail(newest: ConnectFailed, count: number, oldestAt: number): string {
+  return `${count} attempts since ${formatClockShort(oldestAt)}, each backing off longer; the last at ${formatClockShort(newest.at)}, the next at ${formatClockShort(newest.at + newest.retryInMs)}.`;
+}
