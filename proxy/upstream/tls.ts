@@ -10,8 +10,9 @@
  * anything else; opportunistic mode proceeds, recorded as unverified.
  */
 import type tls from 'node:tls';
-import { CertificateError, PinMismatchError, type DotstubError } from '../errors.js';
-import { chainPins, describeCertError, type AuthMode } from './dot/tls.js';
+import { CertificateError, ConnectFailedError, ConnectionClosedError, PinMismatchError, type DotstubError } from '../errors.js';
+import type { CloseReason } from './connection.js';
+import { chainPins, describeCertError, describeConnectError, type AuthMode } from './dot/tls.js';
 
 export interface PeerIdentity {
   readonly mode: AuthMode;
@@ -59,4 +60,24 @@ function issuerOf(socket: tls.TLSSocket): string | undefined {
   const issuer = socket.getPeerCertificate()?.issuer as { O?: string | string[]; CN?: string | string[] } | undefined;
   const pick = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
   return pick(issuer?.O) ?? pick(issuer?.CN);
+}
+
+/**
+ * What a socket error means for a DoT or DoH connection: before it opened,
+ * a connect failure in the phase it reached (TCP, or the TLS handshake after
+ * it: the classification tells a filter that resets ClientHellos from a
+ * closed port); after, a reset or error that ends the queries in flight.
+ */
+export function socketFailure(
+  err: NodeJS.ErrnoException,
+  where: { readonly connecting: boolean; readonly tcpConnected: boolean; readonly address: string; readonly port: number },
+): { readonly reason: CloseReason; readonly error: DotstubError } {
+  if (where.connecting) {
+    const phase = where.tcpConnected ? 'handshake' : 'connect';
+    return { reason: 'error', error: new ConnectFailedError(describeConnectError(err, where.address, where.port), { cause: err }, phase) };
+  }
+  return {
+    reason: err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'reset' : 'error',
+    error: new ConnectionClosedError(`connection to ${where.address} failed: ${err.code ?? err.message}`, { cause: err }),
+  };
 }

@@ -58,9 +58,9 @@ import type {
   PoolConnectionEvents,
   SendInfo,
 } from '../connection.js';
-import { describeConnectError, secureContextFor, type AuthPolicy } from '../dot/tls.js';
+import { secureContextFor, type AuthPolicy } from '../dot/tls.js';
 import type { PoolOptions } from '../pool.js';
-import { authenticatePeer } from '../tls.js';
+import { authenticatePeer, socketFailure } from '../tls.js';
 
 /** RFC 8484 §6: the media type of a DNS message in wire format. */
 const DNS_MESSAGE = 'application/dns-message';
@@ -143,6 +143,8 @@ class DohConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
   #lastAnswerAt = 0;
   /** A ticket that arrived before authentication finished (TLS 1.2 sends it in the handshake): emitted only if it succeeds. */
   #earlyTicket: Buffer | undefined;
+  /** TCP connected: a failure now is in the TLS handshake (for the classification). */
+  #tcpConnected = false;
   readonly #startedAt = performance.now();
 
   constructor(opts: DohConnectionOptions) {
@@ -180,13 +182,11 @@ class DohConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
       if (this.#handshake?.verified) this.emit('session', ticket);
       else if (this.#state === 'connecting') this.#earlyTicket = ticket;
     });
+    this.#socket.once('connect', () => (this.#tcpConnected = true));
     this.#socket.on('error', (err: NodeJS.ErrnoException) => {
       if (this.#state === 'closed') return;
-      if (this.#state === 'connecting') {
-        this.#fail('error', new ConnectFailedError(describeConnectError(err, opts.address, this.#endpoint.port), { cause: err }));
-      } else {
-        this.#fail(err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'reset' : 'error', new ConnectionClosedError(`connection to ${opts.address} failed: ${err.code ?? err.message}`, { cause: err }));
-      }
+      const f = socketFailure(err, { connecting: this.#state === 'connecting', tcpConnected: this.#tcpConnected, address: opts.address, port: this.#endpoint.port });
+      this.#fail(f.reason, f.error);
     });
     this.#socket.on('close', () => {
       if (this.#state !== 'closed') this.#fail(this.#state === 'connecting' ? 'error' : 'reset', undefined);

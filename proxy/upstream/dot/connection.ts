@@ -23,7 +23,7 @@ import tls from 'node:tls';
 import type { ResolverSpec } from '../../config/resolvers.js';
 import { FrameReader } from '../../dns/framing.js';
 import type { UpstreamQuestion } from '../../dns/wire.js';
-import { ConnectFailedError, ConnectionClosedError, ConnectTimeoutError, type DotstubError } from '../../errors.js';
+import { ConnectionClosedError, ConnectTimeoutError, type DotstubError } from '../../errors.js';
 import type {
   AnswerHandler,
   CloseReason,
@@ -36,8 +36,8 @@ import type {
 } from '../connection.js';
 import { InFlightMap } from '../in-flight.js';
 import type { PoolOptions } from '../pool.js';
-import { authenticatePeer } from '../tls.js';
-import { describeConnectError, secureContextFor, type AuthPolicy } from './tls.js';
+import { authenticatePeer, socketFailure } from '../tls.js';
+import { secureContextFor, type AuthPolicy } from './tls.js';
 
 interface DotConnectionOptions {
   readonly id: number;
@@ -173,12 +173,8 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
     });
     this.#socket.on('error', (err: NodeJS.ErrnoException) => {
       if (this.#state === 'closed') return;
-      if (this.#state === 'connecting') {
-        const phase = this.#tcpConnected ? 'handshake' : 'connect';
-        this.#fail('error', new ConnectFailedError(describeConnectError(err, opts.address, opts.resolver.port), { cause: err }, phase));
-      } else {
-        this.#fail(err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'reset' : 'error', new ConnectionClosedError(`connection to ${opts.address} failed: ${err.code ?? err.message}`, { cause: err }));
-      }
+      const f = socketFailure(err, { connecting: this.#state === 'connecting', tcpConnected: this.#tcpConnected, address: opts.address, port: opts.resolver.port });
+      this.#fail(f.reason, f.error);
     });
     this.#socket.on('close', () => {
       if (this.#state !== 'closed') this.#fail(this.#state === 'connecting' ? 'error' : 'reset', undefined);
