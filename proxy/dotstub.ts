@@ -28,6 +28,9 @@ import { dohConnectionFactory } from './upstream/doh/connection.js';
 import { Fallback, type Transport, type TransportChange } from './upstream/fallback.js';
 import { classifyFailure, type FailureKind } from './network/classify.js';
 import { NetworkWatch, type NetworkChange } from './network/watch.js';
+import { CaptiveGate, CaptivePortal, type CaptiveEvent, type CaptiveView } from './network/captive.js';
+import type { ProbeTargets } from './network/captive-probe.js';
+import type { DiscoveryPaths } from './network/network-resolver.js';
 import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './upstream/pool.js';
 
 export type { PrivacyState };
@@ -118,7 +121,29 @@ export interface StubProxyEvents {
   warning: [string];
   /** Which transport carries queries changed (a resolver with a DoH URL: DoT ⇄ DoH), and why. */
   transport: [TransportChange];
+  /** A captive portal's story: detected, asking, allowed, names let through, signed in, back to private. */
+  captive: [CaptiveEvent];
 }
+
+/** Captive-portal handling (issue 9): where to probe and whom to ask in cleartext. */
+export interface CaptiveConfig {
+  readonly probes: ProbeTargets;
+  /** The network's own resolver, when the user set it (`--network-dns`); empty: discovered. */
+  readonly networkDns: readonly string[];
+  /** Strict mode's "allow sign-in" answers per network; null: not remembered. */
+  readonly consentFile: string | null;
+  /** Where discovery looks (tests point it at their own files). */
+  readonly paths?: DiscoveryPaths;
+  /** A fixed network key (tests); the gateway's hashed MAC otherwise. */
+  readonly networkKey?: () => string | null;
+  readonly exceptionMs?: number;
+  readonly reprobeMs?: number;
+}
+
+/** A connect failure this soon after start or a network change starts a portal check. */
+const PORTAL_CHECK_WINDOW_MS = 5 * 60_000;
+/** At most one portal check per this long. */
+const PORTAL_CHECK_EVERY_MS = 30_000;
 
 export interface ProxyConfig {
   readonly listen: readonly ListenAddress[];
@@ -135,6 +160,8 @@ export interface ProxyConfig {
   readonly watchNetwork: boolean;
   /** The answer cache's bounds; null: no cache (every query goes to the resolver). */
   readonly cache: Partial<AnswerCacheOptions> | null;
+  /** Captive-portal detection and the sign-in exception; null: off (no probe ever leaves). */
+  readonly captive: CaptiveConfig | null;
 }
 
 export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyConfig> = {}): ProxyConfig {
@@ -149,6 +176,7 @@ export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyCo
     watchNetwork: true,
     warm: true,
     cache: {},
+    captive: null,
     ...overrides,
   };
 }
@@ -195,6 +223,10 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   /** Every listener's clients share the pool's capacity fairly. */
   readonly #shares = new ClientShares(() => this.#config.pool.size * this.#config.pool.maxInFlight);
   #stateSince = Date.now();
+  /** Captive portals: detection, the sign-in exception (null when config.captive is). */
+  readonly #captive: CaptivePortal | null;
+  /** When the proxy started or the network last changed: a connect failure soon after may be a portal. */
+  #networkSince = 0;
   #startedAt = 0;
   #running = false;
 
@@ -202,6 +234,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     super();
     this.#config = config;
     this.#cache = config.cache ? new AnswerCache(config.cache) : null;
+    this.#captive = config.captive ? this.#makeCaptive(config.captive) : null;
     this.#pool = this.#makePool(config.resolver);
     this.#engine = new Engine(this.#upstreamFor(this.#pool), { padding: config.padding, recordNames: config.recordNames, keepBrowsersOnStub: config.keepBrowsersOnStub }, this.#counters);
     this.#engine.on('query', (r) => this.emit('query', r));
@@ -283,6 +316,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     }
     this.#running = true;
     this.#startedAt = Date.now();
+    this.#networkSince = this.#startedAt;
     this.#onPrivacyEvent({ type: 'started', resolver: this.#pool.resolver.label });
     if (this.#config.warm) this.#pool.warm();
     if (this.#config.watchNetwork) {
@@ -359,6 +393,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   async stop(drainMs = 3000): Promise<void> {
     if (!this.#running) return;
     this.#running = false;
+    this.#captive?.stop();
     this.#watch?.stop();
     this.#watch = undefined;
     const tcpClosing = this.#tcp.map((t) => t.close());
@@ -425,9 +460,73 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.emit('state', { state: next.state, previous: previous.state, reason: next.reason, at: Date.now(), resolverId: this.#pool.resolver.id });
   }
 
-  /** The engine's upstream: the pool, behind the answer cache when there is one. */
+  /**
+   * The engine's upstream: the pool, behind the captive gate when portals are
+   * handled, behind the answer cache when there is one (so cached private
+   * answers, and stale ones, still serve while signing in).
+   */
   #upstreamFor(pool: Pool | Fallback): Upstream {
-    return this.#cache ? new CachingUpstream(this.#cache, pool, this.#counters) : pool;
+    const gated = this.#captive ? new CaptiveGate(this.#captive, pool) : pool;
+    return this.#cache ? new CachingUpstream(this.#cache, gated, this.#counters) : gated;
+  }
+
+  #makeCaptive(c: CaptiveConfig): CaptivePortal {
+    const portal = new CaptivePortal({
+      probes: c.probes,
+      networkDns: c.networkDns,
+      consentFile: c.consentFile,
+      mode: () => this.#config.auth.mode,
+      retryEncrypted: () => {
+        if (this.#running) this.#pool.networkChanged();
+      },
+      encryptedWorks: () => this.#pool.connections.some((conn) => conn.state === 'open' && conn.handshake?.verified === true),
+      ...(c.paths ? { paths: c.paths } : {}),
+      ...(c.networkKey ? { networkKey: c.networkKey } : {}),
+      ...(c.exceptionMs !== undefined ? { exceptionMs: c.exceptionMs } : {}),
+      ...(c.reprobeMs !== undefined ? { reprobeMs: c.reprobeMs } : {}),
+    });
+    portal.on('event', (e) => {
+      if (!this.#running) return;
+      this.emit('captive', e);
+      if (e.type === 'left' && e.how !== 'private') this.#onPrivacyEvent({ type: 'captive-ended', sentence: e.sentence });
+    });
+    portal.on('change', () => {
+      const view = portal.view;
+      if (view && this.#running) this.#onPrivacyEvent({ type: 'captive', sentence: view.sentence });
+    });
+    return portal;
+  }
+
+  /** Encrypted DNS failed: soon after start or a network change, that may be a captive portal. */
+  #maybeCheckPortal(): void {
+    const portal = this.#captive;
+    if (!portal || portal.active || portal.checking) return;
+    const now = Date.now();
+    if (now - this.#networkSince > PORTAL_CHECK_WINDOW_MS || now - portal.lastCheckAt < PORTAL_CHECK_EVERY_MS) return;
+    void portal.check();
+  }
+
+  /** The captive portal being signed in to, or null. */
+  get captive(): CaptiveView | null {
+    return this.#captive?.view ?? null;
+  }
+
+  /** The user's answer to "Allow sign-in?", or a request to extend it; false when there is nothing to answer. */
+  captiveAction(action: 'allow' | 'decline' | 'extend' | 'check', remember = false): boolean {
+    const portal = this.#captive;
+    if (!portal || !this.#running) return false;
+    switch (action) {
+      case 'allow':
+        return portal.allow(remember);
+      case 'decline':
+        return portal.decline(remember);
+      case 'extend':
+        return portal.extend();
+      case 'check':
+        if (portal.active || portal.checking) return false;
+        void portal.check();
+        return true;
+    }
   }
 
   /** Entries and bytes in the answer cache (null without one). */
@@ -488,6 +587,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       });
       if (!active()) return;
       this.#network = null;
+      if (info.verified) this.#captive?.authenticated();
       const name = resolver.authName && !resolver.label.includes(resolver.authName) ? `${resolver.label} (${resolver.authName})` : resolver.label;
       const who = transport === 'doh' ? `${name} via DNS-over-HTTPS` : name;
       this.#onPrivacyEvent({ type: 'connected', resolver: who, verified: info.verified, tlsVersion: info.tlsVersion, authError: info.authError });
@@ -537,7 +637,9 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
         afterMs: f.afterMs,
         ...classified,
       });
-      if (!active() || !speaks()) return;
+      if (!active()) return;
+      this.#maybeCheckPortal();
+      if (!speaks()) return;
       // Ladder step 4: when DoH fails too, the reason names the first failure (DoT's) as well.
       const first = owner instanceof Fallback && transport === 'doh' ? owner.primaryError : undefined;
       const message = first ? `${first.message}; DNS-over-HTTPS failed too: ${f.error.message}` : f.error.message;
@@ -555,6 +657,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     if (!this.#running) return;
     this.emit('network-change', change);
     this.#network = null;
+    this.#networkSince = Date.now();
+    this.#captive?.networkChanged();
     this.#pool.networkChanged();
   }
 

@@ -21,7 +21,9 @@ export type ErrorCode =
   | 'DOTSTUB_MALFORMED'
   | 'DOTSTUB_QUESTION_MISMATCH'
   | 'DOTSTUB_HTTP_STATUS'
-  | 'DOTSTUB_HTTP_STREAM';
+  | 'DOTSTUB_HTTP_STREAM'
+  | 'DOTSTUB_CAPTIVE_HELD'
+  | 'DOTSTUB_CLEARTEXT_FAILED';
 
 export class DotstubError extends Error {
   readonly code: ErrorCode;
@@ -172,6 +174,23 @@ export class HttpStreamError extends DotstubError {
   constructor(message: string, h2Code: number, options?: { cause?: unknown }) {
     super('DOTSTUB_HTTP_STREAM', message, options);
     this.h2Code = h2Code;
+  }
+}
+
+/**
+ * Signing in to a captive portal: only the names the sign-in needs are looked
+ * up (in cleartext, at the network's resolver); this one isn't one of them.
+ */
+export class CaptiveHeldError extends DotstubError {
+  constructor(message: string) {
+    super('DOTSTUB_CAPTIVE_HELD', message);
+  }
+}
+
+/** The network's own resolver (cleartext, captive sign-in or degraded mode) didn't answer usably. */
+export class CleartextFailedError extends DotstubError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('DOTSTUB_CLEARTEXT_FAILED', message, options);
   }
 }
 

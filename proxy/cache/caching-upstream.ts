@@ -117,7 +117,8 @@ export class CachingUpstream implements Upstream {
     if (answer && answer.rcode === 2 && miss.stale && this.#serveStale(miss)) return;
     if (answer) {
       // The engine rewrites the answer's bytes in place (ID, OPT): store a copy first.
-      this.#cache.set(miss.key, answer.raw, answer.rcode);
+      // Never an answer obtained in cleartext (captive sign-in, degraded mode): the cache holds private answers only.
+      if (!miss.trace.cleartext) this.#cache.set(miss.key, answer.raw, answer.rcode);
       if (!miss.settled && miss.done) {
         miss.settled = true;
         miss.done(miss.outer, null, answer);
@@ -171,7 +172,7 @@ export class CachingUpstream implements Upstream {
     };
     this.#inner.resolve(background, (m, _err, answer) => {
       e.prefetching = false;
-      if (answer) this.#cache.set(m.key, answer.raw, answer.rcode);
+      if (answer && !m.trace.cleartext) this.#cache.set(m.key, answer.raw, answer.rcode);
     });
   }
 }

@@ -157,7 +157,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.counters.answers++;
     if (job.trace.reused) this.counters.connectionHits++;
     const cache = job.trace.cache;
-    const source: AnswerSource = cache === 'hit' ? 'cache' : cache === 'stale' ? 'stale' : 'upstream';
+    const source: AnswerSource = cache === 'hit' ? 'cache' : cache === 'stale' ? 'stale' : job.trace.cleartext ? 'cleartext' : 'upstream';
     this.#finish(job, buf, source, rcodeName(answer.rcode), truncated, null);
   }
 

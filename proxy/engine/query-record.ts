@@ -21,7 +21,9 @@ export type AnswerSource =
   /** FORMERR/NOTIMP for a malformed or unsupported query. */
   | 'error-reply'
   /** A name dotstub answers itself (resolver.arpa, Firefox's canary): never forwarded. */
-  | 'local';
+  | 'local'
+  /** Unencrypted, from the network's own resolver: a captive portal's sign-in names (or degraded mode). Never cached. */
+  | 'cleartext';
 
 export interface QueryRecord {
   /** Monotonic per proxy, for ordering and de-duplication in clients. */

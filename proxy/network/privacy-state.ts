@@ -36,6 +36,10 @@ export type PrivacyEvent =
    * resolver was verified until `since` (a clock time, HH:MM:SS), not now.
    */
   | { readonly type: 'idle'; readonly resolver: string; readonly since: string }
+  /** A captive portal: the sentence says where to sign in and what dotstub does meanwhile (network/captive.ts). */
+  | { readonly type: 'captive'; readonly sentence: string }
+  /** The captive session ended without an authenticated connection (the network changed, or the portal went away). */
+  | { readonly type: 'captive-ended'; readonly sentence: string }
   | { readonly type: 'stopped' };
 
 export const INITIAL_PRIVACY: PrivacyStatus = { state: 'off', reason: 'not started' };
@@ -52,6 +56,8 @@ export function nextPrivacyState(current: PrivacyStatus, event: PrivacyEvent, po
       // Queries keep flowing on the old resolver until the new one answers: the state holds.
       return { state: current.state, reason: `switching to ${event.resolver}` };
     case 'connected':
+      // Signing in ends only with an authenticated connection: an unverified one may be the portal's own interceptor.
+      if (current.state === 'captive' && !event.verified) return current;
       if (event.verified) return { state: 'private', reason: `encrypted DNS to ${event.resolver}, verified, ${event.tlsVersion}` };
       // A connection that did not verify only opens in opportunistic mode; strict refuses it before this.
       if (policy.mode === 'strict') return current;
@@ -60,6 +66,8 @@ export function nextPrivacyState(current: PrivacyStatus, event: PrivacyEvent, po
         reason: `encrypted DNS to ${event.resolver}, but not verified: ${event.authError ?? 'unknown reason'}`,
       };
     case 'connect-failed':
+      // While signing in, failures are expected: the banner keeps saying where to sign in.
+      if (current.state === 'captive') return current;
       // Strict and opportunistic alike never fall back to cleartext here: nothing leaves.
       return { state: 'blocked', reason: `${event.message}; queries get SERVFAIL, retrying in ${formatWait(event.retryInMs)}` };
     case 'idle':
@@ -69,6 +77,11 @@ export function nextPrivacyState(current: PrivacyStatus, event: PrivacyEvent, po
         state: current.state,
         reason: `idle since ${event.since}: no connection is open; ${event.resolver} was last ${current.state === 'private' ? 'verified' : 'reached'} then, and is checked again with the next query`,
       };
+    case 'captive':
+      return { state: 'captive', reason: event.sentence };
+    case 'captive-ended':
+      if (current.state !== 'captive') return current;
+      return { state: 'blocked', reason: `${event.sentence}; queries get SERVFAIL until encrypted DNS connects` };
     case 'stopped':
       return { state: 'off', reason: 'dotstub stopped' };
   }

@@ -33,10 +33,12 @@ export interface UpstreamTrace {
   writtenAt: number;
   /** Answered from the cache: fresh ('hit') or expired but served because the resolver failed or was slow ('stale'). */
   cache: 'hit' | 'stale' | null;
+  /** Answered in cleartext by the network's own resolver (captive sign-in, or degraded mode): never cached, marked in the log. */
+  cleartext: boolean;
 }
 
 export function newTrace(): UpstreamTrace {
-  return { attempts: 0, resolverId: null, connectionId: null, reused: null, handshake: null, depth: 0, sentAt: 0, writtenAt: 0, cache: null };
+  return { attempts: 0, resolverId: null, connectionId: null, reused: null, handshake: null, depth: 0, sentAt: 0, writtenAt: 0, cache: null, cleartext: false };
 }
 
 export interface UpstreamRequest {

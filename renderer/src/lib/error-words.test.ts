@@ -12,6 +12,8 @@ const CODES = [
   'DOTSTUB_POOL_CLOSED',
   'DOTSTUB_QUARANTINED',
   'DOTSTUB_MALFORMED',
+  'DOTSTUB_CAPTIVE_HELD',
+  'DOTSTUB_CLEARTEXT_FAILED',
 ];
 
 describe('errorWords', () => {

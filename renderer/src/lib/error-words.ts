@@ -16,6 +16,8 @@ const WORDS: Readonly<Record<string, string>> = {
   DOTSTUB_QUARANTINED: 'the resolver is paused after repeated failures',
   DOTSTUB_MALFORMED: 'the resolver sent an answer that couldn’t be read',
   DOTSTUB_QUESTION_MISMATCH: 'the resolver answered a different question',
+  DOTSTUB_CAPTIVE_HELD: 'held while you sign in to this network: only the sign-in page’s names are looked up',
+  DOTSTUB_CLEARTEXT_FAILED: 'the network’s own resolver didn’t answer',
   DOTSTUB_INTERNAL: 'something went wrong inside dotstub',
 };
 

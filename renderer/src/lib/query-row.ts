@@ -35,6 +35,8 @@ function answerSourceText(source: QueryRecord['source']): string {
       return 'the proxy (error reply)';
     case 'local':
       return 'dotstub itself: a special-use name that is never forwarded';
+    case 'cleartext':
+      return 'the network’s own resolver, unencrypted: a name the Wi-Fi sign-in needs (never cached)';
   }
 }
 

@@ -1,0 +1,592 @@
+/**
+ * Signing in to a captive portal, then private again by itself (issue 9,
+ * NETWORK.md "While captive"). The rules this file keeps:
+ *
+ *   - cleartext goes only to the network's own resolver (network-resolver.ts),
+ *     only for the names the sign-in needs (the OS/browser check names, the
+ *     portal's redirect chain, the CAPPORT API and its pages), only while the
+ *     exception lasts (5 minutes, the user may extend it to 15);
+ *   - every other query is held: SERVFAIL at once (CaptiveGate), or a stale
+ *     answer from the cache;
+ *   - strict mode asks first, once per network (the answer is remembered
+ *     under a hash of the gateway's MAC address); opportunistic mode starts
+ *     the exception by itself;
+ *   - it ends the moment an authenticated encrypted connection opens
+ *     (`authenticated()`), when the network changes, or when the exception
+ *     runs out. While it lasts it re-probes every 5 s and asks the encrypted
+ *     upstream to try again; it never probes while all is well.
+ */
+import crypto from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import dnsPacket from 'dns-packet';
+import { parseClientQuery, encodeUpstreamQuery } from '../dns/wire.js';
+import { CaptiveHeldError, CleartextFailedError } from '../errors.js';
+import { CleartextUpstream } from '../upstream/plain/cleartext.js';
+import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest } from '../upstream/upstream.js';
+import { CHECK_NAMES, detectPortal, type PortalVerdict, type ProbeTargets } from './captive-probe.js';
+import { discoverNetworkResolver, type DiscoveryPaths, type NetworkResolver, SYSTEM_PATHS } from './network-resolver.js';
+
+export type ExceptionState =
+  /** Cleartext for the sign-in names is on until `expiresAt`. */
+  | 'active'
+  /** Strict mode: waiting for the user's "Allow sign-in" / "Not now". */
+  | 'asking'
+  /** The user said "Not now" (or remembered "never" for this network). */
+  | 'declined'
+  /** The time ran out; the user may allow it again. */
+  | 'expired'
+  /** No network resolver is known: the sign-in names can't be looked up here. */
+  | 'no-resolver';
+
+export interface CaptiveView {
+  readonly portalUrl: string;
+  readonly portalHost: string;
+  readonly detectedBy: string;
+  readonly detectedAt: number;
+  /** How long detection took, ms. */
+  readonly detectMs: number;
+  readonly exception: ExceptionState;
+  readonly expiresAt: number | null;
+  /** Whether the user may still extend the exception (to 15 minutes in all). */
+  readonly canExtend: boolean;
+  /** The names that may be looked up in cleartext. */
+  readonly allowedNames: readonly string[];
+  /** Names actually answered in cleartext so far. */
+  readonly letThrough: readonly string[];
+  readonly networkResolver: string | null;
+  /** The plain-words sentence for the banner and the privacy state. */
+  readonly sentence: string;
+}
+
+export type CaptiveEvent =
+  /** Detection ran and found no portal (open, or nothing conclusive): the ladder's classification stands. */
+  | { readonly type: 'checked'; readonly at: number; readonly result: 'open' | 'unknown'; readonly tookMs: number; readonly sentence: string }
+  | { readonly type: 'detected'; readonly at: number; readonly by: string; readonly portalHost: string; readonly tookMs: number; readonly sentence: string }
+  | { readonly type: 'asking'; readonly at: number; readonly sentence: string }
+  | { readonly type: 'allowed'; readonly at: number; readonly untilMs: number; readonly remembered: boolean; readonly sentence: string }
+  | { readonly type: 'declined'; readonly at: number; readonly remembered: boolean; readonly sentence: string }
+  | { readonly type: 'let-through'; readonly at: number; readonly name: string; readonly sentence: string }
+  | { readonly type: 'signed-in'; readonly at: number; readonly sentence: string }
+  | { readonly type: 'expired'; readonly at: number; readonly sentence: string }
+  | { readonly type: 'left'; readonly at: number; readonly how: 'private' | 'network-changed' | 'portal-gone'; readonly afterMs: number; readonly sentence: string };
+
+export interface CaptiveOptions {
+  readonly probes: ProbeTargets;
+  /** The user's network-DNS setting (`--network-dns`); empty: discover it. */
+  readonly networkDns: readonly string[];
+  readonly paths?: DiscoveryPaths;
+  readonly mode: () => 'strict' | 'opportunistic';
+  /** Where strict mode's answers per network are kept; null: ask every time. */
+  readonly consentFile: string | null;
+  /** A stable, private key for the network we're on (see networkKey()); null when unknown. */
+  readonly networkKey?: () => string | null;
+  /** Ask the encrypted upstream to try connecting now (recovery while captive). */
+  readonly retryEncrypted: () => void;
+  /** An authenticated encrypted connection is open now: a portal verdict arriving after it is moot. */
+  readonly encryptedWorks: () => boolean;
+  readonly exceptionMs?: number;
+  readonly maxExceptionMs?: number;
+  readonly reprobeMs?: number;
+  readonly now?: () => number;
+}
+
+const DEFAULT_EXCEPTION_MS = 5 * 60_000;
+const MAX_EXCEPTION_MS = 15 * 60_000;
+const REPROBE_MS = 5_000;
+
+/**
+ * The network we're on, privately: SHA-256 of the default gateway's MAC
+ * address (from the ARP table), or of its address when the MAC isn't known.
+ * Never stored or shown in the clear.
+ */
+export function networkKey(routeFile = '/proc/net/route', arpFile = '/proc/net/arp'): string | null {
+  let gateway: string | undefined;
+  try {
+    for (const l of fs.readFileSync(routeFile, 'utf8').split('\n').slice(1)) {
+      const f = l.trim().split(/\s+/);
+      if (f[1] === '00000000' && f[2]) {
+        const hex = f[2];
+        // Little-endian hex in /proc/net/route.
+        gateway = [6, 4, 2, 0].map((i) => parseInt(hex.slice(i, i + 2), 16)).join('.');
+        break;
+      }
+    }
+  } catch {
+    return null;
+  }
+  if (!gateway) return null;
+  let mac: string | undefined;
+  try {
+    for (const l of fs.readFileSync(arpFile, 'utf8').split('\n').slice(1)) {
+      const f = l.trim().split(/\s+/);
+      if (f[0] === gateway && f[3] && f[3] !== '00:00:00:00:00:00') mac = f[3];
+    }
+  } catch {
+    // no ARP table: the gateway's address alone
+  }
+  return crypto.createHash('sha256').update(`dotstub-network:${mac ?? gateway}`).digest('hex').slice(0, 32);
+}
+
+/** Strict mode's answers per network, in a small JSON file (mode 0600). */
+class ConsentStore {
+  readonly #file: string;
+  constructor(file: string) {
+    this.#file = file;
+  }
+  get(key: string): 'allow' | 'decline' | undefined {
+    try {
+      const j = JSON.parse(fs.readFileSync(this.#file, 'utf8')) as { networks?: Record<string, unknown> };
+      const v = j.networks?.[key];
+      return v === 'allow' || v === 'decline' ? v : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  set(key: string, answer: 'allow' | 'decline'): void {
+    let networks: Record<string, string> = {};
+    try {
+      const j = JSON.parse(fs.readFileSync(this.#file, 'utf8')) as { networks?: Record<string, string> };
+      networks = j.networks ?? {};
+    } catch {
+      // first answer
+    }
+    networks[key] = answer;
+    fs.mkdirSync(path.dirname(this.#file), { recursive: true, mode: 0o700 });
+    const tmp = `${this.#file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify({ version: 1, networks }, null, 2) + '\n', { mode: 0o600 });
+    fs.renameSync(tmp, this.#file);
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return url;
+  }
+}
+
+function normal(name: string): string {
+  return name.toLowerCase().replace(/\.$/, '');
+}
+
+function minutes(ms: number): string {
+  const m = Math.round(ms / 60_000);
+  return m === 1 ? '1 minute' : `${m} minutes`;
+}
+
+/** A lookup of A and AAAA through the network's resolver, for the probes. */
+function lookupThrough(upstream: CleartextUpstream): (host: string) => Promise<string[]> {
+  const ask = (name: string, type: 'A' | 'AAAA'): Promise<string[]> =>
+    new Promise((resolve) => {
+      const raw = dnsPacket.encode({ type: 'query', id: 0, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type, name }] });
+      const parsed = parseClientQuery(raw);
+      if (!parsed.ok) {
+        resolve([]);
+        return;
+      }
+      const { wire } = encodeUpstreamQuery(parsed.query, { pad: false, keepalive: false });
+      const req: UpstreamRequest = { wire, question: { key: parsed.query.question, bytes: parsed.query.questionBytes }, trace: newTrace() };
+      upstream.resolve(req, (_r, _err, answer) => {
+        if (!answer) {
+          resolve([]);
+          return;
+        }
+        try {
+          const decoded = dnsPacket.decode(answer.raw);
+          resolve((decoded.answers ?? []).filter((a) => a.type === type).map((a) => String((a as { data: unknown }).data)));
+        } catch {
+          resolve([]);
+        }
+      });
+    });
+  return async (host) => {
+    const [a, aaaa] = await Promise.all([ask(host, 'A'), ask(host, 'AAAA')]);
+    const all = [...a, ...aaaa];
+    if (all.length === 0) throw new CleartextFailedError(`${host} has no address at the network's resolver`);
+    return all;
+  };
+}
+
+interface Session {
+  readonly verdict: Extract<PortalVerdict, { kind: 'portal' }>;
+  readonly detectedAt: number;
+  readonly names: Set<string>;
+  readonly letThrough: Set<string>;
+  readonly resolver: NetworkResolver | null;
+  readonly cleartext: CleartextUpstream | null;
+  readonly key: string | null;
+  exception: ExceptionState;
+  /** When the exception started (for extending to at most MAX_EXCEPTION_MS). */
+  startedAt: number | null;
+  expiresAt: number | null;
+  openProbes: number;
+  signedIn: boolean;
+}
+
+export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change: [] }> {
+  readonly #opts: CaptiveOptions;
+  readonly #consent: ConsentStore | null;
+  readonly #now: () => number;
+  #session: Session | null = null;
+  #checking: Promise<PortalVerdict | null> | null = null;
+  #lastCheckAt = -Infinity;
+  #timer: NodeJS.Timeout | undefined;
+  #expiry: NodeJS.Timeout | undefined;
+  #stopped = false;
+  /** Bumped by networkChanged()/stop(): a check started on the old network must not enter captive on the new one. */
+  #generation = 0;
+
+  constructor(opts: CaptiveOptions) {
+    super();
+    this.#opts = opts;
+    this.#consent = opts.consentFile ? new ConsentStore(opts.consentFile) : null;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /** In state `captive` (whatever the exception's state). */
+  get active(): boolean {
+    return this.#session !== null;
+  }
+
+  get checking(): boolean {
+    return this.#checking !== null;
+  }
+
+  /** When detection last ran (ms since the epoch; -Infinity: never). */
+  get lastCheckAt(): number {
+    return this.#lastCheckAt;
+  }
+
+  get view(): CaptiveView | null {
+    const s = this.#session;
+    if (!s) return null;
+    const portalHost = hostOf(s.verdict.portalUrl);
+    return {
+      portalUrl: s.verdict.portalUrl,
+      portalHost,
+      detectedBy: s.verdict.by,
+      detectedAt: s.detectedAt,
+      detectMs: s.verdict.tookMs,
+      exception: s.exception,
+      expiresAt: s.expiresAt,
+      canExtend: s.exception === 'active' && s.startedAt !== null && (s.expiresAt ?? 0) - s.startedAt < (this.#opts.maxExceptionMs ?? MAX_EXCEPTION_MS),
+      allowedNames: [...s.names].sort(),
+      letThrough: [...s.letThrough].sort(),
+      networkResolver: s.resolver ? s.resolver.servers.map((x) => x.host).join(', ') : null,
+      sentence: this.#sentence(s),
+    };
+  }
+
+  #sentence(s: Session): string {
+    const host = hostOf(s.verdict.portalUrl);
+    const head = `This Wi-Fi wants you to sign in at ${host}.`;
+    switch (s.exception) {
+      case 'active':
+        return `${head} Private DNS resumes by itself afterwards; until then only the sign-in page's names are looked up, unencrypted, at the network's resolver (${s.resolver?.servers.map((x) => x.host).join(', ') ?? '?'}).`;
+      case 'asking':
+        return `${head} Strict mode: allow dotstub to look up the sign-in page's names unencrypted at this network's resolver? Everything else stays private or blocked.`;
+      case 'declined':
+        return `${head} You chose not to allow sign-in lookups on this network: queries get SERVFAIL until it lets encrypted DNS through.`;
+      case 'expired':
+        return `${head} The sign-in window ended; allow it again to finish signing in. Meanwhile queries get SERVFAIL.`;
+      case 'no-resolver':
+        return `${head} dotstub doesn't know this network's own resolver, so it can't look up the sign-in page: set it in Settings (network DNS).`;
+    }
+  }
+
+  /** Whether `name` may go out in cleartext now. */
+  allows(name: string): boolean {
+    const s = this.#session;
+    return s !== null && s.exception === 'active' && s.cleartext !== null && s.names.has(normal(name));
+  }
+
+  /** The cleartext path while the exception is active; null otherwise. */
+  get cleartext(): CleartextUpstream | null {
+    const s = this.#session;
+    return s && s.exception === 'active' ? s.cleartext : null;
+  }
+
+  /** A name was answered in cleartext: the timeline shows each name once. */
+  noteLetThrough(name: string): void {
+    const s = this.#session;
+    const n = normal(name);
+    if (!s || s.letThrough.has(n)) return;
+    s.letThrough.add(n);
+    this.#emit({ type: 'let-through', at: this.#now(), name: n, sentence: `${n} looked up at the network's resolver for the sign-in` });
+    this.emit('change');
+  }
+
+  /**
+   * Runs detection (at most one at a time). A portal enters `captive`; open
+   * or unknown changes nothing. Resolves with the verdict (null if stopped).
+   */
+  check(): Promise<PortalVerdict | null> {
+    if (this.#checking) return this.#checking;
+    const generation = this.#generation;
+    this.#lastCheckAt = this.#now();
+    const resolver = discoverNetworkResolver(this.#opts.networkDns, this.#opts.paths ?? SYSTEM_PATHS);
+    const cleartext = resolver ? new CleartextUpstream({ servers: resolver.servers }) : null;
+    const run = async (): Promise<PortalVerdict | null> => {
+      const verdict = await detectPortal(this.#opts.probes, cleartext ? lookupThrough(cleartext) : null, { followRedirects: this.#opts.mode() === 'opportunistic' });
+      if (this.#stopped || generation !== this.#generation) {
+        cleartext?.destroy();
+        return null;
+      }
+      if (verdict.kind === 'portal' && !this.#session && !this.#opts.encryptedWorks()) this.#enter(verdict, resolver, cleartext);
+      else {
+        cleartext?.destroy();
+        if (verdict.kind !== 'portal') {
+          const why = verdict.outcomes.map((o) => o.detail).join('; ');
+          this.#emit({
+            type: 'checked',
+            at: this.#now(),
+            result: verdict.kind,
+            tookMs: verdict.tookMs,
+            sentence: verdict.kind === 'open' ? `No sign-in page on this network (${why})` : `No sign-in page found (${why})`,
+          });
+        }
+      }
+      return verdict;
+    };
+    this.#checking = run().finally(() => {
+      this.#checking = null;
+    });
+    return this.#checking;
+  }
+
+  #enter(verdict: Extract<PortalVerdict, { kind: 'portal' }>, resolver: NetworkResolver | null, cleartext: CleartextUpstream | null): void {
+    const names = new Set<string>([...CHECK_NAMES, ...verdict.hosts].map(normal));
+    const key = (this.#opts.networkKey ?? networkKey)();
+    const session: Session = {
+      verdict,
+      detectedAt: this.#now(),
+      names,
+      letThrough: new Set(),
+      resolver,
+      cleartext,
+      key,
+      exception: 'asking',
+      startedAt: null,
+      expiresAt: null,
+      openProbes: 0,
+      signedIn: false,
+    };
+    this.#session = session;
+    const byWords = { capport: "the network's CAPPORT API", interception: 'web traffic being intercepted', check: 'the connectivity check' }[verdict.by];
+    this.#emit({
+      type: 'detected',
+      at: this.#now(),
+      by: verdict.by,
+      portalHost: hostOf(verdict.portalUrl),
+      tookMs: verdict.tookMs,
+      sentence: `Sign-in page found at ${hostOf(verdict.portalUrl)} (by ${byWords}, in ${(verdict.tookMs / 1000).toFixed(1)} s)`,
+    });
+    this.#schedule();
+    if (!cleartext) {
+      session.exception = 'no-resolver';
+    } else if (this.#opts.mode() === 'opportunistic') {
+      this.#start(session, false);
+    } else {
+      const remembered = key ? this.#consent?.get(key) : undefined;
+      if (remembered === 'allow') this.#start(session, true);
+      else if (remembered === 'decline') {
+        session.exception = 'declined';
+        this.#emit({ type: 'declined', at: this.#now(), remembered: true, sentence: 'Sign-in lookups not allowed on this network (you chose so before)' });
+      } else this.#emit({ type: 'asking', at: this.#now(), sentence: 'Strict mode: asking before looking up the sign-in page unencrypted' });
+    }
+    this.emit('change');
+  }
+
+  #start(s: Session, remembered: boolean): void {
+    const ms = this.#opts.exceptionMs ?? DEFAULT_EXCEPTION_MS;
+    s.exception = 'active';
+    s.startedAt = this.#now();
+    s.expiresAt = s.startedAt + ms;
+    this.#armExpiry(s);
+    this.#emit({
+      type: 'allowed',
+      at: this.#now(),
+      untilMs: ms,
+      remembered,
+      sentence: `Sign-in names may be looked up unencrypted for ${minutes(ms)}${remembered ? ' (allowed before on this network)' : ''}`,
+    });
+  }
+
+  #armExpiry(s: Session): void {
+    clearTimeout(this.#expiry);
+    if (s.expiresAt === null) return;
+    this.#expiry = setTimeout(() => {
+      if (this.#session !== s || s.exception !== 'active') return;
+      s.exception = 'expired';
+      s.expiresAt = null;
+      this.#emit({ type: 'expired', at: this.#now(), sentence: 'The sign-in window ended: no more unencrypted lookups' });
+      this.emit('change');
+    }, Math.max(0, s.expiresAt - this.#now()));
+    this.#expiry.unref();
+  }
+
+  /** "Allow sign-in" (strict mode), or again after it expired or was declined. */
+  allow(remember: boolean): boolean {
+    const s = this.#session;
+    if (!s || !s.cleartext || s.exception === 'active') return false;
+    if (remember && s.key) this.#consent?.set(s.key, 'allow');
+    this.#start(s, false);
+    // At once: the sign-in page's redirect chain is walked now that it may be looked up.
+    void this.#reprobe();
+    this.emit('change');
+    return true;
+  }
+
+  /** "Not now": nothing in cleartext; remembered for this network when asked to. */
+  decline(remember: boolean): boolean {
+    const s = this.#session;
+    if (!s) return false;
+    if (remember && s.key) this.#consent?.set(s.key, 'decline');
+    s.exception = 'declined';
+    s.expiresAt = null;
+    clearTimeout(this.#expiry);
+    this.#emit({ type: 'declined', at: this.#now(), remembered: remember && s.key !== null, sentence: 'Sign-in lookups not allowed: everything stays encrypted or blocked' });
+    this.emit('change');
+    return true;
+  }
+
+  /** Five more minutes, up to 15 in all. */
+  extend(): boolean {
+    const s = this.#session;
+    if (!s || s.exception !== 'active' || s.startedAt === null || s.expiresAt === null) return false;
+    const max = s.startedAt + (this.#opts.maxExceptionMs ?? MAX_EXCEPTION_MS);
+    if (s.expiresAt >= max) return false;
+    s.expiresAt = Math.min(max, s.expiresAt + (this.#opts.exceptionMs ?? DEFAULT_EXCEPTION_MS));
+    this.#armExpiry(s);
+    this.#emit({ type: 'allowed', at: this.#now(), untilMs: s.expiresAt - this.#now(), remembered: false, sentence: `Sign-in window extended to ${new Date(s.expiresAt).toTimeString().slice(0, 5)}` });
+    this.emit('change');
+    return true;
+  }
+
+  /** An authenticated encrypted connection opened: private again. */
+  authenticated(): void {
+    this.#leave('private', 'Back to private DNS: an authenticated encrypted connection works again');
+  }
+
+  /** The network changed: the portal (and its exception) belonged to the old one. */
+  networkChanged(): void {
+    this.#generation++;
+    this.#leave('network-changed', 'Left the network with the sign-in page');
+  }
+
+  #leave(how: 'private' | 'network-changed' | 'portal-gone', sentence: string): void {
+    const s = this.#session;
+    if (!s) return;
+    this.#session = null;
+    clearTimeout(this.#timer);
+    clearTimeout(this.#expiry);
+    this.#timer = undefined;
+    // Cleartext answers are forgotten: none were cached, and the path itself goes.
+    s.cleartext?.destroy();
+    this.#emit({ type: 'left', at: this.#now(), how, afterMs: this.#now() - s.detectedAt, sentence });
+    this.emit('change');
+  }
+
+  /** Re-probe every 5 s while captive: notice the sign-in, and let the encrypted upstream try again. */
+  #schedule(): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.#reprobe(), this.#opts.reprobeMs ?? REPROBE_MS);
+    this.#timer.unref();
+  }
+
+  async #reprobe(): Promise<void> {
+    const s = this.#session;
+    if (!s || this.#stopped) return;
+    // Probing is for signing in: stop when nobody may sign in any more (the time ran out, or the user declined).
+    if (s.exception === 'expired' || s.exception === 'declined') return;
+    this.#opts.retryEncrypted();
+    const verdict = await detectPortal(this.#opts.probes, s.cleartext ? lookupThrough(s.cleartext) : null, { followRedirects: s.exception === 'active' });
+    if (this.#session !== s) return;
+    if (verdict.kind === 'portal') {
+      s.openProbes = 0;
+      let added = false;
+      for (const h of verdict.hosts) {
+        if (s.names.has(normal(h))) continue;
+        s.names.add(normal(h));
+        added = true;
+      }
+      if (added) this.emit('change');
+    } else if (verdict.kind === 'open') {
+      s.openProbes++;
+      if (!s.signedIn) {
+        s.signedIn = true;
+        this.#emit({ type: 'signed-in', at: this.#now(), sentence: 'The network lets traffic through now: signed in' });
+        this.emit('change');
+      }
+      this.#opts.retryEncrypted();
+      // Open twice and still no encrypted connection: the portal is gone, and what's left is the ladder's business.
+      if (s.openProbes >= 3) {
+        this.#leave('portal-gone', 'The sign-in page is gone, but encrypted DNS still fails here');
+        return;
+      }
+    }
+    this.#schedule();
+  }
+
+  #emit(e: CaptiveEvent): void {
+    this.emit('event', e);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#generation++;
+    clearTimeout(this.#timer);
+    clearTimeout(this.#expiry);
+    this.#session?.cleartext?.destroy();
+    this.#session = null;
+  }
+}
+
+/**
+ * The query path while captive, in front of the encrypted upstream (behind
+ * the cache, so private answers cached earlier are still served, and stale
+ * ones when nothing else can answer): not captive → straight through;
+ * captive → the sign-in names in cleartext at the network's resolver,
+ * everything else held with a typed error at once.
+ */
+export class CaptiveGate implements Upstream {
+  readonly #portal: CaptivePortal;
+  readonly #inner: Upstream;
+
+  constructor(portal: CaptivePortal, inner: Upstream) {
+    this.#portal = portal;
+    this.#inner = inner;
+  }
+
+  get name(): string {
+    return this.#inner.name;
+  }
+
+  resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void {
+    if (!this.#portal.active) {
+      this.#inner.resolve(req, done);
+      return;
+    }
+    const name = req.question.key.name;
+    const cleartext = this.#portal.cleartext;
+    if (cleartext && this.#portal.allows(name)) {
+      cleartext.resolve(req, (r, err, answer) => {
+        if (answer) this.#portal.noteLetThrough(name);
+        done(r, err, answer);
+      });
+      return;
+    }
+    done(req, new CaptiveHeldError(`${name} is held while you sign in to this network`), null);
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+
+  destroy(): void {
+    this.#inner.destroy();
+  }
+}
