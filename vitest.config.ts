@@ -8,5 +8,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Integration tests run real servers and load; on 2 cores, one file at a time keeps them honest.
     fileParallelism: false,
+    // No portal probe (http://192.0.2.1/, the check name at the system's resolver) may leave the machine from a
+    // test: every dotstub a test starts inherits this. Tests of the probes point them at their own servers.
+    env: { DOTSTUB_PORTAL_CHECK: 'off' },
   },
 });

@@ -16,3 +16,20 @@ describe('--doh', () => {
     expect(() => parseCli(['--resolver', '127.0.0.1#dns.test', '--doh', 'https://dns.test'], {})).toThrow(/add the path/);
   });
 });
+
+describe('captive-portal flags', () => {
+  test('--network-dns names the network resolver; --no-portal-check and DOTSTUB_PORTAL_CHECK=off turn probing off', () => {
+    const p = parseCli(['--network-dns', '192.168.1.1', '--network-dns', '[fe80::1%wlan0]:53', '--capport-url', 'https://portal.example/api'], {});
+    expect(p.overrides.networkDns).toEqual(['192.168.1.1', '[fe80::1%wlan0]:53']);
+    expect(p.capportUrl).toBe('https://portal.example/api');
+    expect(p.portalCheckAllowed).toBe(true);
+    expect(parseCli(['--no-portal-check'], {}).overrides.portalCheck).toBe(false);
+    expect(parseCli([], { DOTSTUB_PORTAL_CHECK: 'off' }).portalCheckAllowed).toBe(false);
+    expect(HELP).toMatch(/--network-dns ADDR/);
+  });
+
+  test('bad addresses and a non-HTTPS CAPPORT URL are refused with what to write instead', () => {
+    expect(() => parseCli(['--network-dns', 'router.local'], {})).toThrow(/expected an address like 192.168.1.1/);
+    expect(() => parseCli(['--capport-url', 'http://portal.example/api'], {})).toThrow(/must be an https:\/\/ URL/);
+  });
+});

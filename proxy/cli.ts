@@ -22,6 +22,8 @@ import { defaultConfig, startDotstub, type ProxyConfig, type StubProxy } from '.
 import { canAuthenticate, ResolverStore } from './config/resolver-store.js';
 import { parseResolverArg, PRESETS, type ResolverSpec } from './config/resolvers.js';
 import { SettingsStore, type Settings } from './config/settings.js';
+import { DEFAULT_PROBES } from './network/captive-probe.js';
+import { parseServer } from './network/network-resolver.js';
 
 export const HELP = `dotstub: private DNS for this machine.
 Takes DNS on loopback (UDP and TCP) and forwards it over persistent,
@@ -56,6 +58,13 @@ Usage: dotstub [options]
   --cache-size MB     answer cache size in MiB, 0 for none (default 4); answers are
                       served until their TTL ends, stale ones only when the
                       resolver fails (RFC 8767); flushed when you switch resolvers
+  --network-dns ADDR  this network's own resolver (e.g. 192.168.1.1), the only server
+                      ever asked in cleartext: for a Wi-Fi sign-in page's names while
+                      you sign in; repeatable (default: found from the system: what
+                      resolv.conf had before dotstub took over, systemd-resolved, DHCP)
+  --no-portal-check   don't look for Wi-Fi sign-in pages (captive portals) when
+                      encrypted DNS fails after a network change
+  --capport-url URL   this network's RFC 8908 captive-portal API (HTTPS), if known
   --log               print one line per query: latency, connection, reuse
   --control ADDR      control API and dashboard address, loopback only
                       (default 127.0.0.1:${DEFAULT_CONTROL_PORT}; 127.0.0.1:0 picks a free port)
@@ -97,6 +106,10 @@ export interface ParsedCli {
   /** null: --no-control. */
   readonly control: { readonly host: string; readonly port: number; readonly explicit: boolean } | null;
   readonly configDir: string;
+  /** --capport-url: the network's RFC 8908 API; null: none known. */
+  readonly capportUrl: string | null;
+  /** False when the environment forbids portal probes (DOTSTUB_PORTAL_CHECK=off, set by test rigs). */
+  readonly portalCheckAllowed: boolean;
   readonly readyFile: string | undefined;
   /** --cache-size in MiB; undefined: the default; 0: no cache. */
   readonly cacheMb: number | undefined;
@@ -140,6 +153,9 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         'no-control': { type: 'boolean' },
         'config-dir': { type: 'string' },
         'ready-file': { type: 'string' },
+        'network-dns': { type: 'string', multiple: true },
+        'no-portal-check': { type: 'boolean' },
+        'capport-url': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -177,6 +193,24 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
   if (maxInFlight !== undefined) overrides.maxInFlight = maxInFlight;
   const idle = positiveInt(values['idle-timeout'], '--idle-timeout', 86400);
   if (idle !== undefined) overrides.idleTimeoutSec = idle;
+  if (values['network-dns']) {
+    for (const a of values['network-dns']) {
+      if (parseServer(a) === null) throw new ConfigError(`--network-dns ${a}: expected an address like 192.168.1.1, 192.168.1.1:53 or [fe80::1%wlan0]:53`);
+    }
+    overrides.networkDns = values['network-dns'];
+  }
+  if (values['no-portal-check']) overrides.portalCheck = false;
+  let capportUrl: string | null = null;
+  if (values['capport-url'] !== undefined) {
+    let u: URL | undefined;
+    try {
+      u = new URL(values['capport-url']);
+    } catch {
+      u = undefined;
+    }
+    if (u?.protocol !== 'https:') throw new ConfigError(`--capport-url ${values['capport-url']}: the captive-portal API must be an https:// URL (RFC 8908)`);
+    capportUrl = u.toString();
+  }
   let cacheMb: number | undefined;
   if (values['cache-size'] !== undefined) {
     const text = values['cache-size'];
@@ -198,6 +232,9 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     cacheMb,
     control,
     configDir: values['config-dir'] !== undefined ? path.resolve(values['config-dir']) : defaultConfigDir(env),
+    capportUrl,
+    // Test rigs set DOTSTUB_PORTAL_CHECK=off so no probe can ever leave the machine from a test.
+    portalCheckAllowed: env.DOTSTUB_PORTAL_CHECK !== 'off',
     readyFile: values['ready-file'],
     log: values.log ?? false,
     help: values.help ?? false,
@@ -230,6 +267,14 @@ export function resolveRun(
       idleTimeoutMs: effective.idleTimeoutSec * 1000,
     },
     cache: parsed.cacheMb === 0 ? null : parsed.cacheMb !== undefined ? { maxBytes: Math.round(parsed.cacheMb * 1024 * 1024) } : {},
+    captive:
+      effective.portalCheck && parsed.portalCheckAllowed
+        ? {
+            probes: { ...DEFAULT_PROBES, capportUrl: parsed.capportUrl },
+            networkDns: effective.networkDns,
+            consentFile: path.join(parsed.configDir, 'captive-consent.json'),
+          }
+        : null,
   });
   return { config, effective };
 }
@@ -296,6 +341,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     proxy.on('network-change', (c) => console.error(`dotstub: network changed (${c.sentence}): reconnecting now`));
     proxy.on('warning', (w) => console.error(`dotstub: warning: ${w}`));
     proxy.on('transport', (t) => console.error(`dotstub: ${t.reason}${t.detail ? ` (${t.detail})` : ''}`));
+    proxy.on('captive', (e) => console.error(`dotstub: Wi-Fi sign-in: ${e.sentence}`));
     proxy.on('connection', (e) => {
       if (e.type === 'open') {
         console.error(

@@ -364,6 +364,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     readonly auth?: AuthPolicy;
     readonly padding?: boolean;
     readonly recordNames?: boolean;
+    /** The network's own resolver for captive sign-in (empty: discovered); used from the next portal check. */
+    readonly networkDns?: readonly string[];
   }): Promise<void> {
     this.#engine.configure({
       ...(changes.padding !== undefined ? { padding: changes.padding } : {}),
@@ -375,6 +377,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       auth: changes.auth ?? this.#config.auth,
       padding: this.#engine.options.padding,
       recordNames: this.#engine.options.recordNames,
+      captive: this.#config.captive && changes.networkDns ? { ...this.#config.captive, networkDns: changes.networkDns } : this.#config.captive,
     };
     if (changes.pool !== undefined || changes.auth !== undefined) await this.switchResolver(this.#pool.resolver);
   }
@@ -473,7 +476,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   #makeCaptive(c: CaptiveConfig): CaptivePortal {
     const portal = new CaptivePortal({
       probes: c.probes,
-      networkDns: c.networkDns,
+      networkDns: () => this.#config.captive?.networkDns ?? c.networkDns,
       consentFile: c.consentFile,
       mode: () => this.#config.auth.mode,
       retryEncrypted: () => {

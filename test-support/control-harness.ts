@@ -11,7 +11,7 @@ import { ControlServer } from '../proxy/control/server.js';
 import { ControlService } from '../proxy/control/service.js';
 import { loadOrCreateToken } from '../proxy/control/auth.js';
 import { DEFAULT_POOL_OPTIONS } from '../proxy/upstream/pool.js';
-import { defaultConfig, startDotstub, type StubProxy } from '../proxy/dotstub.js';
+import { defaultConfig, startDotstub, type CaptiveConfig, type StubProxy } from '../proxy/dotstub.js';
 import { ResolverStore } from '../proxy/config/resolver-store.js';
 import { parseResolverArg, type ResolverSpec } from '../proxy/config/resolvers.js';
 import { SettingsStore, type Settings } from '../proxy/config/settings.js';
@@ -47,6 +47,8 @@ export interface ControlHarnessOptions {
    * names would otherwise answer from the cache.
    */
   readonly cache?: boolean;
+  /** Captive-portal handling (off unless given: no probe leaves a test by default). */
+  readonly captive?: CaptiveConfig;
 }
 
 /** A config dir of the test's own, removed when the test process ends. */
@@ -70,6 +72,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
       padding: effective.padding,
       recordNames: effective.recordNames,
       cache: options.cache ? {} : null,
+      captive: options.captive ?? null,
       pool: { ...DEFAULT_POOL_OPTIONS, size: effective.poolSize, maxInFlight: effective.maxInFlight, idleTimeoutMs: effective.idleTimeoutSec * 1000 },
     }),
   );

@@ -12,7 +12,11 @@
 // Script usage: node --import tsx fake-portal.ts HOST PORT LOGIN_HOST [ON_LOGIN]
 // prints "READY <port>" once listening and "LOGIN" when signed in.
 import { execSync } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import path from 'node:path';
+import readline from 'node:readline';
+import { freePort } from './unbound.js';
 import type { AddressInfo } from 'node:net';
 
 export interface FakePortal {
@@ -74,6 +78,32 @@ export async function startFakePortal(opts: { host: string; port: number; loginH
       }),
   };
 }
+
+export interface HotspotDns {
+  readonly port: number;
+  /** "name TYPE" per query the hotspot's resolver saw. */
+  readonly asked: string[];
+  stop(): void;
+}
+
+/** The hotspot's own resolver: every A query answered with 127.0.0.1 (where the portal listens). */
+export async function startHotspotDns(): Promise<HotspotDns> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, [path.join(import.meta.dirname, 'lab-dns-server.mjs'), '127.0.0.1', String(port), '127.0.0.1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const asked: string[] = [];
+  const ready = new Promise<void>((resolve, reject) => {
+    const rl = readline.createInterface({ input: child.stdout! });
+    rl.on('line', (l) => {
+      if (l.startsWith('Q ')) asked.push(l.slice(2).toLowerCase());
+      else resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`hotspot DNS exited (${code})`)));
+    setTimeout(resolve, 1500);
+  });
+  await ready;
+  return { port, asked, stop: () => child.kill('SIGKILL') };
+}
+
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const [host = '0.0.0.0', port = '80', loginHost = 'login.hotspot.test', onLogin] = process.argv.slice(2);

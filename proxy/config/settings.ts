@@ -10,6 +10,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.js';
 import { DEFAULT_POOL_OPTIONS } from '../upstream/pool.js';
+import { parseServer } from '../network/network-resolver.js';
 
 const wholeNumber = (what: string, min: number, max: number, unit = ''): z.ZodInt =>
   z
@@ -27,6 +28,15 @@ const fields = {
   maxInFlight: wholeNumber('in-flight cap', 1, 65_535, ' queries per connection'),
   logSize: wholeNumber('query log size', 100, 100_000, ' records'),
   recordNames: z.boolean({ error: 'recordNames must be true or false' }),
+  portalCheck: z.boolean({ error: 'portalCheck must be true or false' }),
+  networkDns: z
+    .array(
+      z.string().refine((v) => parseServer(v) !== null, {
+        error: 'network DNS must be addresses like 192.168.1.1, 192.168.1.1:53 or [fe80::1%wlan0]:53',
+      }),
+      { error: 'network DNS must be a list of addresses (empty: found automatically)' },
+    )
+    .max(4, { error: 'network DNS takes at most 4 addresses' }),
 };
 
 /** @public The whole settings object; the dashboard's form validates against the same schema. */
@@ -45,6 +55,8 @@ export const DEFAULT_SETTINGS: Settings = Object.freeze({
   maxInFlight: DEFAULT_POOL_OPTIONS.maxInFlight,
   logSize: 10_000,
   recordNames: true,
+  portalCheck: true,
+  networkDns: [],
 });
 
 /** Settings that only take effect on new connections: changing one rebuilds the pool. */
@@ -62,7 +74,7 @@ export function parseSettingsPatch(raw: unknown): PatchResult {
 
 /** Names of the fields whose value differs. */
 export function changedFields(before: Settings, after: Settings): (keyof Settings)[] {
-  return (Object.keys(after) as (keyof Settings)[]).filter((k) => before[k] !== after[k]);
+  return (Object.keys(after) as (keyof Settings)[]).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
 }
 
 function settingsFile(configDir: string): JsonConfigFile<SettingsPatch> {

@@ -39,6 +39,8 @@
  *   GET    /api/queries?name=&type=&rcode=&resolver=&minLatencyMs=&offset=&limit=  → QueryPage (newest first)
  *   GET    /api/queries/export?format=csv|json (&same filters) → attachment
  *   GET    /api/events/recent               → TimelineEvent[] (connection and state events, newest last)
+ *   POST   /api/captive                     { action: 'allow'|'decline'|'extend'|'check', remember?: boolean } → StatusView
+ *                                             | 409 conflict (nothing to answer: not captive, or already so)
  *   GET    /api/settings                    → Settings
  *   PUT    /api/settings                    Partial<Settings> → Settings | 400 ApiError (nothing changed)
  *   GET    /api/stream                      → text/event-stream; `event: batch` with StreamBatch every 250 ms
@@ -48,12 +50,13 @@ import type { ConfigProblem } from '../config/config-file.js';
 import type { CustomResolverBody, StoredResolver } from '../config/resolver-store.js';
 import type { Settings } from '../config/settings.js';
 import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, StateChange } from '../dotstub.js';
+import type { CaptiveEvent, CaptiveView } from '../network/captive.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { LatencyStats } from './metrics-window.js';
 
 // Each contract is defined once, where it is enforced (the zod schemas for
 // Settings and CustomResolverBody), and re-exported here for the dashboard.
-export type { ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats };
+export type { ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats, CaptiveView, CaptiveEvent };
 /** A config file dotstub could not use. */
 export type ConfigProblemView = ConfigProblem;
 
@@ -116,6 +119,12 @@ export interface StatusView {
    * connection opened.
    */
   readonly network: NetworkView | null;
+  /**
+   * The captive portal being signed in to (state `captive`): where, found
+   * how, whether cleartext lookups of its names are allowed now and until
+   * when, which names; null when there is none.
+   */
+  readonly captive: CaptiveView | null;
   /**
    * When the resolver was last known good on an open, authenticated
    * connection: now while one is open, else when the last one closed
@@ -189,7 +198,8 @@ export type TimelineEvent =
   | { readonly kind: 'connection'; readonly event: ConnectionEvent }
   | { readonly kind: 'state'; readonly event: StateChange }
   | { readonly kind: 'resolver'; readonly at: number; readonly from: string; readonly to: string }
-  | { readonly kind: 'settings'; readonly at: number; readonly changed: readonly string[] };
+  | { readonly kind: 'settings'; readonly at: number; readonly changed: readonly string[] }
+  | { readonly kind: 'captive'; readonly event: CaptiveEvent };
 
 export interface StreamBatch {
   readonly at: number;

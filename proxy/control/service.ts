@@ -33,6 +33,7 @@ import { ApiFailure, validationFailure } from './errors.js';
 import { StreamHub } from './stream.js';
 import { formatHostPort } from '../host-port.js';
 import { PRIVACY_WORDS } from '../network/privacy-words.js';
+import type { CaptiveEvent } from '../network/captive.js';
 
 const TIMELINE_SIZE = 500;
 
@@ -82,13 +83,16 @@ export class ControlService {
     };
     const onConnection = (event: ConnectionEvent): void => this.#event({ kind: 'connection', event });
     const onState = (event: StateChange): void => this.#event({ kind: 'state', event });
+    const onCaptive = (event: CaptiveEvent): void => this.#event({ kind: 'captive', event });
     this.proxy.on('query', onQuery);
     this.proxy.on('connection', onConnection);
     this.proxy.on('state', onState);
+    this.proxy.on('captive', onCaptive);
     this.#unsubscribe = () => {
       this.proxy.off('query', onQuery);
       this.proxy.off('connection', onConnection);
       this.proxy.off('state', onState);
+      this.proxy.off('captive', onCaptive);
     };
   }
 
@@ -138,6 +142,7 @@ export class ControlService {
       resolver: this.#view(this.proxy.resolver),
       transport: this.proxy.transport,
       network: this.proxy.network,
+      captive: this.proxy.captive,
       lastVerifiedAt: this.proxy.lastVerifiedAt,
       mode: this.#settings.mode,
       listen: this.proxy.listening.map((a) => formatHostPort(a.host, a.port)),
@@ -273,6 +278,26 @@ export class ControlService {
     return this.#settings;
   }
 
+  /** The user's answer to a captive portal ("Allow sign-in", "Not now", "5 more minutes", "Check again"). */
+  captiveAction(raw: unknown): StatusView {
+    const body = (typeof raw === 'object' && raw !== null ? raw : {}) as { action?: unknown; remember?: unknown };
+    const actions = ['allow', 'decline', 'extend', 'check'] as const;
+    const action = actions.find((a) => a === body.action);
+    if (!action) throw validationFailure({ action: 'action must be "allow", "decline", "extend" or "check"' });
+    if (body.remember !== undefined && typeof body.remember !== 'boolean') throw validationFailure({ remember: 'remember must be true or false' });
+    if (!this.proxy.captiveAction(action, body.remember === true)) {
+      const why = this.proxy.captive
+        ? action === 'extend'
+          ? 'the sign-in window is not open, or already at its 15-minute limit'
+          : `the sign-in exception is already ${this.proxy.captive.exception}`
+        : action === 'check'
+          ? 'portal checks are off, or one is running'
+          : 'no captive portal is being signed in to';
+      throw new ApiFailure(409, 'conflict', `nothing to ${action}: ${why}`);
+    }
+    return this.status();
+  }
+
   /**
    * Validates a partial change, saves it, then applies it. Settings that only
    * new connections use (mode, pool size, in-flight cap, idle timeout)
@@ -303,6 +328,7 @@ export class ControlService {
         this.proxy.reconfigure({
           padding: next.padding,
           recordNames: next.recordNames,
+          networkDns: next.networkDns,
           ...(rebuild
             ? {
                 pool: { size: next.poolSize, maxInFlight: next.maxInFlight, idleTimeoutMs: next.idleTimeoutSec * 1000 },

@@ -7,13 +7,11 @@
  * between, asked with a real DNS client. The namespace version with a packet
  * capture is captive-lab.test.ts.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
 import { parseResolverArg } from '../config/resolvers.js';
@@ -21,37 +19,13 @@ import { defaultConfig, startDotstub, type CaptiveConfig, type StubProxy } from 
 import type { QueryRecord } from '../engine/query-record.js';
 import { testPki } from '../../test-support/certs.js';
 import { firstA, UdpClient } from '../../test-support/dns-client.js';
-import { startFakePortal, type FakePortal } from '../../test-support/fake-portal.js';
+import { startFakePortal, startHotspotDns, type FakePortal, type HotspotDns } from '../../test-support/fake-portal.js';
 import { waitForEvent, waitForState } from '../../test-support/proxy-harness.js';
+import { removeOnExit } from '../../test-support/temp.js';
 import { freePort, startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import type { CaptiveEvent } from './captive.js';
 
 const LOGIN = 'login.hotspot.test';
-
-interface HotspotDns {
-  readonly port: number;
-  /** "name TYPE" per query the hotspot's resolver saw. */
-  readonly asked: string[];
-  stop(): void;
-}
-
-/** The hotspot's own resolver: every A query answered with 127.0.0.1 (where the portal listens). */
-async function startHotspotDns(): Promise<HotspotDns> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [path.resolve('test-support/lab-dns-server.mjs'), '127.0.0.1', String(port), '127.0.0.1'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const asked: string[] = [];
-  const ready = new Promise<void>((resolve, reject) => {
-    const rl = readline.createInterface({ input: child.stdout! });
-    rl.on('line', (l) => {
-      if (l.startsWith('Q ')) asked.push(l.slice(2).toLowerCase());
-      else resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`hotspot DNS exited (${code})`)));
-    setTimeout(resolve, 1500);
-  });
-  await ready;
-  return { port, asked, stop: () => child.kill('SIGKILL') };
-}
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -77,7 +51,7 @@ async function rig(opts: { mode: 'strict' | 'opportunistic'; captive?: Partial<C
   if (!opts.portal) cleanups.push(() => portal.close());
   // The private resolver's port: nothing listens yet (the hotspot blocks it), unbound starts there after the sign-in.
   const resolverPort = await freePort();
-  const consentFile = opts.consentFile ?? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-consent-')), 'captive-consent.json');
+  const consentFile = opts.consentFile ?? path.join(removeOnExit(fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-consent-'))), 'captive-consent.json');
   const captive: CaptiveConfig = {
     probes: {
       interceptionUrl: `http://127.0.0.1:${portal.port}/`,

@@ -74,8 +74,8 @@ export type CaptiveEvent =
 
 export interface CaptiveOptions {
   readonly probes: ProbeTargets;
-  /** The user's network-DNS setting (`--network-dns`); empty: discover it. */
-  readonly networkDns: readonly string[];
+  /** The user's network-DNS setting (`--network-dns`), read at each check; empty: discover it. */
+  readonly networkDns: () => readonly string[];
   readonly paths?: DiscoveryPaths;
   readonly mode: () => 'strict' | 'opportunistic';
   /** Where strict mode's answers per network are kept; null: ask every time. */
@@ -327,7 +327,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     if (this.#checking) return this.#checking;
     const generation = this.#generation;
     this.#lastCheckAt = this.#now();
-    const resolver = discoverNetworkResolver(this.#opts.networkDns, this.#opts.paths ?? SYSTEM_PATHS);
+    const resolver = discoverNetworkResolver(this.#opts.networkDns(), this.#opts.paths ?? SYSTEM_PATHS);
     const cleartext = resolver ? new CleartextUpstream({ servers: resolver.servers }) : null;
     const run = async (): Promise<PortalVerdict | null> => {
       const verdict = await detectPortal(this.#opts.probes, cleartext ? lookupThrough(cleartext) : null, { followRedirects: this.#opts.mode() === 'opportunistic' });

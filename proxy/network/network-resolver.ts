@@ -49,8 +49,9 @@ export const SYSTEM_PATHS: DiscoveryPaths = {
 export function parseServer(text: string): NetworkServer | null {
   const s = text.trim();
   const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(s);
-  if (v6?.[1] && net.isIPv6(v6[1])) return { host: v6[1], port: v6[2] ? Number(v6[2]) : 53 };
-  if (net.isIP(s) !== 0) return { host: s, port: 53 };
+  const port6 = v6?.[2] ? Number(v6[2]) : 53;
+  if (v6?.[1] && net.isIPv6(v6[1].replace(/%[\w.-]+$/, '')) && port6 > 0 && port6 < 65536) return { host: v6[1], port: port6 };
+  if (net.isIP(s.replace(/%[\w.-]+$/, '')) !== 0) return { host: s, port: 53 };
   const v4 = /^([\d.]+):(\d+)$/.exec(s);
   if (v4?.[1] && v4[2] && net.isIPv4(v4[1])) {
     const port = Number(v4[2]);

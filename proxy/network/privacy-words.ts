@@ -27,9 +27,9 @@ export const PRIVACY_WORDS: Readonly<Record<PrivacyState, PrivacyWords>> = {
     leaves: 'Only encrypted DNS, to a server whose certificate did not verify.',
   },
   captive: {
-    label: 'Hotspot sign-in',
-    title: 'A hotspot sign-in page is in the way',
-    leaves: 'Cleartext DNS only for what your policy allows while you sign in.',
+    label: 'Wi-Fi sign-in',
+    title: 'This Wi-Fi wants you to sign in',
+    leaves: "Only the sign-in page's names, unencrypted, to this network's own resolver, and only while you sign in (if allowed); every other lookup stays private or waits.",
   },
   degraded: {
     label: 'Not private',
@@ -56,7 +56,7 @@ export function trayStatusLine(state: PrivacyState, resolver: string | null): st
     case 'private-unverified':
       return `Private DNS: on — ${resolver ?? 'resolver'}, not verified`;
     case 'captive':
-      return 'Private DNS: paused for a hotspot sign-in';
+      return 'Private DNS: waiting for a Wi-Fi sign-in';
     case 'degraded':
       return 'Private DNS: off — TLS blocked, using plain DNS';
     case 'blocked':

@@ -12,6 +12,7 @@ const KINDS: { value: Kind; label: string }[] = [
   { value: 'connection', label: 'Connections' },
   { value: 'resolver', label: 'Resolver switches' },
   { value: 'settings', label: 'Settings' },
+  { value: 'captive', label: 'Wi-Fi sign-in' },
 ];
 
 /** Connection opens/closes, resumptions, resets and privacy-state changes, newest first. */

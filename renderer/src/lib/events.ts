@@ -16,7 +16,7 @@ export interface EventLine {
 }
 
 function eventTime(e: TimelineEvent): number {
-  return e.kind === 'connection' || e.kind === 'state' ? e.event.at : e.at;
+  return e.kind === 'connection' || e.kind === 'state' || e.kind === 'captive' ? e.event.at : e.at;
 }
 
 /** resolver id → label, for readable lines; falls back to the id. */
@@ -117,7 +117,40 @@ export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => i
         title: 'Settings changed',
         detail: e.changed.join(', '),
       };
+    case 'captive':
+      return { at, kind: e.kind, ...captiveLine(e.event) };
   }
   // Unknown kinds from a newer proxy: show something rather than nothing.
   return { at, kind: (e as TimelineEvent).kind, icon: 'gear', tone: 'neutral', title: 'Event', detail: JSON.stringify(e) };
+}
+
+type CaptiveEventOf = Extract<TimelineEvent, { kind: 'captive' }>['event'];
+
+/** A captive portal's story in the timeline: detected (by which probe), asked, allowed, names let through, signed in, back to private. */
+function captiveLine(c: CaptiveEventOf): { icon: EventIcon; tone: Tone; title: string; detail: string } {
+  switch (c.type) {
+    case 'detected':
+      return { icon: 'state', tone: 'caution', title: `Wi-Fi sign-in page found at ${c.portalHost}`, detail: sentence(c.sentence) };
+    case 'checked':
+      return { icon: 'state', tone: 'neutral', title: c.result === 'open' ? 'Checked for a Wi-Fi sign-in page: none' : 'Checked for a Wi-Fi sign-in page: nothing conclusive', detail: sentence(c.sentence) };
+    case 'asking':
+      return { icon: 'state', tone: 'caution', title: 'Asking before looking up the sign-in page unencrypted', detail: sentence(c.sentence) };
+    case 'allowed':
+      return { icon: 'switch', tone: 'caution', title: 'Sign-in lookups allowed', detail: sentence(c.sentence) };
+    case 'declined':
+      return { icon: 'state', tone: 'neutral', title: 'Sign-in lookups not allowed', detail: sentence(c.sentence) };
+    case 'let-through':
+      return { icon: 'switch', tone: 'caution', title: `Looked up unencrypted for the sign-in: ${c.name}`, detail: 'At the network’s own resolver; never cached.' };
+    case 'signed-in':
+      return { icon: 'plug', tone: 'good', title: 'Signed in to the Wi-Fi', detail: sentence(c.sentence) };
+    case 'expired':
+      return { icon: 'state', tone: 'warning', title: 'Sign-in window ended', detail: sentence(c.sentence) };
+    case 'left':
+      return {
+        icon: c.how === 'private' ? 'plug' : 'unplug',
+        tone: c.how === 'private' ? 'good' : 'neutral',
+        title: c.how === 'private' ? `Private again, ${formatAge(c.afterMs)} after the sign-in page appeared` : 'Sign-in page left behind',
+        detail: sentence(c.sentence),
+      };
+  }
 }
