@@ -429,6 +429,18 @@ export async function startNetlab(opts: NetlabOptions = {}): Promise<Netlab> {
   }
 }
 
+/** Resolves once TCP `ports` are listening in `ns` (checked with `ss` every 100 ms); rejects after `timeoutMs`. */
+export async function waitForListening(ns: Namespace, ports: readonly number[], timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await ns.exec(['ss', '-Hltn']);
+    const listening = new Set([...r.stdout.matchAll(/:(\d+)\s/g)].map((m) => Number(m[1])));
+    if (ports.every((p) => listening.has(p))) return;
+    if (Date.now() > deadline) throw new Error(`nothing listened on TCP ${ports.join(', ')} in the ${ns.place} namespace within ${timeoutMs} ms`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
 /**
  * Runs a test-support/unbound.ts server inside `ns`, listening on `addresses`:
  * `startUnbound({ port: 853, dohPort: 443, launch: unboundIn(lab.server, [a.server4, a.server6]) })`.
@@ -437,16 +449,7 @@ export function unboundIn(ns: Namespace, addresses: readonly string[]): UnboundL
   return {
     addresses,
     spawn: (argv) => ns.spawn(argv),
-    ready: async (ports) => {
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const r = await ns.exec(['ss', '-Hltn']);
-        const listening = new Set([...r.stdout.matchAll(/:(\d+)\s/g)].map((m) => Number(m[1])));
-        if (ports.every((p) => listening.has(p))) return;
-        if (Date.now() > deadline) throw new Error(`unbound in the ${ns.place} namespace did not listen on ${ports.join(', ')} in time`);
-        await new Promise((res) => setTimeout(res, 100));
-      }
-    },
+    ready: (ports) => waitForListening(ns, ports),
   };
 }
 
