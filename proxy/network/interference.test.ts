@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { dotstubArgv, netlabMissing, startNetlab, unboundIn, type Capture, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
+import { dotstubArgv, netlabMissing, startNetlab, unboundIn, waitForListening, type Capture, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 
 const UNBOUND = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
@@ -63,7 +63,7 @@ beforeAll(async () => {
   if (missing) return;
   lab = await startNetlab();
   unbound = await startUnbound({
-    names: 20,
+    names: 300,
     port: 853,
     dohPort: 443,
     extra: { 'who.test.': '192.0.2.77' },
@@ -250,3 +250,94 @@ for (const c of blocks) {
     expect(await cap.stop()).toEqual([]);
   });
 }
+
+test.skipIf(missing)('853 redirected to a TLS server with the wrong certificate: interception named with its issuer, no fallback, SERVFAIL at once, back once lifted', async () => {
+  const key = path.join(lab.dir, 'impostor.key');
+  const cert = path.join(lab.dir, 'impostor.pem');
+  fs.writeFileSync(key, unbound.pki.impostorKey);
+  fs.writeFileSync(cert, unbound.pki.impostorCert);
+  const impostor = lab.server.spawn(['openssl', 's_server', '-quiet', '-accept', `${lab.addresses.serverAlt4}:853`, '-cert', cert, '-key', key]);
+  cleanups.push(() => impostor.stop());
+  await waitForListening(lab.server, [853]);
+  const cap = await captureAll();
+  const lift = await block(['-A', 'PREROUTING', '-p', 'tcp', '--dport', '853', '-j', 'DNAT', '--to-destination', `${lab.addresses.serverAlt4}:853`], true);
+
+  const d = await startDotstubInClient();
+  const decided = firstWhere(d, await d.watch((s) => s.kind !== null, 5000), (s) => s.kind !== null, 'classified');
+  expect(decided).toMatchObject({ state: 'blocked', transport: null, kind: 'intercepted', classification: 'NET_INTERCEPTED' });
+  // The sentence names who issued the impostor's certificate (certs.ts: "evil test CA").
+  expect(decided.sentence).toMatch(/intercepting.*issued by .*evil test CA/);
+  // Strict: never around interception through a weaker path, and the client hears so at once.
+  const meanwhile = await d.dig('who.test');
+  expect(meanwhile.status).toBe('SERVFAIL');
+  expect(meanwhile.ms).toBeLessThan(500);
+  const still = await d.status();
+  expect(still.transport).toBeNull();
+  decisions.push(`${'853 to a wrong certificate'.padEnd(28)} ${'NET_INTERCEPTED'.padEnd(16)} decided in ${String(decided.afterMs).padStart(5)} ms; queries meanwhile: SERVFAIL in ${meanwhile.ms} ms (strict: no DoH)`);
+
+  const liftedAt = Date.now();
+  await lift();
+  const back = firstWhere(d, await d.watch((s) => s.transport === 'dot', 16_000), (s) => s.transport === 'dot', 'back on DoT');
+  expect(back.t - liftedAt).toBeLessThan(15_000);
+  expect(await d.dig('n1.test')).toMatchObject({ status: 'NOERROR', addresses: ['192.0.2.2'] });
+  decisions.push(`${''.padEnd(28)} back on DoT ${back.t - liftedAt} ms after the redirect was lifted`);
+  expect(await cap.stop()).toEqual([]);
+});
+
+test.skipIf(missing)('port 53 hijacked to a lying resolver: strict dotstub never asks it; answers stay right', async () => {
+  const liar = lab.server.spawn([process.execPath, path.resolve(import.meta.dirname, '../../test-support/lab-dns-server.mjs'), lab.addresses.serverAlt4, '53', '10.66.6.6']);
+  cleanups.push(() => liar.stop());
+  await liar.waitFor('READY');
+  await block(['-A', 'PREROUTING', '-p', 'udp', '--dport', '53', '-j', 'DNAT', '--to-destination', `${lab.addresses.serverAlt4}:53`], true);
+  await block(['-A', 'PREROUTING', '-p', 'tcp', '--dport', '53', '-j', 'DNAT', '--to-destination', `${lab.addresses.serverAlt4}:53`], true);
+  // The hijack is real: plain DNS to the resolver's address gets the liar's answer.
+  const plain = await lab.client.exec(['dig', `@${lab.addresses.server4}`, '+short', '+time=2', '+tries=1', 'who.test']);
+  expect(plain.stdout.trim()).toBe('10.66.6.6');
+  const askedBefore = liar.output().split('\n').filter((l) => l.startsWith('Q ')).length;
+
+  const cap = await captureAll();
+  const d = await startDotstubInClient();
+  for (const [name, want] of [['who.test', '192.0.2.77'], ['n5.test', '192.0.2.6']] as const) {
+    expect(await d.dig(name)).toMatchObject({ status: 'NOERROR', addresses: [want] });
+  }
+  expect(await d.status()).toMatchObject({ state: 'private', transport: 'dot' });
+  expect(liar.output().split('\n').filter((l) => l.startsWith('Q ')).length).toBe(askedBefore);
+  expect(await cap.stop()).toEqual([]);
+});
+
+test.skipIf(missing)('35 s of resets on 853 and 443, then the path back: a correct answer within 2 s, SERVFAIL (never silence) meanwhile', async () => {
+  const d = await startDotstubInClient();
+  expect(await d.dig('who.test')).toMatchObject({ status: 'NOERROR', addresses: ['192.0.2.77'] });
+  const cap = await captureAll();
+  const reset = ['-j', 'REJECT', '--reject-with', 'tcp-reset'];
+  const lift853 = await block(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', ...reset]);
+  const lift443 = await block(['-A', 'FORWARD', '-p', 'tcp', '--dport', '443', ...reset]);
+  // The open connection dies with the path (a reset on its next packet, as a middlebox that starts blocking mid-session does).
+  const blockedAt = Date.now();
+  let i = 0;
+  const during: Answer[] = [];
+  while (Date.now() - blockedAt < 35_000) {
+    during.push(await d.dig(`n${10 + i++}.test`, 3));
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  await lift853();
+  await lift443();
+  const liftedAt = Date.now();
+  let answer: Answer | undefined;
+  while (Date.now() - liftedAt < 10_000) {
+    const a = await d.dig(`n${10 + i++}.test`, 3);
+    if (a.status === 'NOERROR' && a.addresses.length === 1) {
+      answer = a;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(answer, 'no correct answer within 10 s of the path coming back').toBeDefined();
+  const recovery = (answer?.at ?? 0) + (answer?.ms ?? 0) - liftedAt;
+  const servfails = during.filter((a) => a.status === 'SERVFAIL').length;
+  decisions.push(`recovery after 35 s of resets: correct answer ${recovery} ms after the path came back; during the outage ${servfails}/${during.length} SERVFAIL, ${during.filter((a) => a.status === 'NO ANSWER').length} unanswered, slowest ${Math.max(...during.map((a) => a.ms))} ms`);
+  expect(recovery).toBeLessThan(2000);
+  // Never silence: every query during the outage got a reply (SERVFAIL, or an answer while a connection still lived).
+  expect(during.every((a) => a.status !== 'NO ANSWER')).toBe(true);
+  expect(await cap.stop()).toEqual([]);
+});
