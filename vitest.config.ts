@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['proxy/**/*.test.ts', 'app/**/*.test.ts', 'renderer/src/**/*.test.{ts,tsx}', 'bench/**/*.test.ts'],
+    include: ['proxy/**/*.test.ts', 'app/**/*.test.ts', 'renderer/src/**/*.test.{ts,tsx}', 'bench/**/*.test.ts', 'test-support/**/*.test.ts'],
     exclude: ['node_modules/**', 'dist/**', 'e2e/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,

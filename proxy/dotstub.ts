@@ -214,7 +214,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   #emptyReopens = 0;
   /** Date.now() when the active resolver was last seen verified on an open connection (null: never). */
   #lastVerifiedAt: number | null = null;
-  /** The active resolver's last connect failure, classified; null once a connection opens. */
+  /** The active resolver's last connect failure, classified; null once a connection of that transport opens. */
   #network: NetworkView | null = null;
   #udp: UdpListener[] = [];
   #tcp: TcpListener[] = [];
@@ -589,7 +589,9 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
         handshakeMs: info.handshakeMs,
       });
       if (!active()) return;
-      this.#network = null;
+      // A transport that opens clears its own failure only: while DoH carries the
+      // queries, the status still says what the network did to DoT (and why DoH).
+      if (this.#network?.transport === transport) this.#network = null;
       if (info.verified) this.#captive?.authenticated();
       const name = resolver.authName && !resolver.label.includes(resolver.authName) ? `${resolver.label} (${resolver.authName})` : resolver.label;
       const who = transport === 'doh' ? `${name} via DNS-over-HTTPS` : name;
@@ -670,7 +672,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     return this.#pool.connections.some((c) => c.state === 'open') ? Date.now() : this.#lastVerifiedAt;
   }
 
-  /** The last connect failure of the active resolver, classified; null since the last success. */
+  /** The last connect failure of the active resolver, classified; null since that transport's last success. */
   get network(): NetworkView | null {
     return this.#network;
   }

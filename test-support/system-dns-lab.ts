@@ -22,6 +22,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { dotstubArgv } from './netlab.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const LAB_DNS_SERVER = path.join(REPO, 'test-support', 'lab-dns-server.mjs');
@@ -279,15 +280,6 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
       processes.delete(child);
       return { code, stdout, stderr };
     };
-    const dotstubArgv = (args: readonly string[]): string[] => [
-      process.execPath,
-      '--import',
-      'tsx',
-      '-e',
-      "import('./proxy/cli.ts').then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })",
-      '--',
-      ...args,
-    ];
     const lab: Lab = {
       dir,
       etc,

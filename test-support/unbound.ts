@@ -34,6 +34,18 @@ export interface UnboundOptions {
    * with the same PKI: a port number, or 0 for a free one. Off by default.
    */
   readonly dohPort?: number;
+  /** Run it elsewhere than beside this process on 127.0.0.1, e.g. in a netlab namespace (netlab.ts `unboundIn`). */
+  readonly launch?: UnboundLaunch;
+}
+
+/** How to run unbound somewhere else: where it listens, how to start it, how to know it accepts. */
+export interface UnboundLaunch {
+  /** The addresses it listens on (DoT, DoH and plain DNS), IPv4 or IPv6; clients from anywhere are allowed. */
+  readonly addresses: readonly string[];
+  /** Starts the program; `signal` reaches the program itself (the child may be a wrapper such as nsenter). */
+  spawn(argv: readonly string[]): { readonly child: ChildProcess; signal(sig: NodeJS.Signals): void };
+  /** Resolves once TCP `ports` accept connections where it runs. */
+  ready(ports: readonly number[]): Promise<void>;
 }
 
 export interface UnboundServer {
@@ -100,7 +112,8 @@ async function waitForTls(port: number, pki: TestPki, deadline: number, alpn?: s
  * pidfile, no daemon, no privilege drop, loopback only, one thread, no
  * validator. Callers add what makes theirs a DoT server or a forwarder.
  */
-export function unboundServerBase(dir: string, port: number, threads = 1): string[] {
+export function unboundServerBase(dir: string, port: number, threads = 1, addresses: readonly string[] = ['127.0.0.1']): string[] {
+  const loopbackOnly = addresses.length === 1 && addresses[0] === '127.0.0.1';
   return [
     'server:',
     '  verbosity: 0',
@@ -110,9 +123,9 @@ export function unboundServerBase(dir: string, port: number, threads = 1): strin
     `  pidfile: "${dir}/unbound.pid"`,
     '  use-syslog: no',
     '  do-daemonize: no',
-    `  interface: 127.0.0.1@${port}`,
-    '  do-ip6: no',
-    '  access-control: 127.0.0.0/8 allow',
+    ...addresses.map((a) => `  interface: ${a}@${port}`),
+    `  do-ip6: ${addresses.some((a) => a.includes(':')) ? 'yes' : 'no'}`,
+    ...(loopbackOnly ? ['  access-control: 127.0.0.0/8 allow'] : ['  access-control: 0.0.0.0/0 allow', '  access-control: ::/0 allow']),
     '  module-config: "iterator"',
     `  num-threads: ${threads}`,
     '  so-reuseport: no',
@@ -122,6 +135,8 @@ export function unboundServerBase(dir: string, port: number, threads = 1): strin
 export async function startUnbound(options: UnboundOptions = {}): Promise<UnboundServer> {
   const pki = testPki();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-unbound-'));
+  const launch = options.launch;
+  const addresses = launch?.addresses ?? ['127.0.0.1'];
   const port = options.port ?? (await freePort());
   const keepalive = options.keepaliveMs ?? 120_000;
   const dohPort = options.dohPort === undefined ? undefined : options.dohPort || (await freePort());
@@ -130,9 +145,9 @@ export async function startUnbound(options: UnboundOptions = {}): Promise<Unboun
   const doh =
     dohPort === undefined
       ? []
-      : [`  interface: 127.0.0.1@${dohPort}`, `  https-port: ${dohPort}`, '  http-endpoint: "/dns-query"', '  http-nodelay: yes'];
+      : [...addresses.map((a) => `  interface: ${a}@${dohPort}`), `  https-port: ${dohPort}`, '  http-endpoint: "/dns-query"', '  http-nodelay: yes'];
   const conf = [
-    ...unboundServerBase(dir, port, options.threads ?? 1),
+    ...unboundServerBase(dir, port, options.threads ?? 1, addresses),
     ...doh,
     `  tls-port: ${port}`,
     `  tls-service-key: "${pki.serverKeyFile}"`,
@@ -157,37 +172,46 @@ export async function startUnbound(options: UnboundOptions = {}): Promise<Unboun
   ].join('\n');
   const confFile = path.join(dir, 'unbound.conf');
   fs.writeFileSync(confFile, conf);
-  const child = spawn(UNBOUND_BIN, ['-d', '-c', confFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const started = launch
+    ? launch.spawn([UNBOUND_BIN, '-d', '-c', confFile])
+    : (() => {
+        const c = spawn(UNBOUND_BIN, ['-d', '-c', confFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+        return { child: c, signal: (sig: NodeJS.Signals) => c.kill(sig) };
+      })();
+  const child = started.child;
+  const kill = (sig: NodeJS.Signals): void => started.signal(sig);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     await Promise.race([
-      Promise.all([
-        waitForTls(port, pki, Date.now() + 10_000),
-        dohPort !== undefined ? waitForTls(dohPort, pki, Date.now() + 10_000, 'h2') : undefined,
-      ]),
+      launch
+        ? launch.ready(dohPort === undefined ? [port] : [port, dohPort])
+        : Promise.all([
+            waitForTls(port, pki, Date.now() + 10_000),
+            dohPort !== undefined ? waitForTls(dohPort, pki, Date.now() + 10_000, 'h2') : undefined,
+          ]),
       exited.then(() => {
         throw new Error(`unbound exited at start: ${stderr.trim()}`);
       }),
     ]);
   } catch (err) {
-    child.kill('SIGKILL');
+    kill('SIGKILL');
     throw err;
   }
   return {
     port,
-    host: '127.0.0.1',
+    host: addresses[0] as string,
     pki,
     dir,
-    resolverArg: `127.0.0.1:${port}#${pki.authName}`,
+    resolverArg: `${addresses[0]?.includes(':') ? `[${addresses[0]}]` : addresses[0]}:${port}#${pki.authName}`,
     dohPort,
     dohUrl: dohPort === undefined ? undefined : `https://${pki.authName}:${dohPort}/dns-query`,
     process: child,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        const t = setTimeout(() => child.kill('SIGKILL'), 3000);
+        kill('SIGTERM');
+        const t = setTimeout(() => kill('SIGKILL'), 3000);
         await exited;
         clearTimeout(t);
       }

@@ -58,7 +58,7 @@ describe('createTemplate', () => {
       return (find(items, 'status') as { label: string }).label;
     };
     expect(line('private-unverified')).toBe('Private DNS: on — Quad9, not verified');
-    expect(line('captive')).toBe('Private DNS: paused for a hotspot sign-in');
+    expect(line('captive')).toBe('Private DNS: waiting for a Wi-Fi sign-in');
     expect(line('degraded')).toBe('Private DNS: off — TLS blocked, using plain DNS');
     expect(line('blocked')).toBe('Private DNS: blocked — DNS stopped until TLS works');
     expect(line('off')).toBe('Private DNS: off');

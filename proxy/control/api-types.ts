@@ -115,8 +115,9 @@ export interface StatusView {
   /**
    * What the network last did to the active resolver's connections: the
    * classification (NETWORK.md's kinds, a stable code, a sentence), which
-   * transport and address, how long the attempt took; null since the last
-   * connection opened.
+   * transport and address, how long the attempt took; null once a connection
+   * of that transport opens (so while DoH carries the queries it still says
+   * what happened to DoT).
    */
   readonly network: NetworkView | null;
   /**
