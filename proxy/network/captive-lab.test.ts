@@ -1,0 +1,259 @@
+/**
+ * A fake hotspot in network namespaces (test-support/netlab.ts), the way a
+ * hotel Wi-Fi treats a laptop, with dotstub as users run it (the CLI, in the
+ * client namespace, strict or opportunistic):
+ *
+ *   client (dotstub, dig, curl) ── router = the hotspot ── server (unbound: DoT 853, DoH 443)
+ *
+ * The hotspot's resolver (in the router) answers every name with the portal's
+ * address; every HTTP request from the client, 192.0.2.1 included, is DNAT'ed
+ * to its sign-in server (302 to its login page until POST /login); 853 and 443
+ * to the outside are dropped — or, in the second variant, intercepted by a
+ * TLS server with its own certificate. POST /login opens the firewall.
+ *
+ * Asserted from the user's side and from a packet capture on the client's
+ * interface: `captive` within 5 s of the first connection attempt; the
+ * sign-in page's host resolves; every other name gets SERVFAIL at once;
+ * cleartext DNS goes only to the hotspot's resolver and only for the allowed
+ * names; after POST /login `private` within 10 s, with no cleartext DNS
+ * afterwards and no cleartext answer left in the cache.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { dotstubArgv, netlabMissing, startNetlab, unboundIn, waitForListening, type DnsPacket, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
+import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+
+const missing = netlabMissing();
+const LOGIN = 'login.hotspot.test';
+const LISTEN_PORT = 53;
+
+let lab: Netlab;
+let unbound: UnboundServer;
+
+beforeAll(async () => {
+  if (missing) return;
+  lab = await startNetlab();
+  unbound = await startUnbound({
+    port: 853,
+    dohPort: 443,
+    extra: { [`${LOGIN}.`]: '192.0.2.80', 'news.example.': '192.0.2.81' },
+    launch: unboundIn(lab.server, [lab.addresses.server4]),
+  });
+}, 60_000);
+afterAll(async () => {
+  await unbound?.stop();
+  await lab?.close();
+});
+
+interface Status {
+  readonly state: string;
+  readonly reason: string;
+  readonly captive: { readonly portalHost: string; readonly exception: string; readonly detectedBy: string; readonly allowedNames: string[]; readonly letThrough: string[] } | null;
+}
+
+interface Run {
+  readonly proc: NetlabProcess;
+  status(): Promise<Status>;
+  post(pathname: string, body: unknown): Promise<number>;
+  dig(name: string): Promise<{ status: string; addresses: string[]; ms: number }>;
+  waitFor(pred: (s: Status) => boolean, ms: number, what: string): Promise<{ status: Status; at: number }>;
+  stop(): Promise<void>;
+}
+
+let runs = 0;
+async function startDotstubInClient(mode: 'strict' | 'opportunistic'): Promise<Run> {
+  const n = runs++;
+  const dir = path.join(lab.dir, `captive-${n}`);
+  fs.mkdirSync(dir);
+  const readyFile = path.join(dir, 'ready.json');
+  const a = lab.addresses;
+  const proc = lab.client.spawn(
+    dotstubArgv([
+      '--listen', `127.0.0.1:${LISTEN_PORT}`,
+      '--resolver', `${a.server4}:853#dns.test`,
+      '--doh', 'https://dns.test:443/dns-query',
+      '--ca', unbound.pki.caFile,
+      `--${mode}`,
+      '--network-dns', a.routerClientSide4,
+      '--control', '127.0.0.1:0',
+      '--config-dir', path.join(dir, 'config'),
+      '--ready-file', readyFile,
+    ]),
+    // Probing is on inside the lab: every address it can reach is the lab's own.
+    { env: { DOTSTUB_PORTAL_CHECK: 'on' } },
+  );
+  const deadline = Date.now() + 20_000;
+  while (!fs.existsSync(readyFile)) {
+    if (Date.now() > deadline || proc.child.exitCode !== null) throw new Error(`dotstub did not start in the lab:\n${proc.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const ready = JSON.parse(fs.readFileSync(readyFile, 'utf8')) as { control: string; token: string };
+  const status = async (): Promise<Status> => {
+    const r = await lab.client.exec(['curl', '-sS', '--max-time', '2', '-H', `Authorization: Bearer ${ready.token}`, `${ready.control}/api/status`]);
+    if (r.code !== 0) throw new Error(`status: ${r.stderr}`);
+    return JSON.parse(r.stdout) as Status;
+  };
+  return {
+    proc,
+    status,
+    post: async (pathname, body) => {
+      const r = await lab.client.exec([
+        'curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '3', '-X', 'POST',
+        '-H', `Authorization: Bearer ${ready.token}`, '-H', `Origin: ${ready.control}`, '-H', 'Content-Type: application/json',
+        '--data', JSON.stringify(body), `${ready.control}${pathname}`,
+      ]);
+      return Number(r.stdout);
+    },
+    dig: async (name) => {
+      const at = Date.now();
+      const r = await lab.client.exec(['dig', '@127.0.0.1', '-p', String(LISTEN_PORT), '+time=5', '+tries=1', '+nocookie', name, 'A']);
+      return {
+        status: /status: (\w+)/.exec(r.stdout)?.[1] ?? 'NO ANSWER',
+        addresses: [...r.stdout.matchAll(/^\S+\s+\d+\s+IN\s+A\s+(\S+)$/gm)].map((m) => m[1] as string),
+        ms: Number(/Query time: (\d+) msec/.exec(r.stdout)?.[1] ?? Date.now() - at),
+      };
+    },
+    waitFor: async (pred, ms, what) => {
+      const end = Date.now() + ms;
+      const seen: string[] = [];
+      for (;;) {
+        const s = await status();
+        if (pred(s)) return { status: s, at: Date.now() };
+        seen.push(`${s.state}: ${s.reason}`);
+        if (Date.now() > end) throw new Error(`never ${what} within ${ms} ms; states:\n${[...new Set(seen)].join('\n')}\ndotstub said:\n${proc.output()}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    stop: () => proc.stop(),
+  };
+}
+
+/**
+ * The hotspot in the router: its resolver, its sign-in server, and the
+ * firewall that POST /login opens. `intercept`: 853/443 go to a TLS server of
+ * the hotspot's own instead of being dropped.
+ */
+async function startHotspot(variant: 'drop' | 'intercept'): Promise<{ portal: NetlabProcess; stop(): Promise<void> }> {
+  const a = lab.addresses;
+  const procs: NetlabProcess[] = [];
+  const dns = lab.router.spawn([process.execPath, path.resolve(import.meta.dirname, '../../test-support/lab-dns-server.mjs'), a.routerClientSide4, '53', a.routerClientSide4]);
+  procs.push(dns);
+  await dns.waitFor('READY');
+  const rules: string[][] = [
+    // All web traffic from the client goes to the sign-in server (192.0.2.1 included).
+    ['-t', 'nat', '-A', 'PREROUTING', '-i', 'lan0', '-p', 'tcp', '--dport', '80', '-j', 'DNAT', '--to-destination', `${a.routerClientSide4}:80`],
+  ];
+  if (variant === 'drop') {
+    rules.push(['-A', 'FORWARD', '-i', 'lan0', '-p', 'tcp', '--dport', '853', '-j', 'DROP'], ['-A', 'FORWARD', '-i', 'lan0', '-p', 'tcp', '--dport', '443', '-j', 'DROP']);
+  } else {
+    const cert = path.join(lab.dir, 'hotspot.pem');
+    const key = path.join(lab.dir, 'hotspot.key');
+    fs.writeFileSync(cert, unbound.pki.impostorCert);
+    fs.writeFileSync(key, unbound.pki.impostorKey, { mode: 0o600 });
+    for (const port of [8853, 8443]) {
+      const tlsServer = lab.router.spawn(['openssl', 's_server', '-quiet', '-accept', `${a.routerClientSide4}:${port}`, '-cert', cert, '-key', key]);
+      procs.push(tlsServer);
+    }
+    await waitForListening(lab.router, [8853, 8443]);
+    rules.push(
+      ['-t', 'nat', '-A', 'PREROUTING', '-i', 'lan0', '-p', 'tcp', '--dport', '853', '-j', 'DNAT', '--to-destination', `${a.routerClientSide4}:8853`],
+      ['-t', 'nat', '-A', 'PREROUTING', '-i', 'lan0', '-p', 'tcp', '--dport', '443', '-j', 'DNAT', '--to-destination', `${a.routerClientSide4}:8443`],
+    );
+  }
+  for (const r of rules) {
+    const res = await lab.router.exec(['iptables', ...r]);
+    if (res.code !== 0) throw new Error(`iptables ${r.join(' ')}: ${res.stderr}`);
+  }
+  // Signing in deletes the same rules (-A → -D): the hotspot lets the client out.
+  const open = rules.map((r) => `iptables ${r.map((x) => (x === '-A' ? '-D' : x)).join(' ')}`).join(' && ');
+  const portal = lab.router.spawn([process.execPath, '--import', 'tsx', path.resolve(import.meta.dirname, '../../test-support/fake-portal.ts'), a.routerClientSide4, '80', LOGIN, open]);
+  procs.push(portal);
+  await portal.waitFor('READY', 20_000);
+  return {
+    portal,
+    stop: async () => {
+      for (const p of procs.reverse()) await p.stop();
+      // Whatever the login didn't remove (a test that failed before it).
+      for (const r of rules) await lab.router.exec(['iptables', ...r.map((x) => (x === '-A' ? '-D' : x))]);
+    },
+  };
+}
+
+/** Cleartext DNS the client sent: where, and which names. */
+function cleartextQueries(packets: readonly DnsPacket[]): { to: Set<string>; names: Set<string> } {
+  const out = packets.filter((p) => !p.response && p.dstPort === 53);
+  return { to: new Set(out.map((p) => p.dst)), names: new Set(out.map((p) => (p.qname ?? '').toLowerCase()).filter(Boolean)) };
+}
+
+describe.skipIf(missing !== null)(`a fake hotspot in namespaces${missing ? ` (skipped: ${missing})` : ''}`, () => {
+  for (const variant of ['drop', 'intercept'] as const) {
+    test(`${variant === 'drop' ? '853 and 443 dropped' : '853 and 443 intercepted with the hotspot’s own certificate'}: from "can't resolve anything" to signed in and private again, with nothing but the allowed names in cleartext`, async () => {
+      const hotspot = await startHotspot(variant);
+      const cap = await lab.capture();
+      // Strict for interception (a certificate that doesn't verify is refused), opportunistic for the plain block: no click needed.
+      const mode = variant === 'intercept' ? 'strict' : 'opportunistic';
+      const run = await startDotstubInClient(mode);
+      // From dotstub being up (its first connection attempt is under way by then).
+      const t0 = Date.now();
+      try {
+        const captive = await run.waitFor((s) => s.state === 'captive', 8_000, 'captive');
+        const detectedMs = captive.at - t0;
+        expect(captive.status.captive?.portalHost).toBe(LOGIN);
+        if (mode === 'strict') {
+          expect(captive.status.captive?.exception).toBe('asking');
+          expect((await run.dig(LOGIN)).status).toBe('SERVFAIL');
+          // One click: "Allow sign-in".
+          expect(await run.post('/api/captive', { action: 'allow', remember: true })).toBe(200);
+        }
+        expect((await run.status()).captive?.exception).toBe('active');
+
+        // The sign-in page's host resolves (the hotspot's answer)…
+        const login = await run.dig(LOGIN);
+        expect(login.status).toBe('NOERROR');
+        expect(login.addresses).toEqual([lab.addresses.routerClientSide4]);
+        // …and nothing else does: SERVFAIL at once.
+        const other = await run.dig('news.example');
+        expect(other.status).toBe('SERVFAIL');
+        expect(other.ms).toBeLessThan(300);
+
+        // The user signs in (the form's POST, from the client).
+        const signed = await lab.client.exec(['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '3', '--resolve', `${LOGIN}:80:${lab.addresses.routerClientSide4}`, '-X', 'POST', '--data', 'accept=1', `http://${LOGIN}/login`]);
+        expect(signed.stdout).toBe('200');
+        await hotspot.portal.waitFor('LOGIN');
+        const signedAt = Date.now();
+        const back = await run.waitFor((s) => s.state === 'private', 10_000, 'private after the sign-in');
+        const privateMs = back.at - signedAt;
+        const letThrough = captive.status.captive?.allowedNames ?? [];
+        const whilePrivate = await cap.packets();
+        const privateAt = back.at / 1000;
+
+        // No cleartext answer was cached: the login host now comes from the private resolver.
+        const after = await run.dig(LOGIN);
+        expect(after.addresses).toEqual(['192.0.2.80']);
+        expect((await run.dig('news.example')).addresses).toEqual(['192.0.2.81']);
+
+        const packets = await cap.stop();
+        const { to, names } = cleartextQueries(packets);
+        // Cleartext only to the hotspot's resolver, only for allowed names.
+        expect([...to]).toEqual([lab.addresses.routerClientSide4]);
+        for (const name of names) expect(letThrough, `${name} left in cleartext`).toContain(name);
+        expect(names.has(LOGIN)).toBe(true);
+        expect(names.has('news.example')).toBe(false);
+        // Nothing in cleartext once private (allowing for the status poll's 100 ms step).
+        const late = cleartextQueries(packets.filter((p) => p.time > privateAt + 0.2));
+        expect([...late.names]).toEqual([]);
+        console.log(
+          `hotspot (${variant}, ${mode}): captive after ${detectedMs} ms (by ${captive.status.captive?.detectedBy}); ` +
+            `let through in cleartext: ${[...names].join(', ')}; private ${privateMs} ms after the sign-in; ` +
+            `${whilePrivate.filter((p) => !p.response).length} cleartext queries in all`,
+        );
+        expect(detectedMs).toBeLessThan(5_000);
+      } finally {
+        await run.stop();
+        await cap.stop().catch(() => []);
+        await hotspot.stop();
+      }
+    }, 90_000);
+  }
+});
