@@ -62,6 +62,10 @@ Usage: dotstub [options]
                       ever asked in cleartext: for a Wi-Fi sign-in page's names while
                       you sign in; repeatable (default: found from the system: what
                       resolv.conf had before dotstub took over, systemd-resolved, DHCP)
+  --cleartext-fallback  with --opportunistic only: while encrypted DNS is blocked
+                      on a network, let its own resolver answer, unencrypted (state
+                      "degraded"; off by default; back to encrypted DNS as soon as
+                      it connects)
   --no-portal-check   don't look for Wi-Fi sign-in pages (captive portals) when
                       encrypted DNS fails after a network change
   --capport-url URL   this network's RFC 8908 captive-portal API (HTTPS), if known
@@ -155,6 +159,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         'ready-file': { type: 'string' },
         'network-dns': { type: 'string', multiple: true },
         'no-portal-check': { type: 'boolean' },
+        'cleartext-fallback': { type: 'boolean' },
         'capport-url': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
@@ -200,6 +205,10 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     overrides.networkDns = values['network-dns'];
   }
   if (values['no-portal-check']) overrides.portalCheck = false;
+  if (values['cleartext-fallback']) {
+    if (values.strict) throw new ConfigError('--cleartext-fallback needs opportunistic mode: strict mode never sends a lookup unencrypted');
+    overrides.cleartextFallback = true;
+  }
   let capportUrl: string | null = null;
   if (values['capport-url'] !== undefined) {
     let u: URL | undefined;
@@ -249,6 +258,9 @@ export function resolveRun(
   savedResolver: ResolverSpec | undefined,
 ): { config: ProxyConfig; effective: Settings } {
   const effective: Settings = { ...settings, ...parsed.overrides };
+  if (parsed.overrides.cleartextFallback && effective.mode === 'strict') {
+    throw new ConfigError('--cleartext-fallback needs opportunistic mode (--opportunistic): strict mode never sends a lookup unencrypted');
+  }
   const resolver = parsed.resolver ?? savedResolver ?? (PRESETS.quad9 as ResolverSpec);
   if (effective.mode === 'strict' && !canAuthenticate(resolver)) {
     throw new ConfigError(
@@ -275,6 +287,8 @@ export function resolveRun(
             consentFile: path.join(parsed.configDir, 'captive-consent.json'),
           }
         : null,
+    allowDegraded: effective.cleartextFallback && effective.mode === 'opportunistic',
+    networkDns: effective.networkDns,
   });
   return { config, effective };
 }

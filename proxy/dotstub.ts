@@ -30,7 +30,8 @@ import { classifyFailure, type FailureKind } from './network/classify.js';
 import { NetworkWatch, type NetworkChange } from './network/watch.js';
 import { CaptiveGate, CaptivePortal, type CaptiveEvent, type CaptiveView } from './network/captive.js';
 import type { ProbeTargets } from './network/captive-probe.js';
-import type { DiscoveryPaths } from './network/network-resolver.js';
+import { discoverNetworkResolver, type DiscoveryPaths } from './network/network-resolver.js';
+import { CleartextUpstream } from './upstream/plain/cleartext.js';
 import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './upstream/pool.js';
 
 export type { PrivacyState };
@@ -144,6 +145,8 @@ export interface CaptiveConfig {
 const PORTAL_CHECK_WINDOW_MS = 5 * 60_000;
 /** At most one portal check per this long. */
 const PORTAL_CHECK_EVERY_MS = 30_000;
+/** Degraded mode never starts again sooner than this after it ended. */
+const DEGRADED_MIN_GAP_MS = 10_000;
 
 export interface ProxyConfig {
   readonly listen: readonly ListenAddress[];
@@ -162,6 +165,14 @@ export interface ProxyConfig {
   readonly cache: Partial<AnswerCacheOptions> | null;
   /** Captive-portal detection and the sign-in exception; null: off (no probe ever leaves). */
   readonly captive: CaptiveConfig | null;
+  /**
+   * Opportunistic mode only: while encrypted DNS is blocked, let the
+   * network's own resolver answer in cleartext (state `degraded`). Off by
+   * default; never in strict mode.
+   */
+  readonly allowDegraded: boolean;
+  /** The network's own resolver for degraded mode when captive handling is off (empty: discovered). */
+  readonly networkDns: readonly string[];
 }
 
 export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyConfig> = {}): ProxyConfig {
@@ -177,6 +188,8 @@ export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyCo
     warm: true,
     cache: {},
     captive: null,
+    allowDegraded: false,
+    networkDns: [],
     ...overrides,
   };
 }
@@ -227,6 +240,10 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #captive: CaptivePortal | null;
   /** When the proxy started or the network last changed: a connect failure soon after may be a portal. */
   #networkSince = 0;
+  /** Degraded mode's cleartext path while it is on (null: off). */
+  #degraded: CleartextUpstream | null = null;
+  /** When degraded mode last ended: it doesn't start again within DEGRADED_MIN_GAP_MS (no flapping). */
+  #degradedEndedAt = -Infinity;
   #startedAt = 0;
   #running = false;
 
@@ -366,6 +383,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     readonly recordNames?: boolean;
     /** The network's own resolver for captive sign-in (empty: discovered); used from the next portal check. */
     readonly networkDns?: readonly string[];
+    /** Opportunistic mode's cleartext fallback (state `degraded`). */
+    readonly allowDegraded?: boolean;
   }): Promise<void> {
     this.#engine.configure({
       ...(changes.padding !== undefined ? { padding: changes.padding } : {}),
@@ -378,7 +397,10 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       padding: this.#engine.options.padding,
       recordNames: this.#engine.options.recordNames,
       captive: this.#config.captive && changes.networkDns ? { ...this.#config.captive, networkDns: changes.networkDns } : this.#config.captive,
+      allowDegraded: changes.allowDegraded ?? this.#config.allowDegraded,
+      networkDns: changes.networkDns ?? this.#config.networkDns,
     };
+    if (!this.#config.allowDegraded || this.#config.auth.mode === 'strict') this.#endDegraded('cleartext fallback is off now');
     if (changes.pool !== undefined || changes.auth !== undefined) await this.switchResolver(this.#pool.resolver);
   }
 
@@ -397,6 +419,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     if (!this.#running) return;
     this.#running = false;
     this.#captive?.stop();
+    this.#endDegraded();
     this.#watch?.stop();
     this.#watch = undefined;
     const tcpClosing = this.#tcp.map((t) => t.close());
@@ -461,6 +484,38 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     if (next.state !== previous.state) this.#stateSince = Date.now();
     this.#privacy = next;
     this.emit('state', { state: next.state, previous: previous.state, reason: next.reason, at: Date.now(), resolverId: this.#pool.resolver.id });
+    if (next.state === 'blocked') this.#maybeDegrade(next.reason);
+  }
+
+  /**
+   * The ladder's last step (NETWORK.md): encrypted DNS is blocked, the user
+   * chose opportunistic mode and allowed cleartext: the network's own
+   * resolver answers, in state `degraded`, until an encrypted connection
+   * opens again (the pools keep re-probing with their back-off).
+   */
+  #maybeDegrade(why: string): void {
+    if (this.#degraded || !this.#running || !this.#config.allowDegraded || this.#config.auth.mode !== 'opportunistic') return;
+    if (this.#captive?.active || this.#captive?.checking || Date.now() - this.#degradedEndedAt < DEGRADED_MIN_GAP_MS) return;
+    const found = discoverNetworkResolver(this.#config.captive?.networkDns.length ? this.#config.captive.networkDns : this.#config.networkDns, this.#config.captive?.paths);
+    if (!found) {
+      this.emit('warning', "cleartext fallback is allowed, but this network's own resolver isn't known: set network DNS in Settings");
+      return;
+    }
+    this.#degraded = new CleartextUpstream({ servers: found.servers });
+    const who = found.servers.map((x) => x.host).join(', ');
+    this.#onPrivacyEvent({
+      type: 'degraded',
+      sentence: `encrypted DNS is blocked here (${why.split(';')[0] ?? why}); as you allowed, lookups go unencrypted to this network's resolver (${who}) until it works again`,
+    });
+  }
+
+  /** Leaves degraded mode (an encrypted connection opened, the network changed, strict mode was chosen). */
+  #endDegraded(why?: string): void {
+    if (!this.#degraded) return;
+    this.#degraded.destroy();
+    this.#degraded = null;
+    this.#degradedEndedAt = Date.now();
+    if (why && this.#running) this.#onPrivacyEvent({ type: 'degraded-ended', sentence: why });
   }
 
   /**
@@ -469,7 +524,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
    * answers, and stale ones, still serve while signing in).
    */
   #upstreamFor(pool: Pool | Fallback): Upstream {
-    const gated = this.#captive ? new CaptiveGate(this.#captive, pool) : pool;
+    const gated = this.#captive || this.#config.allowDegraded ? new CaptiveGate(this.#captive, pool, () => this.#degraded) : pool;
     return this.#cache ? new CachingUpstream(this.#cache, gated, this.#counters) : gated;
   }
 
@@ -593,6 +648,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       // queries, the status still says what the network did to DoT (and why DoH).
       if (this.#network?.transport === transport) this.#network = null;
       if (info.verified) this.#captive?.authenticated();
+      this.#endDegraded();
       const name = resolver.authName && !resolver.label.includes(resolver.authName) ? `${resolver.label} (${resolver.authName})` : resolver.label;
       const who = transport === 'doh' ? `${name} via DNS-over-HTTPS` : name;
       this.#onPrivacyEvent({ type: 'connected', resolver: who, verified: info.verified, tlsVersion: info.tlsVersion, authError: info.authError });
@@ -664,6 +720,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#network = null;
     this.#networkSince = Date.now();
     this.#captive?.networkChanged();
+    this.#endDegraded('the network changed: trying encrypted DNS first again');
     this.#pool.networkChanged();
   }
 

@@ -29,6 +29,7 @@ const fields = {
   logSize: wholeNumber('query log size', 100, 100_000, ' records'),
   recordNames: z.boolean({ error: 'recordNames must be true or false' }),
   portalCheck: z.boolean({ error: 'portalCheck must be true or false' }),
+  cleartextFallback: z.boolean({ error: 'cleartextFallback must be true or false' }),
   networkDns: z
     .array(
       z.string().refine((v) => parseServer(v) !== null, {
@@ -56,6 +57,7 @@ export const DEFAULT_SETTINGS: Settings = Object.freeze({
   logSize: 10_000,
   recordNames: true,
   portalCheck: true,
+  cleartextFallback: false,
   networkDns: [],
 });
 

@@ -309,6 +309,10 @@ export class ControlService {
       if (!parsed.ok) throw validationFailure(parsed.fields);
       const before = this.#settings;
       const next: Settings = { ...before, ...parsed.patch };
+      // Turning the fallback on needs opportunistic mode; switching to strict just makes it inert.
+      if (parsed.patch.cleartextFallback === true && next.mode === 'strict') {
+        throw validationFailure({ cleartextFallback: 'the cleartext fallback needs opportunistic mode: strict mode never sends a lookup unencrypted' });
+      }
       if (next.mode === 'strict' && !canAuthenticate(this.proxy.resolver)) {
         throw validationFailure({
           mode: `strict mode can't verify ${this.proxy.resolver.label} (no authentication name or pin): switch to a resolver that has one first`,
@@ -329,6 +333,7 @@ export class ControlService {
           padding: next.padding,
           recordNames: next.recordNames,
           networkDns: next.networkDns,
+          allowDegraded: next.cleartextFallback,
           ...(rebuild
             ? {
                 pool: { size: next.poolSize, maxInFlight: next.maxInFlight, idleTimeoutMs: next.idleTimeoutSec * 1000 },

@@ -546,19 +546,24 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
 }
 
 /**
- * The query path while captive, in front of the encrypted upstream (behind
- * the cache, so private answers cached earlier are still served, and stale
- * ones when nothing else can answer): not captive → straight through;
- * captive → the sign-in names in cleartext at the network's resolver,
- * everything else held with a typed error at once.
+ * The query path in front of the encrypted upstream (behind the cache, so
+ * private answers cached earlier are still served, and stale ones when
+ * nothing else can answer):
+ *   - captive: the sign-in names in cleartext at the network's resolver,
+ *     everything else held with a typed error at once;
+ *   - degraded (opportunistic, allowed in settings, encrypted DNS blocked):
+ *     every name in cleartext at the network's resolver;
+ *   - otherwise straight through.
  */
 export class CaptiveGate implements Upstream {
-  readonly #portal: CaptivePortal;
+  readonly #portal: CaptivePortal | null;
+  readonly #degraded: () => CleartextUpstream | null;
   readonly #inner: Upstream;
 
-  constructor(portal: CaptivePortal, inner: Upstream) {
+  constructor(portal: CaptivePortal | null, inner: Upstream, degraded: () => CleartextUpstream | null = () => null) {
     this.#portal = portal;
     this.#inner = inner;
+    this.#degraded = degraded;
   }
 
   get name(): string {
@@ -566,15 +571,18 @@ export class CaptiveGate implements Upstream {
   }
 
   resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void {
-    if (!this.#portal.active) {
-      this.#inner.resolve(req, done);
+    const portal = this.#portal;
+    if (!portal?.active) {
+      const plain = this.#degraded();
+      if (plain) plain.resolve(req, done);
+      else this.#inner.resolve(req, done);
       return;
     }
     const name = req.question.key.name;
-    const cleartext = this.#portal.cleartext;
-    if (cleartext && this.#portal.allows(name)) {
+    const cleartext = portal.cleartext;
+    if (cleartext && portal.allows(name)) {
       cleartext.resolve(req, (r, err, answer) => {
-        if (answer) this.#portal.noteLetThrough(name);
+        if (answer) portal.noteLetThrough(name);
         done(r, err, answer);
       });
       return;

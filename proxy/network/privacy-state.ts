@@ -38,6 +38,10 @@ export type PrivacyEvent =
   | { readonly type: 'idle'; readonly resolver: string; readonly since: string }
   /** A captive portal: the sentence says where to sign in and what dotstub does meanwhile (network/captive.ts). */
   | { readonly type: 'captive'; readonly sentence: string }
+  /** Opportunistic mode with cleartext allowed: encrypted DNS is blocked, so the network's resolver answers, unencrypted. */
+  | { readonly type: 'degraded'; readonly sentence: string }
+  /** Degraded mode ended without an encrypted connection (network change, or strict mode chosen). */
+  | { readonly type: 'degraded-ended'; readonly sentence: string }
   /** The captive session ended without an authenticated connection (the network changed, or the portal went away). */
   | { readonly type: 'captive-ended'; readonly sentence: string }
   | { readonly type: 'stopped' };
@@ -67,7 +71,8 @@ export function nextPrivacyState(current: PrivacyStatus, event: PrivacyEvent, po
       };
     case 'connect-failed':
       // While signing in, failures are expected: the banner keeps saying where to sign in.
-      if (current.state === 'captive') return current;
+      // While degraded, encrypted DNS keeps failing by definition: the state says what carries queries.
+      if (current.state === 'captive' || current.state === 'degraded') return current;
       // Strict and opportunistic alike never fall back to cleartext here: nothing leaves.
       return { state: 'blocked', reason: `${event.message}; queries get SERVFAIL, retrying in ${formatWait(event.retryInMs)}` };
     case 'idle':
@@ -79,6 +84,13 @@ export function nextPrivacyState(current: PrivacyStatus, event: PrivacyEvent, po
       };
     case 'captive':
       return { state: 'captive', reason: event.sentence };
+    case 'degraded':
+      // Never in strict mode: strict never sends a query in cleartext.
+      if (policy.mode === 'strict') return current;
+      return { state: 'degraded', reason: event.sentence };
+    case 'degraded-ended':
+      if (current.state !== 'degraded') return current;
+      return { state: 'blocked', reason: `${event.sentence}; queries get SERVFAIL until encrypted DNS connects` };
     case 'captive-ended':
       if (current.state !== 'captive') return current;
       return { state: 'blocked', reason: `${event.sentence}; queries get SERVFAIL until encrypted DNS connects` };

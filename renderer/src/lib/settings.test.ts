@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Settings } from '../../../proxy/control/api-types.js';
 import { draftChanges, toDraft, validateDraft } from './settings.js';
 
-const saved: Settings = { mode: 'strict', padding: true, idleTimeoutSec: 60, poolSize: 2, maxInFlight: 100, logSize: 10000, recordNames: true, portalCheck: true, networkDns: [] };
+const saved: Settings = { mode: 'strict', padding: true, idleTimeoutSec: 60, poolSize: 2, maxInFlight: 100, logSize: 10000, recordNames: true, portalCheck: true, cleartextFallback: false, networkDns: [] };
 
 describe('settings form', () => {
   it('a fresh draft is valid and unchanged', () => {

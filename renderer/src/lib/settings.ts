@@ -65,6 +65,7 @@ export function draftChanges(saved: Settings, d: SettingsDraft): Partial<Setting
   if (d.padding !== saved.padding) out.padding = d.padding;
   if (d.recordNames !== saved.recordNames) out.recordNames = d.recordNames;
   if (d.portalCheck !== saved.portalCheck) out.portalCheck = d.portalCheck;
+  if (d.cleartextFallback !== saved.cleartextFallback) out.cleartextFallback = d.cleartextFallback;
   if (d.networkDns.join(' ') !== saved.networkDns.join(' ')) out.networkDns = d.networkDns;
   for (const f of NUMERIC_FIELDS) {
     const n = Number(d[f.key].trim());
