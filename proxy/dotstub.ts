@@ -30,6 +30,7 @@ import { classifyFailure, type FailureKind } from './network/classify.js';
 import { NetworkWatch, type NetworkChange } from './network/watch.js';
 import { CaptiveGate, CaptivePortal, type CaptiveEvent, type CaptiveView } from './network/captive.js';
 import type { ProbeTargets } from './network/captive-probe.js';
+import type { SignInProxyInfo } from './network/signin-proxy.js';
 import { discoverNetworkResolver, type DiscoveryPaths } from './network/network-resolver.js';
 import { CleartextUpstream } from './upstream/plain/cleartext.js';
 import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './upstream/pool.js';
@@ -567,6 +568,11 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   /** The captive portal being signed in to, or null. */
   get captive(): CaptiveView | null {
     return this.#captive?.view ?? null;
+  }
+
+  /** The sign-in window's loopback proxy and its credential, while the sign-in exception is active. */
+  get signInProxy(): SignInProxyInfo | null {
+    return this.#captive?.signInProxy ?? null;
   }
 
   /** The user's answer to "Allow sign-in?", or a request to extend it; false when there is nothing to answer. */

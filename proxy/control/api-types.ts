@@ -41,6 +41,7 @@
  *   GET    /api/events/recent               → TimelineEvent[] (connection and state events, newest last)
  *   POST   /api/captive                     { action: 'allow'|'decline'|'extend'|'check', remember?: boolean } → StatusView
  *                                             | 409 conflict (nothing to answer: not captive, or already so)
+ *   GET    /api/captive/sign-in             → SignInView (the portal page and the sign-in window's proxy) | 409
  *   GET    /api/settings                    → Settings
  *   PUT    /api/settings                    Partial<Settings> → Settings | 400 ApiError (nothing changed)
  *   GET    /api/stream                      → text/event-stream; `event: batch` with StreamBatch every 250 ms
@@ -145,6 +146,12 @@ export interface StatusView {
   readonly problems?: readonly ConfigProblemView[];
   /** The control server's own URL, e.g. http://127.0.0.1:5380. */
   readonly control?: string;
+}
+
+/** For the desktop app's "Sign in to network" window (its own session, through this proxy only). */
+export interface SignInView {
+  readonly portalUrl: string;
+  readonly proxy: { readonly url: string; readonly username: string; readonly password: string };
 }
 
 export interface MetricsView {

@@ -5,7 +5,8 @@
  * Origin, like every state change), and the timeline tells the story.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { StatusView, TimelineEvent } from './api-types.js';
+import http from 'node:http';
+import type { SignInView, StatusView, TimelineEvent } from './api-types.js';
 import { apiClient, rawRequest, startControl, type ControlHarness } from '../../test-support/control-harness.js';
 import { startFakePortal, startHotspotDns, type FakePortal, type HotspotDns } from '../../test-support/fake-portal.js';
 import { firstA, UdpClient } from '../../test-support/dns-client.js';
@@ -43,6 +44,7 @@ describe('POST /api/captive', () => {
 
   test('nothing to answer while not captive: 409, and a bad body is a validation error', async () => {
     const api = apiClient(h);
+    expect((await api.get('/api/captive/sign-in')).status).toBe(409);
     const none = await api.post('/api/captive', { action: 'allow' });
     expect(none.status).toBe(409);
     expect(none.json<{ error: { message: string } }>().error.message).toMatch(/no captive portal/);
@@ -74,6 +76,39 @@ describe('POST /api/captive', () => {
     expect(extended.status).toBe(200);
     const c = extended.json<StatusView>().captive;
     expect((c?.expiresAt ?? 0) - Date.now()).toBeGreaterThan(9 * 60_000);
+
+    // The sign-in window's proxy: any host the portal page pulls in resolves through the network (and only there).
+    const signIn = (await api.get('/api/captive/sign-in')).json<SignInView>();
+    expect(signIn.portalUrl).toMatch(/^http:\/\/login\.hotspot\.test:\d+\/login$/);
+    const proxyUrl = new URL(signIn.proxy.url);
+    expect(proxyUrl.hostname).toBe('127.0.0.1');
+    const viaProxy = (auth: string | null): Promise<{ status: number; body: string }> =>
+      new Promise((resolve, reject) => {
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port: Number(proxyUrl.port),
+            method: 'GET',
+            path: `http://cdn.hotspot-assets.test:${portal.port}/login`,
+            headers: { host: `cdn.hotspot-assets.test:${portal.port}`, ...(auth ? { 'proxy-authorization': `Basic ${Buffer.from(auth).toString('base64')}` } : {}) },
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    // Another local program without the credential gets nothing.
+    expect((await viaProxy(null)).status).toBe(407);
+    expect((await viaProxy('signin:wrong')).status).toBe(407);
+    const page = await viaProxy(`${signIn.proxy.username}:${signIn.proxy.password}`);
+    expect(page.status).toBe(302);
+    expect(dns.asked).toContain('cdn.hotspot-assets.test a');
+    // …but the name is not let through for the rest of the machine.
+    expect((await client.query('cdn.hotspot-assets.test')).rcode).toBe('SERVFAIL');
 
     const events = (await api.get('/api/events/recent')).json<TimelineEvent[]>();
     const story = events.filter((e): e is Extract<TimelineEvent, { kind: 'captive' }> => e.kind === 'captive').map((e) => e.event.type);

@@ -121,6 +121,7 @@ export function routes(service: ControlService): Route[] {
       },
     },
     { method: 'GET', path: '/api/events/recent', handler: () => json(service.recentEvents()) },
+    { method: 'GET', path: '/api/captive/sign-in', handler: () => json(service.signIn()) },
     { method: 'POST', path: '/api/captive', body: true, handler: ({ body }) => json(service.captiveAction(body)) },
     { method: 'GET', path: '/api/settings', handler: () => json(service.settings()) },
     { method: 'PUT', path: '/api/settings', body: true, handler: async ({ body }) => json(await service.updateSettings(body)) },

@@ -25,6 +25,7 @@ import type {
   QueryPage,
   ResolversView,
   ResolverView,
+  SignInView,
   StatusView,
   TimelineEvent,
   ValidationView,
@@ -276,6 +277,18 @@ export class ControlService {
 
   settings(): Settings {
     return this.#settings;
+  }
+
+  /**
+   * What the desktop app's "Sign in to network" window needs: the portal's
+   * page and the loopback proxy (with its credential) that resolves through
+   * the network, for that window's session only. 409 unless signing in is allowed now.
+   */
+  signIn(): SignInView {
+    const c = this.proxy.captive;
+    const proxy = this.proxy.signInProxy;
+    if (!c || c.exception !== 'active' || !proxy) throw new ApiFailure(409, 'conflict', c ? `signing in is not allowed right now (${c.exception})` : 'no captive portal is being signed in to');
+    return { portalUrl: c.portalUrl, proxy };
   }
 
   /** The user's answer to a captive portal ("Allow sign-in", "Not now", "5 more minutes", "Check again"). */

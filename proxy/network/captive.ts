@@ -26,6 +26,7 @@ import { CaptiveHeldError, CleartextFailedError } from '../errors.js';
 import { CleartextUpstream } from '../upstream/plain/cleartext.js';
 import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest } from '../upstream/upstream.js';
 import { CHECK_NAMES, detectPortal, type PortalVerdict, type ProbeTargets } from './captive-probe.js';
+import { SignInProxy, type SignInProxyInfo } from './signin-proxy.js';
 import { discoverNetworkResolver, type DiscoveryPaths, type NetworkResolver, SYSTEM_PATHS } from './network-resolver.js';
 
 export type ExceptionState =
@@ -219,6 +220,8 @@ interface Session {
   readonly cleartext: CleartextUpstream | null;
   readonly key: string | null;
   exception: ExceptionState;
+  /** The sign-in window's proxy while the exception is active. */
+  proxy: SignInProxy | null;
   /** When the exception started (for extending to at most MAX_EXCEPTION_MS). */
   startedAt: number | null;
   expiresAt: number | null;
@@ -369,6 +372,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
       cleartext,
       key,
       exception: 'asking',
+      proxy: null,
       startedAt: null,
       expiresAt: null,
       openProbes: 0,
@@ -403,6 +407,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
   #start(s: Session, remembered: boolean): void {
     const ms = this.#opts.exceptionMs ?? DEFAULT_EXCEPTION_MS;
     s.exception = 'active';
+    this.#openProxy(s);
     s.startedAt = this.#now();
     s.expiresAt = s.startedAt + ms;
     this.#armExpiry(s);
@@ -415,6 +420,30 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     });
   }
 
+  /** The sign-in window's proxy, for the exception's lifetime (none without a network resolver). */
+  #openProxy(s: Session): void {
+    if (s.proxy || !s.cleartext) return;
+    const proxy = new SignInProxy({ lookup: lookupThrough(s.cleartext), onHost: (h) => this.noteLetThrough(h) });
+    s.proxy = proxy;
+    proxy.listen().then(
+      () => this.emit('change'),
+      () => {
+        if (s.proxy === proxy) s.proxy = null;
+      },
+    );
+  }
+
+  #closeProxy(s: Session): void {
+    void s.proxy?.close();
+    s.proxy = null;
+  }
+
+  /** Where the desktop app's sign-in window sends its requests (with the credential); null unless the exception is active. */
+  get signInProxy(): SignInProxyInfo | null {
+    const s = this.#session;
+    return s && s.exception === 'active' && s.proxy ? s.proxy.info : null;
+  }
+
   #armExpiry(s: Session): void {
     clearTimeout(this.#expiry);
     if (s.expiresAt === null) return;
@@ -422,6 +451,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
       if (this.#session !== s || s.exception !== 'active') return;
       s.exception = 'expired';
       s.expiresAt = null;
+      this.#closeProxy(s);
       this.#emit({ type: 'expired', at: this.#now(), sentence: 'The sign-in window ended: no more unencrypted lookups' });
       this.emit('change');
     }, Math.max(0, s.expiresAt - this.#now()));
@@ -447,6 +477,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     if (remember && s.key) this.#consent?.set(s.key, 'decline');
     s.exception = 'declined';
     s.expiresAt = null;
+    this.#closeProxy(s);
     clearTimeout(this.#expiry);
     this.#emit({ type: 'declined', at: this.#now(), remembered: remember && s.key !== null, sentence: 'Sign-in lookups not allowed: everything stays encrypted or blocked' });
     this.emit('change');
@@ -486,6 +517,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     this.#timer = undefined;
     // Cleartext answers are forgotten: none were cached, and the path itself goes.
     s.cleartext?.destroy();
+    this.#closeProxy(s);
     this.#emit({ type: 'left', at: this.#now(), how, afterMs: this.#now() - s.detectedAt, sentence });
     this.emit('change');
   }
@@ -541,6 +573,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     clearTimeout(this.#timer);
     clearTimeout(this.#expiry);
     this.#session?.cleartext?.destroy();
+    if (this.#session) this.#closeProxy(this.#session);
     this.#session = null;
   }
 }
