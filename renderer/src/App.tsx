@@ -3,6 +3,7 @@ import { ConnectionsTable, ConnectionStats, HitGauges } from './components/Conne
 import { Icon, type IconName } from './components/Icon.js';
 import { Overview } from './components/Overview.js';
 import { PrivacyBanner } from './components/PrivacyBanner.js';
+import { CaptiveCard } from './components/CaptiveCard.js';
 import { QueryLog } from './components/QueryLog.js';
 import { AddResolverForm, ResolverSwitcher } from './components/Resolvers.js';
 import { SettingsForm } from './components/SettingsForm.js';
@@ -179,6 +180,7 @@ export function App() {
       </header>
       <main id="main" ref={main} tabIndex={-1} className={`main route-${route}${r === 'lost' || r === 'signed-out' ? ' stale' : ''}`}>
         <PrivacyBanner />
+        <CaptiveCard />
         <View route={route} />
       </main>
     </div>

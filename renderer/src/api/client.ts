@@ -95,4 +95,5 @@ export const api = {
   recentEvents: () => request<TimelineEvent[]>('GET', '/api/events/recent'),
   settings: () => request<Settings>('GET', '/api/settings'),
   saveSettings: (changes: Partial<Settings>) => request<Settings>('PUT', '/api/settings', changes),
+  captive: (action: 'allow' | 'decline' | 'extend' | 'check', remember = false) => request<StatusView>('POST', '/api/captive', { action, remember }),
 };

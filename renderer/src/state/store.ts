@@ -238,6 +238,7 @@ export class DashboardStore {
       else if (e.kind === 'state') this.#markDirty('status');
       else if (e.kind === 'resolver') this.#markDirty('status', 'resolvers', 'connections');
       else if (e.kind === 'settings') this.#markDirty('settings', 'status');
+      else if (e.kind === 'captive') this.#markDirty('status');
     }
     if (this.#handshakes.size > 10_000) {
       const drop = [...this.#handshakes.keys()].slice(0, this.#handshakes.size - 5_000);
