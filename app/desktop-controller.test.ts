@@ -51,7 +51,7 @@ describe.skipIf(!built)('DesktopController with the real proxy', () => {
     const reports: string[] = [];
     let quits = 0;
     let dashboards = 0;
-    const ui: DesktopUi = { openDashboard: () => dashboards++, quit: () => quits++, report: (m) => reports.push(m) };
+    const ui: DesktopUi = { openDashboard: () => dashboards++, quit: () => quits++, report: (m) => reports.push(m), openSignIn: () => reports.push("sign-in window") };
 
     await ctl.start();
     // The upstream refuses connections: strict mode, so 'blocked' with the proxy's reason.

@@ -13,6 +13,8 @@ import { isControlError } from './control/errors.js';
 import type { ProxySupervisor, ReadyInfo } from './proxy-process/supervisor.js';
 import { LiveTrayState, type LiveTrayStateOptions } from './tray/live-tray-state.js';
 import type { TrayAction, TrayState } from './tray/types.js';
+import { captiveNotice, type Notice } from './tray/captive-notices.js';
+import type { SignInView } from '../proxy/control/api-types.js';
 
 export interface DesktopUi {
   /** Shows (creating if needed) the dashboard window. */
@@ -21,12 +23,28 @@ export interface DesktopUi {
   quit(): void;
   /** Tells the user something went wrong with an action (a notification, a dialog). */
   report(message: string): void;
+  /** Opens the "Sign in to network" window: the portal's page, in its own session, through the sign-in proxy. */
+  openSignIn(view: SignInView): void;
 }
 
 interface Events {
   tray: [TrayState];
+  /** Something worth a desktop notification (a Wi-Fi sign-in), already rate-limited. */
+  notice: [Notice];
   /** A proxy (re)started: its control origin and dashboard link changed. */
   ready: [ReadyInfo];
+}
+
+/** The sign-in proxy starts as the exception does: a moment after "Allow", ask again (three times, 100 ms apart). */
+async function signInWhenReady(client: ControlClient): Promise<SignInView> {
+  for (let i = 0; ; i++) {
+    try {
+      return await client.signIn();
+    } catch (err) {
+      if (i >= 3) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 export class DesktopController extends EventEmitter<Events> {
@@ -34,12 +52,23 @@ export class DesktopController extends EventEmitter<Events> {
   readonly #tray: LiveTrayState;
   #client: ControlClient | undefined;
   #shutdown: Promise<void> | undefined;
+  #lastTray: TrayState;
+  #lastNoticeAt = -Infinity;
 
   constructor(supervisor: ProxySupervisor, trayOptions: LiveTrayStateOptions = {}) {
     super();
     this.#supervisor = supervisor;
     this.#tray = new LiveTrayState(trayOptions);
-    this.#tray.on('change', (s) => this.emit('tray', s));
+    this.#lastTray = this.#tray.current;
+    this.#tray.on('change', (s) => {
+      const notice = captiveNotice(this.#lastTray, s, this.#lastNoticeAt, Date.now());
+      this.#lastTray = s;
+      this.emit('tray', s);
+      if (notice) {
+        this.#lastNoticeAt = Date.now();
+        this.emit('notice', notice);
+      }
+    });
     supervisor.on('state', (s) => {
       if (s.phase !== 'running') this.#dropClient();
       this.#tray.setSupervisor(s);
@@ -97,6 +126,29 @@ export class DesktopController extends EventEmitter<Events> {
       case 'quit':
         await this.shutdown();
         return ui.quit();
+      case 'sign-in': {
+        const client = this.#client;
+        if (!client) return ui.report('dotstub is not running: resume it first');
+        try {
+          ui.openSignIn(await signInWhenReady(client));
+        } catch (err) {
+          ui.report(`Can't open the sign-in page: ${isControlError(err) || err instanceof Error ? err.message : String(err)}`);
+        }
+        return;
+      }
+      case 'captive': {
+        const client = this.#client;
+        if (!client) return ui.report('dotstub is not running: resume it first');
+        try {
+          // From the tray, the answer is remembered for this network (the dashboard lets the user choose).
+          await client.captive(action.action, true);
+          await this.#tray.refresh();
+          if (action.action === 'allow') ui.openSignIn(await signInWhenReady(client));
+        } catch (err) {
+          ui.report(`Couldn't answer the Wi-Fi sign-in: ${isControlError(err) || err instanceof Error ? err.message : String(err)}`);
+        }
+        return;
+      }
     }
   }
 

@@ -35,6 +35,7 @@ import { APP_ICON, iconForState } from './tray/icon-for-state.js';
 import { createTemplate } from './tray/template.js';
 import { tooltipFor } from './tray/tooltip.js';
 import type { TrayAction, TrayState } from './tray/types.js';
+import type { SignInView } from '../proxy/control/api-types.js';
 
 // dist/app/main.js → the package root holds bin/ and assets/.
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -76,7 +77,42 @@ function run(): void {
       if (Notification.isSupported()) new Notification({ title: 'dotstub', body: message }).show();
       else console.error(`dotstub: ${message}`);
     },
+    openSignIn: (view) => openSignIn(view),
   };
+
+  // "Sign in to network": the portal's page in a window of its own, in an in-memory session
+  // partition whose every request goes through the proxy's sign-in proxy (which resolves at the
+  // network's resolver). Nothing else on the machine uses that proxy; this window uses nothing else.
+  let signInWin: BrowserWindow | undefined;
+  let signInCredential: SignInView['proxy'] | undefined;
+  const SIGN_IN_PARTITION = 'dotstub-captive-sign-in';
+  function openSignIn(view: SignInView): void {
+    signInCredential = view.proxy;
+    const signInSession = session.fromPartition(SIGN_IN_PARTITION, { cache: false });
+    const hostPort = view.proxy.url.replace(/^http:\/\//, '');
+    void signInSession
+      .setProxy({ proxyRules: `http=${hostPort};https=${hostPort}`, proxyBypassRules: '' })
+      .then(() => {
+        signInSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+        signInWin ??= new BrowserWindow({
+          width: 900,
+          height: 760,
+          title: 'Sign in to network',
+          icon: icon(APP_ICON),
+          autoHideMenuBar: true,
+          webPreferences: { session: signInSession, sandbox: true, contextIsolation: true, nodeIntegration: false, webviewTag: false, spellcheck: false },
+        });
+        signInWin.on('closed', () => (signInWin = undefined));
+        void signInWin.loadURL(view.portalUrl);
+        signInWin.show();
+      });
+  }
+  // The sign-in proxy asks for its credential (407): answer for the sign-in window only.
+  app.on('login', (event, webContents, _details, authInfo, callback) => {
+    if (!authInfo.isProxy || !signInCredential || !signInWin || webContents?.id !== signInWin.webContents.id) return;
+    event.preventDefault();
+    callback(signInCredential.username, signInCredential.password);
+  });
 
   const dispatch = (action: TrayAction): void => {
     void controller.dispatch(action, ui).catch((err: unknown) => ui.report(err instanceof Error ? err.message : String(err)));
@@ -151,6 +187,14 @@ function run(): void {
   });
 
   app.on('web-contents-created', (_event, contents) => {
+    // The sign-in window browses the portal (any host, its redirects); it has no preload, no Node, no IPC.
+    if (contents.session === session.fromPartition(SIGN_IN_PARTITION, { cache: false })) {
+      contents.setWindowOpenHandler(({ url }) => {
+        void contents.loadURL(url);
+        return { action: 'deny' };
+      });
+      return;
+    }
     contents.on('will-navigate', (e, url) => {
       if (!isAllowedNavigation(url, controlOrigin())) e.preventDefault();
     });
@@ -179,6 +223,12 @@ function run(): void {
   });
 
   controller.on('tray', renderTray);
+  controller.on('notice', (n) => {
+    if (!Notification.isSupported()) return;
+    const notification = new Notification({ title: n.title, body: n.body });
+    notification.on('click', () => showDashboard());
+    notification.show();
+  });
   controller.on('ready', () => {
     // A restarted proxy listens on a new control port: follow it.
     const client = controller.client;

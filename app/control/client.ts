@@ -17,6 +17,7 @@ import type {
   MetricsView,
   ResolversView,
   Settings,
+  SignInView,
   StatusView,
   StreamBatch,
   TimelineEvent,
@@ -136,6 +137,16 @@ export class ControlClient {
 
   updateSettings(patch: Partial<Settings>, signal?: AbortSignal): Promise<Settings> {
     return this.#json<Settings>('PUT', '/api/settings', patch, signal);
+  }
+
+  /** Answers a captive portal: "Allow sign-in", "Not now", five more minutes, check again. */
+  captive(action: 'allow' | 'decline' | 'extend' | 'check', remember: boolean, signal?: AbortSignal): Promise<StatusView> {
+    return this.#json<StatusView>('POST', '/api/captive', { action, remember }, signal);
+  }
+
+  /** The portal's page and the sign-in window's proxy (409 unless signing in is allowed now). */
+  signIn(signal?: AbortSignal): Promise<SignInView> {
+    return this.#json<SignInView>('GET', '/api/captive/sign-in', undefined, signal);
   }
 
   /** Subscribes to GET /api/stream. The caller reconnects (with its own backoff) when `ended` resolves. */

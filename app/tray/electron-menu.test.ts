@@ -12,6 +12,7 @@ describe('toElectronMenu', () => {
       activeResolverId: 'quad9',
       proxyRunning: true,
       p50Ms: null,
+      captive: null,
     };
     const dispatched: TrayAction[] = [];
     const menu = toElectronMenu(createTemplate(state), (a) => dispatched.push(a));

@@ -95,6 +95,7 @@ describe('trayStateFrom', () => {
       activeResolverId: 'quad9',
       proxyRunning: false,
       p50Ms: null,
+      captive: null,
     });
     expect(trayStateFrom({ supervisor: { phase: 'starting', attempt: 2 } }).reason).toBe('starting dotstub (attempt 2)');
     expect(trayStateFrom({ supervisor: running })).toMatchObject({ proxyRunning: true, privacy: 'off', reason: 'waiting for dotstub to answer' });
@@ -121,6 +122,7 @@ describe('LiveTrayState', () => {
       activeResolverId: 'quad9',
       proxyRunning: true,
       p50Ms: 7,
+      captive: null,
     });
 
     // The proxy loses TLS: the stream says so, the tray follows without polling (refreshMs is a minute).

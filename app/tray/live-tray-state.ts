@@ -136,7 +136,7 @@ export class LiveTrayState extends EventEmitter<Events> {
   }
 
   #onBatch(batch: StreamBatch): void {
-    const important = batch.events.some((e) => e.kind === 'state' || e.kind === 'resolver' || e.kind === 'settings');
+    const important = batch.events.some((e) => e.kind === 'state' || e.kind === 'resolver' || e.kind === 'settings' || e.kind === 'captive');
     const wait = important ? this.#eventDelayMs : Math.max(0, this.#lastRefresh + this.#refreshMs - Date.now());
     if (this.#refreshTimer && !important) return;
     clearTimeout(this.#refreshTimer);

@@ -16,6 +16,7 @@ const privateState: TrayState = {
   activeResolverId: 'quad9',
   proxyRunning: true,
   p50Ms: 8.25,
+  captive: null,
 };
 
 function find(items: readonly MenuItemSpec[], id: string): MenuItemSpec | undefined {
@@ -126,5 +127,34 @@ describe('iconForState', () => {
       'tray-off.png',
     ]);
     expect(iconForState({ privacy: 'private', proxyRunning: false })).toBe('tray-off.png');
+  });
+});
+
+describe('a Wi-Fi that wants a sign-in', () => {
+  const captive = (exception: NonNullable<TrayState['captive']>['exception']): TrayState => ({
+    ...privateState,
+    privacy: 'captive',
+    reason: 'This Wi-Fi wants you to sign in at wifi.example.net.',
+    captive: { portalHost: 'wifi.example.net', exception },
+  });
+
+  it('strict mode: one click allows (remembered), or "Not now"', () => {
+    const items = createTemplate(captive('asking'));
+    expect(find(items, 'captive-allow')).toMatchObject({ label: 'Allow sign-in to wifi.example.net', action: { type: 'captive', action: 'allow' } });
+    expect(find(items, 'captive-decline')).toMatchObject({ action: { type: 'captive', action: 'decline' } });
+    expect(find(items, 'sign-in')).toBeUndefined();
+  });
+
+  it('while allowed: "Sign in to network" opens the sign-in window; nothing to answer', () => {
+    const items = createTemplate(captive('active'));
+    expect(find(items, 'sign-in')).toMatchObject({ label: 'Sign in to network (wifi.example.net)…', action: { type: 'sign-in' } });
+    expect(find(items, 'captive-allow')).toBeUndefined();
+    expect(items[0]).toMatchObject({ label: 'Private DNS: waiting for a Wi-Fi sign-in' });
+  });
+
+  it('expired or declined: allow again', () => {
+    expect(find(createTemplate(captive('expired')), 'captive-allow')).toBeDefined();
+    expect(find(createTemplate(captive('declined')), 'captive-decline')).toBeUndefined();
+    expect(find(createTemplate(privateState), 'sign-in')).toBeUndefined();
   });
 });

@@ -24,6 +24,17 @@ export function createTemplate(state: TrayState): MenuItemSpec[] {
   }
   items.push({ type: 'separator' });
 
+  // A Wi-Fi that wants a sign-in: the way to it first, and strict mode's one-click answer.
+  if (state.proxyRunning && state.captive) {
+    const c = state.captive;
+    if (c.exception === 'asking' || c.exception === 'declined' || c.exception === 'expired') {
+      items.push({ type: 'normal', id: 'captive-allow', label: clip(`Allow sign-in to ${c.portalHost}`, MAX_LINE), enabled: true, action: { type: 'captive', action: 'allow' } });
+    }
+    if (c.exception === 'asking') items.push({ type: 'normal', id: 'captive-decline', label: 'Not now', enabled: true, action: { type: 'captive', action: 'decline' } });
+    if (c.exception === 'active') items.push({ type: 'normal', id: 'sign-in', label: clip(`Sign in to network (${c.portalHost})…`, MAX_LINE), enabled: true, action: { type: 'sign-in' } });
+    items.push({ type: 'separator' });
+  }
+
   if (state.resolvers.length > 0) {
     const active = activeResolverLabel(state);
     items.push({

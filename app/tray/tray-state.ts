@@ -35,11 +35,13 @@ export function trayStateFrom(input: TrayInputs): TrayState {
   const resolvers: TrayResolver[] = (input.resolvers?.resolvers ?? []).map((r) => ({ id: r.id, label: r.label, medianLatencyMs: r.medianLatencyMs }));
   const activeResolverId = input.status?.resolver.id ?? input.resolvers?.active ?? null;
   if (input.supervisor.phase !== 'running') {
-    return { privacy: 'off', reason: supervisorReason(input.supervisor), resolvers, activeResolverId, proxyRunning: false, p50Ms: null };
+    return { privacy: 'off', reason: supervisorReason(input.supervisor), resolvers, activeResolverId, proxyRunning: false, p50Ms: null, captive: null };
   }
   if (!input.status) {
-    return { privacy: 'off', reason: 'waiting for dotstub to answer', resolvers, activeResolverId, proxyRunning: true, p50Ms: null };
+    return { privacy: 'off', reason: 'waiting for dotstub to answer', resolvers, activeResolverId, proxyRunning: true, p50Ms: null, captive: null };
   }
   const p50 = activeResolverId === null ? null : (input.metrics?.latency[activeResolverId]?.last1m.p50 ?? null);
-  return { privacy: input.status.state, reason: input.status.reason, resolvers, activeResolverId, proxyRunning: true, p50Ms: p50 };
+  const c = input.status.captive;
+  const captive = c ? { portalHost: c.portalHost, exception: c.exception } : null;
+  return { privacy: input.status.state, reason: input.status.reason, resolvers, activeResolverId, proxyRunning: true, p50Ms: p50, captive };
 }

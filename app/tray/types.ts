@@ -2,7 +2,7 @@
  * The tray's data: what it shows (TrayState) and the menu as plain data
  * (MenuItemSpec). No Electron here; electron-menu.ts turns specs into a Menu.
  */
-import type { PrivacyState } from '../../proxy/control/api-types.js';
+import type { CaptiveView, PrivacyState } from '../../proxy/control/api-types.js';
 
 export type { PrivacyState };
 
@@ -25,6 +25,8 @@ export interface TrayState {
   readonly proxyRunning: boolean;
   /** Median latency of the active resolver over the last minute, ms. */
   readonly p50Ms: number | null;
+  /** A Wi-Fi that wants a sign-in (state captive): where, and whether sign-in lookups are allowed; null otherwise. */
+  readonly captive: { readonly portalHost: string; readonly exception: CaptiveView['exception'] } | null;
 }
 
 /** What a menu item does, as data: tests compare these, the adapter dispatches them. */
@@ -33,7 +35,11 @@ export type TrayAction =
   | { readonly type: 'open-dashboard' }
   | { readonly type: 'pause' }
   | { readonly type: 'resume' }
-  | { readonly type: 'quit' };
+  | { readonly type: 'quit' }
+  /** Opens the "Sign in to network" window on the portal's page (its own session, through the sign-in proxy). */
+  | { readonly type: 'sign-in' }
+  /** Strict mode's answer, remembered for this network. */
+  | { readonly type: 'captive'; readonly action: 'allow' | 'decline' };
 
 /** A subset of Electron's MenuItemConstructorOptions, as plain data. */
 export type MenuItemSpec =
@@ -59,4 +65,5 @@ export const INITIAL_TRAY_STATE: TrayState = {
   activeResolverId: null,
   proxyRunning: false,
   p50Ms: null,
+  captive: null,
 };

@@ -441,7 +441,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
   /** Where the desktop app's sign-in window sends its requests (with the credential); null unless the exception is active. */
   get signInProxy(): SignInProxyInfo | null {
     const s = this.#session;
-    return s && s.exception === 'active' && s.proxy ? s.proxy.info : null;
+    return s && s.exception === 'active' && s.proxy?.ready ? s.proxy.info : null;
   }
 
   #armExpiry(s: Session): void {

@@ -63,6 +63,11 @@ export class SignInProxy {
     return this.info;
   }
 
+  /** Listening (its port is known). */
+  get ready(): boolean {
+    return this.#server.listening;
+  }
+
   get info(): SignInProxyInfo {
     const port = (this.#server.address() as AddressInfo | null)?.port ?? 0;
     return { url: `http://127.0.0.1:${port}`, username: this.#username, password: this.#password };
