@@ -11,7 +11,7 @@ import { AxeBuilder } from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { startControl, type ControlHarness } from '../test-support/control-harness.js';
 import { UdpClient } from '../test-support/dns-client.js';
-import { startFakePortal, startHotspotDns, type FakePortal, type HotspotDns } from '../test-support/fake-portal.js';
+import { startFakePortal, startHotspotDns, emptyDiscoveryPaths, type FakePortal, type HotspotDns } from '../test-support/fake-portal.js';
 import { waitForState } from '../test-support/proxy-harness.js';
 import { freePort } from '../test-support/unbound.js';
 
@@ -49,6 +49,7 @@ test('a Wi-Fi that wants a sign-in: the card asks once, one click allows it, the
       networkDns: [`127.0.0.1:${dns.port}`],
       consentFile: null,
       networkKey: () => null,
+      paths: emptyDiscoveryPaths(),
     },
   });
   const client = await UdpClient.open(h.dnsPort);

@@ -16,6 +16,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import readline from 'node:readline';
+import fs from 'node:fs';
+import os from 'node:os';
+import type { DiscoveryPaths } from '../proxy/network/network-resolver.js';
+import { removeOnExit } from './temp.js';
 import { freePort } from './unbound.js';
 import type { AddressInfo } from 'node:net';
 
@@ -104,6 +108,12 @@ export async function startHotspotDns(): Promise<HotspotDns> {
   return { port, asked, stop: () => child.kill('SIGKILL') };
 }
 
+
+/** Discovery paths with nothing in them: a test never reads this machine's leases or resolv.conf. */
+export function emptyDiscoveryPaths(): DiscoveryPaths {
+  const dir = removeOnExit(fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-nodiscovery-')));
+  return { stateDirs: [dir], resolvConf: path.join(dir, 'resolv.conf'), resolvedUplink: path.join(dir, 'uplink.conf'), leases: [dir] };
+}
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const [host = '0.0.0.0', port = '80', loginHost = 'login.hotspot.test', onLogin] = process.argv.slice(2);

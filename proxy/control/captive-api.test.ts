@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import http from 'node:http';
 import type { SignInView, StatusView, TimelineEvent } from './api-types.js';
 import { apiClient, rawRequest, startControl, type ControlHarness } from '../../test-support/control-harness.js';
-import { startFakePortal, startHotspotDns, type FakePortal, type HotspotDns } from '../../test-support/fake-portal.js';
+import { startFakePortal, startHotspotDns, emptyDiscoveryPaths, type FakePortal, type HotspotDns } from '../../test-support/fake-portal.js';
 import { firstA, UdpClient } from '../../test-support/dns-client.js';
 import { waitForState } from '../../test-support/proxy-harness.js';
 import { freePort } from '../../test-support/unbound.js';
@@ -31,6 +31,7 @@ describe('POST /api/captive', () => {
         networkDns: [`127.0.0.1:${dns.port}`],
         consentFile: null,
         networkKey: () => null,
+        paths: emptyDiscoveryPaths(),
       },
     });
     client = await UdpClient.open(h.dnsPort);

@@ -19,7 +19,7 @@ import { defaultConfig, startDotstub, type CaptiveConfig, type StubProxy } from 
 import type { QueryRecord } from '../engine/query-record.js';
 import { testPki } from '../../test-support/certs.js';
 import { firstA, UdpClient } from '../../test-support/dns-client.js';
-import { startFakePortal, startHotspotDns, type FakePortal, type HotspotDns } from '../../test-support/fake-portal.js';
+import { startFakePortal, startHotspotDns, emptyDiscoveryPaths, type FakePortal, type HotspotDns } from '../../test-support/fake-portal.js';
 import { waitForEvent, waitForState } from '../../test-support/proxy-harness.js';
 import { removeOnExit } from '../../test-support/temp.js';
 import { freePort, startUnbound, type UnboundServer } from '../../test-support/unbound.js';
@@ -61,6 +61,7 @@ async function rig(opts: { mode: 'strict' | 'opportunistic'; captive?: Partial<C
     networkDns: [`127.0.0.1:${dns.port}`],
     consentFile,
     networkKey: () => 'hotspot-under-test',
+    paths: emptyDiscoveryPaths(),
     reprobeMs: 300,
     ...opts.captive,
   };

@@ -27,7 +27,7 @@ import { CleartextUpstream } from '../upstream/plain/cleartext.js';
 import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest } from '../upstream/upstream.js';
 import { CHECK_NAMES, detectPortal, type PortalVerdict, type ProbeTargets } from './captive-probe.js';
 import { SignInProxy, type SignInProxyInfo } from './signin-proxy.js';
-import { discoverNetworkResolver, type DiscoveryPaths, type NetworkResolver, SYSTEM_PATHS } from './network-resolver.js';
+import { discoverCapportUrl, discoverNetworkResolver, type DiscoveryPaths, type NetworkResolver, SYSTEM_PATHS } from './network-resolver.js';
 
 export type ExceptionState =
   /** Cleartext for the sign-in names is on until `expiresAt`. */
@@ -333,7 +333,9 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     const resolver = discoverNetworkResolver(this.#opts.networkDns(), this.#opts.paths ?? SYSTEM_PATHS);
     const cleartext = resolver ? new CleartextUpstream({ servers: resolver.servers }) : null;
     const run = async (): Promise<PortalVerdict | null> => {
-      const verdict = await detectPortal(this.#opts.probes, cleartext ? lookupThrough(cleartext) : null, { followRedirects: this.#opts.mode() === 'opportunistic' });
+      // The CAPPORT API: given (--capport-url), else as the DHCP lease announced it (RFC 8910).
+      const probes = this.#opts.probes.capportUrl ? this.#opts.probes : { ...this.#opts.probes, capportUrl: this.#opts.paths ? discoverCapportUrl(this.#opts.paths.leases) : discoverCapportUrl() };
+      const verdict = await detectPortal(probes, cleartext ? lookupThrough(cleartext) : null, { followRedirects: this.#opts.mode() === 'opportunistic' });
       if (this.#stopped || generation !== this.#generation) {
         cleartext?.destroy();
         return null;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { removeOnExit } from '../../test-support/temp.js';
 import { Journal, readBootId } from '../system-dns/journal.js';
-import { discoverNetworkResolver, parseServer, type DiscoveryPaths } from './network-resolver.js';
+import { discoverCapportUrl, discoverNetworkResolver, parseServer, type DiscoveryPaths } from './network-resolver.js';
 
 function sandbox(): { dir: string; paths: DiscoveryPaths } {
   const dir = removeOnExit(fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-netdns-')));
@@ -82,5 +82,17 @@ describe('discoverNetworkResolver', () => {
     expect(parseServer('[fe80::1%wlan0]:53')).toEqual({ host: 'fe80::1%wlan0', port: 53 });
     expect(parseServer('router.lan')).toBeNull();
     expect(parseServer('10.0.0.1:70000')).toBeNull();
+  });
+});
+
+describe('discoverCapportUrl', () => {
+  test('the CAPPORT API the DHCP lease announced (RFC 8910), HTTPS only', () => {
+    const { paths } = sandbox();
+    const dir = paths.leases[0]!;
+    expect(discoverCapportUrl(paths.leases)).toBeNull();
+    fs.writeFileSync(path.join(dir, 'old'), 'CAPTIVE_PORTAL=http://insecure.example/api\n');
+    expect(discoverCapportUrl(paths.leases)).toBeNull();
+    fs.writeFileSync(path.join(dir, 'dhclient.leases'), 'lease {\n  option captive-portal-url "https://portal.example/api";\n}\n');
+    expect(discoverCapportUrl(paths.leases)).toBe('https://portal.example/api');
   });
 });

@@ -155,3 +155,43 @@ export function discoverNetworkResolver(configured: readonly string[], paths: Di
   }
   return fromLeases(paths.leases);
 }
+
+/**
+ * The network's RFC 8908 API URL, as DHCP (RFC 8910, option 114) or a
+ * router advertisement announced it, from the lease files that record it:
+ * systemd-networkd (`CAPTIVE_PORTAL=`), NetworkManager's internal client
+ * (`CAPTIVE_PORTAL=` too), dhclient with `option captive-portal-url` declared
+ * (`option captive-portal-url "https://…";`). HTTPS only; null when none.
+ */
+export function discoverCapportUrl(places: readonly string[] = SYSTEM_PATHS.leases): string | null {
+  const files: { file: string; mtime: number }[] = [];
+  for (const p of places) {
+    let names: string[];
+    try {
+      names = fs.statSync(p).isDirectory() ? fs.readdirSync(p).map((n) => path.join(p, n)) : [p];
+    } catch {
+      continue;
+    }
+    for (const f of names) {
+      try {
+        const st = fs.statSync(f);
+        if (st.isFile() && st.size < 1_000_000) files.push({ file: f, mtime: st.mtimeMs });
+      } catch {
+        // vanished
+      }
+    }
+  }
+  files.sort((a, b) => b.mtime - a.mtime);
+  for (const { file } of files) {
+    const text = readText(file);
+    if (!text) continue;
+    const url = /^CAPTIVE_PORTAL=(\S+)$/m.exec(text)?.[1] ?? [...text.matchAll(/option captive-portal-url "([^"]+)";/g)].pop()?.[1];
+    if (!url) continue;
+    try {
+      if (new URL(url).protocol === 'https:') return url;
+    } catch {
+      // not a URL: keep looking
+    }
+  }
+  return null;
+}
