@@ -43,3 +43,11 @@ describe('query row facts', () => {
     expect(cached['Resolver']).toBe('none needed (answer cache)');
   });
 });
+
+describe('a query answered in cleartext (Wi-Fi sign-in)', () => {
+  it('says so in the row and the detail, never "not sent"', () => {
+    const r = record({ source: 'cleartext', connectionId: null, reused: false, resolverId: null });
+    expect(connectionText(r)).toBe('unencrypted, network’s resolver');
+    expect(detailFacts(r, '—').find(([k]) => k === 'Answer from')?.[1]).toMatch(/unencrypted.*never cached/);
+  });
+});

@@ -13,8 +13,9 @@ export function resolverLabel(resolvers: readonly Pick<ResolverView, 'id' | 'lab
   return resolvers?.find((r) => r.id === id)?.label ?? id;
 }
 
-/** "#3 reused", "#4 new (resumed)", "not sent". */
-export function connectionText(r: Pick<QueryRecord, 'connectionId' | 'reused' | 'handshake'>): string {
+/** "#3 reused", "#4 new (resumed)", "unencrypted (Wi-Fi sign-in)", "not sent". */
+export function connectionText(r: Pick<QueryRecord, 'connectionId' | 'reused' | 'handshake'> & { readonly source?: QueryRecord['source'] }): string {
+  if (r.source === 'cleartext') return 'unencrypted, network’s resolver';
   if (r.connectionId === null) return 'not sent';
   if (r.reused) return `#${r.connectionId} reused`;
   return `#${r.connectionId} new${r.handshake ? ` (${r.handshake})` : ''}`;
