@@ -138,6 +138,7 @@ export class ControlService {
       resolver: this.#view(this.proxy.resolver),
       transport: this.proxy.transport,
       network: this.proxy.network,
+      race: this.proxy.race,
       lastVerifiedAt: this.proxy.lastVerifiedAt,
       mode: this.#settings.mode,
       listen: this.proxy.listening.map((a) => formatHostPort(a.host, a.port)),

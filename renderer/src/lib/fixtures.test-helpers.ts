@@ -44,6 +44,7 @@ export function status(over: Partial<StatusView> = {}): StatusView {
     },
     transport: 'dot',
     network: null,
+    race: null,
     lastVerifiedAt: 0,
     mode: 'strict',
     listen: ['127.0.0.1:53'],
