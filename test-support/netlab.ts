@@ -193,7 +193,8 @@ function setupScript(id: string, resolvConfFile: string | undefined): string {
   ].join('\n');
 }
 
-function outputWatcher(child: ChildProcess): Pick<NetlabProcess, 'output' | 'waitFor' | 'exited'> {
+/** Collects a child's stdout and stderr; `waitFor` resolves when they match, rejects on timeout or exit. */
+export function outputWatcher(child: ChildProcess): Pick<NetlabProcess, 'output' | 'waitFor' | 'exited'> {
   let out = '';
   const listeners = new Set<() => void>();
   const onData = (d: Buffer): void => {
