@@ -6,8 +6,9 @@
  * router does the damage.
  *
  * 1. Time to a decision, per failure kind: dotstub starts while the router
- *    drops / resets / ICMP-rejects port 853 or redirects it to a TLS server
- *    with the wrong certificate; the bench reads how long the failed attempt
+ *    drops / resets / ICMP-rejects port 853, resets or swallows the TLS
+ *    ClientHello that names the resolver (an SNI filter), or redirects 853 to
+ *    a TLS server with the wrong certificate; the bench reads how long the failed attempt
  *    took from /api/status (`network.afterMs`, the proxy's own clock) and
  *    what the first query got (dig). Plus Happy Eyeballs: IPv6 dropped, how
  *    long until IPv4 wins (`race.afterMs`).
@@ -132,6 +133,8 @@ async function main(): Promise<void> {
       { name: '853 reset (RST)', rules: [reject('tcp-reset')] },
       { name: 'ICMP port unreachable', rules: [reject('icmp-port-unreachable')] },
       { name: 'ICMP host unreachable', rules: [reject('icmp-host-unreachable')] },
+      { name: 'SNI filter: RST to the hello', rules: [['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', '-m', 'string', '--string', 'dns.test', '--algo', 'bm', '-j', 'REJECT', '--reject-with', 'tcp-reset']] },
+      { name: 'SNI filter: hello dropped', rules: [['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', '-m', 'string', '--string', 'dns.test', '--algo', 'bm', '-j', 'DROP']] },
       { name: 'wrong certificate (DNAT)', rules: [['-A', 'PREROUTING', '-p', 'tcp', '--dport', '853', '-j', 'DNAT', '--to-destination', `${a.serverAlt4}:853`]], nat: true },
       { name: 'Happy Eyeballs: v6 dropped', rules: [], dualStack: true, race: true },
     ];

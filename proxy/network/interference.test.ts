@@ -251,6 +251,26 @@ const blocks: BlockCase[] = [
     answeredWithinMs: 1000,
     dualStack: false,
   },
+  // An SNI filter: the ClientHello names dns.test, and the router answers it with a reset.
+  {
+    name: 'SNI filter resets the hello',
+    rule: ['-m', 'string', '--string', 'dns.test', '--algo', 'bm', '-j', 'REJECT', '--reject-with', 'tcp-reset'],
+    kind: 'reset-after-hello',
+    classification: 'NET_RESET_AFTER_HELLO',
+    decideMs: [0, 300],
+    answeredWithinMs: 1000,
+    dualStack: true,
+  },
+  // A filter that swallows the ClientHello: TCP connects, the handshake never ends (the 3 s handshake timer).
+  {
+    name: 'SNI filter drops the hello',
+    rule: ['-m', 'string', '--string', 'dns.test', '--algo', 'bm', '-j', 'DROP'],
+    kind: 'handshake-stall',
+    classification: 'NET_HANDSHAKE_STALL',
+    decideMs: [2900, 3500],
+    answeredWithinMs: 3500,
+    dualStack: false,
+  },
 ];
 
 for (const c of blocks) {
