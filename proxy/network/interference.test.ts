@@ -432,3 +432,30 @@ test.skipIf(missing)('Happy Eyeballs: IPv6 dropped, IPv4 wins about 250 ms later
   decisions.push(`${'Happy Eyeballs, v6 dropped'.padEnd(28)} ${'(v4 won)'.padEnd(16)} connected in ${String(race.afterMs).padStart(5)} ms (v4 started at ${race.attempts[1]?.startMs} ms)`);
   expect(await cap.stop()).toEqual([]);
 });
+
+test.skipIf(missing)('853 dropped mid-session, queries flowing: answered through DoH within 3.5 s of the block, never silence', async () => {
+  const d = await startDotstubInClient([], `${lab.addresses.server4},[${lab.addresses.server6}]:853#dns.test`);
+  expect(await d.dig('who.test')).toMatchObject({ status: 'NOERROR', addresses: ['192.0.2.77'] });
+  expect((await d.status()).transport).toBe('dot');
+  const cap = await captureAll();
+  await block(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', '-j', 'DROP']);
+  await lab.iptables(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', '-j', 'DROP'], 6).then((r) => cleanups.push(r));
+  const blockedAt = Date.now();
+  const answers: Answer[] = [];
+  let i = 0;
+  while (Date.now() - blockedAt < 6000) {
+    answers.push(await d.dig(`n${200 + i++}.test`, 4));
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const firstRight = answers.find((a) => a.status === 'NOERROR' && a.addresses.length === 1);
+  const servfails = answers.filter((a) => a.status === 'SERVFAIL');
+  const s = await d.status();
+  decisions.push(
+    `${'853 dropped mid-session'.padEnd(28)} ${String(s.classification).padEnd(16)} answered via DoH ${firstRight ? firstRight.at + firstRight.ms - blockedAt : '–'} ms after the block; ${servfails.length}/${answers.length} SERVFAIL meanwhile`,
+  );
+  expect(s).toMatchObject({ transport: 'doh', state: 'private' });
+  expect(firstRight).toBeDefined();
+  expect((firstRight?.at ?? 0) + (firstRight?.ms ?? 0) - blockedAt).toBeLessThan(3500);
+  expect(answers.every((a) => a.status !== 'NO ANSWER')).toBe(true);
+  expect(await cap.stop()).toEqual([]);
+});
