@@ -165,33 +165,46 @@ async function startDotstub(ctx: PeerContext): Promise<Peer> {
   return launch('dotstub', port, 'no cache; pads (RFC 8467); pool of 1 connection; control API off', process.execPath, args, ctx.root);
 }
 
+/** Where a peer forwards to: the DoT upstream's address, port, name and CA. */
+export interface ForwardTarget {
+  readonly address: string;
+  readonly port: number;
+  readonly authName: string;
+  readonly caFile: string;
+}
+
+function targetOf(upstream: UnboundServer): ForwardTarget {
+  return { address: '127.0.0.1', port: upstream.port, authName: upstream.pki.authName, caFile: upstream.pki.caFile };
+}
+
+/** stubby's config: strict DoT to `to`, padding 128, no cache (stubby has none), listening on `listen`@`port`. */
+export function stubbyConfig(dir: string, listen: string, port: number, to: ForwardTarget): string {
+  return [
+    'resolution_type: GETDNS_RESOLUTION_STUB',
+    'dns_transport_list:',
+    '  - GETDNS_TRANSPORT_TLS',
+    'tls_authentication: GETDNS_AUTHENTICATION_REQUIRED',
+    'tls_query_padding_blocksize: 128',
+    'edns_client_subnet_private: 1',
+    'idle_timeout: 10000',
+    'round_robin_upstreams: 0',
+    `appdata_dir: "${dir}"`,
+    `tls_ca_file: "${to.caFile}"`,
+    'listen_addresses:',
+    `  - ${listen}@${port}`,
+    'upstream_recursive_servers:',
+    `  - address_data: ${to.address}`,
+    `    tls_port: ${to.port}`,
+    `    tls_auth_name: "${to.authName}"`,
+    '',
+  ].join('\n');
+}
+
 async function startStubby(ctx: PeerContext): Promise<Peer> {
   const port = await freePort();
   const dir = path.join(ctx.dir, 'stubby');
   fs.mkdirSync(dir, { recursive: true });
-  const conf = write(
-    dir,
-    'stubby.yml',
-    [
-      'resolution_type: GETDNS_RESOLUTION_STUB',
-      'dns_transport_list:',
-      '  - GETDNS_TRANSPORT_TLS',
-      'tls_authentication: GETDNS_AUTHENTICATION_REQUIRED',
-      'tls_query_padding_blocksize: 128',
-      'edns_client_subnet_private: 1',
-      'idle_timeout: 10000',
-      'round_robin_upstreams: 0',
-      `appdata_dir: "${dir}"`,
-      `tls_ca_file: "${ctx.upstream.pki.caFile}"`,
-      'listen_addresses:',
-      `  - 127.0.0.1@${port}`,
-      'upstream_recursive_servers:',
-      '  - address_data: 127.0.0.1',
-      `    tls_port: ${ctx.upstream.port}`,
-      `    tls_auth_name: "${ctx.upstream.pki.authName}"`,
-      '',
-    ].join('\n'),
-  );
+  const conf = write(dir, 'stubby.yml', stubbyConfig(dir, '127.0.0.1', port, targetOf(ctx.upstream)));
   return launch('stubby', port, 'no cache; pads (128)', '/usr/bin/stubby', ['-C', conf, '-v', process.env.STUBBY_LOG ?? '3'], dir);
 }
 
@@ -217,35 +230,36 @@ async function startDnsdist(ctx: PeerContext): Promise<Peer> {
   return launch('dnsdist', port, 'no cache (none configured); no padding; maxInFlight 1000', '/usr/bin/dnsdist', ['--supervised', '--disable-syslog', '-C', conf], dir);
 }
 
+/** unbound as a DoT forwarder to `to`, caches neutralised (every query goes upstream), listening on 127.0.0.1@`port`. */
+export function unboundForwarderConfig(dir: string, port: number, to: ForwardTarget): string {
+  return [
+    ...unboundServerBase(dir, port),
+    '  outgoing-range: 256',
+    '  do-not-query-localhost: no',
+    '  qname-minimisation: no',
+    // dotstub has no cache yet: cap every TTL at 0 so each query goes upstream too.
+    '  cache-max-ttl: 0',
+    '  cache-max-negative-ttl: 0',
+    '  prefetch: no',
+    '  serve-expired: no',
+    // test. is one of unbound's built-in empty zones (RFC 6761); forward it like any other name.
+    '  local-zone: "test." nodefault',
+    `  tls-cert-bundle: "${to.caFile}"`,
+    'forward-zone:',
+    '  name: "."',
+    `  forward-addr: ${to.address}@${to.port}#${to.authName}`,
+    '  forward-tls-upstream: yes',
+    'remote-control:',
+    '  control-enable: no',
+    '',
+  ].join('\n');
+}
+
 async function startUnboundForwarder(ctx: PeerContext): Promise<Peer> {
   const port = await freePort();
   const dir = path.join(ctx.dir, 'unbound-fwd');
   fs.mkdirSync(dir, { recursive: true });
-  const conf = write(
-    dir,
-    'unbound.conf',
-    [
-      ...unboundServerBase(dir, port),
-      '  outgoing-range: 256',
-      '  do-not-query-localhost: no',
-      '  qname-minimisation: no',
-      // dotstub has no cache yet: cap every TTL at 0 so each query goes upstream too.
-      '  cache-max-ttl: 0',
-      '  cache-max-negative-ttl: 0',
-      '  prefetch: no',
-      '  serve-expired: no',
-      // test. is one of unbound's built-in empty zones (RFC 6761); forward it like any other name.
-      '  local-zone: "test." nodefault',
-      `  tls-cert-bundle: "${ctx.upstream.pki.caFile}"`,
-      'forward-zone:',
-      '  name: "."',
-      `  forward-addr: 127.0.0.1@${ctx.upstream.port}#${ctx.upstream.pki.authName}`,
-      '  forward-tls-upstream: yes',
-      'remote-control:',
-      '  control-enable: no',
-      '',
-    ].join('\n'),
-  );
+  const conf = write(dir, 'unbound.conf', unboundForwarderConfig(dir, port, targetOf(ctx.upstream)));
   return launch('unbound-fwd', port, 'cache neutralised (cache-max-ttl 0); 1 thread', '/usr/sbin/unbound', ['-d', '-c', conf], dir);
 }
 

@@ -10,9 +10,9 @@ import type { PeerSummary } from './summary.js';
 
 const W = 1000;
 const H = 480;
-const COLORS: Record<string, string> = { dotstub: '#2563eb', stubby: '#ea580c', dnsdist: '#16a34a', 'unbound-fwd': '#7c3aed' };
+export const COLORS: Record<string, string> = { dotstub: '#2563eb', stubby: '#ea580c', dnsdist: '#16a34a', 'unbound-fwd': '#7c3aed' };
 
-function esc(s: string): string {
+export function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 

@@ -35,8 +35,10 @@ Usage: dotstub [options]
 
   --resolver R        ${Object.keys(PRESETS).join(' | ')}
                       or ADDRESS[:PORT][#AUTHNAME], e.g. 9.9.9.9:853#dns.quad9.net,
-                      [2620:fe::fe]#dns.quad9.net (default: the resolver last chosen
-                      in the dashboard, else quad9). Given here, it overrides the
+                      [2620:fe::fe]#dns.quad9.net; several addresses, comma-separated,
+                      are raced IPv6 first (9.9.9.9,[2620:fe::fe]#dns.quad9.net)
+                      (default: the resolver last chosen in the dashboard, else
+                      quad9). Given here, it overrides the
                       saved choice for this run only.
   --doh URL           the resolver's DNS-over-HTTPS endpoint, e.g.
                       https://dns.quad9.net/dns-query: used only while port 853

@@ -33,7 +33,7 @@ import type { ProbeTargets } from './network/captive-probe.js';
 import type { SignInProxyInfo } from './network/signin-proxy.js';
 import { discoverNetworkResolver, type DiscoveryPaths } from './network/network-resolver.js';
 import { CleartextUpstream } from './upstream/plain/cleartext.js';
-import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './upstream/pool.js';
+import { DEFAULT_POOL_OPTIONS, Pool, type AddressAttempt, type PoolOptions } from './upstream/pool.js';
 
 export type { PrivacyState };
 
@@ -105,6 +105,31 @@ export interface NetworkView {
   /** The error's own words, for the curious. */
   readonly detail: string;
   readonly afterMs: number;
+  /** Each address tried (Happy Eyeballs: IPv6, then IPv4 250 ms later), its outcome and timing. */
+  readonly attempts: readonly AttemptView[];
+}
+
+/** One address's part in a connection race, classified when it failed. */
+export interface AttemptView {
+  readonly address: string;
+  /** ms after the race began that this address was tried. */
+  readonly startMs: number;
+  /** ms from its start to its outcome; null when abandoned because another address won. */
+  readonly afterMs: number | null;
+  readonly outcome: AddressAttempt['outcome'];
+  readonly kind: FailureKind | null;
+  readonly classification: string | null;
+  readonly sentence: string | null;
+}
+
+/** The last connection race that tried more than one address and was won (status API). */
+export interface RaceView {
+  readonly at: number;
+  readonly transport: Transport;
+  readonly winner: string;
+  /** ms from the race's start to the winner's authentication. */
+  readonly afterMs: number;
+  readonly attempts: readonly AttemptView[];
 }
 
 /** Queries within this long mean the machine is in use: keep a connection open (issue 11, "warm when needed"). */
@@ -230,6 +255,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   #lastVerifiedAt: number | null = null;
   /** The active resolver's last connect failure, classified; null once a connection of that transport opens. */
   #network: NetworkView | null = null;
+  /** The last race across addresses that was won after more than one was tried. */
+  #race: RaceView | null = null;
   #udp: UdpListener[] = [];
   #tcp: TcpListener[] = [];
   #listening: ListenAddress[] = [];
@@ -686,12 +713,18 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       const since = new Date(this.#lastVerifiedAt).toTimeString().slice(0, 8);
       this.#onPrivacyEvent({ type: 'idle', resolver: resolver.label, since });
     });
+    pool.on('race', (r) => {
+      if (active()) this.#race = { at: Date.now(), transport, winner: r.winner, afterMs: r.afterMs, attempts: this.#attemptViews(r.attempts, transport, resolver) };
+    });
     pool.on('keepalive', (conn, ms) =>
       this.emit('connection', { type: 'keepalive', at: Date.now(), connectionId: conn.id, resolverId: resolver.id, timeoutMs: ms }),
     );
     pool.on('connect-failed', (f) => {
       const classified = this.#classify(f.error, transport, resolver);
-      if (active()) this.#network = { at: Date.now(), transport, address: f.address, ...classified, detail: f.error.message, afterMs: f.afterMs };
+      if (active()) {
+        const attempts = this.#attemptViews(f.attempts, transport, resolver);
+        this.#network = { at: Date.now(), transport, address: f.address, ...classified, detail: f.error.message, afterMs: f.afterMs, attempts };
+      }
       this.emit('connection', {
         type: 'connect-failed',
         at: Date.now(),
@@ -738,6 +771,26 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   /** The last connect failure of the active resolver, classified; null since that transport's last success. */
   get network(): NetworkView | null {
     return this.#network;
+  }
+
+  /** The last race across addresses that was won after more than one was tried (Happy Eyeballs); null if none yet. */
+  get race(): RaceView | null {
+    return this.#race;
+  }
+
+  #attemptViews(attempts: readonly AddressAttempt[], transport: Transport, resolver: ResolverSpec): AttemptView[] {
+    return attempts.map((a) => {
+      const c = a.error ? this.#classify(a.error, transport, resolver) : undefined;
+      return {
+        address: a.address,
+        startMs: a.startMs,
+        afterMs: a.afterMs,
+        outcome: a.outcome,
+        kind: c?.kind ?? null,
+        classification: c?.classification ?? null,
+        sentence: c?.sentence ?? null,
+      };
+    });
   }
 
   #classify(error: DotstubError, transport: Transport, resolver: ResolverSpec): { kind: FailureKind; classification: string; sentence: string } {

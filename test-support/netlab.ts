@@ -33,7 +33,7 @@ import type { UnboundLaunch } from './unbound.js';
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The lab's fixed plan; the addresses are private to the lab's namespaces. */
-export const NETLAB_ADDRESSES = {
+const NETLAB_ADDRESSES = {
   client4: '10.53.1.2',
   client6: 'fd53:1::2',
   routerClientSide4: '10.53.1.1',
@@ -50,11 +50,11 @@ export const NETLAB_ADDRESSES = {
 const MAC = { client: '02:53:00:00:01:02', routerClientSide: '02:53:00:00:01:01', routerServerSide: '02:53:00:00:02:01', server: '02:53:00:00:02:02' } as const;
 
 /** Interface names inside each namespace. */
-export const NETLAB_INTERFACES = { client: 'eth0', routerClientSide: 'lan0', routerServerSide: 'wan0', server: 'eth0' } as const;
+const NETLAB_INTERFACES = { client: 'eth0', routerClientSide: 'lan0', routerServerSide: 'wan0', server: 'eth0' } as const;
 
-export type NetlabPlace = 'client' | 'router' | 'server';
+type NetlabPlace = 'client' | 'router' | 'server';
 
-export interface ExecResult {
+interface ExecResult {
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
@@ -178,7 +178,9 @@ function setupScript(id: string, resolvConfFile: string | undefined): string {
     `ip -n ${c} -6 route add default via ${a.routerClientSide6}`,
     `ip -n ${s} route add default via ${a.routerServerSide4}`,
     `ip -n ${s} -6 route add default via ${a.routerServerSide6}`,
-    `ip netns exec ${r} sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1`,
+    // No ICMP rate limit in the router: a REJECT with ICMP answers every SYN, so a
+    // test's timing doesn't depend on what an earlier test made the router send.
+    `ip netns exec ${r} sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 net.ipv4.icmp_ratelimit=0 net.ipv6.icmp.ratelimit=0`,
     // Fixed neighbours: a fresh veth drops the first IPv6 neighbour solicitation
     // now and then, which would cost a test a 1 s retransmit it isn't about.
     ...neighbours(c, i.client, MAC.routerClientSide, [a.routerClientSide4, a.routerClientSide6]),
@@ -191,7 +193,8 @@ function setupScript(id: string, resolvConfFile: string | undefined): string {
   ].join('\n');
 }
 
-function outputWatcher(child: ChildProcess): Pick<NetlabProcess, 'output' | 'waitFor' | 'exited'> {
+/** Collects a child's stdout and stderr; `waitFor` resolves when they match, rejects on timeout or exit. */
+export function outputWatcher(child: ChildProcess): Pick<NetlabProcess, 'output' | 'waitFor' | 'exited'> {
   let out = '';
   const listeners = new Set<() => void>();
   const onData = (d: Buffer): void => {

@@ -22,7 +22,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dotstubArgv } from './netlab.js';
+import { dotstubArgv, outputWatcher } from './netlab.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const LAB_DNS_SERVER = path.join(REPO, 'test-support', 'lab-dns-server.mjs');
@@ -216,48 +216,15 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
       // The shell prints the program's PID inside the lab, then becomes it.
       const child = spawn('nsenter', enter(['sh', '-c', 'echo "LABPID $$" >&2; exec "$@"', 'sh', ...argv]), { env: labEnv(o?.env), stdio: ['ignore', 'pipe', 'pipe'] });
       processes.add(child);
-      let out = '';
-      const listeners = new Set<() => void>();
-      const onData = (d: Buffer): void => {
-        out += d.toString();
-        for (const l of listeners) l();
-      };
-      child.stdout?.on('data', onData);
-      child.stderr?.on('data', onData);
-      const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+      const watch = outputWatcher(child);
       const self: LabProcess = {
         child,
         signal: async (sig) => {
           await self.waitFor(/^LABPID \d+$/m, 5000);
-          const pid = /^LABPID (\d+)$/m.exec(out)?.[1] as string;
+          const pid = /^LABPID (\d+)$/m.exec(watch.output())?.[1] as string;
           await exec(['kill', `-${sig}`, pid]);
         },
-        output: () => out,
-        exited,
-        waitFor: (text, timeoutMs = 20_000) =>
-          new Promise<void>((resolve, reject) => {
-            const match = (): boolean => (typeof text === 'string' ? out.includes(text) : text.test(out));
-            if (match()) return resolve();
-            const t = setTimeout(() => {
-              listeners.delete(check);
-              reject(new Error(`timed out waiting for ${String(text)}; output so far:\n${out}`));
-            }, timeoutMs);
-            const check = (): void => {
-              if (match()) {
-                clearTimeout(t);
-                listeners.delete(check);
-                resolve();
-              }
-            };
-            listeners.add(check);
-            void exited.then(() => {
-              if (!match()) {
-                clearTimeout(t);
-                listeners.delete(check);
-                reject(new Error(`exited before ${String(text)}; output:\n${out}`));
-              }
-            });
-          }),
+        ...watch,
       };
       return self;
     };

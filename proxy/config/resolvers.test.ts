@@ -29,6 +29,13 @@ describe('parseResolverArg', () => {
     expect(() => parseResolverArg('1.2.3.4:99999')).toThrow(/port must be a number from 1 to 65535/);
     expect(() => parseResolverArg('1.2.3.4#bad_name!')).toThrow(/not a valid authentication name/);
     expect(() => parseResolverArg('1.2.3.4#a#b')).toThrow(/only one "#authname"/);
+    expect(() => parseResolverArg('1.2.3.4:853,[2001:db8::1]:8853#dns.test')).toThrow(/share one port/);
+    expect(() => parseResolverArg('1.2.3.4,dns.test#dns.test')).toThrow(/use a preset/);
+  });
+
+  test('several addresses of one resolver, comma-separated, share its port (raced IPv6 first)', () => {
+    expect(parseResolverArg('10.53.2.2,[fd53:2::2]:853#dns.test')).toMatchObject({ addresses: ['10.53.2.2', 'fd53:2::2'], port: 853, authName: 'dns.test' });
+    expect(parseResolverArg('9.9.9.9:8853,2620:fe::fe#dns.quad9.net')).toMatchObject({ addresses: ['9.9.9.9', '2620:fe::fe'], port: 8853 });
   });
 });
 

@@ -200,7 +200,8 @@ export function customResolver(input: CustomResolverInput): ResolverSpec {
 /**
  * Parses the CLI form: a preset name, or `addr[:port][#authname]` with IPv6 in
  * brackets (`[2620:fe::fe]:853#dns.quad9.net`), the syntax stubby and
- * Android's private DNS made familiar.
+ * Android's private DNS made familiar; several addresses of one resolver
+ * comma-separated (`9.9.9.9,[2620:fe::fe]:853#dns.quad9.net`).
  */
 export function parseResolverArg(arg: string, pins: readonly string[] = [], dohUrl?: string): ResolverSpec {
   const preset = PRESETS[arg.toLowerCase()];
@@ -212,8 +213,22 @@ export function parseResolverArg(arg: string, pins: readonly string[] = [], dohU
       ...(dohUrl !== undefined ? { dohUrl: validateDohUrl(dohUrl) } : {}),
     };
   }
-  const [hostPort = '', authName, extra] = arg.split('#');
+  const [hostPorts = '', authName, extra] = arg.split('#');
   if (extra !== undefined) throw new ResolverSpecError(`"${arg}": only one "#authname" is allowed`);
+  // Several addresses of one resolver, comma-separated (`10.0.0.1,[2001:db8::1]:853#name`):
+  // dotstub races them, IPv6 first (Happy Eyeballs). They share one port.
+  const addresses: string[] = [];
+  let port: number | undefined;
+  for (const hostPort of hostPorts.split(',')) {
+    const one = parseHostPort(hostPort, arg);
+    if (one.port !== undefined && port !== undefined && one.port !== port) throw new ResolverSpecError(`"${arg}": the addresses of one resolver share one port`);
+    port = one.port ?? port;
+    addresses.push(one.address);
+  }
+  return customResolver({ address: addresses, port, authName, pins, dohUrl });
+}
+
+function parseHostPort(hostPort: string, arg: string): { address: string; port: number | undefined } {
   let address: string;
   let port: number | undefined;
   const bracket = /^\[([^\]]+)\](?::(.*))?$/.exec(hostPort);
@@ -236,7 +251,7 @@ export function parseResolverArg(arg: string, pins: readonly string[] = [], dohU
       `unknown resolver "${arg}": use a preset (${Object.keys(PRESETS).join(', ')}) or address[:port][#authname], e.g. 9.9.9.9:853#dns.quad9.net`,
     );
   }
-  return customResolver({ address, port, authName, pins, dohUrl });
+  return { address, port };
 }
 
 /** Readable form, e.g. `quad9` or `127.0.0.1:8853#dns.test`. */

@@ -50,7 +50,7 @@
 import type { ConfigProblem } from '../config/config-file.js';
 import type { CustomResolverBody, StoredResolver } from '../config/resolver-store.js';
 import type { Settings } from '../config/settings.js';
-import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, StateChange } from '../dotstub.js';
+import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, RaceView, StateChange } from '../dotstub.js';
 import type { CaptiveEvent, CaptiveView } from '../network/captive.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { LatencyStats } from './metrics-window.js';
@@ -127,6 +127,12 @@ export interface StatusView {
    * when, which names; null when there is none.
    */
   readonly captive: CaptiveView | null;
+  /**
+   * The last connection that raced more than one of the resolver's addresses
+   * (Happy Eyeballs: IPv6 first, IPv4 250 ms later) and was won: which
+   * address won, how fast, and what became of the others; null if none yet.
+   */
+  readonly race: RaceView | null;
   /**
    * When the resolver was last known good on an open, authenticated
    * connection: now while one is open, else when the last one closed

@@ -144,6 +144,7 @@ export class ControlService {
       transport: this.proxy.transport,
       network: this.proxy.network,
       captive: this.proxy.captive,
+      race: this.proxy.race,
       lastVerifiedAt: this.proxy.lastVerifiedAt,
       mode: this.#settings.mode,
       listen: this.proxy.listening.map((a) => formatHostPort(a.host, a.port)),

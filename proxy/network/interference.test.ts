@@ -26,8 +26,17 @@ let lab: Netlab;
 let unbound: UnboundServer;
 let runs = 0;
 
+interface RaceSample {
+  readonly winner: string;
+  readonly afterMs: number;
+  readonly attempts: readonly { readonly address: string; readonly startMs: number; readonly afterMs: number | null; readonly outcome: string }[];
+}
+
 interface StatusSample {
   readonly t: number;
+  readonly race: RaceSample | null;
+  /** network.attempts as `ADDRESS OUTCOME KIND`. */
+  readonly attempts: readonly string[];
   readonly state: string;
   readonly transport: 'dot' | 'doh' | null;
   readonly kind: string | null;
@@ -47,6 +56,7 @@ interface Answer {
 
 interface Dotstub {
   readonly process: NetlabProcess;
+  api(what: string): Promise<unknown>;
   readonly started: number;
   status(): Promise<StatusSample>;
   /** Samples /api/status every ~100 ms until `until` holds (or `ms` passes); returns the samples. */
@@ -75,17 +85,16 @@ afterAll(async () => {
   await lab?.close();
 });
 
-async function startDotstubInClient(args: readonly string[] = []): Promise<Dotstub> {
+async function startDotstubInClient(args: readonly string[] = [], resolver = `${lab.addresses.server4}:853#dns.test`): Promise<Dotstub> {
   const n = runs++;
   const configDir = path.join(lab.dir, `config-${n}`);
   const readyFile = path.join(lab.dir, `ready-${n}.json`);
-  const a = lab.addresses;
   const proc = lab.client.spawn(
     dotstubArgv([
       '--listen',
       `127.0.0.1:${LISTEN_PORT}`,
       '--resolver',
-      `${a.server4}:853#dns.test`,
+      resolver,
       '--doh',
       'https://dns.test:443/dns-query',
       '--ca',
@@ -108,16 +117,22 @@ async function startDotstubInClient(args: readonly string[] = []): Promise<Dotst
     await new Promise((r) => setTimeout(r, 50));
   }
   const ready = JSON.parse(fs.readFileSync(readyFile, 'utf8')) as { control: string; token: string };
+  const api = async (what: string): Promise<unknown> => {
+    const r = await lab.client.exec(['curl', '-sS', '--max-time', '2', '-H', `Authorization: Bearer ${ready.token}`, `${ready.control}/api/${what}`]);
+    if (r.code !== 0) throw new Error(`${what}: ${r.stderr}`);
+    return JSON.parse(r.stdout);
+  };
   const status = async (): Promise<StatusSample> => {
-    const r = await lab.client.exec(['curl', '-sS', '--max-time', '2', '-H', `Authorization: Bearer ${ready.token}`, `${ready.control}/api/status`]);
-    if (r.code !== 0) throw new Error(`status: ${r.stderr}`);
-    const s = JSON.parse(r.stdout) as {
+    const s = (await api('status')) as {
       state: string;
       reason: string;
       transport: 'dot' | 'doh' | null;
-      network: { kind: string; classification: string; sentence: string; afterMs: number } | null;
+      network: { kind: string; classification: string; sentence: string; afterMs: number; attempts: readonly { address: string; kind: string | null; outcome: string }[] } | null;
+      race: RaceSample | null;
     };
     return {
+      race: s.race,
+      attempts: s.network?.attempts.map((t) => `${t.address} ${t.outcome} ${String(t.kind)}`) ?? [],
       t: Date.now(),
       state: s.state,
       reason: s.reason,
@@ -130,6 +145,7 @@ async function startDotstubInClient(args: readonly string[] = []): Promise<Dotst
   };
   return {
     process: proc,
+    api,
     started,
     status,
     watch: async (until, ms) => {
@@ -192,11 +208,31 @@ interface BlockCase {
   readonly decideMs: readonly [number, number];
   /** The first query's answer came through DoH within this long. */
   readonly answeredWithinMs: number;
+  /** Race both of the resolver's addresses (IPv6 first); else IPv4 only. */
+  readonly dualStack: boolean;
 }
 
+/*
+ * The ICMP cases race IPv4 only. Over IPv6 the lab shows Linux deciding an
+ * ICMPv6 unreachable only at the SYN's retransmit, 1 s later: on a veth the
+ * error comes back within microseconds, while connect() still holds the
+ * socket, and the kernel keeps it as a soft error (tcp_v6_err: sk_err_soft
+ * when sock_owned_by_user). Over a real path the ICMP arrives after connect()
+ * has returned and is decided at once, as IPv4's is here.
+ */
+
 const blocks: BlockCase[] = [
-  { name: '853 dropped', rule: ['-j', 'DROP'], kind: 'dropped', classification: 'NET_DROPPED', decideMs: [2400, 3000], answeredWithinMs: 3500 },
-  { name: '853 reset', rule: ['-j', 'REJECT', '--reject-with', 'tcp-reset'], kind: 'refused', classification: 'NET_REFUSED', decideMs: [0, 300], answeredWithinMs: 1000 },
+  // Dropped: IPv6's 2.5 s connect timer, IPv4's started 250 ms later: decided at about 2.75 s.
+  { name: '853 dropped', rule: ['-j', 'DROP'], kind: 'dropped', classification: 'NET_DROPPED', decideMs: [2700, 3000], answeredWithinMs: 3500, dualStack: true },
+  {
+    name: '853 reset',
+    rule: ['-j', 'REJECT', '--reject-with', 'tcp-reset'],
+    kind: 'refused',
+    classification: 'NET_REFUSED',
+    decideMs: [0, 300],
+    answeredWithinMs: 1000,
+    dualStack: true,
+  },
   {
     name: '853 ICMP port unreachable',
     rule: ['-j', 'REJECT', '--reject-with', 'icmp-port-unreachable'],
@@ -204,6 +240,7 @@ const blocks: BlockCase[] = [
     classification: 'NET_REFUSED',
     decideMs: [0, 300],
     answeredWithinMs: 1000,
+    dualStack: false,
   },
   {
     name: '853 ICMP host unreachable',
@@ -212,6 +249,27 @@ const blocks: BlockCase[] = [
     classification: 'NET_UNREACHABLE',
     decideMs: [0, 300],
     answeredWithinMs: 1000,
+    dualStack: false,
+  },
+  // An SNI filter: the ClientHello names dns.test, and the router answers it with a reset.
+  {
+    name: 'SNI filter resets the hello',
+    rule: ['-m', 'string', '--string', 'dns.test', '--algo', 'bm', '-j', 'REJECT', '--reject-with', 'tcp-reset'],
+    kind: 'reset-after-hello',
+    classification: 'NET_RESET_AFTER_HELLO',
+    decideMs: [0, 300],
+    answeredWithinMs: 1000,
+    dualStack: true,
+  },
+  // A filter that swallows the ClientHello: TCP connects, the handshake never ends (the 3 s handshake timer).
+  {
+    name: 'SNI filter drops the hello',
+    rule: ['-m', 'string', '--string', 'dns.test', '--algo', 'bm', '-j', 'DROP'],
+    kind: 'handshake-stall',
+    classification: 'NET_HANDSHAKE_STALL',
+    decideMs: [2900, 3500],
+    answeredWithinMs: 3500,
+    dualStack: false,
   },
 ];
 
@@ -226,7 +284,8 @@ for (const c of blocks) {
     const direct = await lab.client.exec(['kdig', `@${lab.addresses.server4}`, '-p', '853', '+tls', `+tls-ca=${unbound.pki.caFile}`, '+tls-hostname=dns.test', '+time=1', '+retry=0', '+short', 'who.test']);
     expect(direct.stdout.trim()).toBe('');
 
-    const d = await startDotstubInClient();
+    // Both of the resolver's addresses, raced IPv6 first: the block hits both families.
+    const d = await startDotstubInClient([], c.dualStack ? `${lab.addresses.server4},[${lab.addresses.server6}]:853#dns.test` : `${lab.addresses.server4}:853#dns.test`);
     // What a client gets while dotstub decides: the right answer, through DoH.
     const first = await d.dig('who.test');
     expect(first).toMatchObject({ status: 'NOERROR', addresses: ['192.0.2.77'] });
@@ -236,6 +295,8 @@ for (const c of blocks) {
     expect(onDoh.afterMs).toBeGreaterThanOrEqual(c.decideMs[0]);
     expect(onDoh.afterMs).toBeLessThanOrEqual(c.decideMs[1]);
     expect(onDoh.reason).toMatch(/DNS-over-HTTPS/);
+    const raced = c.dualStack ? [lab.addresses.server6, lab.addresses.server4] : [lab.addresses.server4];
+    expect(onDoh.attempts).toEqual(raced.map((addr) => `${addr} failed ${c.kind}`));
     decisions.push(`${c.name.padEnd(28)} ${c.classification.padEnd(16)} decided in ${String(onDoh.afterMs).padStart(5)} ms; first query answered via DoH in ${first.ms} ms`);
 
     const liftedAt = Date.now();
@@ -339,5 +400,62 @@ test.skipIf(missing)('35 s of resets on 853 and 443, then the path back: a corre
   expect(recovery).toBeLessThan(2000);
   // Never silence: every query during the outage got a reply (SERVFAIL, or an answer while a connection still lived).
   expect(during.every((a) => a.status !== 'NO ANSWER')).toBe(true);
+  expect(await cap.stop()).toEqual([]);
+});
+
+test.skipIf(missing)('Happy Eyeballs: IPv6 dropped, IPv4 wins about 250 ms later (not after the 2.5 s timer); the race is in the status', async () => {
+  const a = lab.addresses;
+  const both = `${a.server4},[${a.server6}]:853#dns.test`;
+  const cap = await captureAll();
+  // Both work: IPv6 is tried first and wins alone.
+  const d6 = await startDotstubInClient([], both);
+  expect(await d6.dig('n2.test')).toMatchObject({ status: 'NOERROR', addresses: ['192.0.2.3'] });
+  expect(JSON.stringify(await d6.api('connections'))).toContain(a.server6);
+  expect((await d6.status()).race).toBeNull();
+  await d6.process.stop();
+
+  cleanups.push(await lab.iptables(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', '-j', 'DROP'], 6));
+  const d = await startDotstubInClient([], both);
+  const won = firstWhere(d, await d.watch((s) => s.race !== null, 3000), (s) => s.race !== null, 'a race won');
+  expect(won.transport).toBe('dot');
+  const race = won.race as RaceSample;
+  expect(race.winner).toBe(a.server4);
+  expect(race.afterMs).toBeGreaterThanOrEqual(250);
+  expect(race.afterMs).toBeLessThan(1000);
+  expect(race.attempts.map((t) => [t.address, t.outcome])).toEqual([
+    [a.server6, 'abandoned'],
+    [a.server4, 'won'],
+  ]);
+  expect(race.attempts[1]?.startMs).toBeGreaterThanOrEqual(250);
+  expect(race.attempts[1]?.startMs).toBeLessThan(400);
+  expect(await d.dig('n3.test')).toMatchObject({ status: 'NOERROR', addresses: ['192.0.2.4'] });
+  decisions.push(`${'Happy Eyeballs, v6 dropped'.padEnd(28)} ${'(v4 won)'.padEnd(16)} connected in ${String(race.afterMs).padStart(5)} ms (v4 started at ${race.attempts[1]?.startMs} ms)`);
+  expect(await cap.stop()).toEqual([]);
+});
+
+test.skipIf(missing)('853 dropped mid-session, queries flowing: answered through DoH within 3.5 s of the block, never silence', async () => {
+  const d = await startDotstubInClient([], `${lab.addresses.server4},[${lab.addresses.server6}]:853#dns.test`);
+  expect(await d.dig('who.test')).toMatchObject({ status: 'NOERROR', addresses: ['192.0.2.77'] });
+  expect((await d.status()).transport).toBe('dot');
+  const cap = await captureAll();
+  await block(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', '-j', 'DROP']);
+  await lab.iptables(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', '-j', 'DROP'], 6).then((r) => cleanups.push(r));
+  const blockedAt = Date.now();
+  const answers: Answer[] = [];
+  let i = 0;
+  while (Date.now() - blockedAt < 6000) {
+    answers.push(await d.dig(`n${200 + i++}.test`, 4));
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const firstRight = answers.find((a) => a.status === 'NOERROR' && a.addresses.length === 1);
+  const servfails = answers.filter((a) => a.status === 'SERVFAIL');
+  const s = await d.status();
+  decisions.push(
+    `${'853 dropped mid-session'.padEnd(28)} ${String(s.classification).padEnd(16)} answered via DoH ${firstRight ? firstRight.at + firstRight.ms - blockedAt : '–'} ms after the block; ${servfails.length}/${answers.length} SERVFAIL meanwhile`,
+  );
+  expect(s).toMatchObject({ transport: 'doh', state: 'private' });
+  expect(firstRight).toBeDefined();
+  expect((firstRight?.at ?? 0) + (firstRight?.ms ?? 0) - blockedAt).toBeLessThan(3500);
+  expect(answers.every((a) => a.status !== 'NO ANSWER')).toBe(true);
   expect(await cap.stop()).toEqual([]);
 });

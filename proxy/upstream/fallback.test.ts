@@ -66,6 +66,31 @@ function ask(f: Fallback, name: string): Outcome[] {
 const last = <T>(xs: readonly T[]): T | undefined => xs[xs.length - 1];
 
 describe('Fallback(DoT; DoH)', () => {
+  test('an open DoT connection that goes silent (a block that starts mid-session) hands new queries to DoH at once', () => {
+    const { fallback, dot, doh, events } = lab();
+    fallback.warm();
+    dot[0]?.open();
+    ask(fallback, 'lost.test');
+    // The pool's deadline finds nothing came back and closes the connection as unresponsive.
+    dot[0]?.close('unresponsive');
+    expect(fallback.active).toBe('doh');
+    expect(last(events)?.reason).toBe('port 853 is blocked here; trying DNS-over-HTTPS on 443');
+    const o = ask(fallback, 'next.test');
+    doh[0]?.open();
+    doh[0]?.answerAll();
+    expect(o[0]?.err).toBeNull();
+    expect(fallback.transport).toBe('doh');
+  });
+
+  test('only silence counts: a connection closed for idleness is no reason to switch', () => {
+    const { fallback, dot } = lab();
+    fallback.warm();
+    dot[0]?.open();
+    ask(fallback, 'a.test');
+    dot[0]?.close('idle');
+    expect(fallback.active).toBe('dot');
+  });
+
   test('its name shows both sides; while DoT works, DoH is never opened', () => {
     const { fallback, dot, doh } = lab();
     expect(fallback.name).toBe('Fallback(DoT(lab); DoH(lab))');

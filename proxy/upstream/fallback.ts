@@ -8,6 +8,11 @@
  *      ▲                                                                  │
  *      └──── primary's first authenticated open (probed 5 s → 60 s) ◄─────┘
  *
+ *   an open DoT connection that went silent (closed 'unresponsive': no answer to
+ *   anything since a query's deadline) counts as a failure too: a block that
+ *   starts mid-session moves to DoH after one query deadline, not after that
+ *   plus a reconnect's 2.5 s connect timer (found in the network lab).
+ *
  *   connect-failed with DOTSTUB_CERTIFICATE / DOTSTUB_PIN_MISMATCH: interception;
  *   stay on the primary (its queries fail, typed) — never a weaker path around it.
  *
@@ -26,7 +31,7 @@
  *   must be made with `selfRetry: false` so this schedule is the only one.
  */
 import { EventEmitter } from 'node:events';
-import type { DotstubError } from '../errors.js';
+import { QueryTimeoutError, type DotstubError } from '../errors.js';
 import type { PoolConnection } from './connection.js';
 import type { Pool } from './pool.js';
 import type { Upstream, UpstreamCallback, UpstreamRequest } from './upstream.js';
@@ -113,6 +118,10 @@ export class Fallback extends EventEmitter<FallbackEvents> implements Upstream {
     init.primary.on('open', () => this.#onOpen('dot'));
     init.secondary.on('open', () => this.#onOpen('doh'));
     init.primary.on('connect-failed', (f) => this.#onPrimaryFailed(f.error));
+    init.primary.on('close', (conn, info) => {
+      if (info.reason !== 'unresponsive' || init.primary.connections.some((c) => c.state === 'open')) return;
+      this.#onPrimaryFailed(info.error ?? new QueryTimeoutError(`${conn.address} went silent: no answer on port ${this.#primaryPort} within the deadline`));
+    });
     init.secondary.on('connect-failed', (f) => this.#onSecondaryFailed(f.error));
   }
 

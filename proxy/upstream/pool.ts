@@ -12,6 +12,15 @@
  *   closed / deadline ─► retry once on another connection ─► … ─► done(req, error)
  *   unreachable (backing off) / every connection full / closed pool ─► done(req, error) at once
  *
+ * Opening a connection is a race across the resolver's address families
+ * (Happy Eyeballs, RFC 8305 §5; issue 8): IPv6 first, IPv4 `attemptDelayMs`
+ * later or at once when IPv6 fails, both in flight; the first to
+ * authenticate wins and the others close. Queries held by a loser (or by
+ * an address that failed while another is still trying) are re-sent there
+ * without using up their retry. The race fails only
+ * when every address failed: one 'connect-failed', carrying each address's
+ * outcome and timing.
+ *
  * Invariants:
  * - At most `size` connections exist at once (connecting or open); draining
  *   ones (server asked to close) don't count against new work.
@@ -52,6 +61,8 @@ export interface PoolOptions {
   readonly queryTimeoutMaxMs: number;
   /** Longest wait between reconnect attempts while the resolver is unreachable. */
   readonly maxBackoffMs: number;
+  /** Happy Eyeballs: start the next address family this long after the first (RFC 8305 §5 recommends 250 ms). */
+  readonly attemptDelayMs?: number;
 }
 
 export const DEFAULT_POOL_OPTIONS: PoolOptions = {
@@ -63,7 +74,38 @@ export const DEFAULT_POOL_OPTIONS: PoolOptions = {
   queryTimeoutMinMs: 800,
   queryTimeoutMaxMs: 2_500,
   maxBackoffMs: 30_000,
+  attemptDelayMs: 250,
 };
+
+/** One address's part in a connection race: when it was tried and how it ended. */
+export interface AddressAttempt {
+  readonly address: string;
+  /** ms after the race began that this address was tried. */
+  readonly startMs: number;
+  /** ms from this address's start to its outcome; null while still connecting when the race ended. */
+  readonly afterMs: number | null;
+  readonly outcome: 'won' | 'failed' | 'abandoned';
+  readonly error: DotstubError | undefined;
+}
+
+/** A connection race that ended with a winner after more than one address was tried. */
+export interface RaceResult {
+  readonly winner: string;
+  readonly attempts: readonly AddressAttempt[];
+  /** ms from the race's start to the winner's authentication. */
+  readonly afterMs: number;
+}
+
+interface Race {
+  readonly startedAt: number;
+  /** Addresses not tried yet, in order. */
+  readonly pending: string[];
+  /** Per racer: the address and when it started (ms after startedAt). */
+  readonly racers: Map<PoolConnection, { readonly address: string; readonly startMs: number }>;
+  readonly attempts: AddressAttempt[];
+  timer: NodeJS.Timeout | undefined;
+  done: boolean;
+}
 
 interface ConnectFailure {
   readonly resolverId: string;
@@ -71,14 +113,18 @@ interface ConnectFailure {
   readonly error: DotstubError;
   readonly consecutive: number;
   readonly retryInMs: number;
-  /** How long the attempt took to fail, ms. */
+  /** How long the attempt took to fail, ms (the whole race, when more than one address was tried). */
   readonly afterMs: number;
+  /** Each address tried and how it ended, in the order they started. */
+  readonly attempts: readonly AddressAttempt[];
 }
 
 export interface PoolEvents {
   open: [PoolConnection, HandshakeInfo];
   close: [PoolConnection, CloseInfo];
   'connect-failed': [ConnectFailure];
+  /** A race across addresses was won after another address was tried too (the losers and why). */
+  race: [RaceResult];
   keepalive: [PoolConnection, number];
 }
 
@@ -143,6 +189,10 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   readonly #rtt: RttEstimator;
   readonly #deadlines = new DeadlineSlots<Flight>((f) => this.#onTimeout(f));
   #addressIndex = 0;
+  /** The connection race under way, if any. */
+  #race: Race | undefined;
+  /** Connections closed because another address won: their held queries are re-sent without using a retry. */
+  readonly #losers = new WeakSet<PoolConnection>();
   #failures = 0;
   #retryAt = 0;
   /** Date.now() when the last connection attempt started. */
@@ -227,6 +277,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#retryTimer);
+    clearTimeout(this.#race?.timer);
     const waits = this.#connections.map(
       (c) => new Promise<void>((resolve) => (c.state === 'closed' ? resolve() : c.once('close', () => resolve()))),
     );
@@ -237,6 +288,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   destroy(): void {
     this.#closed = true;
     clearTimeout(this.#retryTimer);
+    clearTimeout(this.#race?.timer);
     for (const c of [...this.#connections]) c.close('local');
   }
 
@@ -305,6 +357,12 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     const trace = flight.req.trace;
     trace.writtenAt = writtenAt || trace.sentAt;
     if (err || !answer) {
+      if (this.#losers.has(conn) && !this.#closed) {
+        // Held by an address that lost the race: never sent, so not this query's retry.
+        flight.collateral++;
+        this.#attempt(flight);
+        return;
+      }
       const death = err ? this.#deaths.get(conn) : undefined;
       if (death === 'unblamed') {
         this.#deaths.set(conn, 'blamed');
@@ -388,10 +446,52 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     return this.#failures > 0 && Date.now() < this.#retryAt;
   }
 
+  /**
+   * The addresses one race tries: IPv6 first, then IPv4 (RFC 8305 §4 would
+   * interleave more; one per family keeps the decision within the connect
+   * timer plus one delay). A failed race moves on to each family's next address.
+   */
+  #raceAddresses(): string[] {
+    const all = this.resolver.addresses;
+    const v6 = all.filter((a) => a.includes(':'));
+    const v4 = all.filter((a) => !a.includes(':'));
+    const i = this.#addressIndex;
+    if (v6.length === 0 || v4.length === 0) return [all[i % all.length] as string];
+    return [v6[i % v6.length] as string, v4[i % v4.length] as string];
+  }
+
+  /** Starts a connection race; returns its first racer (queries sent now are held there until one authenticates). */
   #open(): PoolConnection {
     this.#lastAttemptAt = Date.now();
-    const address = this.resolver.addresses[this.#addressIndex % this.resolver.addresses.length] as string;
+    const [first, ...rest] = this.#raceAddresses();
+    const race: Race = { startedAt: Date.now(), pending: rest, racers: new Map(), attempts: [], timer: undefined, done: false };
+    this.#race = race;
+    const conn = this.#openAddress(race, first as string);
+    this.#armNextRacer(race);
+    return conn;
+  }
+
+  #armNextRacer(race: Race): void {
+    clearTimeout(race.timer);
+    race.timer = undefined;
+    if (race.pending.length === 0 || race.done) return;
+    race.timer = setTimeout(() => {
+      race.timer = undefined;
+      this.#startNextRacer(race);
+    }, this.options.attemptDelayMs ?? 250);
+    race.timer.unref();
+  }
+
+  #startNextRacer(race: Race): void {
+    const next = race.pending.shift();
+    if (next === undefined || race.done || this.#closed) return;
+    this.#openAddress(race, next);
+    this.#armNextRacer(race);
+  }
+
+  #openAddress(race: Race, address: string): PoolConnection {
     const conn = this.#factory({ id: ++connectionCounter, address, session: this.#tickets.get(address) });
+    race.racers.set(conn, { address, startMs: Date.now() - race.startedAt });
     this.#connections.push(conn);
     const counters = this.counters;
     conn.on('ready', (info) => {
@@ -399,6 +499,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
       this.#lastError = undefined;
       if (info.resumed) counters.handshakesResumed++;
       else counters.handshakesFull++;
+      this.#wonRace(race, conn);
       this.emit('open', conn, info);
     });
     conn.on('session', (ticket) => this.#tickets.set(address, ticket));
@@ -413,28 +514,67 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     return conn;
   }
 
+  /** `conn` authenticated first: the others close, their held queries move to it. */
+  #wonRace(race: Race, conn: PoolConnection): void {
+    if (race.done) return;
+    race.done = true;
+    clearTimeout(race.timer);
+    if (this.#race === race) this.#race = undefined;
+    const now = Date.now() - race.startedAt;
+    const me = race.racers.get(conn);
+    if (me) race.attempts.push({ address: me.address, startMs: me.startMs, afterMs: now - me.startMs, outcome: 'won', error: undefined });
+    for (const [other, r] of race.racers) {
+      if (other === conn || other.state === 'closed') continue;
+      race.attempts.push({ address: r.address, startMs: r.startMs, afterMs: null, outcome: 'abandoned', error: undefined });
+      this.#losers.add(other);
+      other.close('local');
+    }
+    race.attempts.sort((a, b) => a.startMs - b.startMs);
+    if (race.attempts.length > 1 && me) this.emit('race', { winner: me.address, attempts: race.attempts, afterMs: now });
+  }
+
   #onClose(conn: PoolConnection, info: CloseInfo): void {
     const idx = this.#connections.indexOf(conn);
     if (idx >= 0) this.#connections.splice(idx, 1);
     // The connection's failed queries are handed back after this event, oldest first.
     if (info.wasOpen && info.failed > 0 && ABNORMAL.has(info.reason)) this.#deaths.set(conn, 'unblamed');
-    if (!info.wasOpen && !this.#closed) {
-      // The connection never came up: try the next address, back off, and keep
-      // trying in the background so the pool comes back by itself.
+    if (!info.wasOpen && !this.#closed && !this.#losers.has(conn)) {
+      const race = this.#raceOf(conn);
+      if (race && !race.done) {
+        const r = race.racers.get(conn);
+        if (r) race.attempts.push({ address: r.address, startMs: r.startMs, afterMs: Date.now() - race.startedAt - r.startMs, outcome: 'failed', error: info.error });
+        race.racers.delete(conn);
+        // RFC 8305 §5: a failure starts the next address at once.
+        if (race.pending.length > 0) this.#startNextRacer(race);
+        if (race.racers.size > 0) {
+          // The race goes on: what this address held moves to the others, as a loser's would.
+          this.#losers.add(conn);
+          this.emit('close', conn, info);
+          return;
+        }
+        race.done = true;
+        clearTimeout(race.timer);
+        if (this.#race === race) this.#race = undefined;
+      }
+      // The connection (every address of the race) never came up: try the next
+      // addresses, back off, and keep trying in the background so the pool comes back by itself.
       this.#failures++;
       this.#addressIndex++;
       const backoff = Math.min(this.options.maxBackoffMs, 250 * 2 ** Math.min(this.#failures - 1, 16));
       this.#retryAt = Date.now() + backoff;
-      this.#lastError = info.error;
-      if (info.error) {
+      const attempts = race ? [...race.attempts].sort((a, b) => a.startMs - b.startMs) : [];
+      const error = mostTelling(attempts) ?? info.error;
+      this.#lastError = error;
+      if (error) {
         this.counters.connectFailures++;
         this.emit('connect-failed', {
           resolverId: this.resolver.id,
-          address: conn.address,
-          error: info.error,
+          address: attempts.find((a) => a.error === error)?.address ?? conn.address,
+          error,
           consecutive: this.#failures,
           retryInMs: backoff,
-          afterMs: Date.now() - conn.createdAt,
+          afterMs: race ? Date.now() - race.startedAt : Date.now() - conn.createdAt,
+          attempts,
         });
       }
       if (this.#selfRetry) {
@@ -445,4 +585,23 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     }
     this.emit('close', conn, info);
   }
+
+  #raceOf(conn: PoolConnection): Race | undefined {
+    return this.#race?.racers.has(conn) ? this.#race : undefined;
+  }
+}
+
+/** Codes that mean someone is intercepting: the most telling failure of a race. */
+const INTERCEPTION = new Set(['DOTSTUB_CERTIFICATE', 'DOTSTUB_PIN_MISMATCH']);
+/** No route: common for one family on a network that lacks it, so the least telling. */
+const NO_ROUTE = new Set(['EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+/** Which failure of a race to report: interception first, then the first other than "no route", then the first. */
+function mostTelling(attempts: readonly AddressAttempt[]): DotstubError | undefined {
+  const failed = attempts.filter((a) => a.error !== undefined).map((a) => a.error as DotstubError);
+  return (
+    failed.find((e) => INTERCEPTION.has(e.code)) ??
+    failed.find((e) => !NO_ROUTE.has((e.cause as NodeJS.ErrnoException | undefined)?.code ?? '')) ??
+    failed[0]
+  );
 }

@@ -45,6 +45,7 @@ export function status(over: Partial<StatusView> = {}): StatusView {
     transport: 'dot',
     network: null,
     captive: null,
+    race: null,
     lastVerifiedAt: 0,
     mode: 'strict',
     listen: ['127.0.0.1:53'],
