@@ -15,6 +15,7 @@ import { defaultConfig, startDotstub, type StubProxy } from '../proxy/dotstub.js
 import { ResolverStore } from '../proxy/config/resolver-store.js';
 import { parseResolverArg, type ResolverSpec } from '../proxy/config/resolvers.js';
 import { SettingsStore, type Settings } from '../proxy/config/settings.js';
+import type { SystemDnsManager } from '../proxy/system-dns/manager.js';
 import { testPki } from './certs.js';
 import { removeOnExit } from './temp.js';
 
@@ -47,6 +48,8 @@ export interface ControlHarnessOptions {
    * names would otherwise answer from the cache.
    */
   readonly cache?: boolean;
+  /** The system-DNS takeover the service offers (--system-dns), given the proxy's DNS port. */
+  readonly systemDns?: (dnsPort: number) => Promise<SystemDnsManager>;
 }
 
 /** A config dir of the test's own, removed when the test process ends. */
@@ -75,7 +78,9 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
   );
   if (!bound) throw new Error('proxy bound no address');
   const { token } = loadOrCreateToken(configDir);
+  const systemDns = options.systemDns ? await options.systemDns(bound.port) : undefined;
   const service = new ControlService({
+    ...(systemDns ? { systemDns } : {}),
     proxy,
     settings: settingsStore,
     resolvers: resolverStore,
@@ -87,6 +92,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
     await server.listen();
   } catch (err) {
     service.close();
+    await systemDns?.close();
     await proxy.stop(500);
     throw err;
   }
@@ -104,6 +110,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
     async stop() {
       await server.close();
       service.close();
+      await systemDns?.close();
       await proxy.stop(1000);
     },
   };
