@@ -70,7 +70,9 @@ Usage: dotstub [options]
   --system-dns-state-dir DIR  the takeover's journal (default /var/lib/dotstub as
                       root, else the config dir)
   --system-dns-backend NAME   systemd-resolved | networkmanager | resolv.conf
-  --system-dns-root DIR       act on copies of the system files under DIR (tests)
+  --system-dns-root DIR       act on copies of the system files under DIR (tests):
+                      the copy is pointed at 127.0.0.1:53 as a real system
+                      would be, and lookups through it reach this dotstub
   --ready-file FILE   once listening, write {"dns":[…],"control":URL,"token":…,"dashboard":URL,"pid":…}
                       to FILE (atomically, mode 0600) for scripts and tests
   --help              this text
@@ -425,7 +427,7 @@ async function startSystemDns(
   const manager = new SystemDnsManager({
     host,
     stateDir,
-    port: v4.port,
+    port: host.root === '/' ? v4.port : 53,
     ...(opts.backend !== undefined ? { backend: opts.backend } : {}),
     ...(host.root !== '/' ? { lookup: resolvConfLookup(host.at('/etc/resolv.conf'), v4.port) } : {}),
     log: (line) => console.error(`dotstub: system DNS: ${line}`),

@@ -14,6 +14,7 @@ import type {
   ResolversView,
   Settings,
   StatusView,
+  SystemDnsView,
   TimelineEvent,
   ValidationView,
 } from '../../../proxy/control/api-types.js';
@@ -95,4 +96,7 @@ export const api = {
   recentEvents: () => request<TimelineEvent[]>('GET', '/api/events/recent'),
   settings: () => request<Settings>('GET', '/api/settings'),
   saveSettings: (changes: Partial<Settings>) => request<Settings>('PUT', '/api/settings', changes),
+  systemDns: () => request<SystemDnsView>('GET', '/api/system-dns'),
+  setSystemDns: (enabled: boolean) => request<SystemDnsView>('PUT', '/api/system-dns', { enabled }),
+  runLeakTest: () => request<SystemDnsView>('POST', '/api/system-dns/leak-test'),
 };
