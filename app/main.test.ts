@@ -7,7 +7,8 @@
  * the system files (--system-dns-root): this machine's DNS is never touched.
  *
  * Toggle → control API → the copy of resolv.conf, the tray's state and a
- * notification; quit gives the old file back.
+ * notification; a hung proxy (SIGSTOP) is caught by its liveness watchdog;
+ * quit gives the old file back.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -181,6 +182,21 @@ describe.skipIf(!built)('app/main.ts against a stand-in electron', () => {
     (await until(() => item('system-dns')?.checked === false && item('system-dns'), 10_000, 'an unchecked toggle')).click?.();
     await until(() => rec.notifications.length > 2, 10_000, 'a third notification');
     expect(fs.readFileSync(resolvConf, 'utf8')).not.toBe(ORIGINAL);
+
+    // The proxy hangs (SIGSTOP): its liveness watchdog gives the old DNS back
+    // within ~3 s, and once it runs again the tray says what happened.
+    const journal = JSON.parse(fs.readFileSync(path.join(root, 'state', 'system-dns.journal.json'), 'utf8')) as { pid: number };
+    process.kill(journal.pid, 'SIGSTOP');
+    const stoppedAt = Date.now();
+    try {
+      await until(() => fs.readFileSync(resolvConf, 'utf8') === ORIGINAL, 8000, 'the watchdog to restore');
+      expect(Date.now() - stoppedAt).toBeLessThan(5000);
+    } finally {
+      process.kill(journal.pid, 'SIGCONT');
+    }
+    await until(() => item('system-dns')?.checked === false, 15_000, 'the tray to show the takeover gone');
+    expect(item('system-dns-reason')?.label).toMatch(/^Off — dotstub stopped answering on 127\.0\.0\.1:\d+ for/);
+
     item('quit')?.click?.();
     await until(() => rec.exited, 15_000, 'the app to exit');
     expect(fs.readFileSync(resolvConf, 'utf8')).toBe(ORIGINAL);

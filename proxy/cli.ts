@@ -430,6 +430,7 @@ async function startSystemDns(
     port: host.root === '/' ? v4.port : 53,
     ...(opts.backend !== undefined ? { backend: opts.backend } : {}),
     ...(host.root !== '/' ? { lookup: resolvConfLookup(host.at('/etc/resolv.conf'), v4.port) } : {}),
+    watchdogProbePort: v4.port,
     log: (line) => console.error(`dotstub: system DNS: ${line}`),
   });
   await manager.start();

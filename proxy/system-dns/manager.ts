@@ -18,6 +18,7 @@ import fs from 'node:fs';
 import { NEEDS_ROOT, SystemDnsError } from './errors.js';
 import type { SystemHost } from './host.js';
 import { Journal, readBootId, staleReason } from './journal.js';
+import { clearLivenessNote, readLivenessNote, spawnWatchdog } from './liveness.js';
 import { runLeakTest, type LeakTestResult } from './leak-test.js';
 import { osLookup, type LookupReport } from './os-lookup.js';
 import { RewriteWatch } from './rewrite-watch.js';
@@ -71,6 +72,12 @@ export interface SystemDnsManagerOptions {
   readonly rewriteStepMs?: number;
   readonly bootIdFile?: string;
   readonly log?: (line: string) => void;
+  /**
+   * Start the liveness watchdog (a separate `dotstub system-dns watchdog`
+   * process) with each enable, probing dotstub at this loopback port. Only
+   * for a real dotstub process (it runs this process's script again).
+   */
+  readonly watchdogProbePort?: number;
 }
 
 interface Events {
@@ -161,7 +168,11 @@ export class SystemDnsManager extends EventEmitter<Events> {
     const s = await status(this.#ctx, detection, this.#o.port);
     const j = new Journal(this.#o.stateDir).read();
     if (s.inForce) this.#set(true, `this machine's DNS goes to dotstub (${s.backend}: ${s.why})`);
-    else if (!s.enabled) this.#set(false, this.#problem ?? 'private DNS is not enabled for this machine: the system asks its usual resolver');
+    else if (!s.enabled) {
+      const note = readLivenessNote(this.#o.stateDir);
+      const fromWatchdog = note ? `${note.why}: the old DNS was given back at ${new Date(note.at).toLocaleTimeString('en-GB')}` : null;
+      this.#set(false, this.#problem ?? fromWatchdog ?? 'private DNS is not enabled for this machine: the system asks its usual resolver');
+    }
     else this.#set(false, `private DNS is enabled but not in force: ${s.why}`);
     // Held here (e.g. by the service's ExecStartPost --owner-pid): keep it held.
     if (j !== null && j.pid === process.pid && !this.#watch && this.privileged) this.#startWatch(detection.chosen.name);
@@ -194,7 +205,16 @@ export class SystemDnsManager extends EventEmitter<Events> {
       this.#needPrivilege();
       const detection = await detectBackend(this.#o.host, this.#o.backend);
       await enable(this.#ctx, detection, { port: this.#o.port }, process.pid);
+      clearLivenessNote(this.#o.stateDir);
       this.#problem = null;
+      if (this.#o.watchdogProbePort !== undefined) {
+        try {
+          const pid = spawnWatchdog({ stateDir: this.#o.stateDir, root: this.#o.host.root, probePort: this.#o.watchdogProbePort });
+          this.#o.log?.(`liveness watchdog started (process ${pid})`);
+        } catch (err) {
+          this.#o.log?.(`no liveness watchdog: ${(err as Error).message}`);
+        }
+      }
       this.#startWatch(detection.chosen.name);
       return this.#view();
     });
