@@ -174,6 +174,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
       this.#set(false, this.#problem ?? fromWatchdog ?? 'private DNS is not enabled for this machine: the system asks its usual resolver');
     }
     else this.#set(false, `private DNS is enabled but not in force: ${s.why}`);
+    // Restored elsewhere (disable from the CLI, the liveness watchdog): nothing left to defend.
+    if (j === null) this.#stopWatch();
     // Held here (e.g. by the service's ExecStartPost --owner-pid): keep it held.
     if (j !== null && j.pid === process.pid && !this.#watch && this.privileged) this.#startWatch(detection.chosen.name);
     const bootId = readBootId(this.#o.bootIdFile);
