@@ -182,6 +182,7 @@ describe.skipIf(!built)('app/main.ts against a stand-in electron', () => {
     (await until(() => item('system-dns')?.checked === false && item('system-dns'), 10_000, 'an unchecked toggle')).click?.();
     await until(() => rec.notifications.length > 2, 10_000, 'a third notification');
     expect(fs.readFileSync(resolvConf, 'utf8')).not.toBe(ORIGINAL);
+    await until(() => item('system-dns')?.checked === true, 10_000, 'the tray to show it on again');
 
     // The proxy hangs (SIGSTOP): its liveness watchdog gives the old DNS back
     // within ~3 s, and once it runs again the tray says what happened.
@@ -195,7 +196,7 @@ describe.skipIf(!built)('app/main.ts against a stand-in electron', () => {
       process.kill(journal.pid, 'SIGCONT');
     }
     await until(() => item('system-dns')?.checked === false, 15_000, 'the tray to show the takeover gone');
-    expect(item('system-dns-reason')?.label).toMatch(/^Off — dotstub stopped answering on 127\.0\.0\.1:\d+ for/);
+    await until(() => /^Off — dotstub stopped answering on 127\.0\.0\.1:\d+ for/.test(item('system-dns-reason')?.label ?? ''), 5000, 'the tray to say why');
 
     item('quit')?.click?.();
     await until(() => rec.exited, 15_000, 'the app to exit');

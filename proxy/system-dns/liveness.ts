@@ -20,7 +20,8 @@ import { Journal, readBootId, staleReason } from './journal.js';
 import { restore, type TakeoverContext } from './takeover.js';
 
 /** What the watchdog leaves in the state dir when it restored, for the proxy to tell the user. */
-const NOTE_FILE = 'system-dns.liveness.json';
+export const LIVENESS_NOTE_FILE = 'system-dns.liveness.json';
+const NOTE_FILE = LIVENESS_NOTE_FILE;
 
 export interface LivenessNote {
   readonly at: string;
@@ -102,9 +103,10 @@ export async function watchLiveness(o: LivenessOptions): Promise<LivenessResult>
       // Re-read: a disable that raced with us has already done the work.
       if (journal.read() === null) return { restored: false, why: 'private DNS was disabled: nothing to watch' };
       o.ctx.log?.(`${why}: giving the old DNS back`);
-      await restore(o.ctx);
+      // The note first: whoever sees the journal gone must also find why.
       const note: LivenessNote = { at: new Date().toISOString(), why };
       fs.writeFileSync(path.join(o.ctx.stateDir, NOTE_FILE), JSON.stringify(note) + '\n', { mode: 0o600 });
+      await restore(o.ctx);
       return { restored: true, why };
     }
   }

@@ -15,10 +15,11 @@
  */
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
+import path from 'node:path';
 import { NEEDS_ROOT, SystemDnsError } from './errors.js';
 import type { SystemHost } from './host.js';
 import { Journal, readBootId, staleReason } from './journal.js';
-import { clearLivenessNote, readLivenessNote, spawnWatchdog } from './liveness.js';
+import { clearLivenessNote, LIVENESS_NOTE_FILE, readLivenessNote, spawnWatchdog } from './liveness.js';
 import { runLeakTest, type LeakTestResult } from './leak-test.js';
 import { osLookup, type LookupReport } from './os-lookup.js';
 import { RewriteWatch } from './rewrite-watch.js';
@@ -89,13 +90,16 @@ function isRoot(): boolean {
   return process.geteuid?.() === 0;
 }
 
-/** A journal's owner process and freshness, or null when there is none. */
+/** Changes whenever the journal or the watchdog's note does (written elsewhere: the CLI, the service, the watchdog). */
 function journalKey(stateDir: string): string {
-  try {
-    return fs.statSync(new Journal(stateDir).file).mtimeMs.toString();
-  } catch {
-    return 'none';
-  }
+  const mtime = (file: string): string => {
+    try {
+      return fs.statSync(file).mtimeMs.toString();
+    } catch {
+      return 'none';
+    }
+  };
+  return `${mtime(new Journal(stateDir).file)}/${mtime(path.join(stateDir, LIVENESS_NOTE_FILE))}`;
 }
 
 export class SystemDnsManager extends EventEmitter<Events> {
