@@ -101,6 +101,24 @@ export class DesktopController extends EventEmitter<Events> {
 
   async dispatch(action: TrayAction, ui: DesktopUi): Promise<void> {
     switch (action.type) {
+      case 'set-system-dns': {
+        const client = this.#client;
+        if (!client) return ui.report('dotstub is not running: resume it first');
+        try {
+          const v = await client.setSystemDns(action.enabled);
+          ui.report(
+            action.enabled
+              ? v.inForce
+                ? 'Private DNS is on for this machine: every program now asks dotstub.'
+                : `Private DNS is enabled but not in force: ${v.reason}`
+              : 'Private DNS is off for this machine: your old DNS settings are back.',
+          );
+        } catch (err) {
+          ui.report(`Could not ${action.enabled ? 'enable' : 'disable'} private DNS: ${isControlError(err) || err instanceof Error ? err.message : String(err)}`);
+        }
+        await this.#tray.refresh();
+        return;
+      }
       case 'switch-resolver': {
         const client = this.#client;
         if (!client) return ui.report('dotstub is not running: resume it first');

@@ -11,6 +11,7 @@
  * Not run on the machine this was written on (no Electron binary there):
  * typechecked only. See app/README.md.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -37,9 +38,10 @@ import { tooltipFor } from './tray/tooltip.js';
 import type { TrayAction, TrayState } from './tray/types.js';
 import type { SignInView } from '../proxy/control/api-types.js';
 
-// dist/app/main.js → the package root holds bin/ and assets/.
+// The package root (bin/, assets/): two up from dist/app/main.js, one up
+// from app/main.ts (the wiring test runs the source).
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.join(here, '..', '..');
+const root = [path.join(here, '..', '..'), path.join(here, '..')].find((d) => fs.existsSync(path.join(d, 'bin', 'dotstub.js'))) ?? path.join(here, '..', '..');
 const ASSETS = path.join(root, 'assets');
 
 function icon(file: string): NativeImage {
@@ -49,7 +51,9 @@ function icon(file: string): NativeImage {
 
 /** Extra proxy flags for development, e.g. DOTSTUB_PROXY_ARGS="--listen 127.0.0.1:5300" (port 53 needs privileges). */
 function proxyArgs(): string[] {
-  return (process.env.DOTSTUB_PROXY_ARGS ?? '').split(/\s+/).filter((a) => a !== '');
+  // --system-dns: the tray's "Enable private DNS" goes through this proxy's
+  // control API (it answers "needs root" unless the proxy may change DNS).
+  return ['--system-dns', ...(process.env.DOTSTUB_PROXY_ARGS ?? '').split(/\s+/).filter((a) => a !== '')];
 }
 
 function run(): void {

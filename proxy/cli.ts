@@ -24,6 +24,7 @@ import { parseResolverArg, PRESETS, type ResolverSpec } from './config/resolvers
 import { SettingsStore, type Settings } from './config/settings.js';
 import { DEFAULT_PROBES } from './network/captive-probe.js';
 import { parseServer } from './network/network-resolver.js';
+import type { SystemDnsManager } from './system-dns/manager.js';
 
 export const HELP = `dotstub: private DNS for this machine.
 Takes DNS on loopback (UDP and TCP) and forwards it over persistent,
@@ -77,6 +78,16 @@ Usage: dotstub [options]
   --no-control        no control API or dashboard
   --config-dir DIR    where the token, settings.json and resolvers.json live
                       (default $XDG_CONFIG_HOME/dotstub or ~/.config/dotstub)
+  --system-dns        offer the system-DNS takeover through the control API and
+                      the dashboard (PUT /api/system-dns); while it is not in
+                      force the privacy state is off. Changing DNS needs root
+                      (the dotstub service); quitting gives the old DNS back
+  --system-dns-state-dir DIR  the takeover's journal (default /var/lib/dotstub as
+                      root, else the config dir)
+  --system-dns-backend NAME   systemd-resolved | networkmanager | resolv.conf
+  --system-dns-root DIR       act on copies of the system files under DIR (tests):
+                      the copy is pointed at 127.0.0.1:53 as a real system
+                      would be, and lookups through it reach this dotstub
   --ready-file FILE   once listening, write {"dns":[…],"control":URL,"token":…,"dashboard":URL,"pid":…}
                       to FILE (atomically, mode 0600) for scripts and tests
   --help              this text
@@ -117,6 +128,8 @@ export interface ParsedCli {
   /** False when the environment forbids portal probes (DOTSTUB_PORTAL_CHECK=off, set by test rigs). */
   readonly portalCheckAllowed: boolean;
   readonly readyFile: string | undefined;
+  /** --system-dns: null when this run does not manage the system's DNS. */
+  readonly systemDns: { readonly stateDir: string | undefined; readonly backend: string | undefined; readonly root: string } | null;
   /** --cache-size in MiB; undefined: the default; 0: no cache. */
   readonly cacheMb: number | undefined;
   readonly log: boolean;
@@ -163,6 +176,10 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         'no-portal-check': { type: 'boolean' },
         'cleartext-fallback': { type: 'boolean' },
         'capport-url': { type: 'string' },
+        'system-dns': { type: 'boolean' },
+        'system-dns-state-dir': { type: 'string' },
+        'system-dns-backend': { type: 'string' },
+        'system-dns-root': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -228,6 +245,9 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     cacheMb = Number(text);
     if (!/^\d+(\.\d+)?$/.test(text) || cacheMb > 1024) throw new ConfigError(`--cache-size ${text}: give the size in MiB, from 0 (no cache) to 1024`);
   }
+  const sysFlags = (['system-dns-state-dir', 'system-dns-backend', 'system-dns-root'] as const).filter((k) => values[k] !== undefined);
+  if (!values['system-dns'] && sysFlags.length > 0) throw new ConfigError(`--${sysFlags[0] ?? ''} goes with --system-dns`);
+  if (values['system-dns'] && values['no-control']) throw new ConfigError('--system-dns is offered through the control API: drop --no-control');
   const control = values['no-control']
     ? null
     : values.control !== undefined
@@ -247,6 +267,13 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     // Test rigs set DOTSTUB_PORTAL_CHECK=off so no probe can ever leave the machine from a test.
     portalCheckAllowed: env.DOTSTUB_PORTAL_CHECK !== 'off',
     readyFile: values['ready-file'],
+    systemDns: values['system-dns']
+      ? {
+          stateDir: values['system-dns-state-dir'] !== undefined ? path.resolve(values['system-dns-state-dir']) : undefined,
+          backend: values['system-dns-backend'],
+          root: path.resolve(values['system-dns-root'] ?? '/'),
+        }
+      : null,
     log: values.log ?? false,
     help: values.help ?? false,
     version: values.version ?? false,
@@ -387,17 +414,20 @@ export async function main(argv: readonly string[]): Promise<number> {
   let service: ControlService | undefined;
   let server: ControlServer | undefined;
   let token: string | undefined;
+  let systemDns: SystemDnsManager | undefined;
   if (parsed.control) {
     try {
+      if (parsed.systemDns) systemDns = await startSystemDns(parsed.systemDns, parsed.configDir, bound);
       ensureConfigDir(parsed.configDir);
       const loaded = loadOrCreateToken(parsed.configDir);
       for (const note of loaded.notes) console.error(`dotstub: ${note}`);
       token = loaded.token;
-      service = new ControlService({ proxy, settings: store, resolvers: resolverStore, effective: run.effective });
+      service = new ControlService({ proxy, settings: store, resolvers: resolverStore, effective: run.effective, ...(systemDns ? { systemDns } : {}) });
       server = await listenControl(service, token, parsed.control);
       console.error(`dotstub: dashboard at ${server.dashboardUrl}`);
     } catch (err) {
       service?.close();
+      await systemDns?.close();
       await proxy.stop(1000);
       const msg = isDotstubError(err) || err instanceof Error ? err.message : String(err);
       console.error(`dotstub: control API: ${msg}`);
@@ -413,6 +443,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       void (async () => {
         await server?.close();
         service?.close();
+        // The old DNS back before the stub stops answering: no moment without DNS.
+        await systemDns?.close();
         await proxy.stop();
         if (parsed.readyFile) fs.rmSync(parsed.readyFile, { force: true });
         const c = proxy.counters;
@@ -439,6 +471,33 @@ export async function main(argv: readonly string[]): Promise<number> {
       writeFileAtomicSync(parsed.readyFile, JSON.stringify(ready) + '\n', 0o600);
     }
   });
+}
+
+/** The takeover this run offers (--system-dns), following the journal; a stale one is replayed first. */
+async function startSystemDns(
+  opts: NonNullable<ParsedCli['systemDns']>,
+  configDir: string,
+  bound: readonly ListenAddress[],
+): Promise<SystemDnsManager> {
+  const { SystemDnsManager } = await import('./system-dns/manager.js');
+  const { systemHost } = await import('./system-dns/host.js');
+  const { resolvConfLookup } = await import('./system-dns/os-lookup.js');
+  const v4 = bound.find((a) => a.host === '127.0.0.1');
+  if (!v4) throw new ConfigError('--system-dns needs a DNS listener on 127.0.0.1 (e.g. --listen 127.0.0.1:53): that is where the system is pointed');
+  const host = systemHost(opts.root);
+  const stateDir = opts.stateDir ?? (host.root === '/' && process.geteuid?.() === 0 ? '/var/lib/dotstub' : configDir);
+  const manager = new SystemDnsManager({
+    host,
+    stateDir,
+    port: host.root === '/' ? v4.port : 53,
+    ...(opts.backend !== undefined ? { backend: opts.backend } : {}),
+    ...(host.root !== '/' ? { lookup: resolvConfLookup(host.at('/etc/resolv.conf'), v4.port) } : {}),
+    watchdogProbePort: v4.port,
+    log: (line) => console.error(`dotstub: system DNS: ${line}`),
+  });
+  await manager.start();
+  console.error(`dotstub: system DNS: ${manager.reason}`);
+  return manager;
 }
 
 /**

@@ -15,6 +15,7 @@ import { defaultConfig, startDotstub, type CaptiveConfig, type StubProxy } from 
 import { ResolverStore } from '../proxy/config/resolver-store.js';
 import { parseResolverArg, type ResolverSpec } from '../proxy/config/resolvers.js';
 import { SettingsStore, type Settings } from '../proxy/config/settings.js';
+import type { SystemDnsManager } from '../proxy/system-dns/manager.js';
 import { testPki } from './certs.js';
 import { removeOnExit } from './temp.js';
 
@@ -49,6 +50,8 @@ export interface ControlHarnessOptions {
   readonly cache?: boolean;
   /** Captive-portal handling (off unless given: no probe leaves a test by default). */
   readonly captive?: CaptiveConfig;
+  /** The system-DNS takeover the service offers (--system-dns), given the proxy's DNS port. */
+  readonly systemDns?: (dnsPort: number) => Promise<SystemDnsManager>;
 }
 
 /** A config dir of the test's own, removed when the test process ends. */
@@ -78,7 +81,9 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
   );
   if (!bound) throw new Error('proxy bound no address');
   const { token } = loadOrCreateToken(configDir);
+  const systemDns = options.systemDns ? await options.systemDns(bound.port) : undefined;
   const service = new ControlService({
+    ...(systemDns ? { systemDns } : {}),
     proxy,
     settings: settingsStore,
     resolvers: resolverStore,
@@ -90,6 +95,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
     await server.listen();
   } catch (err) {
     service.close();
+    await systemDns?.close();
     await proxy.stop(500);
     throw err;
   }
@@ -107,6 +113,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
     async stop() {
       await server.close();
       service.close();
+      await systemDns?.close();
       await proxy.stop(1000);
     },
   };

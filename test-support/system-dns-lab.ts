@@ -28,6 +28,8 @@ export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 const LAB_DNS_SERVER = path.join(REPO, 'test-support', 'lab-dns-server.mjs');
 /** Where an extracted systemd-resolved .deb lives (dpkg-deb -x of the version matching installed systemd). */
 const RESOLVED_ROOT = process.env.DOTSTUB_LAB_RESOLVED_ROOT ?? '/var/cache/dotstub-lab/root';
+/** Where an extracted network-manager .deb lives (dpkg-deb -x; its libraries libnm0 and libndp0 installed). */
+const NM_ROOT = process.env.DOTSTUB_LAB_NM_ROOT ?? '/var/cache/dotstub-lab/nm/root';
 
 export interface LabOptions {
   /** /etc/resolv.conf: text of a plain file, or a symlink (target relative or absolute) with the file it points at created first. */
@@ -36,6 +38,13 @@ export interface LabOptions {
   readonly bindMountResolvConf?: boolean;
   /** Start a private dbus-daemon and systemd-resolved. */
   readonly resolved?: boolean;
+  /**
+   * Start NetworkManager (Debian's binary, run uninstalled) managing veth0
+   * with a profile "lab" (10.99.0.2/24, DNS 10.99.0.1): `dns` is its [main]
+   * dns= mode ('default': it writes /etc/resolv.conf; 'systemd-resolved':
+   * it hands the link's DNS to resolved, which needs `resolved` too).
+   */
+  readonly networkManager?: { readonly dns: 'default' | 'systemd-resolved' };
 }
 
 interface ExecResult {
@@ -66,7 +75,7 @@ export interface Lab {
 interface LabProcess {
   readonly child: ChildProcess;
   /** Sends a signal to the program itself inside the lab (nsenter doesn't forward signals). */
-  signal(sig: 'TERM' | 'KILL' | 'INT'): Promise<void>;
+  signal(sig: 'TERM' | 'KILL' | 'INT' | 'STOP' | 'CONT'): Promise<void>;
   output(): string;
   /** Resolves once the output contains `text`. */
   waitFor(text: string | RegExp, timeoutMs?: number): Promise<void>;
@@ -86,6 +95,18 @@ export function resolvedLabMissing(): string | null {
   if (!fs.existsSync(path.join(RESOLVED_ROOT, 'lib/systemd/systemd-resolved'))) {
     return `no systemd-resolved binary at ${RESOLVED_ROOT}/lib/systemd/systemd-resolved: run "apt-get download systemd-resolved=$(dpkg-query -W -f='\${Version}' systemd) && dpkg-deb -x systemd-resolved_*.deb ${RESOLVED_ROOT}" (set DOTSTUB_LAB_RESOLVED_ROOT to use another place)`;
   }
+  return null;
+}
+
+/** What is missing for the NetworkManager lab, or null when it can run. */
+export function networkManagerLabMissing(): string | null {
+  if (!fs.existsSync(path.join(NM_ROOT, 'usr/sbin/NetworkManager'))) {
+    return `no NetworkManager binary at ${NM_ROOT}/usr/sbin/NetworkManager: run "apt-get download network-manager && dpkg-deb -x network-manager_*.deb ${NM_ROOT} && apt-get install --no-install-recommends libnm0 libndp0" (set DOTSTUB_LAB_NM_ROOT to use another place)`;
+  }
+  if (!fs.existsSync('/usr/bin/dbus-daemon')) return '/usr/bin/dbus-daemon is not installed';
+  const ldd = spawnSync('ldd', [path.join(NM_ROOT, 'usr/sbin/NetworkManager')], { encoding: 'utf8' });
+  const missingLibs = [...(ldd.stdout ?? '').matchAll(/^\s*(\S+) => not found/gm)].map((m) => m[1]);
+  if (missingLibs.length > 0) return `NetworkManager needs ${missingLibs.join(', ')}: apt-get install --no-install-recommends libnm0 libndp0`;
   return null;
 }
 
@@ -167,6 +188,22 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
       `#!/bin/sh\ncd ${REPO} && exec ${process.execPath} --import tsx -e "import('./proxy/cli.ts').then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })" -- "$@"\n`,
       { mode: 0o755 },
     );
+    if (opts.networkManager) {
+      const nm = path.join(etc, 'NetworkManager');
+      fs.rmSync(nm, { recursive: true, force: true });
+      fs.mkdirSync(path.join(nm, 'conf.d'), { recursive: true });
+      fs.mkdirSync(path.join(nm, 'system-connections'));
+      fs.mkdirSync(path.join(dir, 'nm-state'));
+      fs.writeFileSync(
+        path.join(nm, 'NetworkManager.conf'),
+        `[main]\nplugins=keyfile\ndns=${opts.networkManager.dns}\n${opts.networkManager.dns === 'default' ? 'rc-manager=file\n' : ''}auth-polkit=false\n[keyfile]\nunmanaged-devices=none\n[device-lab]\nmatch-device=interface-name:veth0\nmanaged=1\n`,
+      );
+      fs.writeFileSync(
+        path.join(nm, 'system-connections', 'lab.nmconnection'),
+        '[connection]\nid=lab\ntype=ethernet\ninterface-name=veth0\nautoconnect=true\n[ipv4]\nmethod=manual\naddress1=10.99.0.2/24\ndns=10.99.0.1;\n[ipv6]\nmethod=disabled\n',
+        { mode: 0o600 },
+      );
+    }
     if (opts.bindMountResolvConf) fs.copyFileSync(path.join(etc, 'resolv.conf'), path.join(dir, 'resolv.conf.bind'));
     const setup = [
       'set -e',
@@ -208,7 +245,7 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
     const children = fs.readFileSync(`/proc/${unsharePid}/task/${unsharePid}/children`, 'utf8').trim().split(/\s+/);
     const nsPid = Number(children[0]);
     if (!nsPid) throw new Error('lab: cannot find the namespace init');
-    const labPath = `${dir}/bin:${path.join(RESOLVED_ROOT, 'usr/bin')}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
+    const labPath = `${dir}/bin:${path.join(RESOLVED_ROOT, 'usr/bin')}:${path.join(NM_ROOT, 'usr/bin')}:${path.join(NM_ROOT, 'usr/sbin')}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
     const enter = (argv: readonly string[]): string[] => ['--target', String(nsPid), '--mount', '--net', '--pid', `--wd=${REPO}`, '--', ...argv];
     const labEnv = (extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({ ...process.env, PATH: labPath, NO_COLOR: '1', ...extra });
 
@@ -287,6 +324,29 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
         ].join('\n'),
       ]);
       if (r.code !== 0) throw new Error(`systemd-resolved did not start in the lab: ${r.stdout}${r.stderr}`);
+    }
+    if (opts.networkManager) {
+      const missing = networkManagerLabMissing();
+      if (missing) throw new Error(missing);
+      const r = await exec([
+        'sh',
+        '-c',
+        [
+          'set -e',
+          // No udev here: NetworkManager manages devices it sees in a sysfs of this network namespace.
+          'mount -t sysfs -o ro sysfs /sys',
+          `mkdir -p /var/lib/NetworkManager && mount --bind ${dir}/nm-state /var/lib/NetworkManager`,
+          // veth0 is NetworkManager's to configure (its profile sets the same address): configured already, it would count as external.
+          'ip addr flush dev veth0 && ip link set veth0 down',
+          'mkdir -p /run/dbus',
+          `[ -S /run/dbus/system_bus_socket ] || dbus-daemon --config-file=${dir}/bus.conf --fork --nopidfile`,
+          `setsid ${path.join(NM_ROOT, 'usr/sbin/NetworkManager')} --no-daemon >>/run/lab-nm.log 2>&1 < /dev/null &`,
+          'echo $! > /run/lab-nm.pid',
+          'for i in $(seq 100); do nmcli -t -f DEVICE,STATE device 2>/dev/null | grep -q "^veth0:connected$" && exit 0; sleep 0.1; done',
+          'nmcli device || true; cat /run/lab-nm.log; exit 1',
+        ].join('\n'),
+      ]);
+      if (r.code !== 0) throw new Error(`NetworkManager did not bring up veth0 in the lab: ${r.stdout}${r.stderr}`);
     }
     return lab;
   } catch (err) {

@@ -19,6 +19,7 @@ import type {
   Settings,
   SignInView,
   StatusView,
+  SystemDnsView,
   StreamBatch,
   TimelineEvent,
 } from '../../proxy/control/api-types.js';
@@ -133,6 +134,21 @@ export class ControlClient {
   /** Switches the active resolver; resolves with the status after the switch. */
   setActiveResolver(id: string, signal?: AbortSignal): Promise<StatusView> {
     return this.#json<StatusView>('PUT', '/api/resolvers/active', { id }, signal);
+  }
+
+  /** The machine-wide takeover; null when this proxy does not manage system DNS (started without --system-dns). */
+  async systemDns(signal?: AbortSignal): Promise<SystemDnsView | null> {
+    try {
+      return await this.#json<SystemDnsView>('GET', '/api/system-dns', undefined, signal);
+    } catch (err) {
+      if (err instanceof ControlHttpError && err.status === 404) return null;
+      throw err;
+    }
+  }
+
+  /** Points the machine's DNS at dotstub, or gives the old DNS back. Fails with ControlHttpError 'needs_root' when the proxy is unprivileged. */
+  setSystemDns(enabled: boolean, signal?: AbortSignal): Promise<SystemDnsView> {
+    return this.#json<SystemDnsView>('PUT', '/api/system-dns', { enabled }, signal);
   }
 
   updateSettings(patch: Partial<Settings>, signal?: AbortSignal): Promise<Settings> {

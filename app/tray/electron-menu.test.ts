@@ -13,10 +13,14 @@ describe('toElectronMenu', () => {
       proxyRunning: true,
       p50Ms: null,
       captive: null,
+      systemDns: { enabled: false, inForce: false, reason: 'private DNS is not enabled for this machine', blocked: null },
     };
     const dispatched: TrayAction[] = [];
     const menu = toElectronMenu(createTemplate(state), (a) => dispatched.push(a));
     expect(menu.map((m) => [m.type, m.label, m.enabled])).toEqual([
+      ['checkbox', 'Enable private DNS', true],
+      ['normal', 'Off — private DNS is not enabled for this machine', false],
+      ['separator', undefined, undefined],
       ['normal', 'Private DNS: on — Quad9, verified', false],
       ['separator', undefined, undefined],
       ['submenu', 'Resolver: Quad9', true],
@@ -25,15 +29,24 @@ describe('toElectronMenu', () => {
       ['normal', 'Pause private DNS', true],
       ['normal', 'Quit dotstub', true],
     ]);
-    expect(menu[0]?.click).toBeUndefined(); // status lines do nothing
-    const sub = menu[2]?.submenu;
+    expect(menu[0]?.checked).toBe(false);
+    expect(menu[1]?.click).toBeUndefined(); // status lines do nothing
+    expect(menu[3]?.click).toBeUndefined();
+    const sub = menu[5]?.submenu;
     if (!Array.isArray(sub)) throw new Error('expected a submenu array');
     expect(sub[0]).toMatchObject({ type: 'radio', checked: true, label: 'Quad9' });
     const click = (i: { click?: unknown }): void => (i.click as () => void)();
+    click(menu[0] as { click?: unknown });
     click(sub[0] as { click?: unknown });
-    click(menu[3] as { click?: unknown });
-    click(menu[5] as { click?: unknown });
     click(menu[6] as { click?: unknown });
-    expect(dispatched).toEqual([{ type: 'switch-resolver', id: 'quad9' }, { type: 'open-dashboard' }, { type: 'pause' }, { type: 'quit' }]);
+    click(menu[8] as { click?: unknown });
+    click(menu[9] as { click?: unknown });
+    expect(dispatched).toEqual([
+      { type: 'set-system-dns', enabled: true },
+      { type: 'switch-resolver', id: 'quad9' },
+      { type: 'open-dashboard' },
+      { type: 'pause' },
+      { type: 'quit' },
+    ]);
   });
 });

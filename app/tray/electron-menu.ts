@@ -15,6 +15,8 @@ export function toElectronMenu(items: readonly MenuItemSpec[], dispatch: (action
         return { id: item.id, type: 'normal', label: item.label, enabled: false };
       case 'normal':
         return { id: item.id, type: 'normal', label: item.label, enabled: item.enabled, click: () => dispatch(item.action) };
+      case 'checkbox':
+        return { id: item.id, type: 'checkbox', label: item.label, enabled: item.enabled, checked: item.checked, click: () => dispatch(item.action) };
       case 'radio':
         return { id: item.id, type: 'radio', label: item.label, enabled: item.enabled, checked: item.checked, click: () => dispatch(item.action) };
       case 'submenu':

@@ -12,7 +12,7 @@
  * Electron-free: the tray adapter listens to 'change'.
  */
 import { EventEmitter } from 'node:events';
-import type { MetricsView, ResolversView, StatusView, StreamBatch } from '../../proxy/control/api-types.js';
+import type { MetricsView, ResolversView, StatusView, StreamBatch, SystemDnsView } from '../../proxy/control/api-types.js';
 import type { ControlClient, StreamHandle } from '../control/client.js';
 import type { SupervisorState } from '../proxy-process/supervisor.js';
 import { trayStateFrom } from './tray-state.js';
@@ -36,6 +36,7 @@ export class LiveTrayState extends EventEmitter<Events> {
   #status: StatusView | undefined;
   #resolvers: ResolversView | undefined;
   #metrics: MetricsView | undefined;
+  #systemDns: SystemDnsView | null | undefined;
   #client: ControlClient | undefined;
   #stream: StreamHandle | undefined;
   #streamUp = false;
@@ -90,6 +91,7 @@ export class LiveTrayState extends EventEmitter<Events> {
     this.#pollTimer = undefined;
     this.#status = undefined;
     this.#metrics = undefined;
+    this.#systemDns = undefined;
   }
 
   /** Fetches status, resolvers and metrics now (one at a time: calls while one runs share it). */
@@ -102,8 +104,9 @@ export class LiveTrayState extends EventEmitter<Events> {
     const client = this.#client;
     if (!client) return;
     this.#lastRefresh = Date.now();
-    const [status, resolvers, metrics] = await Promise.allSettled([client.status(), client.resolvers(), client.metrics()]);
+    const [status, resolvers, metrics, systemDns] = await Promise.allSettled([client.status(), client.resolvers(), client.metrics(), client.systemDns()]);
     if (client !== this.#client) return; // detached or replaced meanwhile
+    if (systemDns.status === 'fulfilled') this.#systemDns = systemDns.value;
     if (status.status === 'fulfilled') this.#status = status.value;
     if (resolvers.status === 'fulfilled') this.#resolvers = resolvers.value;
     if (metrics.status === 'fulfilled') this.#metrics = metrics.value;
@@ -111,7 +114,7 @@ export class LiveTrayState extends EventEmitter<Events> {
   }
 
   #publish(): void {
-    const next = trayStateFrom({ supervisor: this.#supervisor, status: this.#status, resolvers: this.#resolvers, metrics: this.#metrics });
+    const next = trayStateFrom({ supervisor: this.#supervisor, status: this.#status, resolvers: this.#resolvers, metrics: this.#metrics, systemDns: this.#systemDns });
     const key = JSON.stringify(next);
     if (key === this.#currentKey) return;
     this.#current = next;

@@ -30,9 +30,44 @@ function find(items: readonly MenuItemSpec[], id: string): MenuItemSpec | undefi
   return undefined;
 }
 
+describe('createTemplate: the machine-wide toggle comes first', () => {
+  const sys = (over: Partial<NonNullable<TrayState['systemDns']>>): TrayState => ({
+    ...privateState,
+    systemDns: { enabled: false, inForce: false, reason: 'private DNS is not enabled for this machine', blocked: null, ...over },
+  });
+  it('off: unchecked, clicking enables, the reason beside it', () => {
+    const [toggle, reason] = createTemplate(sys({}));
+    expect(toggle).toEqual({ type: 'checkbox', id: 'system-dns', label: 'Enable private DNS', checked: false, enabled: true, action: { type: 'set-system-dns', enabled: true } });
+    expect(reason).toEqual({ type: 'label', id: 'system-dns-reason', label: 'Off — private DNS is not enabled for this machine' });
+  });
+  it('on: checked, clicking disables', () => {
+    const [toggle, reason] = createTemplate(sys({ enabled: true, inForce: true, reason: "this machine's DNS goes to dotstub" }));
+    expect(toggle).toMatchObject({ checked: true, enabled: true, action: { type: 'set-system-dns', enabled: false } });
+    expect(reason).toMatchObject({ label: "On — this machine's DNS goes to dotstub" });
+  });
+  it('enabled but rewritten by another program: still checked (disable is the way out), the problem beside it', () => {
+    const [toggle, reason] = createTemplate(sys({ enabled: true, inForce: false, reason: 'another program keeps changing DNS: "dhclient"' }));
+    expect(toggle).toMatchObject({ checked: true, action: { type: 'set-system-dns', enabled: false } });
+    expect(reason).toMatchObject({ label: 'Off — another program keeps changing DNS: "dhclient"' });
+  });
+  it('unprivileged: says what to do, and the click explains (a notification)', () => {
+    const [toggle, reason] = createTemplate(sys({ blocked: 'needs root: run with sudo, or install the service' }));
+    expect(toggle).toMatchObject({ enabled: true, checked: false });
+    expect(reason).toMatchObject({ label: 'Off — needs root: run with sudo, or install the service' });
+  });
+  it('proxy not running: the toggle is there, disabled, and says why', () => {
+    const [toggle, reason] = createTemplate({ ...sys({ enabled: true, inForce: true }), proxyRunning: false });
+    expect(toggle).toMatchObject({ enabled: false, checked: false });
+    expect(reason).toMatchObject({ label: 'Off — dotstub is not running' });
+  });
+});
+
 describe('createTemplate', () => {
   it('builds the whole menu as data when private', () => {
     expect(createTemplate(privateState)).toEqual([
+      { type: 'checkbox', id: 'system-dns', label: 'Enable private DNS', checked: false, enabled: false, action: { type: 'set-system-dns', enabled: true } },
+      { type: 'label', id: 'system-dns-reason', label: "Off — this dotstub doesn't manage system DNS" },
+      { type: 'separator' },
       { type: 'label', id: 'status', label: 'Private DNS: on — Quad9, verified' },
       { type: 'label', id: 'latency', label: 'Median lookup: 8.3 ms' },
       { type: 'separator' },
@@ -83,7 +118,7 @@ describe('createTemplate', () => {
   it('has no resolver menu before the API has answered', () => {
     const items = createTemplate(INITIAL_TRAY_STATE);
     expect(find(items, 'resolvers')).toBeUndefined();
-    expect(items.map((i) => ('id' in i ? i.id : '-'))).toEqual(['status', 'reason', '-', 'open-dashboard', '-', 'resume', 'quit']);
+    expect(items.map((i) => ('id' in i ? i.id : '-'))).toEqual(['system-dns', 'system-dns-reason', '-', 'status', 'reason', '-', 'open-dashboard', '-', 'resume', 'quit']);
   });
 
   it('clips long reasons and labels so the menu stays narrow', () => {

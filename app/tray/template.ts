@@ -13,8 +13,32 @@ function resolverItemLabel(label: string, medianLatencyMs: number | null): strin
   return medianLatencyMs === null ? label : `${label} — ${formatMs(medianLatencyMs)}`;
 }
 
+/**
+ * The first items: the machine-wide toggle and, beside it, whether it is in
+ * force and why (or why it can't be used).
+ */
+function systemDnsItems(state: TrayState): MenuItemSpec[] {
+  const s = state.systemDns;
+  const toggle = (checked: boolean, enabled: boolean): MenuItemSpec => ({
+    type: 'checkbox',
+    id: 'system-dns',
+    label: 'Enable private DNS',
+    checked,
+    enabled,
+    action: { type: 'set-system-dns', enabled: !checked },
+  });
+  if (!state.proxyRunning) return [toggle(false, false), { type: 'label', id: 'system-dns-reason', label: 'Off — dotstub is not running' }];
+  if (!s) return [toggle(false, false), { type: 'label', id: 'system-dns-reason', label: "Off — this dotstub doesn't manage system DNS" }];
+  const words = s.blocked !== null && !s.enabled ? s.blocked : s.reason;
+  return [
+    // Unprivileged, the toggle stays clickable: the click says what to do (needs root), as a notification.
+    toggle(s.enabled, true),
+    { type: 'label', id: 'system-dns-reason', label: clip(`${s.inForce ? 'On' : 'Off'} — ${words}`, MAX_LINE) },
+  ];
+}
+
 export function createTemplate(state: TrayState): MenuItemSpec[] {
-  const items: MenuItemSpec[] = [{ type: 'label', id: 'status', label: statusLine(state) }];
+  const items: MenuItemSpec[] = [...systemDnsItems(state), { type: 'separator' }, { type: 'label', id: 'status', label: statusLine(state) }];
   // The reason says why ("port 853 timed out from this network"); not needed when all is well.
   if (state.reason !== '' && !(state.proxyRunning && state.privacy === 'private')) {
     items.push({ type: 'label', id: 'reason', label: clip(state.reason, MAX_LINE) });

@@ -5,15 +5,21 @@
  * state (the menu shows them, disabled) and the supervisor's words become
  * the reason: "paused", "restarting in 2 s (exited with code 1: …)".
  */
-import type { MetricsView, ResolversView, StatusView } from '../../proxy/control/api-types.js';
+import type { MetricsView, ResolversView, StatusView, SystemDnsView } from '../../proxy/control/api-types.js';
 import type { SupervisorState } from '../proxy-process/supervisor.js';
-import type { TrayResolver, TrayState } from './types.js';
+import type { TrayResolver, TrayState, TraySystemDns } from './types.js';
 
 export interface TrayInputs {
   readonly supervisor: SupervisorState;
   readonly status?: StatusView | undefined;
   readonly resolvers?: ResolversView | undefined;
   readonly metrics?: MetricsView | undefined;
+  /** null: this proxy does not manage system DNS. */
+  readonly systemDns?: SystemDnsView | null | undefined;
+}
+
+function traySystemDns(v: SystemDnsView): TraySystemDns {
+  return { enabled: v.enabled, inForce: v.inForce, reason: v.problem ?? v.reason, blocked: v.privileged ? null : v.privilegeNote };
 }
 
 function supervisorReason(s: SupervisorState): string {
@@ -43,5 +49,14 @@ export function trayStateFrom(input: TrayInputs): TrayState {
   const p50 = activeResolverId === null ? null : (input.metrics?.latency[activeResolverId]?.last1m.p50 ?? null);
   const c = input.status.captive;
   const captive = c ? { portalHost: c.portalHost, exception: c.exception } : null;
-  return { privacy: input.status.state, reason: input.status.reason, resolvers, activeResolverId, proxyRunning: true, p50Ms: p50, captive };
+  return {
+    privacy: input.status.state,
+    reason: input.status.reason,
+    resolvers,
+    activeResolverId,
+    proxyRunning: true,
+    p50Ms: p50,
+    captive,
+    ...(input.systemDns ? { systemDns: traySystemDns(input.systemDns) } : {}),
+  };
 }

@@ -27,10 +27,28 @@ export interface TrayState {
   readonly p50Ms: number | null;
   /** A Wi-Fi that wants a sign-in (state captive): where, and whether sign-in lookups are allowed; null otherwise. */
   readonly captive: { readonly portalHost: string; readonly exception: CaptiveView['exception'] } | null;
+  /**
+   * The machine-wide takeover (GET /api/system-dns); absent while unknown
+   * (not running, not answered yet, or the proxy doesn't manage it).
+   */
+  readonly systemDns?: TraySystemDns;
+}
+
+export interface TraySystemDns {
+  /** dotstub has changed the system's DNS (the toggle is checked). */
+  readonly enabled: boolean;
+  /** The system's DNS goes to dotstub now. */
+  readonly inForce: boolean;
+  /** Why (not), in words. */
+  readonly reason: string;
+  /** Why the toggle can't work here ("needs root: …"), or null. */
+  readonly blocked: string | null;
 }
 
 /** What a menu item does, as data: tests compare these, the adapter dispatches them. */
 export type TrayAction =
+  /** Points the machine's DNS at dotstub (true) or gives the old DNS back (false). */
+  | { readonly type: 'set-system-dns'; readonly enabled: boolean }
   | { readonly type: 'switch-resolver'; readonly id: string }
   | { readonly type: 'open-dashboard' }
   | { readonly type: 'pause' }
@@ -47,6 +65,7 @@ export type MenuItemSpec =
   /** Text only (status lines): never clickable. */
   | { readonly type: 'label'; readonly id: string; readonly label: string }
   | { readonly type: 'normal'; readonly id: string; readonly label: string; readonly enabled: boolean; readonly action: TrayAction }
+  | { readonly type: 'checkbox'; readonly id: string; readonly label: string; readonly checked: boolean; readonly enabled: boolean; readonly action: TrayAction }
   | {
       readonly type: 'radio';
       readonly id: string;

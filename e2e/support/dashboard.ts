@@ -4,7 +4,7 @@
  */
 import { expect, type Download, type Locator, type Page } from '@playwright/test';
 
-export type Section = 'Overview' | 'Queries' | 'Resolvers' | 'Connections' | 'Events' | 'Settings';
+export type Section = 'Overview' | 'Queries' | 'Resolvers' | 'Connections' | 'Events' | 'System DNS' | 'Settings';
 
 export class Dashboard {
   readonly page: Page;
@@ -79,6 +79,28 @@ export class Dashboard {
   async openQuery(name: string): Promise<void> {
     await this.row(name).first().click();
     await expect(this.queryDetail).toBeVisible();
+  }
+
+  /** System DNS: the machine-wide toggle (a switch), and the leak test. */
+  systemDnsToggle(): Locator {
+    return this.page.getByRole('switch', { name: /(Enable|Disable) private DNS/ });
+  }
+
+  async enablePrivateDns(): Promise<void> {
+    await this.page.getByRole('switch', { name: 'Enable private DNS' }).click();
+    await expect(this.page.getByRole('switch', { name: 'Disable private DNS' })).toBeEnabled();
+  }
+
+  async disablePrivateDns(): Promise<void> {
+    await this.page.getByRole('switch', { name: 'Disable private DNS' }).click();
+    await expect(this.page.getByRole('switch', { name: 'Enable private DNS' })).toBeEnabled();
+  }
+
+  async runLeakTest(): Promise<Locator> {
+    await this.page.getByRole('button', { name: 'Run leak test' }).click();
+    const result = this.page.getByTestId('leak-result');
+    await expect(result).toBeVisible();
+    return result;
   }
 
   async switchResolver(label: string): Promise<void> {

@@ -44,6 +44,9 @@
  *   GET    /api/captive/sign-in             → SignInView (the portal page and the sign-in window's proxy) | 409
  *   GET    /api/settings                    → Settings
  *   PUT    /api/settings                    Partial<Settings> → Settings | 400 ApiError (nothing changed)
+ *   GET    /api/system-dns                  → SystemDnsView (404 when this dotstub does not manage system DNS: start it with --system-dns)
+ *   PUT    /api/system-dns                  { enabled: boolean } → SystemDnsView | 403 needs_root | 409 conflict | 500 system_dns_failed (nothing left changed)
+ *   POST   /api/system-dns/leak-test        → SystemDnsView with lastLeakTest
  *   GET    /api/stream                      → text/event-stream; `event: batch` with StreamBatch every 250 ms
  *                                             (only when something happened; a `: ping` comment every 15 s)
  */
@@ -54,9 +57,11 @@ import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, Ra
 import type { CaptiveEvent, CaptiveView } from '../network/captive.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { LatencyStats } from './metrics-window.js';
+import type { SystemDnsView } from '../system-dns/manager.js';
 
 // Each contract is defined once, where it is enforced (the zod schemas for
 // Settings and CustomResolverBody), and re-exported here for the dashboard.
+export type { SystemDnsView };
 export type { ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats, CaptiveView, CaptiveEvent };
 /** A config file dotstub could not use. */
 export type ConfigProblemView = ConfigProblem;
@@ -74,7 +79,11 @@ export type ApiErrorCode =
   | 'internal'
   | 'method_not_allowed'
   /** Bodies must be application/json (415). */
-  | 'unsupported_media_type';
+  | 'unsupported_media_type'
+  /** Changing the system's DNS needs root: this dotstub runs unprivileged (403). */
+  | 'needs_root'
+  /** Changing or restoring the system's DNS failed part-way; the message says what is left (500). */
+  | 'system_dns_failed';
 
 export type ConnectionView = ConnectionSnapshot;
 

@@ -125,6 +125,9 @@ export function routes(service: ControlService): Route[] {
     { method: 'POST', path: '/api/captive', body: true, handler: ({ body }) => json(service.captiveAction(body)) },
     { method: 'GET', path: '/api/settings', handler: () => json(service.settings()) },
     { method: 'PUT', path: '/api/settings', body: true, handler: async ({ body }) => json(await service.updateSettings(body)) },
+    { method: 'GET', path: '/api/system-dns', handler: async () => json(await service.systemDns()) },
+    { method: 'PUT', path: '/api/system-dns', body: true, handler: async ({ body }) => json(await service.setSystemDns(body)) },
+    { method: 'POST', path: '/api/system-dns/leak-test', handler: async () => json(await service.leakTest()) },
     { method: 'GET', path: '/api/stream', handler: () => ({ kind: 'stream' }) },
   ];
 }

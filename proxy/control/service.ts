@@ -35,6 +35,9 @@ import { StreamHub } from './stream.js';
 import { formatHostPort } from '../host-port.js';
 import { PRIVACY_WORDS } from '../network/privacy-words.js';
 import type { CaptiveEvent } from '../network/captive.js';
+import { withTakeover } from '../network/privacy-state.js';
+import { isSystemDnsError } from '../system-dns/errors.js';
+import type { SystemDnsManager, SystemDnsView } from '../system-dns/manager.js';
 
 const TIMELINE_SIZE = 500;
 
@@ -48,6 +51,29 @@ export interface ControlServiceOptions {
   readonly streamIntervalMs?: number;
   /** Called when something goes wrong in the background (e.g. a pool drain). */
   readonly onError?: (err: unknown) => void;
+  /**
+   * The system-DNS takeover this process manages (--system-dns), if any.
+   * While it is not in force the privacy state is `off` with its reason.
+   */
+  readonly systemDns?: SystemDnsManager;
+}
+
+const NOT_MANAGED = "this dotstub does not manage the system's DNS: start it with --system-dns (the dotstub service does), or use \"dotstub system-dns enable\"";
+
+/** The system-DNS layer's typed errors as API failures: code for scripts, the message for the user. */
+function systemDnsFailure(err: unknown): unknown {
+  if (!isSystemDnsError(err)) return err;
+  switch (err.code) {
+    case 'SYSDNS_NEEDS_ROOT':
+      return new ApiFailure(403, 'needs_root', err.message);
+    case 'SYSDNS_ALREADY_ENABLED':
+    case 'SYSDNS_BACKEND_UNAVAILABLE':
+      return new ApiFailure(409, 'conflict', err.message);
+    case 'SYSDNS_BAD_INPUT':
+      return new ApiFailure(400, 'bad_request', err.message);
+    default:
+      return new ApiFailure(500, 'system_dns_failed', err.message);
+  }
 }
 
 export class ControlService {
@@ -64,6 +90,9 @@ export class ControlService {
   #queue: Promise<unknown> = Promise.resolve();
   readonly #onError: (err: unknown) => void;
   readonly #unsubscribe: () => void;
+  readonly #systemDns: SystemDnsManager | undefined;
+  /** Names seen by the leak test while it runs (from query events, so it works whatever the log keeps). */
+  #leakNames: Set<string> | undefined;
 
   constructor(options: ControlServiceOptions) {
     this.proxy = options.proxy;
@@ -78,6 +107,7 @@ export class ControlService {
       snapshot: () => ({ counters: this.proxy.counters, inFlight: this.proxy.inFlight }),
     });
     const onQuery = (r: QueryRecord): void => {
+      if (r.name !== null) this.#leakNames?.add(r.name.toLowerCase().replace(/\.$/, ''));
       this.log.push(r);
       this.metrics.record(r);
       this.stream.pushQuery(r);
@@ -89,11 +119,23 @@ export class ControlService {
     this.proxy.on('connection', onConnection);
     this.proxy.on('state', onState);
     this.proxy.on('captive', onCaptive);
+    this.#systemDns = options.systemDns;
+    // The takeover starting or ending is a privacy-state change the user sees.
+    let shown = this.status();
+    const onTakeover = (): void => {
+      const now = this.status();
+      if (now.state !== shown.state || now.reason !== shown.reason) {
+        this.#event({ kind: 'state', event: { state: now.state, previous: shown.state, reason: now.reason, at: Date.now(), resolverId: this.proxy.resolver.id } });
+      }
+      shown = now;
+    };
+    this.#systemDns?.on('change', onTakeover);
     this.#unsubscribe = () => {
       this.proxy.off('query', onQuery);
       this.proxy.off('connection', onConnection);
       this.proxy.off('state', onState);
       this.proxy.off('captive', onCaptive);
+      this.#systemDns?.off('change', onTakeover);
     };
   }
 
@@ -133,7 +175,9 @@ export class ControlService {
   }
 
   status(): StatusView {
-    const s = this.proxy.state;
+    const own = this.proxy.state;
+    const seen = withTakeover(own, this.#systemDns ? { inForce: this.#systemDns.inForce, reason: this.#systemDns.reason } : null);
+    const s = { ...own, ...seen };
     const problems = this.problems();
     return {
       state: s.state,
@@ -224,6 +268,45 @@ export class ControlService {
 
   #background(p: Promise<void>): void {
     p.catch((err: unknown) => this.#onError(err));
+  }
+
+  #manager(): SystemDnsManager {
+    if (!this.#systemDns) throw new ApiFailure(404, 'not_found', NOT_MANAGED);
+    return this.#systemDns;
+  }
+
+  async systemDns(): Promise<SystemDnsView> {
+    return this.#manager().refresh().catch((err: unknown) => Promise.reject(systemDnsFailure(err)));
+  }
+
+  /** `{ enabled: true | false }`: takes over the system's DNS, or gives it back. */
+  async setSystemDns(raw: unknown): Promise<SystemDnsView> {
+    const manager = this.#manager();
+    if (typeof raw !== 'object' || raw === null || typeof (raw as { enabled?: unknown }).enabled !== 'boolean') {
+      throw validationFailure({ enabled: 'send {"enabled": true} to point this machine\'s DNS at dotstub, {"enabled": false} to give the old DNS back' });
+    }
+    const extra = Object.keys(raw).filter((k) => k !== 'enabled');
+    if (extra.length > 0) throw validationFailure(Object.fromEntries(extra.map((k) => [k, `unknown field "${k}"`])));
+    try {
+      return await ((raw as { enabled: boolean }).enabled ? manager.enable() : manager.disable());
+    } catch (err) {
+      throw systemDnsFailure(err);
+    }
+  }
+
+  /** The leak self-test: a random name through the system must reach this proxy, and no other resolver be known. */
+  async leakTest(): Promise<SystemDnsView> {
+    const manager = this.#manager();
+    if (this.#leakNames) throw new ApiFailure(409, 'conflict', 'a leak test is already running');
+    this.#leakNames = new Set();
+    const seen = this.#leakNames;
+    try {
+      return await manager.leakTest((name) => Promise.resolve(seen.has(name)));
+    } catch (err) {
+      throw systemDnsFailure(err);
+    } finally {
+      this.#leakNames = undefined;
+    }
   }
 
   connections(): ConnectionView[] {

@@ -98,3 +98,21 @@ export function nextPrivacyState(current: PrivacyStatus, event: PrivacyEvent, po
       return { state: 'off', reason: 'dotstub stopped' };
   }
 }
+
+/** Whether the machine's DNS goes to dotstub (the system-DNS takeover), when the proxy manages it. */
+export interface TakeoverStatus {
+  readonly inForce: boolean;
+  readonly reason: string;
+}
+
+/**
+ * The state a user sees: while this dotstub manages the machine's DNS and the
+ * takeover is not in force, the system asks another resolver, so the state is
+ * `off` with the takeover's reason, whatever the upstream connection is doing
+ * (DESIGN.md: off = "the proxy is not forwarding system DNS"). Without a
+ * takeover to manage (a loopback proxy only), the proxy's own state stands.
+ */
+export function withTakeover(status: PrivacyStatus, takeover: TakeoverStatus | null): PrivacyStatus {
+  if (takeover === null || takeover.inForce) return status;
+  return { state: 'off', reason: takeover.reason };
+}

@@ -10,10 +10,11 @@ import { isSystemDnsError, NEEDS_ROOT, SystemDnsError } from './errors.js';
 import { systemHost, type SystemHost } from './host.js';
 import { Journal } from './journal.js';
 import { osLookup } from './os-lookup.js';
+import { spawnWatchdog, watchLiveness } from './liveness.js';
 import { RewriteWatch } from './rewrite-watch.js';
 import { detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
 
-export const SYSTEM_DNS_HELP = `Usage: dotstub system-dns enable|disable|status|restore [options]
+export const SYSTEM_DNS_HELP = `Usage: dotstub system-dns enable|disable|status|restore|watchdog [options]
 
   enable     point this machine's DNS at dotstub. Stays in the foreground and
              gives the old DNS back on Ctrl-C/SIGTERM, unless --owner-pid
@@ -23,6 +24,10 @@ export const SYSTEM_DNS_HELP = `Usage: dotstub system-dns enable|disable|status|
              nothing else running, exits 0 when there is nothing to restore
   status     the backend, whether the takeover is in force, and any other
              resolver the system still knows
+  watchdog   while the takeover holds, ask dotstub on loopback twice a second;
+             if it stops answering for more than 3 s (hung, stopped, dead),
+             give the old DNS back and say why. Ends when private DNS is
+             disabled
 
   --backend NAME     systemd-resolved | networkmanager | resolv.conf
                      (default: detected; status says which and why)
@@ -31,6 +36,10 @@ export const SYSTEM_DNS_HELP = `Usage: dotstub system-dns enable|disable|status|
   --state-dir DIR    where the journal lives (default /var/lib/dotstub as root,
                      else the config dir)
   --owner-pid PID    enable: the takeover lasts while PID runs; the command exits
+  --watchdog         enable: also start the liveness watchdog in the background
+  --probe-port N     watchdog: where dotstub answers on 127.0.0.1 (default --port)
+  --grace-ms N       watchdog: how long without an answer before restoring
+                     (default 3000)
   --check-name NAME  after a restore, resolve NAME through the system and say
                      whether DNS works (default example.com; "" for none)
   --root DIR         act on copies of the system files under DIR (for tests)
@@ -44,13 +53,16 @@ export interface SystemDnsCliEnv {
 }
 
 interface Parsed {
-  readonly command: 'enable' | 'disable' | 'status' | 'restore' | 'help';
+  readonly command: 'enable' | 'disable' | 'status' | 'restore' | 'watchdog' | 'help';
   readonly backend: string | undefined;
   readonly port: number;
   readonly stateDir: string;
   readonly ownerPid: number | undefined;
   readonly checkName: string;
   readonly root: string;
+  readonly watchdog: boolean;
+  readonly probePort: number;
+  readonly graceMs: number;
 }
 
 function intArg(value: string | undefined, flag: string, min: number, max: number): number | undefined {
@@ -78,6 +90,9 @@ export function parseSystemDnsArgs(argv: readonly string[], env: SystemDnsCliEnv
         'owner-pid': { type: 'string' },
         'check-name': { type: 'string' },
         root: { type: 'string' },
+        watchdog: { type: 'boolean' },
+        'probe-port': { type: 'string' },
+        'grace-ms': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -87,18 +102,23 @@ export function parseSystemDnsArgs(argv: readonly string[], env: SystemDnsCliEnv
     throw new SystemDnsError('SYSDNS_BAD_INPUT', `${(err as Error).message}. See dotstub system-dns --help.`);
   }
   const command = values.help ? 'help' : positionals[0];
-  if (command !== 'enable' && command !== 'disable' && command !== 'status' && command !== 'restore' && command !== 'help') {
-    throw new SystemDnsError('SYSDNS_BAD_INPUT', `${command === undefined ? 'missing command' : `unknown command "${command}"`}: use enable, disable, status or restore`);
+  if (command !== 'enable' && command !== 'disable' && command !== 'status' && command !== 'restore' && command !== 'watchdog' && command !== 'help') {
+    throw new SystemDnsError('SYSDNS_BAD_INPUT', `${command === undefined ? 'missing command' : `unknown command "${command}"`}: use enable, disable, status, restore or watchdog`);
   }
+  if (values.watchdog && command !== 'enable') throw new SystemDnsError('SYSDNS_BAD_INPUT', '--watchdog goes with enable');
   if (positionals.length > 1) throw new SystemDnsError('SYSDNS_BAD_INPUT', `unexpected "${positionals[1] ?? ''}": one command at a time`);
   const ownerPid = intArg(values['owner-pid'], '--owner-pid', 1, 2 ** 22);
   if (ownerPid !== undefined && command !== 'enable') throw new SystemDnsError('SYSDNS_BAD_INPUT', '--owner-pid goes with enable');
   const checkName = values['check-name'] ?? 'example.com';
   if (checkName !== '' && !/^[A-Za-z0-9_.-]{1,253}$/.test(checkName)) throw new SystemDnsError('SYSDNS_BAD_INPUT', `--check-name ${checkName}: give a host name such as example.com`);
+  const port = intArg(values.port, '--port', 1, 65535) ?? 53;
   return {
     command,
     backend: values.backend,
-    port: intArg(values.port, '--port', 1, 65535) ?? 53,
+    port,
+    watchdog: values.watchdog ?? false,
+    probePort: intArg(values['probe-port'], '--probe-port', 1, 65535) ?? port,
+    graceMs: intArg(values['grace-ms'], '--grace-ms', 500, 600_000) ?? 3000,
     stateDir: values['state-dir'] ?? (isRoot() ? '/var/lib/dotstub' : env.configDir),
     ownerPid,
     checkName,
@@ -163,12 +183,28 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
         for (const d of detection.all) out(`  ${d.usable ? 'usable' : 'not usable'}: ${d.name}: ${d.why}`);
         return 0;
       }
+      case 'watchdog': {
+        if (new Journal(parsed.stateDir).read() === null) {
+          out('nothing to watch: private DNS is not enabled');
+          return 0;
+        }
+        needRoot(host);
+        out(`watching dotstub on 127.0.0.1:${parsed.probePort} (restores the old DNS after ${parsed.graceMs} ms without an answer)`);
+        const r = await watchLiveness({ ctx, probePort: parsed.probePort, graceMs: parsed.graceMs });
+        out(r.restored ? `restored the old DNS: ${r.why}` : r.why);
+        if (r.restored) await afterRestore(parsed.checkName, out);
+        return 0;
+      }
       case 'enable': {
         needRoot(host);
         const detection = await detectBackend(host, parsed.backend);
         out(`backend: ${detection.chosen.name} (${detection.why})`);
         const owner = parsed.ownerPid ?? process.pid;
         await enable(ctx, detection, { port: parsed.port }, owner);
+        if (parsed.watchdog) {
+          const pid = spawnWatchdog({ stateDir: parsed.stateDir, root: parsed.root, probePort: parsed.probePort, graceMs: parsed.graceMs, checkName: parsed.checkName });
+          out(`liveness watchdog started (process ${pid})`);
+        }
         if (parsed.ownerPid !== undefined) {
           out(`private DNS enabled for as long as process ${owner} runs; "dotstub system-dns disable" gives the old DNS back`);
           return 0;

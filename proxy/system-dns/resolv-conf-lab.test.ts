@@ -161,7 +161,7 @@ describe.skipIf(missing !== null)('system-dns, plain resolv.conf backend (lab)',
     expect(unavailable.code).toBe(1);
     expect(unavailable.stderr).toContain("not resolved's stub");
     const verb = await lab.dotstub(['system-dns', 'enabel']);
-    expect([verb.code, verb.stderr.trim()]).toEqual([2, 'dotstub: unknown command "enabel": use enable, disable, status or restore']);
+    expect([verb.code, verb.stderr.trim()]).toEqual([2, 'dotstub: unknown command "enabel": use enable, disable, status, restore or watchdog']);
     const user = await lab.dotstub(['system-dns', 'enable', '--state-dir', '/tmp/nobody-state'], { user: '65534' });
     expect(user.code).toBe(1);
     expect(user.stderr).toContain('needs root: run with sudo, or install the service');

@@ -7,6 +7,7 @@ import { CaptiveCard } from './components/CaptiveCard.js';
 import { QueryLog } from './components/QueryLog.js';
 import { AddResolverForm, ResolverSwitcher } from './components/Resolvers.js';
 import { SettingsForm } from './components/SettingsForm.js';
+import { SystemDnsPanel } from './components/SystemDns.js';
 import { Timeline } from './components/Timeline.js';
 import { placeholder } from './lib/link-status.js';
 import { parseRoute, ROUTES, type Route } from './lib/routes.js';
@@ -18,6 +19,7 @@ const ICONS: Record<Route, IconName> = {
   resolvers: 'server',
   connections: 'link',
   events: 'clock',
+  'system-dns': 'shield-check',
   settings: 'sliders',
 };
 
@@ -125,6 +127,12 @@ function View({ route }: { route: Route }) {
           <section className="card">
             <Timeline />
           </section>
+        </Page>
+      );
+    case 'system-dns':
+      return (
+        <Page title="System DNS" intro="Whether every program on this machine asks dotstub. Disabling, quitting or a crash gives your old DNS settings back exactly.">
+          <SystemDnsPanel />
         </Page>
       );
     case 'settings':

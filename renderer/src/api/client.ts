@@ -14,6 +14,7 @@ import type {
   ResolversView,
   Settings,
   StatusView,
+  SystemDnsView,
   TimelineEvent,
   ValidationView,
 } from '../../../proxy/control/api-types.js';
@@ -96,4 +97,7 @@ export const api = {
   settings: () => request<Settings>('GET', '/api/settings'),
   saveSettings: (changes: Partial<Settings>) => request<Settings>('PUT', '/api/settings', changes),
   captive: (action: 'allow' | 'decline' | 'extend' | 'check', remember = false) => request<StatusView>('POST', '/api/captive', { action, remember }),
+  systemDns: () => request<SystemDnsView>('GET', '/api/system-dns'),
+  setSystemDns: (enabled: boolean) => request<SystemDnsView>('PUT', '/api/system-dns', { enabled }),
+  runLeakTest: () => request<SystemDnsView>('POST', '/api/system-dns/leak-test'),
 };

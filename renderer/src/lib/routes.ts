@@ -1,5 +1,5 @@
 /** The dashboard's sections, addressed by the URL hash (#/queries) so links and reloads land on them. */
-export type Route = 'overview' | 'queries' | 'resolvers' | 'connections' | 'events' | 'settings';
+export type Route = 'overview' | 'queries' | 'resolvers' | 'connections' | 'events' | 'system-dns' | 'settings';
 
 export const ROUTES: readonly { readonly route: Route; readonly label: string }[] = [
   { route: 'overview', label: 'Overview' },
@@ -7,6 +7,7 @@ export const ROUTES: readonly { readonly route: Route; readonly label: string }[
   { route: 'resolvers', label: 'Resolvers' },
   { route: 'connections', label: 'Connections' },
   { route: 'events', label: 'Events' },
+  { route: 'system-dns', label: 'System DNS' },
   { route: 'settings', label: 'Settings' },
 ];
 

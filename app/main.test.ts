@@ -1,0 +1,206 @@
+/**
+ * app/main.ts's wiring, run for real against a stand-in for the `electron`
+ * module (no Electron binary on these machines): the stand-in records the
+ * tray's menus, windows, notifications and IPC handlers, and main.ts drives
+ * the real proxy (bin/dotstub.js, needs `npm run build:proxy`) under the
+ * real supervisor. The proxy offers the system-DNS takeover on a copy of
+ * the system files (--system-dns-root): this machine's DNS is never touched.
+ *
+ * Toggle → control API → the copy of resolv.conf, the tray's state and a
+ * notification; a hung proxy (SIGSTOP) is caught by its liveness watchdog;
+ * quit gives the old file back.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, test, vi } from 'vitest';
+
+interface MenuItem {
+  readonly id?: string;
+  readonly type?: string;
+  readonly label?: string;
+  readonly checked?: boolean;
+  readonly enabled?: boolean;
+  readonly click?: () => void;
+}
+type Handler = (...args: unknown[]) => unknown;
+
+const rec = vi.hoisted(() => {
+  const r = {
+    menus: [] as MenuItem[][],
+    tooltips: [] as string[],
+    windows: [] as { opts: { webPreferences: Record<string, unknown> }; url: string }[],
+    notifications: [] as string[],
+    ipc: new Map<string, Handler>(),
+    appHandlers: new Map<string, Handler[]>(),
+    exited: false,
+  };
+  return r;
+});
+
+vi.mock('electron', () => {
+  class Tray {
+    setImage(): void {}
+    setToolTip(t: string): void {
+      rec.tooltips.push(t);
+    }
+    setContextMenu(m: MenuItem[]): void {
+      rec.menus.push(m);
+    }
+    on(): void {}
+  }
+  class BrowserWindow {
+    readonly opts: { webPreferences: Record<string, unknown> };
+    url = '';
+    readonly webContents = { getURL: (): string => this.url };
+    constructor(opts: { webPreferences: Record<string, unknown> }) {
+      this.opts = opts;
+      rec.windows.push(this);
+    }
+    loadURL(u: string): Promise<void> {
+      this.url = u;
+      return Promise.resolve();
+    }
+    on(): void {}
+    once(): void {}
+    show(): void {}
+    focus(): void {}
+    hide(): void {}
+  }
+  class Notification {
+    readonly body: string;
+    static isSupported(): boolean {
+      return true;
+    }
+    constructor(o: { body: string }) {
+      this.body = o.body;
+    }
+    show(): void {
+      rec.notifications.push(this.body);
+    }
+  }
+  const emit = (event: string, ...args: unknown[]): void => {
+    for (const h of rec.appHandlers.get(event) ?? []) h(...args);
+  };
+  const app = {
+    requestSingleInstanceLock: () => true,
+    whenReady: () => Promise.resolve(),
+    getVersion: () => '0.1.0',
+    on: (event: string, h: Handler) => rec.appHandlers.set(event, [...(rec.appHandlers.get(event) ?? []), h]),
+    // As Electron does: quit emits before-quit, which may prevent it.
+    quit: () => {
+      let prevented = false;
+      emit('before-quit', { preventDefault: () => (prevented = true) });
+      if (!prevented) rec.exited = true;
+    },
+  };
+  return {
+    app,
+    BrowserWindow,
+    Notification,
+    Tray,
+    ipcMain: { handle: (channel: string, h: Handler) => rec.ipc.set(channel, h) },
+    Menu: { buildFromTemplate: (t: MenuItem[]) => t },
+    nativeImage: { createFromPath: (p: string) => ({ path: p }) },
+    session: { defaultSession: { setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined } },
+    shell: { openExternal: () => Promise.resolve() },
+  };
+});
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const built = fs.existsSync(path.join(here, '..', 'dist', 'proxy', 'cli.js'));
+if (!built) console.warn('app/main.ts wiring test skipped: dist/proxy is not built (npm run build:proxy)');
+
+const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nsearch lab.test\n';
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-main-test-'));
+afterAll(async () => {
+  // Whatever happened, the app quits (stopping its proxy) before the files go.
+  if (!rec.exited) rec.appHandlers.get('before-quit')?.forEach((h) => h({ preventDefault: () => undefined }));
+  await until(() => rec.exited, 10_000).catch(() => undefined);
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+async function until<T>(get: () => T | undefined | false, ms = 15_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = get();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`${what} not reached in ${ms} ms; last menu: ${JSON.stringify(rec.menus.at(-1)?.slice(0, 4))}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const lastMenu = (): MenuItem[] => rec.menus.at(-1) ?? [];
+const item = (id: string): MenuItem | undefined => lastMenu().find((i) => i.id === id);
+
+describe.skipIf(!built)('app/main.ts against a stand-in electron', () => {
+  test('tray toggle → control API → system DNS on, tray checked, notification; IPC checks the sender; quit gives the old DNS back', async () => {
+    const root = path.join(tmp, 'root');
+    const cfg = path.join(tmp, 'config');
+    fs.mkdirSync(path.join(root, 'etc'), { recursive: true });
+    fs.mkdirSync(cfg);
+    const resolvConf = path.join(root, 'etc', 'resolv.conf');
+    fs.writeFileSync(resolvConf, ORIGINAL);
+    process.env.DOTSTUB_PROXY_ARGS = `--listen 127.0.0.1:0 --resolver 127.0.0.1:1#dns.test --config-dir ${cfg} --system-dns-root ${root} --system-dns-state-dir ${path.join(root, 'state')}`;
+
+    await import('./main.js');
+
+    // The first item is the toggle; once the proxy answers, it is usable and says why it is off.
+    const toggle = await until(() => item('system-dns')?.enabled === true && item('system-dns'), 20_000, 'an enabled toggle');
+    expect(lastMenu()[0]?.id).toBe('system-dns');
+    expect(toggle).toMatchObject({ type: 'checkbox', label: 'Enable private DNS', checked: false });
+    expect(item('system-dns-reason')?.label).toMatch(/^Off — private DNS is not enabled/);
+
+    toggle.click?.();
+    await until(() => rec.notifications.length > 0, 10_000, 'a notification');
+    expect(rec.notifications[0]).toBe('Private DNS is on for this machine: every program now asks dotstub.');
+    expect(fs.readFileSync(resolvConf, 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m);
+    await until(() => item('system-dns')?.checked === true, 10_000, 'a checked toggle');
+    expect(item('system-dns-reason')?.label).toMatch(/^On — /);
+
+    // IPC: every handler checks its sender; only the dashboard's own origin gets an answer.
+    expect([...rec.ipc.keys()].sort()).toEqual(['dotstub:get-info', 'dotstub:hide-window', 'dotstub:open-external']);
+    const getInfo = rec.ipc.get('dotstub:get-info') as Handler;
+    expect(() => getInfo({ senderFrame: { url: 'https://evil.example/' } })).toThrow(/refused/);
+    // Open dashboard: a sandboxed window on the proxy's own origin.
+    const open = item('open-dashboard');
+    open?.click?.();
+    const win = await until(() => rec.windows[0], 5000, 'a window');
+    expect(win.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=/);
+    expect(win.opts.webPreferences).toMatchObject({ sandbox: true, contextIsolation: true, nodeIntegration: false });
+    const origin = new URL(win.url).origin;
+    expect(getInfo({ senderFrame: { url: `${origin}/` } })).toMatchObject({ appVersion: '0.1.0' });
+
+    // Toggle off: the old file back, and the notification says so.
+    (item('system-dns') as MenuItem).click?.();
+    await until(() => rec.notifications.length > 1, 10_000, 'a second notification');
+    expect(rec.notifications[1]).toBe('Private DNS is off for this machine: your old DNS settings are back.');
+    expect(fs.readFileSync(resolvConf, 'utf8')).toBe(ORIGINAL);
+
+    // On again, then Quit from the tray: the proxy stops and gives the old DNS back first.
+    (await until(() => item('system-dns')?.checked === false && item('system-dns'), 10_000, 'an unchecked toggle')).click?.();
+    await until(() => rec.notifications.length > 2, 10_000, 'a third notification');
+    expect(fs.readFileSync(resolvConf, 'utf8')).not.toBe(ORIGINAL);
+    await until(() => item('system-dns')?.checked === true, 10_000, 'the tray to show it on again');
+
+    // The proxy hangs (SIGSTOP): its liveness watchdog gives the old DNS back
+    // within ~3 s, and once it runs again the tray says what happened.
+    const journal = JSON.parse(fs.readFileSync(path.join(root, 'state', 'system-dns.journal.json'), 'utf8')) as { pid: number };
+    process.kill(journal.pid, 'SIGSTOP');
+    const stoppedAt = Date.now();
+    try {
+      await until(() => fs.readFileSync(resolvConf, 'utf8') === ORIGINAL, 8000, 'the watchdog to restore');
+      expect(Date.now() - stoppedAt).toBeLessThan(5000);
+    } finally {
+      process.kill(journal.pid, 'SIGCONT');
+    }
+    await until(() => item('system-dns')?.checked === false, 15_000, 'the tray to show the takeover gone');
+    await until(() => /^Off — dotstub stopped answering on 127\.0\.0\.1:\d+ for/.test(item('system-dns-reason')?.label ?? ''), 5000, 'the tray to say why');
+
+    item('quit')?.click?.();
+    await until(() => rec.exited, 15_000, 'the app to exit');
+    expect(fs.readFileSync(resolvConf, 'utf8')).toBe(ORIGINAL);
+    expect(fs.existsSync(path.join(root, 'state', 'system-dns.journal.json'))).toBe(false);
+  });
+});

@@ -1,0 +1,183 @@
+/**
+ * GET/PUT /api/system-dns and POST /api/system-dns/leak-test against the
+ * real control server, a real proxy and a real DoT upstream (unbound). The
+ * "system" is a copy under a temp root (the machine's own DNS is never
+ * touched): the plain resolv.conf backend writes the copy, and the leak
+ * test's lookup "through the system" reads that copy as glibc would (its
+ * loopback nameservers asked at the test proxy's port; nothing off the
+ * machine is ever asked). The real getaddrinfo path runs in the namespace
+ * lab tests (system-dns/*-lab.test.ts).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { apiClient, rawRequest, startControl, type ControlHarness } from '../../test-support/control-harness.js';
+import { waitFor, waitForState } from '../../test-support/proxy-harness.js';
+import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { systemHost } from '../system-dns/host.js';
+import { SystemDnsManager } from '../system-dns/manager.js';
+import { resolvConfLookup } from '../system-dns/os-lookup.js';
+import type { ApiError, StatusView, SystemDnsView, TimelineEvent } from './api-types.js';
+
+// What DHCP wrote: a server off this machine (never asked by the test lookup) and an IPv6 one.
+const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nnameserver fd00:99::1\nsearch lab.test\n';
+
+let unbound: UnboundServer;
+beforeAll(async () => {
+  unbound = await startUnbound({ names: 10 });
+});
+afterAll(async () => {
+  await unbound?.stop();
+});
+
+let h: ControlHarness | undefined;
+let root: string;
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+function makeRoot(): string {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-sysdns-api-'));
+  fs.mkdirSync(path.join(root, 'etc'));
+  fs.writeFileSync(path.join(root, 'etc', 'resolv.conf'), ORIGINAL);
+  return root;
+}
+
+const resolvConf = (): string => fs.readFileSync(path.join(root, 'etc', 'resolv.conf'), 'utf8');
+const journalExists = (): boolean => fs.existsSync(path.join(root, 'state', 'system-dns.journal.json'));
+
+async function start(privileged: boolean): Promise<{ h: ControlHarness; api: ReturnType<typeof apiClient> }> {
+  const r = makeRoot();
+  h = await startControl({
+    resolverArg: unbound.resolverArg,
+    systemDns: async (dnsPort) => {
+      const m = new SystemDnsManager({
+        host: systemHost(r),
+        stateDir: path.join(r, 'state'),
+        // The system is pointed at 127.0.0.1:53 (glibc has no port); the lookup reaches this proxy's port.
+        port: 53,
+        privileged,
+        lookup: resolvConfLookup(path.join(r, 'etc', 'resolv.conf'), dnsPort),
+        pollMs: 200,
+        rewriteStepMs: 50,
+      });
+      await m.start();
+      return m;
+    },
+  });
+  await waitForState(h.proxy, 'private', 5000);
+  return { h, api: apiClient(h) };
+}
+
+describe('/api/system-dns', () => {
+  test('off until enabled; enable points the system at dotstub and the state turns private; leak test passes; disable gives the file back byte for byte', async () => {
+    const { api } = await start(true);
+    // The upstream is verified, but the system doesn't ask dotstub: the user is told so.
+    const before = (await api.get('/api/status')).json<StatusView>();
+    expect(before.state).toBe('off');
+    expect(before.reason).toMatch(/not enabled for this machine/);
+    const view = (await api.get('/api/system-dns')).json<SystemDnsView>();
+    expect(view).toMatchObject({ privileged: true, enabled: false, inForce: false, backend: 'resolv.conf', changed: [] });
+    expect(view.backendWhy).not.toBe('');
+
+    // Before: the lookup does not reach dotstub, and the result says so in words.
+    const leaky = (await api.post('/api/system-dns/leak-test')).json<SystemDnsView>();
+    expect(leaky.lastLeakTest?.passed).toBe(false);
+    expect(leaky.lastLeakTest?.lines.join('\n')).toMatch(/did NOT reach dotstub/);
+
+    const on = await api.put('/api/system-dns', { enabled: true });
+    expect(on.status).toBe(200);
+    const enabled = on.json<SystemDnsView>();
+    expect(enabled).toMatchObject({ enabled: true, inForce: true, backend: 'resolv.conf' });
+    expect(enabled.changed.join('\n')).toContain('resolv.conf');
+    expect(enabled.owner).toMatchObject({ pid: process.pid, self: true, alive: true });
+    expect(enabled.original.join('\n')).toContain('10.99.0.1');
+    expect(resolvConf()).toMatch(/^nameserver 127\.0\.0\.1$/m);
+    expect(resolvConf()).not.toContain('fd00:99::1');
+
+    const s = (await api.get('/api/status')).json<StatusView>();
+    expect(s.state).toBe('private');
+    // The dashboard hears of it through the timeline (a state event refetches the status).
+    const events = (await api.get('/api/events/recent')).json<TimelineEvent[]>();
+    expect(events.some((e) => e.kind === 'state' && e.event.previous === 'off' && e.event.state === 'private')).toBe(true);
+
+    const tested = (await api.post('/api/system-dns/leak-test')).json<SystemDnsView>();
+    expect(tested.lastLeakTest?.arrived).toBe(true);
+    expect(tested.lastLeakTest?.passed).toBe(true);
+    expect(tested.lastLeakTest?.lines.at(-1)).toBe('Result: no leak found.');
+
+    const off = await api.put('/api/system-dns', { enabled: false });
+    expect(off.status).toBe(200);
+    expect(off.json<SystemDnsView>()).toMatchObject({ enabled: false, inForce: false, changed: [] });
+    expect(resolvConf()).toBe(ORIGINAL);
+    expect(journalExists()).toBe(false);
+    expect((await api.get('/api/status')).json<StatusView>().state).toBe('off');
+    // Disabling again is nothing to do, not an error.
+    expect((await api.put('/api/system-dns', { enabled: false })).status).toBe(200);
+    expect(resolvConf()).toBe(ORIGINAL);
+  });
+
+  test('a DHCP renewal rewriting the file is caught and put back; quitting (stop) gives the old DNS back', async () => {
+    const { h, api } = await start(true);
+    expect((await api.put('/api/system-dns', { enabled: true })).status).toBe(200);
+    fs.writeFileSync(path.join(root, 'etc', 'resolv.conf'), '# Generated by dhclient\nnameserver 10.99.0.1\n');
+    await waitFor(() => /^nameserver 127\.0\.0\.1$/m.test(resolvConf()), 5000);
+    expect((await api.get('/api/system-dns')).json<SystemDnsView>().inForce).toBe(true);
+    await h.stop();
+    expect(resolvConf()).toBe(ORIGINAL);
+    expect(journalExists()).toBe(false);
+  });
+
+  test('bad input, a foreign Origin and no token change nothing', async () => {
+    const { h, api } = await start(true);
+    for (const body of [{ enabled: 'yes' }, {}, { enabled: true, backend: 'x' }, null]) {
+      const r = await api.put('/api/system-dns', body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.json<ApiError>().error.code).toBe('validation');
+    }
+    const foreign = await rawRequest(h.url, '/api/system-dns', { method: 'PUT', headers: { authorization: `Bearer ${h.token}`, origin: 'http://evil.example' }, body: { enabled: true } });
+    expect(foreign.status).toBe(403);
+    expect(foreign.json<ApiError>().error.code).toBe('forbidden_origin');
+    const noOrigin = await rawRequest(h.url, '/api/system-dns', { method: 'PUT', headers: { authorization: `Bearer ${h.token}` }, body: { enabled: true } });
+    expect(noOrigin.status).toBe(403);
+    const badHost = await rawRequest(h.url, '/api/system-dns', { method: 'PUT', headers: { authorization: `Bearer ${h.token}`, host: 'evil.example', origin: h.origin }, body: { enabled: true } });
+    expect(badHost.status).toBe(403);
+    expect(badHost.json<ApiError>().error.code).toBe('bad_host');
+    const noToken = await rawRequest(h.url, '/api/system-dns', { method: 'PUT', headers: { origin: h.origin }, body: { enabled: true } });
+    expect(noToken.status).toBe(401);
+    const leakFromPage = await rawRequest(h.url, '/api/system-dns/leak-test', { method: 'POST', headers: { authorization: `Bearer ${h.token}`, origin: 'http://evil.example' } });
+    expect(leakFromPage.status).toBe(403);
+    expect(resolvConf()).toBe(ORIGINAL);
+    expect(journalExists()).toBe(false);
+    expect((await api.get('/api/system-dns')).json<SystemDnsView>().enabled).toBe(false);
+  });
+
+  test('without privileges: a clear error, nothing changed', async () => {
+    const { api } = await start(false);
+    const view = (await api.get('/api/system-dns')).json<SystemDnsView>();
+    expect(view.privileged).toBe(false);
+    expect(view.privilegeNote).toMatch(/^needs root: run with sudo, or install the service/);
+    const r = await api.put('/api/system-dns', { enabled: true });
+    expect(r.status).toBe(403);
+    expect(r.json<ApiError>().error).toMatchObject({ code: 'needs_root' });
+    expect(r.json<ApiError>().error.message).toMatch(/^needs root: run with sudo, or install the service/);
+    expect(resolvConf()).toBe(ORIGINAL);
+    expect(journalExists()).toBe(false);
+    expect((await api.get('/api/status')).json<StatusView>().state).toBe('off');
+  });
+});
+
+test('a dotstub that does not manage system DNS says how to get it, and its state is its own', async () => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-sysdns-api-'));
+  h = await startControl({ resolverArg: unbound.resolverArg });
+  await waitForState(h.proxy, 'private', 5000);
+  const api = apiClient(h);
+  const r = await api.get('/api/system-dns');
+  expect(r.status).toBe(404);
+  expect(r.json<ApiError>().error.message).toMatch(/--system-dns/);
+  expect((await api.put('/api/system-dns', { enabled: true })).status).toBe(404);
+  expect((await api.get('/api/status')).json<StatusView>().state).toBe('private');
+});

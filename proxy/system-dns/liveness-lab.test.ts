@@ -1,0 +1,66 @@
+/**
+ * The liveness watchdog in the lab (namespaces, a copy of /etc; see
+ * test-support/system-dns-lab.ts): a real dotstub on 127.0.0.1:53, the
+ * takeover tied to it the way the service does it (`enable --owner-pid
+ * MAINPID --watchdog`), then dotstub is frozen with SIGSTOP: within about
+ * 4 s the watchdog gives the old resolv.conf back byte for byte and a real
+ * glibc lookup works again through the original ("DHCP") resolver.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { labMissing, startLab, type Lab } from '../../test-support/system-dns-lab.js';
+
+const missing = labMissing();
+if (missing) console.warn(`liveness lab test skipped: ${missing}`);
+
+const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nsearch lab.test\noptions timeout:1 attempts:1\n';
+const STATE = '/run/dotstub-state';
+const NAME = 'www.lab.test';
+
+let lab: Lab | undefined;
+afterEach(async () => {
+  await lab?.close();
+  lab = undefined;
+});
+
+describe.skipIf(missing !== null)('liveness watchdog (lab)', () => {
+  test('SIGSTOP of dotstub: the old DNS is back within ~4 s and lookups work through the original resolver', async () => {
+    lab = await startLab({ resolvConf: { text: ORIGINAL } });
+    const l = lab;
+    const dhcp = await l.dnsServer('10.99.0.1', 53, '10.0.0.67');
+    // A real dotstub; its resolver is unreachable, but it answers (SERVFAIL, and resolver.arpa itself): alive.
+    const proxy = l.spawnDotstub(['--listen', '127.0.0.1:53', '--resolver', '127.0.0.1:1#dns.test', '--no-control', '--config-dir', '/run/dotstub-config']);
+    await proxy.waitFor('listening on 127.0.0.1:53');
+    const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1];
+    expect(pid).toBeDefined();
+
+    const held = l.spawn([l.cli, 'system-dns', 'enable', '--owner-pid', pid as string, '--watchdog', '--state-dir', STATE, '--check-name', NAME], { env: { DOTSTUB_CLI: l.cli } });
+    await held.waitFor('watching dotstub on 127.0.0.1:53');
+    const resolvConf = (): string => fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8');
+    expect(resolvConf()).toMatch(/^nameserver 127\.0\.0\.1$/m);
+    const askedBefore = dhcp.queries().length;
+    // Alive and answering: the watchdog leaves the takeover alone (no false alarm over 4 s).
+    await new Promise((r) => setTimeout(r, 4000));
+    expect(resolvConf()).toMatch(/^nameserver 127\.0\.0\.1$/m);
+    expect(held.output()).not.toContain('restored the old DNS');
+
+    await proxy.signal('STOP');
+    const stoppedAt = Date.now();
+    await held.waitFor(/restored the old DNS: dotstub stopped answering on 127\.0\.0\.1:53 for more than 3 s/, 10_000);
+    const tookMs = Date.now() - stoppedAt;
+    console.log(`liveness: old DNS back ${tookMs} ms after SIGSTOP`);
+    expect(tookMs).toBeLessThan(5000);
+    expect(resolvConf()).toBe(ORIGINAL);
+    // The watchdog's own check, and a real glibc lookup, go to the original resolver again.
+    await held.waitFor(`DNS works: ${NAME} resolves through the system (10.0.0.67`, 10_000);
+    const r = await l.exec(['getent', 'ahostsv4', NAME], { timeoutMs: 20_000 });
+    expect(r.stdout).toContain('10.0.0.67');
+    expect(dhcp.queries().length).toBeGreaterThan(askedBefore);
+    // Nothing is left to restore.
+    const again = await l.dotstub(['system-dns', 'restore', '--state-dir', STATE, '--check-name', '']);
+    expect(again.stdout).toContain('nothing to restore');
+    await proxy.signal('CONT');
+    await proxy.signal('TERM');
+  });
+});

@@ -1,0 +1,302 @@
+/**
+ * The system-DNS takeover as the running proxy offers it (the control API's
+ * GET/PUT /api/system-dns): enable and disable through the journal, the
+ * rewrite watch while this process holds the takeover, the leak self-test,
+ * and one fact everything else reads: whether the takeover is in force now,
+ * and why (the privacy state is `off` with that reason while it is not).
+ *
+ * Invariants:
+ * - Changes are serialised; a refused change (no privileges, already
+ *   enabled elsewhere, bad backend) changes nothing.
+ * - `inForce` is only true while a journal exists, its owner is alive and
+ *   the backend says the system points at dotstub.
+ * - close() gives the old DNS back when this process holds the takeover
+ *   (quit = disable), and never throws.
+ */
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import { NEEDS_ROOT, SystemDnsError } from './errors.js';
+import type { SystemHost } from './host.js';
+import { Journal, readBootId, staleReason } from './journal.js';
+import { clearLivenessNote, LIVENESS_NOTE_FILE, readLivenessNote, spawnWatchdog } from './liveness.js';
+import { runLeakTest, type LeakTestResult } from './leak-test.js';
+import { osLookup, type LookupReport } from './os-lookup.js';
+import { RewriteWatch } from './rewrite-watch.js';
+import { describeStep } from './steps.js';
+import { detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
+
+export interface SystemDnsView {
+  /** Whether this process may change the system's DNS (root, or a test root). */
+  readonly privileged: boolean;
+  /** Why not, when not: what the user can do. */
+  readonly privilegeNote: string | null;
+  /** A journal exists: dotstub has changed the system's DNS. */
+  readonly enabled: boolean;
+  /** The system points at dotstub now. */
+  readonly inForce: boolean;
+  /** In words: why the takeover is (not) in force. */
+  readonly reason: string;
+  /** The backend in use (from the journal) or the one that would be used. */
+  readonly backend: string;
+  /** Why that backend was chosen. */
+  readonly backendWhy: string;
+  /** Every backend's verdict, most specific first. */
+  readonly backends: readonly { readonly name: string; readonly usable: boolean; readonly why: string }[];
+  /** What was changed, one line per applied step (empty when not enabled). */
+  readonly changed: readonly string[];
+  /** What the user had before, in words (from the journal). */
+  readonly original: readonly string[];
+  /** The process holding the takeover, when enabled. */
+  readonly owner: { readonly pid: number; readonly alive: boolean; readonly self: boolean } | null;
+  /** Other resolvers the system still knows. */
+  readonly leaks: readonly string[];
+  readonly lastLeakTest: (LeakTestResult & { readonly at: number }) | null;
+  /** The last problem in the background (another program keeps rewriting DNS, the stub stopped answering). */
+  readonly problem: string | null;
+}
+
+export interface SystemDnsManagerOptions {
+  readonly host: SystemHost;
+  readonly stateDir: string;
+  /** The port dotstub answers DNS on at 127.0.0.1. */
+  readonly port: number;
+  /** --backend: overrides detection. */
+  readonly backend?: string;
+  /** Defaults to "euid is 0, or the host is a test root". */
+  readonly privileged?: boolean;
+  /** The lookup "through the system" for the leak test (default getaddrinfo). */
+  readonly lookup?: (name: string) => Promise<LookupReport>;
+  /** How often the journal is looked at for changes made elsewhere (the CLI, the service's ExecStartPost), ms. Default 2000. */
+  readonly pollMs?: number;
+  /** Rewrite watch timing (tests shorten it). */
+  readonly rewriteStepMs?: number;
+  readonly bootIdFile?: string;
+  readonly log?: (line: string) => void;
+  /**
+   * Start the liveness watchdog (a separate `dotstub system-dns watchdog`
+   * process) with each enable, probing dotstub at this loopback port. Only
+   * for a real dotstub process (it runs this process's script again).
+   */
+  readonly watchdogProbePort?: number;
+}
+
+interface Events {
+  /** The takeover's in-force state or reason changed. */
+  change: [{ readonly inForce: boolean; readonly reason: string }];
+}
+
+function isRoot(): boolean {
+  return process.geteuid?.() === 0;
+}
+
+/** Changes whenever the journal or the watchdog's note does (written elsewhere: the CLI, the service, the watchdog). */
+function journalKey(stateDir: string): string {
+  const mtime = (file: string): string => {
+    try {
+      return fs.statSync(file).mtimeMs.toString();
+    } catch {
+      return 'none';
+    }
+  };
+  return `${mtime(new Journal(stateDir).file)}/${mtime(path.join(stateDir, LIVENESS_NOTE_FILE))}`;
+}
+
+export class SystemDnsManager extends EventEmitter<Events> {
+  readonly #o: SystemDnsManagerOptions;
+  readonly #ctx: TakeoverContext;
+  readonly privileged: boolean;
+  #inForce = false;
+  #reason = 'private DNS is not enabled for this machine: the system asks its usual resolver';
+  #problem: string | null = null;
+  #lastLeakTest: (LeakTestResult & { at: number }) | null = null;
+  #watch: RewriteWatch | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+  #poll: NodeJS.Timeout | undefined;
+  #journalKey = 'none';
+  #closed = false;
+
+  constructor(o: SystemDnsManagerOptions) {
+    super();
+    this.#o = o;
+    this.#ctx = { host: o.host, stateDir: o.stateDir, ...(o.bootIdFile ? { bootIdFile: o.bootIdFile } : {}), ...(o.log ? { log: o.log } : {}) };
+    this.privileged = o.privileged ?? (isRoot() || o.host.root !== '/');
+  }
+
+  /** Reads the current state once, then follows the journal for changes made elsewhere. */
+  async start(): Promise<void> {
+    // A journal left by a crash or an earlier boot: give that DNS back first.
+    if (this.privileged) await this.#serial(() => replayStaleJournal(this.#ctx));
+    await this.refresh();
+    this.#poll = setInterval(() => {
+      const key = journalKey(this.#o.stateDir);
+      if (key !== this.#journalKey) void this.refresh().catch(() => undefined);
+    }, this.#o.pollMs ?? 2000);
+    this.#poll.unref();
+  }
+
+  get inForce(): boolean {
+    return this.#inForce;
+  }
+
+  /** Why the takeover is or isn't in force, in words. */
+  get reason(): string {
+    return this.#reason;
+  }
+
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  #set(inForce: boolean, reason: string): void {
+    if (inForce === this.#inForce && reason === this.#reason) return;
+    this.#inForce = inForce;
+    this.#reason = reason;
+    this.emit('change', { inForce, reason });
+  }
+
+  #ownsTakeover(): boolean {
+    return new Journal(this.#o.stateDir).read()?.pid === process.pid;
+  }
+
+  /** Looks at the journal and the system again; returns the full view. */
+  refresh(): Promise<SystemDnsView> {
+    return this.#serial(() => this.#view());
+  }
+
+  async #view(): Promise<SystemDnsView> {
+    this.#journalKey = journalKey(this.#o.stateDir);
+    const detection = await detectBackend(this.#o.host, this.#o.backend);
+    const s = await status(this.#ctx, detection, this.#o.port);
+    const j = new Journal(this.#o.stateDir).read();
+    if (s.inForce) this.#set(true, `this machine's DNS goes to dotstub (${s.backend}: ${s.why})`);
+    else if (!s.enabled) {
+      const note = readLivenessNote(this.#o.stateDir);
+      const fromWatchdog = note ? `${note.why}: the old DNS was given back at ${new Date(note.at).toLocaleTimeString('en-GB')}` : null;
+      this.#set(false, this.#problem ?? fromWatchdog ?? 'private DNS is not enabled for this machine: the system asks its usual resolver');
+    }
+    else this.#set(false, `private DNS is enabled but not in force: ${s.why}`);
+    // Restored elsewhere (disable from the CLI, the liveness watchdog): nothing left to defend.
+    if (j === null) this.#stopWatch();
+    // Held here (e.g. by the service's ExecStartPost --owner-pid): keep it held.
+    if (j !== null && j.pid === process.pid && !this.#watch && this.privileged) this.#startWatch(detection.chosen.name);
+    const bootId = readBootId(this.#o.bootIdFile);
+    return {
+      privileged: this.privileged,
+      privilegeNote: this.privileged ? null : NEEDS_ROOT,
+      enabled: s.enabled,
+      inForce: this.#inForce,
+      reason: this.#reason,
+      backend: s.backend,
+      backendWhy: j ? `in use since ${new Date(j.startedAt).toLocaleString('en-GB')}; detected now: ${detection.why}` : detection.why,
+      backends: detection.all,
+      changed: j ? j.steps.filter((e) => e.progress === 'applied').map((e) => describeStep(e.step)) : [],
+      original: s.original,
+      owner: j ? { pid: j.pid, alive: staleReason(j, bootId) === null, self: j.pid === process.pid } : null,
+      leaks: s.leaks,
+      lastLeakTest: this.#lastLeakTest,
+      problem: this.#problem,
+    };
+  }
+
+  #needPrivilege(): void {
+    if (!this.privileged) throw new SystemDnsError('SYSDNS_NEEDS_ROOT', NEEDS_ROOT);
+  }
+
+  /** Points the system at dotstub; held by this process (quit gives it back). */
+  enable(): Promise<SystemDnsView> {
+    return this.#serial(async () => {
+      this.#needPrivilege();
+      const detection = await detectBackend(this.#o.host, this.#o.backend);
+      await enable(this.#ctx, detection, { port: this.#o.port }, process.pid);
+      clearLivenessNote(this.#o.stateDir);
+      this.#problem = null;
+      if (this.#o.watchdogProbePort !== undefined) {
+        try {
+          const pid = spawnWatchdog({ stateDir: this.#o.stateDir, root: this.#o.host.root, probePort: this.#o.watchdogProbePort });
+          this.#o.log?.(`liveness watchdog started (process ${pid})`);
+        } catch (err) {
+          this.#o.log?.(`no liveness watchdog: ${(err as Error).message}`);
+        }
+      }
+      this.#startWatch(detection.chosen.name);
+      return this.#view();
+    });
+  }
+
+  /** Gives the old DNS back (whoever holds the takeover). Nothing to do is not an error. */
+  disable(): Promise<SystemDnsView> {
+    return this.#serial(async () => {
+      if (new Journal(this.#o.stateDir).read() !== null) {
+        this.#needPrivilege();
+        this.#stopWatch();
+        await restore(this.#ctx);
+      }
+      this.#problem = null;
+      return this.#view();
+    });
+  }
+
+  /**
+   * The leak self-test: a fresh random name through the system; `arrived`
+   * says whether dotstub saw it (the caller has the query events).
+   */
+  leakTest(arrived: (name: string) => Promise<boolean>): Promise<SystemDnsView> {
+    return this.#serial(async () => {
+      const detection = await detectBackend(this.#o.host, this.#o.backend);
+      const result = await runLeakTest({
+        arrived,
+        otherResolvers: async () => (await status(this.#ctx, detection, this.#o.port)).leaks.slice(),
+        lookup: this.#o.lookup ?? ((n) => osLookup(n, 8000)),
+      });
+      this.#lastLeakTest = { ...result, at: Date.now() };
+      return this.#view();
+    });
+  }
+
+  #startWatch(backendName: string): void {
+    this.#stopWatch();
+    void detectBackend(this.#o.host, backendName).then((d) => {
+      if (this.#closed || !this.#ownsTakeover()) return;
+      this.#watch = new RewriteWatch({
+        host: this.#o.host,
+        stateDir: this.#o.stateDir,
+        backend: d.chosen,
+        target: { port: this.#o.port },
+        ...(this.#o.rewriteStepMs !== undefined ? { stepMs: this.#o.rewriteStepMs, pollMs: this.#o.rewriteStepMs * 5 } : {}),
+        onEvent: (e) => {
+          if (e.type === 'gave-up') {
+            this.#problem = e.message;
+            this.#set(false, e.message);
+          } else {
+            this.#o.log?.(`DNS settings were rewritten by ${e.by}; put dotstub back (${e.count})`);
+            void this.refresh().catch(() => undefined);
+          }
+        },
+      });
+      this.#watch.start();
+    });
+  }
+
+  #stopWatch(): void {
+    this.#watch?.close();
+    this.#watch = undefined;
+  }
+
+  /** Stops watching; gives the old DNS back if this process holds the takeover. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#poll);
+    this.#stopWatch();
+    await this.#serial(async () => {
+      if (!this.#ownsTakeover()) return;
+      try {
+        await restore(this.#ctx);
+      } catch (err) {
+        this.#o.log?.(`could not give the old DNS back: ${(err as Error).message}`);
+      }
+    });
+  }
+}
