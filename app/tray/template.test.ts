@@ -184,7 +184,7 @@ describe('a Wi-Fi that wants a sign-in', () => {
     const items = createTemplate(captive('active'));
     expect(find(items, 'sign-in')).toMatchObject({ label: 'Sign in to network (wifi.example.net)…', action: { type: 'sign-in' } });
     expect(find(items, 'captive-allow')).toBeUndefined();
-    expect(items[0]).toMatchObject({ label: 'Private DNS: waiting for a Wi-Fi sign-in' });
+    expect(find(items, 'status')).toMatchObject({ label: 'Private DNS: waiting for a Wi-Fi sign-in' });
   });
 
   it('expired or declined: allow again', () => {
