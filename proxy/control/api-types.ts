@@ -34,6 +34,7 @@
  *   POST   /api/resolvers/validate          CustomResolverBody → ValidationView
  *   DELETE /api/resolvers/:id               → 204 | 404 | 409 (active, or a preset)
  *   PUT    /api/resolvers/active            { id } → StatusView (after the switch; no query dropped)
+ *   POST   /api/retry                       (no body) → RetryView: try the resolver now, not after the back-off
  *   GET    /api/connections                 → ConnectionView[]
  *   GET    /api/metrics                     → MetricsView
  *   GET    /api/queries?name=&type=&rcode=&resolver=&minLatencyMs=&offset=&limit=  → QueryPage (newest first)
@@ -50,10 +51,11 @@ import type { Settings } from '../config/settings.js';
 import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, StateChange } from '../dotstub.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { LatencyStats } from './metrics-window.js';
+import type { LadderStep } from './ladder.js';
 
 // Each contract is defined once, where it is enforced (the zod schemas for
 // Settings and CustomResolverBody), and re-exported here for the dashboard.
-export type { ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats };
+export type { ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats, LadderStep, NetworkView };
 /** A config file dotstub could not use. */
 export type ConfigProblemView = ConfigProblem;
 
@@ -110,12 +112,24 @@ export interface StatusView {
   /** Which transport carries queries: DoT, DoH (port 853 blocked, fallback), or none connected. */
   readonly transport: 'dot' | 'doh' | null;
   /**
+   * Why the transport is what it is, for a resolver with a DoH URL (the
+   * fallback's last decision, e.g. "port 853 is blocked here; using
+   * DNS-over-HTTPS on 443"); null for DoT-only resolvers or before any decision.
+   */
+  readonly transportReason: string | null;
+  /**
    * What the network last did to the active resolver's connections: the
    * classification (NETWORK.md's kinds, a stable code, a sentence), which
    * transport and address, how long the attempt took; null since the last
    * connection opened.
    */
   readonly network: NetworkView | null;
+  /**
+   * The fallback ladder as it ran for the active resolver since it was
+   * chosen or the network last changed: one step per transport and
+   * address, DoT first, each with its latest outcome and timing.
+   */
+  readonly ladder: readonly LadderStep[];
   /**
    * When the resolver was last known good on an open, authenticated
    * connection: now while one is open, else when the last one closed
@@ -135,6 +149,16 @@ export interface StatusView {
   readonly problems?: readonly ConfigProblemView[];
   /** The control server's own URL, e.g. http://127.0.0.1:5380. */
   readonly control?: string;
+}
+
+/** What "Retry now" did; the attempt's outcome follows as a connection event and a state change. */
+export interface RetryView {
+  /** An attempt started (false: one is already under way, a connection is open, or the proxy is stopped). */
+  readonly started: boolean;
+  /** Why not, when not: connected already, an attempt under way, the last one less than a second ago, the proxy stopped. */
+  readonly outcome: 'started' | 'connected' | 'connecting' | 'too-soon' | 'closed';
+  /** The same in words. */
+  readonly message: string;
 }
 
 export interface MetricsView {

@@ -96,6 +96,7 @@ export function routes(service: ControlService): Route[] {
         return { kind: 'empty', status: 204 };
       },
     },
+    { method: 'POST', path: '/api/retry', handler: () => json(service.retryNow()) },
     { method: 'GET', path: '/api/connections', handler: () => json(service.connections()) },
     { method: 'GET', path: '/api/metrics', handler: () => json(service.metricsView()) },
     {

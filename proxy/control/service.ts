@@ -25,12 +25,14 @@ import type {
   QueryPage,
   ResolversView,
   ResolverView,
+  RetryView,
   StatusView,
   TimelineEvent,
   ValidationView,
 } from './api-types.js';
 import { ApiFailure, validationFailure } from './errors.js';
 import { StreamHub } from './stream.js';
+import { NetworkLadder } from './ladder.js';
 import { formatHostPort } from '../host-port.js';
 import { PRIVACY_WORDS } from '../network/privacy-words.js';
 
@@ -59,6 +61,8 @@ export class ControlService {
   readonly #resolvers: ResolverStore;
   #settings: Settings;
   readonly #timeline: TimelineEvent[] = [];
+  /** The fallback ladder as it ran for the active resolver (StatusView.ladder). */
+  readonly #ladder: NetworkLadder;
   #queue: Promise<unknown> = Promise.resolve();
   readonly #onError: (err: unknown) => void;
   readonly #unsubscribe: () => void;
@@ -71,6 +75,7 @@ export class ControlService {
     this.#onError = options.onError ?? ((err) => console.error('dotstub: control:', err));
     this.log = new QueryLog(this.#settings.logSize);
     this.#resolvers.addSession(this.proxy.resolver);
+    this.#ladder = new NetworkLadder(this.proxy.resolver.id);
     this.stream = new StreamHub({
       intervalMs: options.streamIntervalMs ?? 250,
       snapshot: () => ({ counters: this.proxy.counters, inFlight: this.proxy.inFlight }),
@@ -80,15 +85,21 @@ export class ControlService {
       this.metrics.record(r);
       this.stream.pushQuery(r);
     };
-    const onConnection = (event: ConnectionEvent): void => this.#event({ kind: 'connection', event });
+    const onConnection = (event: ConnectionEvent): void => {
+      this.#ladder.record(event);
+      this.#event({ kind: 'connection', event });
+    };
     const onState = (event: StateChange): void => this.#event({ kind: 'state', event });
+    const onNetworkChange = (): void => this.#ladder.reset(this.proxy.resolver.id);
     this.proxy.on('query', onQuery);
     this.proxy.on('connection', onConnection);
     this.proxy.on('state', onState);
+    this.proxy.on('network-change', onNetworkChange);
     this.#unsubscribe = () => {
       this.proxy.off('query', onQuery);
       this.proxy.off('connection', onConnection);
       this.proxy.off('state', onState);
+      this.proxy.off('network-change', onNetworkChange);
     };
   }
 
@@ -122,6 +133,7 @@ export class ControlService {
       port: spec.port,
       authName: spec.authName ?? null,
       pins: spec.pins,
+      ...(spec.dohUrl !== undefined ? { dohUrl: spec.dohUrl } : {}),
       preset: this.#resolvers.isPreset(spec.id),
       medianLatencyMs: this.metrics.medianMs(spec.id),
     };
@@ -137,7 +149,9 @@ export class ControlService {
       leaves: PRIVACY_WORDS[s.state].leaves,
       resolver: this.#view(this.proxy.resolver),
       transport: this.proxy.transport,
+      transportReason: this.proxy.transportChange?.reason ?? null,
       network: this.proxy.network,
+      ladder: this.#ladder.steps(),
       lastVerifiedAt: this.proxy.lastVerifiedAt,
       mode: this.#settings.mode,
       listen: this.proxy.listening.map((a) => formatHostPort(a.host, a.port)),
@@ -208,11 +222,31 @@ export class ControlService {
       const from = this.proxy.resolver.id;
       await this.#resolvers.setActive(id);
       if (from !== id) {
+        this.#ladder.reset(id);
         this.#background(this.proxy.switchResolver(spec));
         this.#event({ kind: 'resolver', at: Date.now(), from, to: id });
       }
       return this.status();
     });
+  }
+
+  /**
+   * "Retry now": the active resolver is tried at once instead of after its
+   * back-off, the way a query arriving with no connection up would be (one
+   * attempt at a time, at most one a second). The outcome arrives as usual,
+   * as a connection event and a state change.
+   */
+  retryNow(): RetryView {
+    const label = this.proxy.resolver.label;
+    const outcome = this.proxy.retryNow();
+    const message = {
+      started: `trying ${label} now`,
+      connected: `${label} is connected: nothing to retry`,
+      connecting: `an attempt to reach ${label} is already under way`,
+      'too-soon': `${label} was tried less than a second ago; try again in a moment`,
+      closed: 'dotstub is not forwarding DNS',
+    }[outcome];
+    return { started: outcome === 'started', outcome, message };
   }
 
   #background(p: Promise<void>): void {

@@ -37,6 +37,9 @@ import { newUpstreamCounters, type UpstreamCounters } from './counters.js';
 import { RttEstimator } from './rtt.js';
 import type { Upstream, UpstreamCallback, UpstreamRequest } from './upstream.js';
 
+/** What "Retry now" did: started an attempt, or why not. */
+export type RetryOutcome = 'started' | 'connected' | 'connecting' | 'too-soon' | 'closed';
+
 export interface PoolOptions {
   /** Connections kept per resolver (RFC 7858 §3.4 suggests few; one is usually best). */
   readonly size: number;
@@ -184,6 +187,21 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     clearTimeout(this.#retryTimer);
     for (const c of [...this.#connections]) c.close('network-change');
     if (this.#selfRetry) this.warm();
+  }
+
+  /**
+   * The user asked to try again now ("Retry now"): the same attempt a query
+   * arriving with no connection up makes, under the same limits (only while
+   * no connection is connecting or open, at most one a second), whatever the
+   * back-off says.
+   */
+  retryNow(): RetryOutcome {
+    if (this.#closed) return 'closed';
+    if (this.#connections.some((c) => c.state === 'open')) return 'connected';
+    if (this.#liveCount() > 0) return 'connecting';
+    if (Date.now() - this.#lastAttemptAt < QUERY_CONNECT_INTERVAL_MS) return 'too-soon';
+    this.#open();
+    return 'started';
   }
 
   /** Opens the pool's connections now instead of on the first query. */

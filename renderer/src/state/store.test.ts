@@ -78,6 +78,7 @@ describe('DashboardStore', () => {
               connectionId: 9,
               resolverId: 'q',
               address: 'a',
+              transport: 'dot',
               resumed: false,
               verified: true,
               authError: null,
