@@ -4,7 +4,7 @@
  */
 import { expect, type Download, type Locator, type Page } from '@playwright/test';
 
-export type Section = 'Overview' | 'Queries' | 'Resolvers' | 'Connections' | 'Events' | 'Settings';
+export type Section = 'Overview' | 'Queries' | 'Resolvers' | 'Connections' | 'Network' | 'Events' | 'Settings';
 
 export class Dashboard {
   readonly page: Page;

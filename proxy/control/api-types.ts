@@ -153,10 +153,10 @@ export interface StatusView {
 
 /** What "Retry now" did; the attempt's outcome follows as a connection event and a state change. */
 export interface RetryView {
-  /** An attempt started (false: one is already under way, a connection is open, or the proxy is stopped). */
+  /** An attempt started, or starts within the second (false: one is already under way, a connection is open, or the proxy is stopped). */
   readonly started: boolean;
-  /** Why not, when not: connected already, an attempt under way, the last one less than a second ago, the proxy stopped. */
-  readonly outcome: 'started' | 'connected' | 'connecting' | 'too-soon' | 'closed';
+  /** 'scheduled': the last attempt was under a second ago, so this one starts when the second is up (the query-triggered limit). */
+  readonly outcome: 'started' | 'scheduled' | 'connected' | 'connecting' | 'closed';
   /** The same in words. */
   readonly message: string;
 }

@@ -46,11 +46,13 @@ describe('POST /api/retry', () => {
     const noToken = await rawRequest(h.url, '/api/retry', { method: 'POST', headers: { origin: h.origin } });
     expect(noToken.status).toBe(401);
 
-    // The pool tries at most once a second, like a query arriving with no connection up.
-    await new Promise((r) => setTimeout(r, Math.max(0, (last?.at ?? 0) + 1000 - Date.now())));
+    // The pool tries at most once a second, like a query arriving with no connection up: this
+    // request comes sooner after the last failure, so the attempt starts when the second is up.
     const res = await api.post('/api/retry');
     expect(res.status).toBe(200);
-    expect(res.json<RetryView>()).toMatchObject({ started: true });
+    const view = res.json<RetryView>();
+    expect(view.started).toBe(true);
+    expect(['started', 'scheduled']).toContain(view.outcome);
     await waitForState(h.proxy, 'private', 1500);
     // Well before the back-off would have tried again.
     expect(Date.now() - failedAt).toBeLessThan(3000);

@@ -243,10 +243,10 @@ export class ControlService {
       started: `trying ${label} now`,
       connected: `${label} is connected: nothing to retry`,
       connecting: `an attempt to reach ${label} is already under way`,
-      'too-soon': `${label} was tried less than a second ago; try again in a moment`,
+      scheduled: `trying ${label} within a second (it was tried moments ago)`,
       closed: 'dotstub is not forwarding DNS',
     }[outcome];
-    return { started: outcome === 'started', outcome, message };
+    return { started: outcome === 'started' || outcome === 'scheduled', outcome, message };
   }
 
   #background(p: Promise<void>): void {

@@ -167,14 +167,14 @@ export class Fallback extends EventEmitter<FallbackEvents> implements Upstream {
 
   /**
    * "Retry now": probes DoT at once (as the probe timer would), and the
-   * active side too when that is DoH and it is down. 'started' when either started.
+   * active side too when that is DoH and it is down. The DoT side's outcome wins when it tries.
    */
   retryNow(): RetryOutcome {
     if (this.#closed) return 'closed';
     const dot = this.#primary.retryNow();
     if (this.#active === 'dot') return dot;
     const doh = this.#secondary.retryNow();
-    return dot === 'started' ? dot : doh;
+    return dot === 'started' || dot === 'scheduled' ? dot : doh;
   }
 
   /** Opens the active side's connections now. */

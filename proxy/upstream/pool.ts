@@ -37,8 +37,8 @@ import { newUpstreamCounters, type UpstreamCounters } from './counters.js';
 import { RttEstimator } from './rtt.js';
 import type { Upstream, UpstreamCallback, UpstreamRequest } from './upstream.js';
 
-/** What "Retry now" did: started an attempt, or why not. */
-export type RetryOutcome = 'started' | 'connected' | 'connecting' | 'too-soon' | 'closed';
+/** What "Retry now" did: started an attempt (now, or within the second), or why not. */
+export type RetryOutcome = 'started' | 'scheduled' | 'connected' | 'connecting' | 'closed';
 
 export interface PoolOptions {
   /** Connections kept per resolver (RFC 7858 §3.4 suggests few; one is usually best). */
@@ -190,18 +190,26 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   }
 
   /**
-   * The user asked to try again now ("Retry now"): the same attempt a query
+   * The user asked to try again now ("Retry now"): the attempt a query
    * arriving with no connection up makes, under the same limits (only while
-   * no connection is connecting or open, at most one a second), whatever the
-   * back-off says.
+   * no connection is connecting or open, at most one a second: sooner than
+   * that, it starts when the second is up), whatever the back-off says.
    */
   retryNow(): RetryOutcome {
     if (this.#closed) return 'closed';
     if (this.#connections.some((c) => c.state === 'open')) return 'connected';
     if (this.#liveCount() > 0) return 'connecting';
-    if (Date.now() - this.#lastAttemptAt < QUERY_CONNECT_INTERVAL_MS) return 'too-soon';
-    this.#open();
-    return 'started';
+    const wait = this.#lastAttemptAt + QUERY_CONNECT_INTERVAL_MS - Date.now();
+    if (wait <= 0) {
+      this.#open();
+      return 'started';
+    }
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = setTimeout(() => {
+      if (!this.#closed && this.#liveCount() === 0) this.#open();
+    }, wait);
+    this.#retryTimer.unref();
+    return 'scheduled';
   }
 
   /** Opens the pool's connections now instead of on the first query. */

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useSyncExternalStore, type ReactNode } from 'react';
 import { ConnectionsTable, ConnectionStats, HitGauges } from './components/Connections.js';
 import { Icon, type IconName } from './components/Icon.js';
+import { NetworkView } from './components/Network.js';
 import { Overview } from './components/Overview.js';
 import { PrivacyBanner } from './components/PrivacyBanner.js';
 import { QueryLog } from './components/QueryLog.js';
@@ -16,6 +17,7 @@ const ICONS: Record<Route, IconName> = {
   queries: 'list',
   resolvers: 'server',
   connections: 'link',
+  network: 'wifi-sign-in',
   events: 'clock',
   settings: 'sliders',
 };
@@ -116,6 +118,12 @@ function View({ route }: { route: Route }) {
           <section className="card">
             <ConnectionsTable />
           </section>
+        </Page>
+      );
+    case 'network':
+      return (
+        <Page title="Network" intro="What this network does to encrypted DNS: which transport carries your queries, and what each try met.">
+          <NetworkView />
         </Page>
       );
     case 'events':

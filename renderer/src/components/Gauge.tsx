@@ -18,7 +18,8 @@ export function Gauge({ model }: { model: GaugeModel }) {
       aria-label={label}
       aria-valuemin={0}
       aria-valuemax={100}
-      aria-valuenow={value === null ? undefined : Math.round(v * 1000) / 10}
+      // A meter must have a value (axe: aria-required-attr); with none to show, 0 and the words say why.
+      aria-valuenow={value === null ? 0 : Math.round(v * 1000) / 10}
       aria-valuetext={value === null ? empty : formatPercent(value)}
     >
       <svg viewBox="0 0 128 74" aria-hidden="true">
