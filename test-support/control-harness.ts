@@ -47,6 +47,8 @@ export interface ControlHarnessOptions {
    * names would otherwise answer from the cache.
    */
   readonly cache?: boolean;
+  /** "Test resolvers" scope: tests measure only resolvers on this machine (the presets point at the Internet). */
+  readonly measureScope?: 'all' | 'local';
 }
 
 /** A config dir of the test's own, removed when the test process ends. */
@@ -81,6 +83,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
     resolvers: resolverStore,
     effective,
     streamIntervalMs: options.streamIntervalMs ?? 100,
+    measureScope: options.measureScope ?? 'local',
   });
   const server = new ControlServer({ service, token, port: 0, ...(options.dashboardDir ? { dashboardDir: options.dashboardDir } : {}) });
   try {

@@ -32,6 +32,9 @@
  *   GET    /api/resolvers                   → ResolversView
  *   POST   /api/resolvers                   CustomResolverBody → 201 ResolverView | 400 ApiError
  *   POST   /api/resolvers/validate          CustomResolverBody → ValidationView
+ *   POST   /api/resolvers/test              (no body) → ResolverTestResult, when done (≤ 20 s): every resolver
+ *                                             measured from this network over a fresh and an open connection,
+ *                                             DoT and DoH, ranked; the active upstream is not touched
  *   DELETE /api/resolvers/:id               → 204 | 404 | 409 (active, or a preset)
  *   PUT    /api/resolvers/active            { id } → StatusView (after the switch; no query dropped)
  *   POST   /api/retry                       (no body) → RetryView: try the resolver now, not after the back-off
@@ -52,10 +55,11 @@ import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, St
 import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { LatencyStats } from './metrics-window.js';
 import type { LadderStep } from './ladder.js';
+import type { ResolverMeasurement, ResolverTestResult, TransportMeasurement } from './resolver-test.js';
 
 // Each contract is defined once, where it is enforced (the zod schemas for
 // Settings and CustomResolverBody), and re-exported here for the dashboard.
-export type { ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats, LadderStep, NetworkView };
+export type { ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats, LadderStep, NetworkView, ResolverMeasurement, ResolverTestResult, TransportMeasurement };
 /** A config file dotstub could not use. */
 export type ConfigProblemView = ConfigProblem;
 

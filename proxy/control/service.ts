@@ -33,6 +33,7 @@ import type {
 import { ApiFailure, validationFailure } from './errors.js';
 import { StreamHub } from './stream.js';
 import { NetworkLadder } from './ladder.js';
+import { DEFAULT_RESOLVER_TEST, testResolvers, type MeasureScope, type ResolverTestResult } from './resolver-test.js';
 import { formatHostPort } from '../host-port.js';
 import { PRIVACY_WORDS } from '../network/privacy-words.js';
 
@@ -46,6 +47,10 @@ export interface ControlServiceOptions {
   readonly effective: Settings;
   /** Stream batching; tests shorten it. */
   readonly streamIntervalMs?: number;
+  /** Which resolvers "Test resolvers" may send to (default all; 'local': only this machine's, for test labs). */
+  readonly measureScope?: MeasureScope;
+  /** The test's bounds and sample counts; tests shorten them. */
+  readonly resolverTest?: Partial<typeof DEFAULT_RESOLVER_TEST>;
   /** Called when something goes wrong in the background (e.g. a pool drain). */
   readonly onError?: (err: unknown) => void;
 }
@@ -66,6 +71,10 @@ export class ControlService {
   #queue: Promise<unknown> = Promise.resolve();
   readonly #onError: (err: unknown) => void;
   readonly #unsubscribe: () => void;
+  readonly #measureScope: MeasureScope;
+  readonly #resolverTest: typeof DEFAULT_RESOLVER_TEST;
+  /** The "Test resolvers" run under way, if any: a second request joins it rather than starting another. */
+  #testing: Promise<ResolverTestResult> | null = null;
 
   constructor(options: ControlServiceOptions) {
     this.proxy = options.proxy;
@@ -73,6 +82,8 @@ export class ControlService {
     this.#resolvers = options.resolvers;
     this.#settings = options.effective;
     this.#onError = options.onError ?? ((err) => console.error('dotstub: control:', err));
+    this.#measureScope = options.measureScope ?? 'all';
+    this.#resolverTest = { ...DEFAULT_RESOLVER_TEST, ...options.resolverTest };
     this.log = new QueryLog(this.#settings.logSize);
     this.#resolvers.addSession(this.proxy.resolver);
     this.#ladder = new NetworkLadder(this.proxy.resolver.id);
@@ -228,6 +239,26 @@ export class ControlService {
       }
       return this.status();
     });
+  }
+
+  /**
+   * "Test resolvers": measures every listed resolver from this network, apart
+   * from the active upstream (resolver-test.ts), and ranks them. One run at
+   * a time: a request while one runs gets that run's result.
+   */
+  testResolvers(): Promise<ResolverTestResult> {
+    if (this.#testing) return this.#testing;
+    const run = testResolvers(this.#resolvers.all(), this.proxy.resolver.id, {
+      ...this.#resolverTest,
+      auth: this.proxy.config.auth,
+      scope: this.#measureScope,
+    });
+    this.#testing = run;
+    const clear = (): void => {
+      if (this.#testing === run) this.#testing = null;
+    };
+    run.then(clear, clear);
+    return run;
   }
 
   /**
