@@ -38,7 +38,7 @@ export class Dashboard {
     this.slowOnly = page.getByRole('checkbox', { name: 'Slow only' });
     this.pauseButton = page.getByRole('button', { name: /^(Pause|Resume)$/ });
     this.queryDetail = page.getByRole('complementary');
-    this.resolverList = page.getByRole('list', { name: 'Resolvers' });
+    this.resolverList = page.getByRole('list', { name: 'Resolvers', exact: true });
     this.connectionsTable = page.getByRole('table', { name: 'Open connections' });
     this.events = page.getByRole('list', { name: 'Events, newest first' });
   }

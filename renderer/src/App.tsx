@@ -6,6 +6,7 @@ import { Overview } from './components/Overview.js';
 import { PrivacyBanner } from './components/PrivacyBanner.js';
 import { QueryLog } from './components/QueryLog.js';
 import { AddResolverForm, ResolverSwitcher } from './components/Resolvers.js';
+import { ResolverTest } from './components/ResolverTest.js';
 import { SettingsForm } from './components/SettingsForm.js';
 import { Timeline } from './components/Timeline.js';
 import { placeholder } from './lib/link-status.js';
@@ -99,6 +100,7 @@ function View({ route }: { route: Route }) {
           <section className="card">
             <ResolverSwitcher />
           </section>
+          <ResolverTest />
           <section className="card">
             <AddResolverForm />
           </section>
