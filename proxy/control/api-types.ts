@@ -41,6 +41,7 @@
  *   GET    /api/connections                 → ConnectionView[]
  *   GET    /api/metrics                     → MetricsView
  *   GET    /api/queries?name=&type=&rcode=&resolver=&minLatencyMs=&offset=&limit=  → QueryPage (newest first)
+ *   DELETE /api/queries                     → 204: the query log is emptied (metrics and counters stay)
  *   GET    /api/queries/export?format=csv|json (&same filters) → attachment
  *   GET    /api/events/recent               → TimelineEvent[] (connection and state events, newest last)
  *   GET    /api/settings                    → Settings

@@ -109,6 +109,14 @@ export function routes(service: ControlService): Route[] {
       },
     },
     {
+      method: 'DELETE',
+      path: '/api/queries',
+      handler: () => {
+        service.clearLog();
+        return { kind: 'empty', status: 204 };
+      },
+    },
+    {
       method: 'GET',
       path: '/api/queries/export',
       handler: ({ query }) => {

@@ -330,6 +330,11 @@ export class ControlService {
     return this.log.page(filter, offset, limit);
   }
 
+  /** "Clear log": forgets every query held (metrics and counters are kept: they are totals, not the log). */
+  clearLog(): void {
+    this.log.clear();
+  }
+
   recentEvents(): TimelineEvent[] {
     return [...this.#timeline];
   }

@@ -96,6 +96,7 @@ export const api = {
   connections: () => request<ConnectionView[]>('GET', '/api/connections'),
   metrics: () => request<MetricsView>('GET', '/api/metrics'),
   queries: (limit: number, offset = 0) => request<QueryPage>('GET', `/api/queries?limit=${limit}&offset=${offset}`),
+  clearQueries: () => request<void>('DELETE', '/api/queries'),
   recentEvents: () => request<TimelineEvent[]>('GET', '/api/events/recent'),
   settings: () => request<Settings>('GET', '/api/settings'),
   saveSettings: (changes: Partial<Settings>) => request<Settings>('PUT', '/api/settings', changes),

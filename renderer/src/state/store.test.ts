@@ -19,6 +19,7 @@ function fakeEnv(): StoreEnv & { scheduled: (() => void)[] } {
       settings: unused,
       queries: unused,
       recentEvents: unused,
+      clearQueries: unused,
     },
     openStream: () => () => {},
     schedule: (fn) => void scheduled.push(fn),
