@@ -9,7 +9,7 @@ import type { Page } from '@playwright/test';
 import type { Section } from './support/dashboard.js';
 import { expect, test } from './support/fixtures.js';
 
-const VIEWS: readonly Section[] = ['Overview', 'Queries', 'Resolvers', 'Connections', 'Events', 'Settings'];
+const VIEWS: readonly Section[] = ['Overview', 'Queries', 'Resolvers', 'Connections', 'Network', 'Events', 'Settings'];
 
 /** Violations as short readable lines (rule, impact, the first few targets), so a failure says what to fix. */
 async function violations(page: Page): Promise<string[]> {

@@ -132,7 +132,7 @@ test.describe('dashboard against the real proxy and unbound', () => {
   test('a changed setting survives a proxy restart', async ({ lab, dashboard, page }) => {
     await dashboard.goTo('Settings');
     await dashboard.fillSetting('Idle timeout', 'soon');
-    await expect(page.getByText('Use a whole number of seconds')).toBeVisible();
+    await expect(page.getByText('Idle timeout must be a whole number from 1 to 86400 seconds.')).toBeVisible();
     await expect(page.getByRole('textbox', { name: 'Idle timeout' })).toHaveAttribute('aria-invalid', 'true');
     await dashboard.fillSetting('Idle timeout', '45');
     await dashboard.setRecordNames(false);

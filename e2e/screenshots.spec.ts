@@ -10,7 +10,7 @@ import type { Section } from './support/dashboard.js';
 import { expect, test } from './support/fixtures.js';
 
 const DIR = path.join(import.meta.dirname, 'screenshots');
-const VIEWS: readonly Section[] = ['Overview', 'Queries', 'Resolvers', 'Connections', 'Events', 'Settings'];
+const VIEWS: readonly Section[] = ['Overview', 'Queries', 'Resolvers', 'Connections', 'Network', 'Events', 'Settings'];
 const SIZES = [
   { tag: '1440', width: 1440, height: 900 },
   { tag: '1280', width: 1280, height: 720 },

@@ -76,6 +76,9 @@ Usage: dotstub [options]
   --control ADDR      control API and dashboard address, loopback only
                       (default 127.0.0.1:${DEFAULT_CONTROL_PORT}; 127.0.0.1:0 picks a free port)
   --no-control        no control API or dashboard
+  --measure-only-local  "Test resolvers" measures only resolvers on this machine
+                      (loopback addresses) and lists the others as not measured,
+                      sending them nothing: for test labs without the Internet
   --config-dir DIR    where the token, settings.json and resolvers.json live
                       (default $XDG_CONFIG_HOME/dotstub or ~/.config/dotstub)
   --system-dns        offer the system-DNS takeover through the control API and
@@ -133,6 +136,8 @@ export interface ParsedCli {
   /** --cache-size in MiB; undefined: the default; 0: no cache. */
   readonly cacheMb: number | undefined;
   readonly log: boolean;
+  /** --measure-only-local: "Test resolvers" sends nothing to resolvers off this machine. */
+  readonly measureOnlyLocal: boolean;
   readonly help: boolean;
   readonly version: boolean;
 }
@@ -170,6 +175,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         log: { type: 'boolean' },
         control: { type: 'string' },
         'no-control': { type: 'boolean' },
+        'measure-only-local': { type: 'boolean' },
         'config-dir': { type: 'string' },
         'ready-file': { type: 'string' },
         'network-dns': { type: 'string', multiple: true },
@@ -275,6 +281,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         }
       : null,
     log: values.log ?? false,
+    measureOnlyLocal: values['measure-only-local'] ?? false,
     help: values.help ?? false,
     version: values.version ?? false,
   };
@@ -422,7 +429,14 @@ export async function main(argv: readonly string[]): Promise<number> {
       const loaded = loadOrCreateToken(parsed.configDir);
       for (const note of loaded.notes) console.error(`dotstub: ${note}`);
       token = loaded.token;
-      service = new ControlService({ proxy, settings: store, resolvers: resolverStore, effective: run.effective, ...(systemDns ? { systemDns } : {}) });
+      service = new ControlService({
+        proxy,
+        settings: store,
+        resolvers: resolverStore,
+        effective: run.effective,
+        measureScope: parsed.measureOnlyLocal ? 'local' : 'all',
+        ...(systemDns ? { systemDns } : {}),
+      });
       server = await listenControl(service, token, parsed.control);
       console.error(`dotstub: dashboard at ${server.dashboardUrl}`);
     } catch (err) {

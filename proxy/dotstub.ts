@@ -33,7 +33,7 @@ import type { ProbeTargets } from './network/captive-probe.js';
 import type { SignInProxyInfo } from './network/signin-proxy.js';
 import { discoverNetworkResolver, type DiscoveryPaths } from './network/network-resolver.js';
 import { CleartextUpstream } from './upstream/plain/cleartext.js';
-import { DEFAULT_POOL_OPTIONS, Pool, type AddressAttempt, type PoolOptions } from './upstream/pool.js';
+import { DEFAULT_POOL_OPTIONS, Pool, type AddressAttempt, type PoolOptions, type RetryOutcome } from './upstream/pool.js';
 
 export type { PrivacyState };
 
@@ -52,6 +52,8 @@ export type ConnectionEvent =
       readonly connectionId: number;
       readonly resolverId: string;
       readonly address: string;
+      /** Which transport the connection carries (DoT, or DoH after the fallback). */
+      readonly transport: Transport;
       readonly resumed: boolean;
       readonly verified: boolean;
       readonly authError: string | null;
@@ -669,6 +671,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
         connectionId: conn.id,
         resolverId: resolver.id,
         address: info.address,
+        transport,
         resumed: info.resumed,
         verified: info.verified,
         authError: info.authError ?? null,
@@ -761,6 +764,21 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#captive?.networkChanged();
     this.#endDegraded('the network changed: trying encrypted DNS first again');
     this.#pool.networkChanged();
+  }
+
+  /**
+   * "Retry now": the active upstream tries to connect at once, as a query
+   * arriving with no connection up would (one attempt at a time, at most one
+   * a second), instead of waiting out its back-off.
+   */
+  retryNow(): RetryOutcome {
+    if (!this.#running) return 'closed';
+    return this.#pool.retryNow();
+  }
+
+  /** Why the active resolver's transport is what it is (a resolver with a DoH URL); null: DoT only, or nothing decided yet. */
+  get transportChange(): TransportChange | null {
+    return this.#pool instanceof Fallback ? (this.#pool.lastChange ?? null) : null;
   }
 
   /** When the active resolver was last known good: now while a connection is open, else when the last one closed. */

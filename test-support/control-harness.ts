@@ -52,6 +52,8 @@ export interface ControlHarnessOptions {
   readonly captive?: CaptiveConfig;
   /** The system-DNS takeover the service offers (--system-dns), given the proxy's DNS port. */
   readonly systemDns?: (dnsPort: number) => Promise<SystemDnsManager>;
+  /** "Test resolvers" scope: tests measure only resolvers on this machine (the presets point at the Internet). */
+  readonly measureScope?: 'all' | 'local';
 }
 
 /** A config dir of the test's own, removed when the test process ends. */
@@ -89,6 +91,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
     resolvers: resolverStore,
     effective,
     streamIntervalMs: options.streamIntervalMs ?? 100,
+    measureScope: options.measureScope ?? 'local',
   });
   const server = new ControlServer({ service, token, port: 0, ...(options.dashboardDir ? { dashboardDir: options.dashboardDir } : {}) });
   try {

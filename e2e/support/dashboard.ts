@@ -4,7 +4,7 @@
  */
 import { expect, type Download, type Locator, type Page } from '@playwright/test';
 
-export type Section = 'Overview' | 'Queries' | 'Resolvers' | 'Connections' | 'Events' | 'System DNS' | 'Settings';
+export type Section = 'Overview' | 'Queries' | 'Resolvers' | 'Connections' | 'Network' | 'Events' | 'System DNS' | 'Settings';
 
 export class Dashboard {
   readonly page: Page;
@@ -38,7 +38,7 @@ export class Dashboard {
     this.slowOnly = page.getByRole('checkbox', { name: 'Slow only' });
     this.pauseButton = page.getByRole('button', { name: /^(Pause|Resume)$/ });
     this.queryDetail = page.getByRole('complementary');
-    this.resolverList = page.getByRole('list', { name: 'Resolvers' });
+    this.resolverList = page.getByRole('list', { name: 'Resolvers', exact: true });
     this.connectionsTable = page.getByRole('table', { name: 'Open connections' });
     this.events = page.getByRole('list', { name: 'Events, newest first' });
   }

@@ -70,6 +70,8 @@ export class ProxyProcess {
       upstream.resolverArg,
       '--ca',
       upstream.pki.caFile,
+      // "Test resolvers" must never send to the presets' public addresses from a test.
+      '--measure-only-local',
       ...extraArgs,
     ];
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], cwd: ROOT });

@@ -22,9 +22,9 @@ describe('settings schema', () => {
     const r = parseSettingsPatch({ poolSize: 2.5, idleTimeoutSec: 0, logSize: 10_000_000, mode: 'loose', recordName: false });
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.fields.poolSize).toBe('pool size must be a whole number from 1 to 16 connections');
-    expect(r.fields.idleTimeoutSec).toBe('idle timeout must be at least 1 seconds');
-    expect(r.fields.logSize).toBe('query log size must be at most 100000 records');
+    expect(r.fields.poolSize).toBe('Connections per resolver must be a whole number from 1 to 16 connections');
+    expect(r.fields.idleTimeoutSec).toBe('Idle timeout must be at least 1 second');
+    expect(r.fields.logSize).toBe('Query log size must be at most 100000 records');
     expect(r.fields.mode).toMatch(/"strict".*"opportunistic"/);
     expect(r.fields.recordName).toMatch(/unknown field "recordName"/);
     expect(parseSettingsPatch('padding').ok).toBe(false);

@@ -7,46 +7,11 @@
  * hand edit is reported instead of ignored.
  */
 import path from 'node:path';
-import { z } from 'zod';
 import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.js';
 import { DEFAULT_POOL_OPTIONS } from '../upstream/pool.js';
-import { parseServer } from '../network/network-resolver.js';
+import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings-schema.js';
 
-const wholeNumber = (what: string, min: number, max: number, unit = ''): z.ZodInt =>
-  z
-    .int({ error: `${what} must be a whole number from ${min} to ${max}${unit}` })
-    .min(min, { error: `${what} must be at least ${min}${unit}` })
-    .max(max, { error: `${what} must be at most ${max}${unit}` });
-
-const fields = {
-  mode: z.enum(['strict', 'opportunistic'], {
-    error: 'mode must be "strict" (the resolver must prove who it is) or "opportunistic" (TLS even if unverified)',
-  }),
-  padding: z.boolean({ error: 'padding must be true or false' }),
-  idleTimeoutSec: wholeNumber('idle timeout', 1, 86_400, ' seconds'),
-  poolSize: wholeNumber('pool size', 1, 16, ' connections'),
-  maxInFlight: wholeNumber('in-flight cap', 1, 65_535, ' queries per connection'),
-  logSize: wholeNumber('query log size', 100, 100_000, ' records'),
-  recordNames: z.boolean({ error: 'recordNames must be true or false' }),
-  portalCheck: z.boolean({ error: 'portalCheck must be true or false' }),
-  cleartextFallback: z.boolean({ error: 'cleartextFallback must be true or false' }),
-  networkDns: z
-    .array(
-      z.string().refine((v) => parseServer(v) !== null, {
-        error: 'network DNS must be addresses like 192.168.1.1, 192.168.1.1:53 or [fe80::1%wlan0]:53',
-      }),
-      { error: 'network DNS must be a list of addresses (empty: found automatically)' },
-    )
-    .max(4, { error: 'network DNS takes at most 4 addresses' }),
-};
-
-/** @public The whole settings object; the dashboard's form validates against the same schema. */
-export const SettingsSchema = z.strictObject(fields);
-/** A change from the API: any subset, each field validated as above. */
-const SettingsPatchSchema = z.strictObject(fields).partial();
-
-export type Settings = z.infer<typeof SettingsSchema>;
-export type SettingsPatch = z.infer<typeof SettingsPatchSchema>;
+export type { Settings, SettingsPatch } from './settings-schema.js';
 
 export const DEFAULT_SETTINGS: Settings = Object.freeze({
   mode: 'strict',

@@ -32,11 +32,16 @@
  *   GET    /api/resolvers                   → ResolversView
  *   POST   /api/resolvers                   CustomResolverBody → 201 ResolverView | 400 ApiError
  *   POST   /api/resolvers/validate          CustomResolverBody → ValidationView
+ *   POST   /api/resolvers/test              (no body) → ResolverTestResult, when done (≤ 20 s): every resolver
+ *                                             measured from this network over a fresh and an open connection,
+ *                                             DoT and DoH, ranked; the active upstream is not touched
  *   DELETE /api/resolvers/:id               → 204 | 404 | 409 (active, or a preset)
  *   PUT    /api/resolvers/active            { id } → StatusView (after the switch; no query dropped)
+ *   POST   /api/retry                       (no body) → RetryView: try the resolver now, not after the back-off
  *   GET    /api/connections                 → ConnectionView[]
  *   GET    /api/metrics                     → MetricsView
  *   GET    /api/queries?name=&type=&rcode=&resolver=&minLatencyMs=&offset=&limit=  → QueryPage (newest first)
+ *   DELETE /api/queries                     → 204: the query log is emptied (metrics and counters stay)
  *   GET    /api/queries/export?format=csv|json (&same filters) → attachment
  *   GET    /api/events/recent               → TimelineEvent[] (connection and state events, newest last)
  *   POST   /api/captive                     { action: 'allow'|'decline'|'extend'|'check', remember?: boolean } → StatusView
@@ -58,11 +63,13 @@ import type { CaptiveEvent, CaptiveView } from '../network/captive.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { LatencyStats } from './metrics-window.js';
 import type { SystemDnsView } from '../system-dns/manager.js';
+import type { LadderStep } from './ladder.js';
+import type { ResolverMeasurement, ResolverTestResult, TransportMeasurement } from './resolver-test.js';
 
 // Each contract is defined once, where it is enforced (the zod schemas for
 // Settings and CustomResolverBody), and re-exported here for the dashboard.
 export type { SystemDnsView };
-export type { ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats, CaptiveView, CaptiveEvent };
+export type { ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats, CaptiveView, CaptiveEvent, LadderStep, NetworkView, ResolverMeasurement, ResolverTestResult, TransportMeasurement };
 /** A config file dotstub could not use. */
 export type ConfigProblemView = ConfigProblem;
 
@@ -123,6 +130,12 @@ export interface StatusView {
   /** Which transport carries queries: DoT, DoH (port 853 blocked, fallback), or none connected. */
   readonly transport: 'dot' | 'doh' | null;
   /**
+   * Why the transport is what it is, for a resolver with a DoH URL (the
+   * fallback's last decision, e.g. "port 853 is blocked here; using
+   * DNS-over-HTTPS on 443"); null for DoT-only resolvers or before any decision.
+   */
+  readonly transportReason: string | null;
+  /**
    * What the network last did to the active resolver's connections: the
    * classification (NETWORK.md's kinds, a stable code, a sentence), which
    * transport and address, how long the attempt took; null once a connection
@@ -142,6 +155,12 @@ export interface StatusView {
    * address won, how fast, and what became of the others; null if none yet.
    */
   readonly race: RaceView | null;
+  /**
+   * The fallback ladder as it ran for the active resolver since it was
+   * chosen or the network last changed: one step per transport and
+   * address, DoT first, each with its latest outcome and timing.
+   */
+  readonly ladder: readonly LadderStep[];
   /**
    * When the resolver was last known good on an open, authenticated
    * connection: now while one is open, else when the last one closed
@@ -167,6 +186,16 @@ export interface StatusView {
 export interface SignInView {
   readonly portalUrl: string;
   readonly proxy: { readonly url: string; readonly username: string; readonly password: string };
+}
+
+/** What "Retry now" did; the attempt's outcome follows as a connection event and a state change. */
+export interface RetryView {
+  /** An attempt started, or starts within the second (false: one is already under way, a connection is open, or the proxy is stopped). */
+  readonly started: boolean;
+  /** 'scheduled': the last attempt was under a second ago, so this one starts when the second is up (the query-triggered limit). */
+  readonly outcome: 'started' | 'scheduled' | 'connected' | 'connecting' | 'closed';
+  /** The same in words. */
+  readonly message: string;
 }
 
 export interface MetricsView {

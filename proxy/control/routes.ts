@@ -86,6 +86,7 @@ export function routes(service: ControlService): Route[] {
     { method: 'GET', path: '/api/status', handler: () => json(service.status()) },
     { method: 'GET', path: '/api/resolvers', handler: () => json(service.resolvers()) },
     { method: 'POST', path: '/api/resolvers', body: true, handler: async ({ body }) => json(await service.addResolver(body), 201) },
+    { method: 'POST', path: '/api/resolvers/test', handler: async () => json(await service.testResolvers()) },
     { method: 'POST', path: '/api/resolvers/validate', body: true, handler: ({ body }) => json(service.validateResolver(body)) },
     { method: 'PUT', path: '/api/resolvers/active', body: true, handler: async ({ body }) => json(await service.switchResolver(body)) },
     {
@@ -96,6 +97,7 @@ export function routes(service: ControlService): Route[] {
         return { kind: 'empty', status: 204 };
       },
     },
+    { method: 'POST', path: '/api/retry', handler: () => json(service.retryNow()) },
     { method: 'GET', path: '/api/connections', handler: () => json(service.connections()) },
     { method: 'GET', path: '/api/metrics', handler: () => json(service.metricsView()) },
     {
@@ -104,6 +106,14 @@ export function routes(service: ControlService): Route[] {
       handler: ({ query }) => {
         const { filter, offset, limit } = parseQueryFilter(query);
         return json(service.queries(filter, offset, limit));
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/queries',
+      handler: () => {
+        service.clearLog();
+        return { kind: 'empty', status: 204 };
       },
     },
     {

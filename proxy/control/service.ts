@@ -26,12 +26,15 @@ import type {
   ResolversView,
   ResolverView,
   SignInView,
+  RetryView,
   StatusView,
   TimelineEvent,
   ValidationView,
 } from './api-types.js';
 import { ApiFailure, validationFailure } from './errors.js';
 import { StreamHub } from './stream.js';
+import { NetworkLadder } from './ladder.js';
+import { DEFAULT_RESOLVER_TEST, testResolvers, type MeasureScope, type ResolverTestResult } from './resolver-test.js';
 import { formatHostPort } from '../host-port.js';
 import { PRIVACY_WORDS } from '../network/privacy-words.js';
 import type { CaptiveEvent } from '../network/captive.js';
@@ -49,6 +52,10 @@ export interface ControlServiceOptions {
   readonly effective: Settings;
   /** Stream batching; tests shorten it. */
   readonly streamIntervalMs?: number;
+  /** Which resolvers "Test resolvers" may send to (default all; 'local': only this machine's, for test labs). */
+  readonly measureScope?: MeasureScope;
+  /** The test's bounds and sample counts; tests shorten them. */
+  readonly resolverTest?: Partial<typeof DEFAULT_RESOLVER_TEST>;
   /** Called when something goes wrong in the background (e.g. a pool drain). */
   readonly onError?: (err: unknown) => void;
   /**
@@ -87,12 +94,18 @@ export class ControlService {
   readonly #resolvers: ResolverStore;
   #settings: Settings;
   readonly #timeline: TimelineEvent[] = [];
+  /** The fallback ladder as it ran for the active resolver (StatusView.ladder). */
+  readonly #ladder: NetworkLadder;
   #queue: Promise<unknown> = Promise.resolve();
   readonly #onError: (err: unknown) => void;
   readonly #unsubscribe: () => void;
   readonly #systemDns: SystemDnsManager | undefined;
   /** Names seen by the leak test while it runs (from query events, so it works whatever the log keeps). */
   #leakNames: Set<string> | undefined;
+  readonly #measureScope: MeasureScope;
+  readonly #resolverTest: typeof DEFAULT_RESOLVER_TEST;
+  /** The "Test resolvers" run under way, if any: a second request joins it rather than starting another. */
+  #testing: Promise<ResolverTestResult> | null = null;
 
   constructor(options: ControlServiceOptions) {
     this.proxy = options.proxy;
@@ -100,8 +113,11 @@ export class ControlService {
     this.#resolvers = options.resolvers;
     this.#settings = options.effective;
     this.#onError = options.onError ?? ((err) => console.error('dotstub: control:', err));
+    this.#measureScope = options.measureScope ?? 'all';
+    this.#resolverTest = { ...DEFAULT_RESOLVER_TEST, ...options.resolverTest };
     this.log = new QueryLog(this.#settings.logSize);
     this.#resolvers.addSession(this.proxy.resolver);
+    this.#ladder = new NetworkLadder(this.proxy.resolver.id);
     this.stream = new StreamHub({
       intervalMs: options.streamIntervalMs ?? 250,
       snapshot: () => ({ counters: this.proxy.counters, inFlight: this.proxy.inFlight }),
@@ -112,13 +128,18 @@ export class ControlService {
       this.metrics.record(r);
       this.stream.pushQuery(r);
     };
-    const onConnection = (event: ConnectionEvent): void => this.#event({ kind: 'connection', event });
+    const onConnection = (event: ConnectionEvent): void => {
+      this.#ladder.record(event);
+      this.#event({ kind: 'connection', event });
+    };
     const onState = (event: StateChange): void => this.#event({ kind: 'state', event });
+    const onNetworkChange = (): void => this.#ladder.reset(this.proxy.resolver.id);
     const onCaptive = (event: CaptiveEvent): void => this.#event({ kind: 'captive', event });
     this.proxy.on('query', onQuery);
     this.proxy.on('connection', onConnection);
     this.proxy.on('state', onState);
     this.proxy.on('captive', onCaptive);
+    this.proxy.on('network-change', onNetworkChange);
     this.#systemDns = options.systemDns;
     // The takeover starting or ending is a privacy-state change the user sees.
     let shown = this.status();
@@ -136,6 +157,7 @@ export class ControlService {
       this.proxy.off('state', onState);
       this.proxy.off('captive', onCaptive);
       this.#systemDns?.off('change', onTakeover);
+      this.proxy.off('network-change', onNetworkChange);
     };
   }
 
@@ -169,6 +191,7 @@ export class ControlService {
       port: spec.port,
       authName: spec.authName ?? null,
       pins: spec.pins,
+      ...(spec.dohUrl !== undefined ? { dohUrl: spec.dohUrl } : {}),
       preset: this.#resolvers.isPreset(spec.id),
       medianLatencyMs: this.metrics.medianMs(spec.id),
     };
@@ -186,9 +209,11 @@ export class ControlService {
       leaves: PRIVACY_WORDS[s.state].leaves,
       resolver: this.#view(this.proxy.resolver),
       transport: this.proxy.transport,
+      transportReason: this.proxy.transportChange?.reason ?? null,
       network: this.proxy.network,
       captive: this.proxy.captive,
       race: this.proxy.race,
+      ladder: this.#ladder.steps(),
       lastVerifiedAt: this.proxy.lastVerifiedAt,
       mode: this.#settings.mode,
       listen: this.proxy.listening.map((a) => formatHostPort(a.host, a.port)),
@@ -259,11 +284,51 @@ export class ControlService {
       const from = this.proxy.resolver.id;
       await this.#resolvers.setActive(id);
       if (from !== id) {
+        this.#ladder.reset(id);
         this.#background(this.proxy.switchResolver(spec));
         this.#event({ kind: 'resolver', at: Date.now(), from, to: id });
       }
       return this.status();
     });
+  }
+
+  /**
+   * "Test resolvers": measures every listed resolver from this network, apart
+   * from the active upstream (resolver-test.ts), and ranks them. One run at
+   * a time: a request while one runs gets that run's result.
+   */
+  testResolvers(): Promise<ResolverTestResult> {
+    if (this.#testing) return this.#testing;
+    const run = testResolvers(this.#resolvers.all(), this.proxy.resolver.id, {
+      ...this.#resolverTest,
+      auth: this.proxy.config.auth,
+      scope: this.#measureScope,
+    });
+    this.#testing = run;
+    const clear = (): void => {
+      if (this.#testing === run) this.#testing = null;
+    };
+    run.then(clear, clear);
+    return run;
+  }
+
+  /**
+   * "Retry now": the active resolver is tried at once instead of after its
+   * back-off, the way a query arriving with no connection up would be (one
+   * attempt at a time, at most one a second). The outcome arrives as usual,
+   * as a connection event and a state change.
+   */
+  retryNow(): RetryView {
+    const label = this.proxy.resolver.label;
+    const outcome = this.proxy.retryNow();
+    const message = {
+      started: `trying ${label} now`,
+      connected: `${label} is connected: nothing to retry`,
+      connecting: `an attempt to reach ${label} is already under way`,
+      scheduled: `trying ${label} within a second (it was tried moments ago)`,
+      closed: 'dotstub is not forwarding DNS',
+    }[outcome];
+    return { started: outcome === 'started' || outcome === 'scheduled', outcome, message };
   }
 
   #background(p: Promise<void>): void {
@@ -353,6 +418,11 @@ export class ControlService {
 
   queries(filter: QueryFilter, offset: number, limit: number): QueryPage {
     return this.log.page(filter, offset, limit);
+  }
+
+  /** "Clear log": forgets every query held (metrics and counters are kept: they are totals, not the log). */
+  clearLog(): void {
+    this.log.clear();
   }
 
   recentEvents(): TimelineEvent[] {

@@ -33,11 +33,11 @@
 import { EventEmitter } from 'node:events';
 import { QueryTimeoutError, type DotstubError } from '../errors.js';
 import type { PoolConnection } from './connection.js';
-import type { Pool } from './pool.js';
+import type { Pool, RetryOutcome } from './pool.js';
 import type { Upstream, UpstreamCallback, UpstreamRequest } from './upstream.js';
 
 /** Each side is a pool: the fallback listens to its connection events and warms it to probe. */
-export type ProbedUpstream = Pick<Pool, 'name' | 'resolver' | 'resolve' | 'close' | 'destroy' | 'warm' | 'on' | 'connections' | 'networkChanged'>;
+export type ProbedUpstream = Pick<Pool, 'name' | 'resolver' | 'resolve' | 'close' | 'destroy' | 'warm' | 'retryNow' | 'on' | 'connections' | 'networkChanged'>;
 
 export type Transport = 'dot' | 'doh';
 
@@ -172,6 +172,18 @@ export class Fallback extends EventEmitter<FallbackEvents> implements Upstream {
     this.#primary.warm();
     if (this.#active === 'doh') this.#secondary.warm();
     this.#scheduleProbe();
+  }
+
+  /**
+   * "Retry now": probes DoT at once (as the probe timer would), and the
+   * active side too when that is DoH and it is down. The DoT side's outcome wins when it tries.
+   */
+  retryNow(): RetryOutcome {
+    if (this.#closed) return 'closed';
+    const dot = this.#primary.retryNow();
+    if (this.#active === 'dot') return dot;
+    const doh = this.#secondary.retryNow();
+    return dot === 'started' || dot === 'scheduled' ? dot : doh;
   }
 
   /** Opens the active side's connections now. */

@@ -192,6 +192,32 @@ describe('the connection pool (policy only, fake connections)', () => {
     expect([back.outcomes[0]?.err, also.outcomes[0]?.err]).toEqual([null, null]);
   });
 
+  test('retryNow ("Retry now") tries at once whatever the back-off, one attempt at a time, at most one a second', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const { pool, conns } = makePool({ maxBackoffMs: 30_000 });
+    pool.warm();
+    for (let i = 0; i < 5; i++) {
+      conns[conns.length - 1]?.refuse(new ConnectFailedError('refused'));
+      if (i < 4) await vi.advanceTimersByTimeAsync(250 * 2 ** i + 10);
+    }
+    const attempts = conns.length;
+    // Just after a failure: the attempt waits for the second to be up, not for the 4 s back-off.
+    expect(pool.retryNow()).toBe('scheduled');
+    expect(conns).toHaveLength(attempts);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(conns).toHaveLength(attempts + 1);
+    // One at a time: while it connects, another press starts nothing.
+    expect(pool.retryNow()).toBe('connecting');
+    conns[attempts]?.refuse(new ConnectFailedError('refused'));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(pool.retryNow()).toBe('started');
+    expect(conns).toHaveLength(attempts + 2);
+    conns[attempts + 1]?.open();
+    expect(pool.retryNow()).toBe('connected');
+    pool.destroy();
+    expect(pool.retryNow()).toBe('closed');
+  });
+
   test('back-off doubles per consecutive failure up to the cap', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const { pool, conns } = makePool({ maxBackoffMs: 1000 });

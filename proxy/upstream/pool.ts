@@ -46,6 +46,9 @@ import { newUpstreamCounters, type UpstreamCounters } from './counters.js';
 import { RttEstimator } from './rtt.js';
 import type { Upstream, UpstreamCallback, UpstreamRequest } from './upstream.js';
 
+/** What "Retry now" did: started an attempt (now, or within the second), or why not. */
+export type RetryOutcome = 'started' | 'scheduled' | 'connected' | 'connecting' | 'closed';
+
 export interface PoolOptions {
   /** Connections kept per resolver (RFC 7858 §3.4 suggests few; one is usually best). */
   readonly size: number;
@@ -234,6 +237,29 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     clearTimeout(this.#retryTimer);
     for (const c of [...this.#connections]) c.close('network-change');
     if (this.#selfRetry) this.warm();
+  }
+
+  /**
+   * The user asked to try again now ("Retry now"): the attempt a query
+   * arriving with no connection up makes, under the same limits (only while
+   * no connection is connecting or open, at most one a second: sooner than
+   * that, it starts when the second is up), whatever the back-off says.
+   */
+  retryNow(): RetryOutcome {
+    if (this.#closed) return 'closed';
+    if (this.#connections.some((c) => c.state === 'open')) return 'connected';
+    if (this.#liveCount() > 0) return 'connecting';
+    const wait = this.#lastAttemptAt + QUERY_CONNECT_INTERVAL_MS - Date.now();
+    if (wait <= 0) {
+      this.#open();
+      return 'started';
+    }
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = setTimeout(() => {
+      if (!this.#closed && this.#liveCount() === 0) this.#open();
+    }, wait);
+    this.#retryTimer.unref();
+    return 'scheduled';
   }
 
   /** Opens the pool's connections now instead of on the first query. */

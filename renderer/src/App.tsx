@@ -1,11 +1,13 @@
 import { useEffect, useRef, useSyncExternalStore, type ReactNode } from 'react';
 import { ConnectionsTable, ConnectionStats, HitGauges } from './components/Connections.js';
 import { Icon, type IconName } from './components/Icon.js';
+import { NetworkView } from './components/Network.js';
 import { Overview } from './components/Overview.js';
 import { PrivacyBanner } from './components/PrivacyBanner.js';
 import { CaptiveCard } from './components/CaptiveCard.js';
 import { QueryLog } from './components/QueryLog.js';
 import { AddResolverForm, ResolverSwitcher } from './components/Resolvers.js';
+import { ResolverTest } from './components/ResolverTest.js';
 import { SettingsForm } from './components/SettingsForm.js';
 import { SystemDnsPanel } from './components/SystemDns.js';
 import { Timeline } from './components/Timeline.js';
@@ -18,6 +20,7 @@ const ICONS: Record<Route, IconName> = {
   queries: 'list',
   resolvers: 'server',
   connections: 'link',
+  network: 'wifi-sign-in',
   events: 'clock',
   'system-dns': 'shield-check',
   settings: 'sliders',
@@ -100,6 +103,7 @@ function View({ route }: { route: Route }) {
           <section className="card">
             <ResolverSwitcher />
           </section>
+          <ResolverTest />
           <section className="card">
             <AddResolverForm />
           </section>
@@ -119,6 +123,12 @@ function View({ route }: { route: Route }) {
           <section className="card">
             <ConnectionsTable />
           </section>
+        </Page>
+      );
+    case 'network':
+      return (
+        <Page title="Network" intro="What this network does to encrypted DNS: which transport carries your queries, and what each try met.">
+          <NetworkView />
         </Page>
       );
     case 'events':

@@ -18,7 +18,7 @@ export function Gauge({ model }: { model: GaugeModel }) {
       aria-label={label}
       aria-valuemin={0}
       aria-valuemax={100}
-      // A meter needs a value (ARIA): with none to show, 0 — and aria-valuetext, which assistive tech reads, says why.
+      // A meter must have a value (axe: aria-required-attr); with none to show, 0 and the words say why.
       aria-valuenow={value === null ? 0 : Math.round(v * 1000) / 10}
       aria-valuetext={value === null ? empty : formatPercent(value)}
     >

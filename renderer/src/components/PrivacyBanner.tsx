@@ -4,6 +4,8 @@ import { unknownModel } from '../lib/link-status.js';
 import { recovery, retryText } from '../lib/retry.js';
 import { useAsOf, useDashboard, useReach } from '../state/context.js';
 import { Icon } from './Icon.js';
+import { RetryNow } from './RetryNow.js';
+import { transportModel } from '../lib/ladder.js';
 
 /**
  * Is my DNS private? The state in words, with its reason and what leaves the
@@ -50,6 +52,7 @@ export function PrivacyBanner() {
   const m = bannerModel(status);
   // While the resolver can't be reached: what failed, in words, and a live countdown to the next try.
   const rec = recovery(status, events);
+  const carrier = transportModel(status);
   return (
     <section className={`banner tone-${m.tone}`} aria-label="Privacy status" data-state={m.state}>
       <div className="banner-icon">
@@ -65,6 +68,18 @@ export function PrivacyBanner() {
             <dt>What leaves this machine</dt>
             <dd data-testid="banner-leaves">{m.leaves}</dd>
           </div>
+          {carrier.transport !== null && (
+            <div className="banner-transport">
+              <dt>Carried by</dt>
+              <dd data-testid="banner-transport">
+                {carrier.carrier}
+                {carrier.transport === 'doh' && <> — {carrier.why}</>}{' '}
+                <a href="#/network" className="small">
+                  Network →
+                </a>
+              </dd>
+            </div>
+          )}
           {rec ? (
             <div className="banner-why">
               <dt>Why</dt>
@@ -72,7 +87,7 @@ export function PrivacyBanner() {
                 {rec.reason}{' '}
                 {/* Counted down each second for the eye; a screen reader gets the time once, not a tick a second. */}
                 <span aria-hidden="true" data-testid="retry-countdown">{retryText(rec.retryAt, now)}.</span>
-                <span className="sr-only">next try at {formatClockShort(rec.retryAt)}.</span>
+                <span className="sr-only">next try at {formatClockShort(rec.retryAt)}.</span> <RetryNow />
               </dd>
             </div>
           ) : m.reason && (

@@ -82,16 +82,56 @@ export function QueryLog() {
     // 100,000 rows on every render (every scroll frame).
   });
 
-  // Newest rows arrive at the top: if the reader has scrolled down, keep
-  // the rows they are reading still instead of letting them slide away.
+  // Newest rows arrive at the top: if the reader has scrolled down, selected
+  // a row or put the keyboard in the grid, keep the rows they are reading
+  // still instead of letting them slide away, and count what arrived above
+  // ("N new", which takes them back to the top).
   const prevEnd = useRef(end);
+  const selectedRef = useRef(selected);
+  selectedRef.current = selected;
+  const focused = useRef(false);
+  const [above, setAbove] = useState(0);
   useLayoutEffect(() => {
     const added = end - prevEnd.current;
     prevEnd.current = end;
+    if (added <= 0) return;
     const el = scrollRef.current;
-    if (el && added > 0 && el.scrollTop > ROW_HEIGHT) el.scrollTop += added * ROW_HEIGHT;
-    if (added > 0) setActiveIndex((a) => (a > 0 ? a + added : a));
+    const hold = el !== null && (el.scrollTop > ROW_HEIGHT || selectedRef.current !== null || focused.current);
+    if (hold) {
+      el.scrollTop += added * ROW_HEIGHT;
+      setAbove((n) => n + added);
+    }
+    setActiveIndex((a) => (a > 0 || hold ? a + added : a));
   }, [end]);
+  const showNewest = (): void => {
+    setAbove(0);
+    setSelected(null);
+    setActiveIndex(0);
+    const el = scrollRef.current;
+    if (el) el.scrollTop = 0;
+  };
+  const onScroll = (): void => {
+    const el = scrollRef.current;
+    if (el && el.scrollTop <= ROW_HEIGHT / 2 && selectedRef.current === null && !focused.current) setAbove(0);
+  };
+  const [clearing, setClearing] = useState<'ask' | 'busy' | null>(null);
+  const [cleared, setCleared] = useState<string | null>(null);
+  const clearLog = async (): Promise<void> => {
+    setClearing('busy');
+    try {
+      const n = store.queries.size;
+      await store.clearLog();
+      setSelected(null);
+      setAbove(0);
+      setActiveIndex(0);
+      if (pausedAt !== null) setPausedAt(store.queries.total);
+      setCleared(`Cleared ${formatCount(n)} ${n === 1 ? 'query' : 'queries'}.`);
+    } catch (err) {
+      setCleared(`Couldn’t clear the log: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      setClearing(null);
+    }
+  };
 
   useEffect(() => {
     if (activeIndex >= count && count > 0) setActiveIndex(count - 1);
@@ -170,11 +210,40 @@ export function QueryLog() {
               </span>
             )}
           </span>
+          {pausedAt === null && above > 0 && (
+            <button type="button" className="btn btn-small new-cue" onClick={showNewest} data-testid="new-cue">
+              ↑ {formatCount(above)} new — show newest
+            </button>
+          )}
+          {cleared && <span className="muted" role="status">{cleared}</span>}
           {skipped > 0 && (
             <span className="muted">· {formatCount(skipped)} not streamed under load (not shown or exported here; in the proxy’s log)</span>
           )}
           {!recordNames && <span className="muted">· Names are not being recorded (Settings)</span>}
           <span className="toolbar-spacer" />
+          {clearing === 'ask' ? (
+            <span className="clear-confirm" role="group" aria-label="Clear the log?">
+              <span>Clear all {formatCount(store.queries.size)} held, here and in dotstub?</span>
+              <button type="button" className="btn btn-small btn-danger" onClick={() => void clearLog()}>
+                <Icon name="trash" /> Clear
+              </button>
+              <button type="button" className="btn btn-small" onClick={() => setClearing(null)}>
+                Cancel
+              </button>
+            </span>
+          ) : (
+            <button
+              type="button"
+              className="btn btn-small"
+              disabled={clearing === 'busy' || store.queries.size === 0}
+              onClick={() => {
+                setCleared(null);
+                setClearing('ask');
+              }}
+            >
+              <Icon name="trash" /> Clear log
+            </button>
+          )}
           <span className="export" role="group" aria-label={`Export the ${formatCount(count)} ${count === 1 ? 'query' : 'queries'} shown`}>
             <span aria-hidden="true">Export</span>
             <button type="button" className="btn btn-small" disabled={count === 0} onClick={() => exportShown('csv')}>
@@ -195,6 +264,9 @@ export function QueryLog() {
             tabIndex={0}
             className="log-grid"
             onKeyDown={onKeyDown}
+            onScroll={onScroll}
+            onFocus={() => (focused.current = true)}
+            onBlur={() => (focused.current = false)}
           >
             <div role="rowgroup" className="log-head">
               <div role="row" aria-rowindex={1} className="log-row head">

@@ -55,16 +55,14 @@ function SwitchResult({ attempt, onSwitchBack, busy }: { attempt: SwitchAttempt;
   }
 }
 
-/** Presets and custom resolvers, each with its recent median latency; switch without dropping a query. */
-export function ResolverSwitcher() {
-  const resolvers = useDashboard((s) => s.resolvers);
+/**
+ * Switches the active resolver from this page, keeping the outcome (and the
+ * way back) in the last-switch state that the Resolvers view shows.
+ */
+export function useSwitchTo(): (r: Pick<ResolverView, 'id' | 'label'>) => Promise<void> {
   const store = useStore();
-  const sw = useLastSwitch();
   const setSw = setLastSwitch;
-  const [removing, setRemoving] = useState<string | null>(null);
-  const [removeError, setRemoveError] = useState<string | null>(null);
-
-  const switchTo = useCallback(
+  return useCallback(
     async (r: Pick<ResolverView, 'id' | 'label'>) => {
       const snap = store.getSnapshot().resolvers;
       const fromView = snap?.resolvers.find((x) => x.id === snap.active);
@@ -82,6 +80,17 @@ export function ResolverSwitcher() {
     },
     [store],
   );
+}
+
+/** Presets and custom resolvers, each with its recent median latency; switch without dropping a query. */
+export function ResolverSwitcher() {
+  const resolvers = useDashboard((s) => s.resolvers);
+  const store = useStore();
+  const sw = useLastSwitch();
+  const [removing, setRemoving] = useState<string | null>(null);
+  const [removeError, setRemoveError] = useState<string | null>(null);
+
+  const switchTo = useSwitchTo();
 
   const remove = useCallback(
     async (r: ResolverView) => {

@@ -1,7 +1,7 @@
-import { useEffect, useId, useMemo, useState, type FormEvent } from 'react';
+import { useEffect, useId, useMemo, useRef, useState, type FormEvent } from 'react';
 import type { Settings } from '../../../proxy/control/api-types.js';
 import { ApiRequestError, api } from '../api/client.js';
-import { draftChanges, NUMERIC_FIELDS, toDraft, validateDraft, type SettingsDraft } from '../lib/settings.js';
+import { draftChanges, errorList, NUMERIC_FIELDS, toDraft, validateDraft, type SettingsDraft } from '../lib/settings.js';
 import { useDashboard, useStore } from '../state/context.js';
 import { Icon } from './Icon.js';
 
@@ -19,6 +19,11 @@ function SettingsEditor({ saved }: { saved: Settings }) {
   const [serverErrors, setServerErrors] = useState<Readonly<Record<string, string>>>({});
   const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
   const [saving, setSaving] = useState(false);
+  /** Set when a save was tried with errors: the list of them shows at the top. */
+  const [tried, setTried] = useState(false);
+  /** Where the user tried to go with unsaved edits (a #/ link), while we ask. */
+  const [leaving, setLeaving] = useState<string | null>(null);
+  const stayRef = useRef<HTMLButtonElement>(null);
 
   const localErrors = useMemo(() => validateDraft(draft), [draft]);
   const changes = useMemo(() => draftChanges(saved, draft), [saved, draft]);
@@ -26,8 +31,43 @@ function SettingsEditor({ saved }: { saved: Settings }) {
   const errorFor = (k: keyof Settings): string | undefined => localErrors[k] ?? serverErrors[k];
 
   useEffect(() => setServerErrors({}), [draft]);
+
+  // Unsaved edits: closing or reloading the tab asks (the browser's own prompt); a link to
+  // another section asks here first (Stay, or discard and go).
+  useEffect(() => {
+    if (!dirty) return;
+    const onBeforeUnload = (e: BeforeUnloadEvent): void => {
+      e.preventDefault();
+      e.returnValue = '';
+    };
+    const onClick = (e: MouseEvent): void => {
+      if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      const a = e.target instanceof Element ? e.target.closest('a[href^="#/"]') : null;
+      if (!a) return;
+      e.preventDefault();
+      setLeaving(a.getAttribute('href'));
+    };
+    window.addEventListener('beforeunload', onBeforeUnload);
+    document.addEventListener('click', onClick, true);
+    return () => {
+      window.removeEventListener('beforeunload', onBeforeUnload);
+      document.removeEventListener('click', onClick, true);
+    };
+  }, [dirty]);
+  useEffect(() => {
+    if (leaving !== null) stayRef.current?.focus();
+  }, [leaving]);
+  const leave = (): void => {
+    const to = leaving;
+    setLeaving(null);
+    setDraft(toDraft(saved));
+    if (to !== null) window.location.hash = to;
+  };
   // A save (ours or another window's) changes what is saved: show it.
   useEffect(() => setDraft(toDraft(saved)), [saved]);
+
+  const allErrors = { ...serverErrors, ...localErrors };
+  const listed = tried ? errorList(allErrors) : [];
 
   const set = <K extends keyof SettingsDraft>(k: K, v: SettingsDraft[K]): void => {
     setDraft((d) => ({ ...d, [k]: v }));
@@ -37,7 +77,8 @@ function SettingsEditor({ saved }: { saved: Settings }) {
   const submit = async (e: FormEvent): Promise<void> => {
     e.preventDefault();
     if (Object.keys(localErrors).length > 0) {
-      setMessage({ kind: 'error', text: 'Fix the fields marked below; nothing was changed.' });
+      setTried(true);
+      setMessage({ kind: 'error', text: 'Nothing was saved. Fix these first:' });
       return;
     }
     if (!dirty) return;
@@ -49,6 +90,7 @@ function SettingsEditor({ saved }: { saved: Settings }) {
     } catch (err) {
       if (err instanceof ApiRequestError) {
         setServerErrors(err.fields);
+        setTried(true);
         setMessage({ kind: 'error', text: `${err.message} Nothing was changed.` });
       } else setMessage({ kind: 'error', text: String(err) });
     } finally {
@@ -62,6 +104,18 @@ function SettingsEditor({ saved }: { saved: Settings }) {
         <p className={message.kind === 'ok' ? 'notice notice-good' : 'notice notice-error'} role={message.kind === 'ok' ? 'status' : 'alert'}>
           <Icon name={message.kind === 'ok' ? 'check' : 'error'} /> {message.text}
         </p>
+      )}
+      {listed.length > 0 && (
+        <ul className="error-summary" aria-label="Settings to fix" data-testid="settings-errors">
+          {listed.map((e) => (
+            <li key={e.key}>
+              <a href={`#${id}-${e.key}`} onClick={(ev) => (ev.preventDefault(), document.getElementById(`${id}-${e.key}`)?.focus())}>
+                {e.label}
+              </a>
+              : {e.message}
+            </li>
+          ))}
+        </ul>
       )}
 
       <fieldset className="card">
@@ -136,7 +190,7 @@ function SettingsEditor({ saved }: { saved: Settings }) {
                   </p>
                 ) : (
                   <p id={`${fid}-hint`} className="field-hint">
-                    {f.help}
+                    {f.help} <span className="field-range">{f.range}</span>
                   </p>
                 )}
               </div>
@@ -146,13 +200,37 @@ function SettingsEditor({ saved }: { saved: Settings }) {
       </fieldset>
 
       <div className="form-actions sticky-actions">
+        {leaving !== null && (
+          <div className="leave-guard" role="alertdialog" aria-labelledby={`${id}-leave`} aria-modal="false">
+            <p id={`${id}-leave`}>
+              <Icon name="error" /> You have {Object.keys(changes).length} unsaved {Object.keys(changes).length === 1 ? 'change' : 'changes'}. Leave Settings
+              without saving?
+            </p>
+            <button ref={stayRef} type="button" className="btn btn-primary btn-small" onClick={() => setLeaving(null)}>
+              Stay and keep editing
+            </button>
+            <button type="button" className="btn btn-small" onClick={leave}>
+              Discard changes and leave
+            </button>
+          </div>
+        )}
         <button type="submit" className="btn btn-primary" disabled={saving || !dirty}>
           {saving ? <Icon name="spinner" /> : <Icon name="check" />} Save settings
         </button>
-        <button type="button" className="btn" disabled={saving || !dirty} onClick={() => setDraft(toDraft(saved))}>
+        <button
+          type="button"
+          className="btn"
+          disabled={saving || !dirty}
+          onClick={() => {
+            setDraft(toDraft(saved));
+            setTried(false);
+          }}
+        >
           Discard changes
         </button>
-        <span className="muted small">{dirty ? `${Object.keys(changes).length} unsaved change(s)` : 'No unsaved changes'}</span>
+        <span className="muted small" data-testid="unsaved">
+          {dirty ? `${Object.keys(changes).length} unsaved ${Object.keys(changes).length === 1 ? 'change' : 'changes'}` : 'No unsaved changes'}
+        </span>
       </div>
     </form>
   );

@@ -14,6 +14,7 @@ describe('describeEvent', () => {
           connectionId: 3,
           resolverId: 'quad9',
           address: '9.9.9.9:853',
+          transport: 'dot',
           resumed: true,
           verified: true,
           authError: null,

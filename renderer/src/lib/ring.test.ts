@@ -45,4 +45,15 @@ describe('RingBuffer', () => {
     expect(r.size).toBe(0);
     expect(r.newest()).toBeUndefined();
   });
+
+  it('drops everything held but keeps absolute indices monotonic', () => {
+    const r = new RingBuffer<number>(3);
+    r.pushAll([1, 2, 3, 4]);
+    r.dropAll();
+    expect([r.size, r.total, r.first, r.atAbsolute(3)]).toEqual([0, 4, 4, undefined]);
+    r.pushAll([5, 6]);
+    expect([r.size, r.first, r.toArray(), r.atAbsolute(4), r.newest()]).toEqual([2, 4, [5, 6], 5, 6]);
+    r.pushAll([7, 8]);
+    expect(r.toArray()).toEqual([6, 7, 8]);
+  });
 });

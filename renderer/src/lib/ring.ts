@@ -15,6 +15,8 @@ export class RingBuffer<T> {
   readonly #slots: (T | undefined)[];
   /** Items ever pushed; the newest has absolute index total-1. */
   #total = 0;
+  /** Items below this absolute index were dropped (dropAll); `total` stays monotonic. */
+  #floor = 0;
 
   constructor(capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a whole number ≥ 1, got ${capacity}`);
@@ -23,7 +25,7 @@ export class RingBuffer<T> {
   }
 
   get size(): number {
-    return Math.min(this.#total, this.capacity);
+    return Math.min(this.#total - this.#floor, this.capacity);
   }
 
   /** Items ever pushed (monotonic). */
@@ -63,6 +65,16 @@ export class RingBuffer<T> {
   clear(): void {
     this.#slots.fill(undefined);
     this.#total = 0;
+    this.#floor = 0;
+  }
+
+  /**
+   * Drops every item held but keeps `total` (absolute indices stay valid
+   * and monotonic, so derived indexes just see everything fall out).
+   */
+  dropAll(): void {
+    this.#slots.fill(undefined);
+    this.#floor = this.#total;
   }
 
   /** Oldest to newest. */

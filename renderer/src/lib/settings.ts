@@ -1,37 +1,23 @@
 /**
- * Settings form: the fields, what they mean, and the checks the browser can
- * do before asking the API (which has the final word and its own messages).
+ * Settings form: the fields, what they mean, and validation with the
+ * proxy's own schema (proxy/config/settings-schema.ts: one source for the
+ * rules, the human field names and the ranges). The API still has the
+ * final word.
  */
 import type { Settings } from '../../../proxy/control/api-types.js';
+import { NUMERIC_SETTINGS, SETTING_LABELS, SettingsSchema, type NumericSetting, type NumericSettingInfo } from '../../../proxy/config/settings-schema.js';
+import { formatCount } from './format.js';
 
-type NumericSetting = 'idleTimeoutSec' | 'poolSize' | 'maxInFlight' | 'logSize';
-
-export interface NumericField {
+export interface NumericField extends NumericSettingInfo {
   readonly key: NumericSetting;
-  readonly label: string;
-  readonly unit: string;
-  readonly help: string;
-  readonly min: number;
+  /** "1 to 86,400 seconds; e.g. 60" */
+  readonly range: string;
 }
 
-export const NUMERIC_FIELDS: readonly NumericField[] = [
-  {
-    key: 'idleTimeoutSec',
-    label: 'Idle timeout',
-    unit: 'seconds',
-    help: 'Close a connection after this long without queries. About 60 s keeps most lookups on an open connection.',
-    min: 1,
-  },
-  { key: 'poolSize', label: 'Connections per resolver', unit: 'connections', help: 'Open TLS connections kept to the resolver.', min: 1 },
-  {
-    key: 'maxInFlight',
-    label: 'Queries in flight per connection',
-    unit: 'queries',
-    help: 'Pipelined queries allowed on one connection before the next one waits.',
-    min: 1,
-  },
-  { key: 'logSize', label: 'Query log size', unit: 'records', help: 'How many recent queries the proxy keeps for this log.', min: 1 },
-];
+export const NUMERIC_FIELDS: readonly NumericField[] = (Object.keys(NUMERIC_SETTINGS) as NumericSetting[]).map((key) => {
+  const f = NUMERIC_SETTINGS[key];
+  return { key, ...f, range: `Allowed: ${formatCount(f.min)} to ${formatCount(f.max)} ${f.unit}; e.g. ${formatCount(f.example)}.` };
+});
 
 /** Form text for each field; numbers are edited as strings so a half-typed value isn't lost. */
 export type SettingsDraft = Omit<Settings, NumericSetting> & Record<NumericSetting, string>;
@@ -46,16 +32,39 @@ export function toDraft(s: Settings): SettingsDraft {
   };
 }
 
-/** Per-field messages for what the browser can tell is wrong; empty when it looks fine. */
+/** The draft as the values the schema checks: numbers where the text is a number, the text otherwise. */
+function candidate(d: SettingsDraft): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...d };
+  for (const f of NUMERIC_FIELDS) {
+    const raw = d[f.key].trim().replace(/[,_\s]/g, '');
+    out[f.key] = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+  }
+  return out;
+}
+
+/** Per-field messages from the schema, in the form's words; empty when it is valid. */
 export function validateDraft(d: SettingsDraft): Partial<Record<keyof Settings, string>> {
   const errors: Partial<Record<keyof Settings, string>> = {};
   for (const f of NUMERIC_FIELDS) {
-    const raw = d[f.key].trim();
-    if (raw === '') errors[f.key] = `Enter ${f.label.toLowerCase()} in ${f.unit}.`;
-    else if (!/^\d+$/.test(raw)) errors[f.key] = `Use a whole number of ${f.unit}, e.g. ${f.key === 'idleTimeoutSec' ? 60 : 4}.`;
-    else if (Number(raw) < f.min) errors[f.key] = `Use at least ${f.min}.`;
+    if (d[f.key].trim() === '') errors[f.key] = `Enter ${f.label.toLowerCase()} in ${f.unit}: ${formatCount(f.min)} to ${formatCount(f.max)}, e.g. ${formatCount(f.example)}.`;
+  }
+  const r = SettingsSchema.safeParse(candidate(d));
+  if (!r.success) {
+    for (const issue of r.error.issues) {
+      const key = issue.path[0] as keyof Settings | undefined;
+      if (key !== undefined && errors[key] === undefined) errors[key] = `${issue.message}.`;
+    }
   }
   return errors;
+}
+
+/** Errors as a list with each field's human name, in the form's order. */
+export function errorList(errors: Partial<Record<string, string>>): { readonly key: string; readonly label: string; readonly message: string }[] {
+  const order = ['mode', 'padding', 'recordNames', ...NUMERIC_FIELDS.map((f) => f.key)];
+  return Object.entries(errors)
+    .filter((e): e is [string, string] => typeof e[1] === 'string')
+    .sort(([a], [b]) => (order.indexOf(a) + 99) % 99 - ((order.indexOf(b) + 99) % 99))
+    .map(([key, message]) => ({ key, label: SETTING_LABELS[key as keyof Settings] ?? key, message }));
 }
 
 /** Only the fields that differ from the saved settings (the body of PUT /api/settings). */
@@ -67,9 +76,9 @@ export function draftChanges(saved: Settings, d: SettingsDraft): Partial<Setting
   if (d.portalCheck !== saved.portalCheck) out.portalCheck = d.portalCheck;
   if (d.cleartextFallback !== saved.cleartextFallback) out.cleartextFallback = d.cleartextFallback;
   if (d.networkDns.join(' ') !== saved.networkDns.join(' ')) out.networkDns = d.networkDns;
+  const c = candidate(d);
   for (const f of NUMERIC_FIELDS) {
-    const n = Number(d[f.key].trim());
-    if (d[f.key].trim() !== '' && n !== saved[f.key]) out[f.key] = n;
+    if (d[f.key].trim() !== '' && c[f.key] !== saved[f.key]) out[f.key] = c[f.key];
   }
   return out as Partial<Settings>;
 }

@@ -96,7 +96,7 @@ type Refresh = 'status' | 'resolvers' | 'connections' | 'metrics' | 'settings';
 
 /** What the store needs from its environment; tests pass fakes. */
 export interface StoreEnv {
-  readonly api: Pick<typeof api, 'status' | 'resolvers' | 'connections' | 'metrics' | 'settings' | 'queries' | 'recentEvents'>;
+  readonly api: Pick<typeof api, 'status' | 'resolvers' | 'connections' | 'metrics' | 'settings' | 'queries' | 'recentEvents' | 'clearQueries'>;
   openStream(onBatch: (b: StreamBatch) => void, onOpen: () => void, onError: (err: ApiRequestError | null) => void): () => void;
   schedule(fn: () => void): void;
   now(): number;
@@ -190,6 +190,13 @@ export class DashboardStore {
   /** Re-reads one part of the state from the API now (after a user action). */
   async refresh(...parts: Refresh[]): Promise<void> {
     await Promise.all(parts.map((p) => this.#fetch(p)));
+  }
+
+  /** "Clear log": empties the proxy's query log, then this page's. */
+  async clearLog(): Promise<void> {
+    await this.#env.api.clearQueries();
+    this.queries.dropAll();
+    this.#set({ logVersion: this.#snap.logVersion + 1, skipped: 0 });
   }
 
   /** Feeds one stream batch; also the test entry point. */

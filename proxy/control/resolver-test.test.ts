@@ -1,0 +1,99 @@
+/**
+ * "Test resolvers" (POST /api/resolvers/test) against real unbound servers
+ * on loopback, two of them behind relays that add 2 ms and 40 ms each way:
+ * ranked fastest first, DoT and DoH both measured, a resolver that refuses
+ * reported with the reason, presets (which point at the Internet) listed as
+ * not measured with nothing sent to them (--measure-only-local), and the
+ * active upstream untouched (no new handshake, same connection).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { apiClient, startControl, type ControlHarness } from '../../test-support/control-harness.js';
+import { startDelayRelay, type DelayRelay } from '../../test-support/delay-relay.js';
+import { waitForState } from '../../test-support/proxy-harness.js';
+import { freePort, startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import type { ResolverTestResult, ResolverView, ConnectionView } from './api-types.js';
+import { PRESETS } from '../config/resolvers.js';
+
+let active: UnboundServer;
+let far: UnboundServer;
+let near: UnboundServer;
+const relays: DelayRelay[] = [];
+let h: ControlHarness;
+
+beforeAll(async () => {
+  [active, far, near] = await Promise.all([startUnbound({ names: 5 }), startUnbound({ names: 5, dohPort: 0 }), startUnbound({ names: 5, dohPort: 0 })]);
+  h = await startControl({ resolverArg: active.resolverArg, overrides: { mode: 'strict' } });
+  await waitForState(h.proxy, 'private', 5000);
+}, 30_000);
+afterAll(async () => {
+  await h?.stop();
+  for (const r of relays) await r.close();
+  await Promise.all([active?.stop(), far?.stop(), near?.stop()]);
+});
+
+async function relay(port: number, oneWayMs: number): Promise<number> {
+  const r = await startDelayRelay(port, oneWayMs);
+  relays.push(r);
+  return r.port;
+}
+
+describe('POST /api/resolvers/test', () => {
+  test('ranks by measured latency, DoT and DoH, says why one failed, sends nothing to presets, leaves the active upstream alone', async () => {
+    const api = apiClient({ ...h, origin: h.origin });
+    const add = async (label: string, port: number, dohPort?: number): Promise<ResolverView> => {
+      const res = await api.post('/api/resolvers', {
+        label,
+        address: '127.0.0.1',
+        port,
+        authName: 'dns.test',
+        ...(dohPort ? { dohUrl: `https://dns.test:${dohPort}/dns-query` } : {}),
+      });
+      expect(res.status, res.text).toBe(201);
+      return res.json<ResolverView>();
+    };
+    await add('Far lab', await relay(far.port, 40), await relay(far.dohPort as number, 40));
+    await add('Near lab', await relay(near.port, 2), await relay(near.dohPort as number, 2));
+    await add('Dead lab', await freePort());
+    const before = (await api.get('/api/connections')).json<ConnectionView[]>();
+    const handshakes = h.proxy.counters.handshakesFull + h.proxy.counters.handshakesResumed;
+
+    const res = await api.post('/api/resolvers/test');
+    expect(res.status, res.text).toBe(200);
+    const r = res.json<ResolverTestResult>();
+    const byLabel = new Map(r.resolvers.map((m) => [m.label, m]));
+    const ranked = r.resolvers.filter((m) => m.rank !== null).map((m) => m.label);
+    // The active one (no delay) and Near (2 ms each way) ahead of Far (40 ms each way).
+    expect(ranked.at(-1)).toBe('Far lab');
+    expect(ranked.indexOf('Near lab')).toBeLessThan(ranked.indexOf('Far lab'));
+    expect(ranked).toHaveLength(3);
+    const farM = byLabel.get('Far lab');
+    expect(farM?.transports.map((t) => [t.transport, t.ok])).toEqual([['dot', true], ['doh', true]]);
+    // A warm query costs one round trip (≥ 80 ms here); a fresh one, the handshake's round trips more.
+    for (const t of farM?.transports ?? []) {
+      expect(t.warmMs).toBeGreaterThanOrEqual(80);
+      expect(t.freshMs).toBeGreaterThan(t.warmMs as number);
+      expect(t.samples.warm).toHaveLength(5);
+      expect(t.samples.fresh).toHaveLength(2);
+    }
+    expect(byLabel.get('Near lab')?.bestMs).toBeLessThan(40);
+    const dead = byLabel.get('Dead lab');
+    expect(dead).toMatchObject({ measured: true, rank: null, bestMs: null });
+    expect(dead?.transports[0]).toMatchObject({ ok: false, kind: 'refused' });
+    expect(dead?.transports[0]?.error).toMatch(/refuses encrypted DNS connections/);
+    // Presets: listed, not measured, nothing sent.
+    for (const p of Object.values(PRESETS)) {
+      expect(byLabel.get(p.label)).toMatchObject({ measured: false, transports: [], rank: null });
+      expect(byLabel.get(p.label)?.skipped).toMatch(/not on this machine/);
+    }
+    // Failed ones after the ranked, then the ones not measured.
+    expect(r.resolvers.map((m) => (m.rank !== null ? 'ranked' : m.measured ? 'failed' : 'skipped'))).toEqual([
+      'ranked', 'ranked', 'ranked', 'failed', ...Object.values(PRESETS).map(() => 'skipped'),
+    ]);
+    // The active upstream: the same connection, no handshake of the test's counted as the proxy's.
+    const after = (await api.get('/api/connections')).json<ConnectionView[]>();
+    expect(after.map((c) => c.id)).toEqual(before.map((c) => c.id));
+    expect(h.proxy.counters.handshakesFull + h.proxy.counters.handshakesResumed).toBe(handshakes);
+    expect(r.activeId).toBe(h.proxy.resolver.id);
+    expect(r.tookMs).toBeLessThan(20_000);
+  }, 40_000);
+});

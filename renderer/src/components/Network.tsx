@@ -1,0 +1,93 @@
+import { formatDateTime } from '../lib/format.js';
+import { ladderLines, transportModel } from '../lib/ladder.js';
+import { useDashboard } from '../state/context.js';
+import { Icon } from './Icon.js';
+import { RetryNow } from './RetryNow.js';
+
+/**
+ * What this network does to encrypted DNS: which transport carries queries
+ * and why, the fallback ladder as it ran (each transport and address, what
+ * happened and how long it took), and the last problem in the proxy's words.
+ */
+export function NetworkView() {
+  const status = useDashboard((s) => s.status);
+  if (!status) return null;
+  const t = transportModel(status);
+  const lines = ladderLines(status);
+  const waiting = status.state === 'blocked' || status.state === 'degraded';
+  const strict = status.mode === 'strict';
+  return (
+    <>
+      <section className={`card transport-now transport-${t.transport ?? 'none'}`} aria-labelledby="net-transport">
+        <h2 id="net-transport">Carrying your queries now</h2>
+        <p className="transport-carrier" data-testid="transport-carrier">
+          <Icon name={t.transport === null ? 'blocked' : 'shield-check'} /> {t.carrier}
+          <span className="muted"> · {status.resolver.label}</span>
+        </p>
+        <p className="transport-why" data-testid="transport-why">
+          {t.why}
+        </p>
+        {waiting && (
+          <p className="transport-retry">
+            <RetryNow />
+          </p>
+        )}
+      </section>
+      <section className="card" aria-labelledby="net-ladder">
+        <header className="card-head">
+          <h2 id="net-ladder">The fallback ladder, as it ran</h2>
+        </header>
+        <p className="muted small explain ladder-explain">
+          dotstub tries DNS-over-TLS on port {status.resolver.port} first.{' '}
+          {status.resolver.dohUrl
+            ? `If this network blocks it, it uses DNS-over-HTTPS to the same resolver (${status.resolver.dohUrl}) and keeps checking port ${status.resolver.port} to return to it. `
+            : `${status.resolver.label} has no DNS-over-HTTPS address, so there is no fallback if port ${status.resolver.port} is blocked. `}
+          {strict
+            ? 'Strict mode: never plain DNS, and never around a certificate that doesn’t verify.'
+            : 'Opportunistic mode: plain DNS to the network’s resolver only if you allowed it in Settings.'}{' '}
+          Shown since {status.resolver.label} was chosen or the network last changed.
+        </p>
+        {lines.length === 0 ? (
+          <p className="empty">No connection attempts yet: the first opens with the next query.</p>
+        ) : (
+          <ol className="events ladder" aria-label="Fallback ladder, in the order tried">
+            {lines.map((l) => (
+              <li key={l.key} className={`event tone-${l.tone}`} data-testid="ladder-step">
+                <span className="event-icon" aria-hidden="true">
+                  <Icon name={l.tone === 'good' ? 'check' : 'x'} />
+                </span>
+                <div className="event-body">
+                  <p className="event-title">
+                    <span className="ladder-target">{l.target}</span>: <strong>{l.outcome}</strong>
+                  </p>
+                  {(l.detail || l.attempts) && (
+                    <p className="event-detail">
+                      {l.detail}
+                      {l.detail && l.attempts ? ' ' : ''}
+                      {l.attempts && `(${l.attempts})`}
+                    </p>
+                  )}
+                </div>
+                <time className="event-time mono" dateTime={new Date(l.at).toISOString()}>
+                  {formatDateTime(l.at)}
+                </time>
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+      {status.network && (
+        <section className="card" aria-labelledby="net-problem">
+          <h2 id="net-problem">Last problem</h2>
+          <p className="net-problem" data-testid="network-problem">
+            {status.network.sentence}
+          </p>
+          <p className="muted small">
+            {status.network.transport === 'doh' ? 'DNS-over-HTTPS' : 'DNS-over-TLS'} to {status.network.address}, at {formatDateTime(status.network.at)}:{' '}
+            <span className="mono">{status.network.detail}</span> ({status.network.classification})
+          </p>
+        </section>
+      )}
+    </>
+  );
+}

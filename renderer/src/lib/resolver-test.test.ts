@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import type { ResolverMeasurement, ResolverTestResult, TransportMeasurement } from '../../../proxy/control/api-types.js';
+import { testModel } from './resolver-test.js';
+
+const t = (transport: 'dot' | 'doh', warmMs: number | null, freshMs: number | null, error: string | null = null): TransportMeasurement => ({
+  transport,
+  ok: error === null,
+  warmMs,
+  freshMs,
+  samples: { fresh: [], warm: [] },
+  kind: error === null ? null : 'refused',
+  error,
+});
+
+const m = (id: string, rank: number | null, transports: TransportMeasurement[], measured = true): ResolverMeasurement => ({
+  id,
+  label: id.toUpperCase(),
+  measured,
+  skipped: measured ? null : 'not on this machine',
+  transports,
+  bestMs: rank === null ? null : Math.min(...transports.filter((x) => x.ok).map((x) => x.warmMs as number)),
+  rank,
+});
+
+const result: ResolverTestResult = {
+  startedAt: 0,
+  tookMs: 900,
+  activeId: 'b',
+  resolvers: [
+    m('a', 1, [t('dot', 4, 60), t('doh', 14, 26)]),
+    m('b', 2, [t('dot', 82, 203)]),
+    m('dead', null, [t('dot', null, null, 'This network refuses encrypted DNS connections to DEAD (port 1).')]),
+    m('quad9', null, [], false),
+  ],
+};
+
+describe('testModel', () => {
+  it('ranks with bars on one scale, says why failures failed, and offers the fastest', () => {
+    const model = testModel(result, 'b');
+    expect(model.scale?.label).toBe('100 ms');
+    expect(model.ranked.map((r) => [r.label, r.rank, r.best, r.versus])).toEqual([
+      ['A', 1, '4.00 ms', null],
+      ['B', 2, '82.0 ms', '21× the fastest'],
+    ]);
+    expect(model.ranked[0]?.bars.map((b) => [b.name, b.share, b.text])).toEqual([
+      ['DoT', 0.04, '4.00 ms on an open connection · 60.0 ms new'],
+      ['DoH', 0.14, '14.0 ms on an open connection · 26.0 ms new'],
+    ]);
+    expect(model.failed).toEqual([{ id: 'dead', label: 'DEAD', active: false, why: 'DoT: This network refuses encrypted DNS connections to DEAD (port 1).' }]);
+    expect(model.skipped).toEqual({ labels: ['QUAD9'], why: 'not on this machine' });
+    expect(model.suggestion).toEqual({ id: 'a', label: 'A', gain: '4.00 ms instead of 82.0 ms per query on an open connection' });
+  });
+
+  it('no suggestion when the one in use is the fastest', () => {
+    expect(testModel(result, 'a').suggestion).toBeNull();
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * "Test resolvers" results as rows to draw (POST /api/resolvers/test): the
+ * ranked ones with one bar per transport on one scale, the ones that
+ * couldn't be measured with why, and the ones left out. Pure.
+ */
+import type { ResolverTestResult, TransportMeasurement } from '../../../proxy/control/api-types.js';
+import { formatLatencyMs } from './format.js';
+import { barShare, latencyScale, type LatencyScale } from './latency-scale.js';
+
+export interface TransportBar {
+  readonly transport: 'dot' | 'doh';
+  /** "DoT" / "DoH" */
+  readonly name: string;
+  /** 0…1 of the scale; 0 when it failed. */
+  readonly share: number;
+  /** "0.87 ms on an open connection · 59.6 ms new" or why it failed. */
+  readonly text: string;
+  readonly ok: boolean;
+}
+
+export interface RankedRow {
+  readonly id: string;
+  readonly label: string;
+  readonly rank: number;
+  readonly active: boolean;
+  /** "0.87 ms" (the best over its transports). */
+  readonly best: string;
+  readonly bars: readonly TransportBar[];
+  /** Times slower than the fastest, e.g. "12× the fastest"; null for the fastest. */
+  readonly versus: string | null;
+}
+
+export interface FailedRow {
+  readonly id: string;
+  readonly label: string;
+  readonly active: boolean;
+  readonly why: string;
+}
+
+export interface TestModel {
+  readonly ranked: readonly RankedRow[];
+  readonly failed: readonly FailedRow[];
+  /** Labels of the resolvers not measured, and why (the same reason for all). */
+  readonly skipped: { readonly labels: readonly string[]; readonly why: string } | null;
+  readonly scale: LatencyScale | null;
+  /** The fastest, when it isn't the one in use: offered as the switch. */
+  readonly suggestion: { readonly id: string; readonly label: string; readonly gain: string } | null;
+}
+
+const NAMES = { dot: 'DoT', doh: 'DoH' } as const;
+
+function barText(t: TransportMeasurement): string {
+  if (!t.ok) return t.error ?? 'failed';
+  return `${formatLatencyMs(t.warmMs)} on an open connection · ${formatLatencyMs(t.freshMs)} new`;
+}
+
+export function testModel(result: ResolverTestResult, activeId: string): TestModel {
+  const warm = result.resolvers.flatMap((r) => r.transports.filter((t) => t.ok).map((t) => t.warmMs));
+  const scale = latencyScale(warm);
+  const fastest = result.resolvers.find((r) => r.rank === 1);
+  const ranked: RankedRow[] = result.resolvers
+    .filter((r) => r.rank !== null && r.bestMs !== null)
+    .map((r) => ({
+      id: r.id,
+      label: r.label,
+      rank: r.rank as number,
+      active: r.id === activeId,
+      best: formatLatencyMs(r.bestMs),
+      versus:
+        r.rank === 1 || !fastest?.bestMs || !r.bestMs
+          ? null
+          : `${(r.bestMs / fastest.bestMs).toFixed(r.bestMs / fastest.bestMs < 10 ? 1 : 0)}× the fastest`,
+      bars: r.transports.map((t) => ({
+        transport: t.transport,
+        name: NAMES[t.transport],
+        share: t.ok ? barShare(t.warmMs, scale) : 0,
+        text: barText(t),
+        ok: t.ok,
+      })),
+    }));
+  const failed: FailedRow[] = result.resolvers
+    .filter((r) => r.measured && r.rank === null)
+    .map((r) => ({
+      id: r.id,
+      label: r.label,
+      active: r.id === activeId,
+      why: r.transports.map((t) => `${NAMES[t.transport]}: ${t.error ?? 'no answer'}`).join(' ') || 'no answer',
+    }));
+  const left = result.resolvers.filter((r) => !r.measured);
+  const active = ranked.find((r) => r.active);
+  const top = ranked[0];
+  const suggestion =
+    top && !top.active
+      ? {
+          id: top.id,
+          label: top.label,
+          gain: active
+            ? `${top.best} instead of ${active.best} per query on an open connection`
+            : `${top.best} per query on an open connection; the one in use couldn’t be measured`,
+        }
+      : null;
+  return {
+    ranked,
+    failed,
+    skipped: left.length ? { labels: left.map((r) => r.label), why: left[0]?.skipped ?? 'not measured' } : null,
+    scale,
+    suggestion,
+  };
+}
