@@ -59,3 +59,21 @@ test('leaving Settings with unsaved edits asks first: stay keeps them, leave dis
   await expect(page.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible();
   await dashboard.goTo('Queries');
 });
+
+test('network DNS (the one server ever asked unencrypted) takes addresses only, and is kept', async ({ dashboard, page }) => {
+  await dashboard.goTo('Settings');
+  const field = page.getByRole('textbox', { name: 'Network DNS' });
+  await field.fill('router.lan');
+  await dashboard.saveSettings();
+  await expect(page.getByRole('list', { name: 'Settings to fix' }).getByRole('listitem')).toHaveText([
+    'Network DNS: Network DNS must be addresses like 192.168.1.1, 192.168.1.1:53 or [fe80::1%wlan0]:53.',
+  ]);
+  await field.fill('192.168.1.1, [fe80::1%wlan0]:53');
+  await dashboard.saveSettings();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved' })).toBeVisible();
+  await page.reload();
+  await expect(dashboard.liveIndicator).toHaveText('Live');
+  await expect(page.getByRole('textbox', { name: 'Network DNS' })).toHaveValue('192.168.1.1, [fe80::1%wlan0]:53');
+  await expect(page.getByRole('switch', { name: 'Check for Wi-Fi sign-in pages' })).toBeChecked();
+  await expect(page.getByRole('switch', { name: 'Cleartext fallback (opportunistic mode only)' })).not.toBeChecked();
+});

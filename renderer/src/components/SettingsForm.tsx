@@ -162,6 +162,47 @@ function SettingsEditor({ saved }: { saved: Settings }) {
       </fieldset>
 
       <fieldset className="card">
+        <legend>Wi-Fi sign-in and blocked networks</legend>
+        <Toggle
+          id={`${id}-portalCheck`}
+          label="Check for Wi-Fi sign-in pages"
+          help="When encrypted DNS fails right after joining a network, look for a hotel or café sign-in page and let only its names through, unencrypted, while you sign in (strict mode asks first)."
+          checked={draft.portalCheck}
+          onChange={(v) => set('portalCheck', v)}
+          error={serverErrors.portalCheck}
+        />
+        <Toggle
+          id={`${id}-cleartextFallback`}
+          label="Cleartext fallback (opportunistic mode only)"
+          help="While a network blocks encrypted DNS, let its own resolver answer, unencrypted: lookups work, but anyone on the network can read them. Off by default; never in strict mode."
+          checked={draft.cleartextFallback}
+          onChange={(v) => set('cleartextFallback', v)}
+          error={errorFor('cleartextFallback')}
+        />
+        <div className={`field${errorFor('networkDns') ? ' invalid' : ''}`}>
+          <label htmlFor={`${id}-networkDns`}>Network DNS</label>
+          <input
+            id={`${id}-networkDns`}
+            name="networkDns"
+            value={draft.networkDns}
+            placeholder="found automatically"
+            aria-invalid={errorFor('networkDns') ? true : undefined}
+            aria-describedby={`${id}-networkDns-${errorFor('networkDns') ? 'err' : 'hint'}`}
+            onChange={(e) => set('networkDns', e.target.value)}
+          />
+          {errorFor('networkDns') ? (
+            <p id={`${id}-networkDns-err`} className="field-error">
+              <Icon name="error" /> {errorFor('networkDns')}
+            </p>
+          ) : (
+            <p id={`${id}-networkDns-hint`} className="field-hint">
+              This network’s own resolver (your router, e.g. 192.168.1.1): the only server ever asked unencrypted. Empty: found from the system.
+            </p>
+          )}
+        </div>
+      </fieldset>
+
+      <fieldset className="card">
         <legend>Connections and log</legend>
         <div className="form-grid">
           {NUMERIC_FIELDS.map((f) => {

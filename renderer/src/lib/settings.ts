@@ -19,12 +19,18 @@ export const NUMERIC_FIELDS: readonly NumericField[] = (Object.keys(NUMERIC_SETT
   return { key, ...f, range: `Allowed: ${formatCount(f.min)} to ${formatCount(f.max)} ${f.unit}; e.g. ${formatCount(f.example)}.` };
 });
 
-/** Form text for each field; numbers are edited as strings so a half-typed value isn't lost. */
-export type SettingsDraft = Omit<Settings, NumericSetting> & Record<NumericSetting, string>;
+/** Form text for each field; numbers (and the network DNS list) are edited as strings so a half-typed value isn't lost. */
+export type SettingsDraft = Omit<Settings, NumericSetting | 'networkDns'> & Record<NumericSetting | 'networkDns', string>;
+
+/** "192.168.1.1, 192.168.1.2" ⇄ ["192.168.1.1", "192.168.1.2"]. */
+function dnsList(text: string): string[] {
+  return text.split(/[\s,]+/).filter((x) => x !== '');
+}
 
 export function toDraft(s: Settings): SettingsDraft {
   return {
     ...s,
+    networkDns: s.networkDns.join(', '),
     idleTimeoutSec: String(s.idleTimeoutSec),
     poolSize: String(s.poolSize),
     maxInFlight: String(s.maxInFlight),
@@ -34,7 +40,7 @@ export function toDraft(s: Settings): SettingsDraft {
 
 /** The draft as the values the schema checks: numbers where the text is a number, the text otherwise. */
 function candidate(d: SettingsDraft): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...d };
+  const out: Record<string, unknown> = { ...d, networkDns: dnsList(d.networkDns) };
   for (const f of NUMERIC_FIELDS) {
     const raw = d[f.key].trim().replace(/[,_\s]/g, '');
     out[f.key] = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
@@ -75,7 +81,7 @@ export function draftChanges(saved: Settings, d: SettingsDraft): Partial<Setting
   if (d.recordNames !== saved.recordNames) out.recordNames = d.recordNames;
   if (d.portalCheck !== saved.portalCheck) out.portalCheck = d.portalCheck;
   if (d.cleartextFallback !== saved.cleartextFallback) out.cleartextFallback = d.cleartextFallback;
-  if (d.networkDns.join(' ') !== saved.networkDns.join(' ')) out.networkDns = d.networkDns;
+  if (dnsList(d.networkDns).join(' ') !== saved.networkDns.join(' ')) out.networkDns = dnsList(d.networkDns);
   const c = candidate(d);
   for (const f of NUMERIC_FIELDS) {
     if (d[f.key].trim() !== '' && c[f.key] !== saved[f.key]) out[f.key] = c[f.key];
