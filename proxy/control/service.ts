@@ -89,8 +89,8 @@ export class ControlService {
   readonly #onError: (err: unknown) => void;
   readonly #unsubscribe: () => void;
   readonly #systemDns: SystemDnsManager | undefined;
-  /** Names seen by the leak test while it runs (from query events, so it works whatever the log keeps). */
-  #leakNames: Set<string> | undefined;
+  /** Names seen by the leak test while it runs, with where their answer came from (from query events, so it works whatever the log keeps). */
+  #leakNames: Map<string, QueryRecord['source']> | undefined;
 
   constructor(options: ControlServiceOptions) {
     this.proxy = options.proxy;
@@ -105,7 +105,7 @@ export class ControlService {
       snapshot: () => ({ counters: this.proxy.counters, inFlight: this.proxy.inFlight }),
     });
     const onQuery = (r: QueryRecord): void => {
-      if (r.name !== null) this.#leakNames?.add(r.name.toLowerCase().replace(/\.$/, ''));
+      if (r.name !== null) this.#leakNames?.set(r.name.toLowerCase().replace(/\.$/, ''), r.source);
       this.log.push(r);
       this.metrics.record(r);
       this.stream.pushQuery(r);
@@ -291,10 +291,13 @@ export class ControlService {
   async leakTest(): Promise<SystemDnsView> {
     const manager = this.#manager();
     if (this.#leakNames) throw new ApiFailure(409, 'conflict', 'a leak test is already running');
-    this.#leakNames = new Set();
+    this.#leakNames = new Map();
     const seen = this.#leakNames;
     try {
-      return await manager.leakTest((name) => Promise.resolve(seen.has(name)));
+      return await manager.leakTest(
+        (name) => Promise.resolve(seen.has(name)),
+        (name) => Promise.resolve(seen.get(name) === 'local'),
+      );
     } catch (err) {
       throw systemDnsFailure(err);
     } finally {
