@@ -33,7 +33,7 @@ import { COLORS, esc, renderPng } from './plot.js';
 import { median } from './stats.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
-const USAGE = 'usage: npm run bench:interference -- [--quick] [--rounds N] [--outage S] [--after S] [--rate QPS] [--out DIR]';
+const USAGE = 'usage: npm run bench:interference -- [--quick] [--rounds N] [--outage S] [--after S] [--rate QPS] [--out DIR] | --replot [--out DIR]';
 const PORT = 5300;
 const NAMES = 5000;
 const QUERY_TIMEOUT_MS = 2000;
@@ -95,11 +95,19 @@ async function main(): Promise<void> {
       after: { type: 'string' },
       rate: { type: 'string' },
       out: { type: 'string' },
+      replot: { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (values.replot) {
+    // Only the table and the plot again, from the JSON a run wrote (no lab, no root).
+    const dir = path.resolve(values.out ?? path.join(ROOT, 'bench', 'results'));
+    const r = JSON.parse(fs.readFileSync(path.join(dir, 'interference.json'), 'utf8')) as { settings: Settings; decisions: Decision[]; outages: OutageRun[] };
+    writeReport(dir, r.settings, r.decisions, r.outages);
     return;
   }
   const quick = values.quick ?? false;
@@ -158,20 +166,25 @@ async function main(): Promise<void> {
 
     const settings = { quick, rounds, outageS, afterS, rate, queryTimeoutMs: QUERY_TIMEOUT_MS };
     const meta = benchMeta(`unbound ${a.server4}/${a.server6} (DoT 853, DoH 443) in the lab's server namespace`);
-    const md = markdown(settings, decisions, outages, kinds);
     fs.mkdirSync(out, { recursive: true });
-    fs.writeFileSync(path.join(out, 'interference.md'), md);
     fs.writeFileSync(path.join(out, 'interference.json'), `${JSON.stringify({ meta, settings, decisions, outages }, null, 2)}\n`);
-    const svgFile = path.join(out, 'interference.svg');
-    fs.writeFileSync(svgFile, svg(settings, decisions, outages, kinds));
-    const png = renderPng(svgFile);
-    process.stdout.write(md);
-    log(`wrote ${path.join(out, 'interference.md')}, .json, .svg${png.png ? ', .png' : ` (no PNG: ${png.error ?? ''})`}`);
+    writeReport(out, settings, decisions, outages);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await lab.close();
   }
+}
+
+function writeReport(out: string, settings: Settings, decisions: readonly Decision[], outages: readonly OutageRun[]): void {
+  const kinds = [...new Set(decisions.map((d) => d.kind))];
+  const md = markdown(settings, decisions, outages, kinds);
+  fs.writeFileSync(path.join(out, 'interference.md'), md);
+  const svgFile = path.join(out, 'interference.svg');
+  fs.writeFileSync(svgFile, svg(settings, decisions, outages, kinds));
+  const png = renderPng(svgFile);
+  process.stdout.write(md);
+  log(`wrote ${path.join(out, 'interference.md')}, .json, .svg${png.png ? ', .png' : ` (no PNG: ${png.error ?? ''})`}`);
 }
 
 /** A TLS server with a certificate for the right name from a CA nobody trusts (openssl s_server), at the server's second address. */
@@ -370,13 +383,13 @@ interface Settings {
   readonly queryTimeoutMs: number;
 }
 
-function summarise(decisions: readonly Decision[], kinds: readonly Kind[]): { kind: string; classification: string; medianMs: number | null; firstQuery: string; transport: string }[] {
+function summarise(decisions: readonly Decision[], kinds: readonly string[]): { kind: string; classification: string; medianMs: number | null; firstQuery: string; transport: string }[] {
   return kinds.map((k) => {
-    const ds = decisions.filter((d) => d.kind === k.name);
+    const ds = decisions.filter((d) => d.kind === k);
     const ms = ds.map((d) => d.decidedMs).filter((v): v is number => v !== null);
     const firsts = ds.map((d) => `${d.firstRcode} ${d.firstMs} ms`);
     return {
-      kind: k.name,
+      kind: k,
       classification: [...new Set(ds.map((d) => d.classification ?? 'none'))].join(', '),
       medianMs: ms.length ? Math.round(median(ms)) : null,
       firstQuery: firsts.join('; '),
@@ -385,7 +398,7 @@ function summarise(decisions: readonly Decision[], kinds: readonly Kind[]): { ki
   });
 }
 
-function markdown(s: Settings, decisions: readonly Decision[], outages: readonly OutageRun[], kinds: readonly Kind[]): string {
+function markdown(s: Settings, decisions: readonly Decision[], outages: readonly OutageRun[], kinds: readonly string[]): string {
   const lines = [
     '# Interference: time to a decision, and an outage',
     '',
@@ -420,7 +433,7 @@ function markdown(s: Settings, decisions: readonly Decision[], outages: readonly
 const W = 1000;
 const H = 480;
 
-function svg(s: Settings, decisions: readonly Decision[], outages: readonly OutageRun[], kinds: readonly Kind[]): string {
+function svg(s: Settings, decisions: readonly Decision[], outages: readonly OutageRun[], kinds: readonly string[]): string {
   const rows = summarise(decisions, kinds);
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">`,
@@ -435,14 +448,15 @@ function svg(s: Settings, decisions: readonly Decision[], outages: readonly Outa
   const x0 = 200;
   const x1 = 470;
   const lx = (ms: number): number => x0 + ((Math.log10(Math.max(ms, 10)) - 1) / 3) * (x1 - x0);
+  const rowH = Math.min(40, Math.floor(310 / Math.max(1, rows.length)));
   for (const tick of [10, 100, 1000, 10_000]) {
-    parts.push(`<line x1="${lx(tick)}" y1="95" x2="${lx(tick)}" y2="${100 + rows.length * 40}" stroke="#e5e7eb"/>`);
-    parts.push(`<text x="${lx(tick)}" y="${115 + rows.length * 40}" text-anchor="middle" class="v">${tick >= 1000 ? `${tick / 1000} s` : `${tick} ms`}</text>`);
+    parts.push(`<line x1="${lx(tick)}" y1="95" x2="${lx(tick)}" y2="${100 + rows.length * rowH}" stroke="#e5e7eb"/>`);
+    parts.push(`<text x="${lx(tick)}" y="${115 + rows.length * rowH}" text-anchor="middle" class="v">${tick >= 1000 ? `${tick / 1000} s` : `${tick} ms`}</text>`);
   }
   rows.forEach((r, i) => {
-    const y = 100 + i * 40;
+    const y = 100 + i * rowH;
     parts.push(`<text x="${x0 - 8}" y="${y + 15}" text-anchor="end" class="l">${esc(r.kind)}</text>`);
-    parts.push(`<text x="${x0 - 8}" y="${y + 29}" text-anchor="end" class="v" fill="#6b7280">${esc(r.classification)}</text>`);
+    parts.push(`<text x="${x0 - 8}" y="${y + 28}" text-anchor="end" class="v" fill="#6b7280">${esc(r.classification)}</text>`);
     if (r.medianMs !== null) {
       parts.push(`<rect x="${x0}" y="${y + 6}" width="${(lx(r.medianMs) - x0).toFixed(1)}" height="20" fill="${COLORS.dotstub}"/>`);
       parts.push(`<text x="${(lx(r.medianMs) + 4).toFixed(1)}" y="${y + 21}" class="v">${r.medianMs} ms</text>`);

@@ -39,6 +39,7 @@ test('enable private DNS for the machine, run the leak test, disable: the old fi
   await expect(result).toContainText('No leak found');
   await expect(result).toContainText('reached dotstub');
   await expect(result).toContainText('The system knows no other resolver.');
+  await expect(result).toContainText("Firefox's canary (use-application-dns.net) was answered by dotstub itself.");
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.screenshot({ path: path.join(import.meta.dirname, 'screenshots', 'system-dns-after-leak-test-1280-light.png'), fullPage: true });
 

@@ -108,3 +108,17 @@ test.skipIf(missing)('a test process killed with SIGKILL leaves no lab behind', 
   await (await startNetlab()).close();
   expect(fs.existsSync(m?.[2] ?? '/')).toBe(false);
 });
+
+test.skipIf(missing)("the lab's own resolv.conf: glibc in the client asks the server it names (the host's file untouched)", async () => {
+  const before = fs.readFileSync('/etc/resolv.conf', 'utf8');
+  const other = await startNetlab({ resolvConf: 'nameserver 10.53.2.3\noptions timeout:1 attempts:1\n' });
+  try {
+    const cap = await other.capture();
+    await other.client.exec(['getent', 'ahosts', 'portal-check.test']);
+    const packets = await cap.stop();
+    expect(packets.some((p) => p.dst === '10.53.2.3' && p.dstPort === 53 && p.qname === 'portal-check.test')).toBe(true);
+  } finally {
+    await other.close();
+  }
+  expect(fs.readFileSync('/etc/resolv.conf', 'utf8')).toBe(before);
+});

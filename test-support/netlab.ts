@@ -229,6 +229,16 @@ export function outputWatcher(child: ChildProcess): Pick<NetlabProcess, 'output'
   };
 }
 
+/** Ends a lab whose PID 1 reads its stdin: closes stdin (SIGKILL after 5 s) and waits for the exit. */
+export async function endInit(init: ChildProcess): Promise<void> {
+  if (init.exitCode !== null || init.signalCode !== null) return;
+  const gone = new Promise((r) => init.once('exit', r));
+  init.stdin?.end();
+  const t = setTimeout(() => init.kill('SIGKILL'), 5000);
+  await gone;
+  clearTimeout(t);
+}
+
 /** The host PID of the program nsenter forked (nsenter --pid forks once; `ip netns exec` then execs). */
 function programPid(nsenterPid: number): number | undefined {
   try {
@@ -288,13 +298,7 @@ export async function startNetlab(opts: NetlabOptions = {}): Promise<Netlab> {
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;
-    if (init && init.exitCode === null && init.signalCode === null) {
-      const gone = new Promise((r) => init?.once('exit', r));
-      init.stdin?.end();
-      const t = setTimeout(() => init?.kill('SIGKILL'), 5000);
-      await gone;
-      clearTimeout(t);
-    }
+    if (init) await endInit(init);
     // The kernel has killed everything in the lab; reap our nsenter children.
     for (const c of processes) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     fs.rmSync(dir, { recursive: true, force: true });

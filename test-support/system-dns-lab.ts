@@ -22,7 +22,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dotstubArgv, outputWatcher } from './netlab.js';
+import { dotstubArgv, endInit, outputWatcher } from './netlab.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const LAB_DNS_SERVER = path.join(REPO, 'test-support', 'lab-dns-server.mjs');
@@ -153,13 +153,7 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
   let init: ChildProcess | undefined;
   const close = async (): Promise<void> => {
     for (const c of processes) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    if (init && init.exitCode === null && init.signalCode === null) {
-      const gone = new Promise((r) => init?.once('exit', r));
-      init.stdin?.end();
-      const t = setTimeout(() => init?.kill('SIGKILL'), 5000);
-      await gone;
-      clearTimeout(t);
-    }
+    if (init) await endInit(init);
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {

@@ -100,8 +100,8 @@ export class ControlService {
   readonly #onError: (err: unknown) => void;
   readonly #unsubscribe: () => void;
   readonly #systemDns: SystemDnsManager | undefined;
-  /** Names seen by the leak test while it runs (from query events, so it works whatever the log keeps). */
-  #leakNames: Set<string> | undefined;
+  /** Names seen by the leak test while it runs, with where their answer came from (from query events, so it works whatever the log keeps). */
+  #leakNames: Map<string, QueryRecord['source']> | undefined;
   readonly #measureScope: MeasureScope;
   readonly #resolverTest: typeof DEFAULT_RESOLVER_TEST;
   /** The "Test resolvers" run under way, if any: a second request joins it rather than starting another. */
@@ -123,7 +123,7 @@ export class ControlService {
       snapshot: () => ({ counters: this.proxy.counters, inFlight: this.proxy.inFlight }),
     });
     const onQuery = (r: QueryRecord): void => {
-      if (r.name !== null) this.#leakNames?.add(r.name.toLowerCase().replace(/\.$/, ''));
+      if (r.name !== null) this.#leakNames?.set(r.name.toLowerCase().replace(/\.$/, ''), r.source);
       this.log.push(r);
       this.metrics.record(r);
       this.stream.pushQuery(r);
@@ -363,10 +363,13 @@ export class ControlService {
   async leakTest(): Promise<SystemDnsView> {
     const manager = this.#manager();
     if (this.#leakNames) throw new ApiFailure(409, 'conflict', 'a leak test is already running');
-    this.#leakNames = new Set();
+    this.#leakNames = new Map();
     const seen = this.#leakNames;
     try {
-      return await manager.leakTest((name) => Promise.resolve(seen.has(name)));
+      return await manager.leakTest(
+        (name) => Promise.resolve(seen.has(name)),
+        (name) => Promise.resolve(seen.get(name) === 'local'),
+      );
     } catch (err) {
       throw systemDnsFailure(err);
     } finally {

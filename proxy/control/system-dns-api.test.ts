@@ -87,6 +87,7 @@ describe('/api/system-dns', () => {
     const leaky = (await api.post('/api/system-dns/leak-test')).json<SystemDnsView>();
     expect(leaky.lastLeakTest?.passed).toBe(false);
     expect(leaky.lastLeakTest?.lines.join('\n')).toMatch(/did NOT reach dotstub/);
+    expect(leaky.lastLeakTest?.lines).toContain("Firefox's canary (use-application-dns.net) was NOT answered by dotstub: Firefox may send its lookups to its own DNS-over-HTTPS provider.");
 
     const on = await api.put('/api/system-dns', { enabled: true });
     expect(on.status).toBe(200);
@@ -108,6 +109,12 @@ describe('/api/system-dns', () => {
     expect(tested.lastLeakTest?.arrived).toBe(true);
     expect(tested.lastLeakTest?.passed).toBe(true);
     expect(tested.lastLeakTest?.lines.at(-1)).toBe('Result: no leak found.');
+    // DDR and Firefox's canary, looked up through the system, were answered by dotstub itself.
+    expect(tested.lastLeakTest?.local).toEqual([
+      { name: '_dns.resolver.arpa', answeredLocally: true },
+      { name: 'use-application-dns.net', answeredLocally: true },
+    ]);
+    expect(tested.lastLeakTest?.lines).toContain('Encrypted-resolver discovery (_dns.resolver.arpa) was answered by dotstub itself.');
 
     const off = await api.put('/api/system-dns', { enabled: false });
     expect(off.status).toBe(200);

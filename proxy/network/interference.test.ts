@@ -204,7 +204,11 @@ interface BlockCase {
   readonly rule: readonly string[];
   readonly kind: string;
   readonly classification: string;
-  /** The proxy's own measure of the failed attempt, ms: [min, max]. */
+  /**
+   * The proxy's own measure of the failed attempt, ms: [min, max]. One round
+   * trip in the lab is well under a millisecond; the bound for those kinds
+   * leaves room for a 2-core machine shared with other work (200 ms seen).
+   */
   readonly decideMs: readonly [number, number];
   /** The first query's answer came through DoH within this long. */
   readonly answeredWithinMs: number;
@@ -229,7 +233,7 @@ const blocks: BlockCase[] = [
     rule: ['-j', 'REJECT', '--reject-with', 'tcp-reset'],
     kind: 'refused',
     classification: 'NET_REFUSED',
-    decideMs: [0, 300],
+    decideMs: [0, 600],
     answeredWithinMs: 1000,
     dualStack: true,
   },
@@ -238,7 +242,7 @@ const blocks: BlockCase[] = [
     rule: ['-j', 'REJECT', '--reject-with', 'icmp-port-unreachable'],
     kind: 'refused',
     classification: 'NET_REFUSED',
-    decideMs: [0, 300],
+    decideMs: [0, 600],
     answeredWithinMs: 1000,
     dualStack: false,
   },
@@ -247,7 +251,7 @@ const blocks: BlockCase[] = [
     rule: ['-j', 'REJECT', '--reject-with', 'icmp-host-unreachable'],
     kind: 'unreachable',
     classification: 'NET_UNREACHABLE',
-    decideMs: [0, 300],
+    decideMs: [0, 600],
     answeredWithinMs: 1000,
     dualStack: false,
   },
@@ -257,7 +261,7 @@ const blocks: BlockCase[] = [
     rule: ['-m', 'string', '--string', 'dns.test', '--algo', 'bm', '-j', 'REJECT', '--reject-with', 'tcp-reset'],
     kind: 'reset-after-hello',
     classification: 'NET_RESET_AFTER_HELLO',
-    decideMs: [0, 300],
+    decideMs: [0, 600],
     answeredWithinMs: 1000,
     dualStack: true,
   },

@@ -243,11 +243,12 @@ export class SystemDnsManager extends EventEmitter<Events> {
    * The leak self-test: a fresh random name through the system; `arrived`
    * says whether dotstub saw it (the caller has the query events).
    */
-  leakTest(arrived: (name: string) => Promise<boolean>): Promise<SystemDnsView> {
+  leakTest(arrived: (name: string) => Promise<boolean>, answeredLocally?: (name: string) => Promise<boolean>): Promise<SystemDnsView> {
     return this.#serial(async () => {
       const detection = await detectBackend(this.#o.host, this.#o.backend);
       const result = await runLeakTest({
         arrived,
+        ...(answeredLocally ? { answeredLocally } : {}),
         otherResolvers: async () => (await status(this.#ctx, detection, this.#o.port)).leaks.slice(),
         lookup: this.#o.lookup ?? ((n) => osLookup(n, 8000)),
       });

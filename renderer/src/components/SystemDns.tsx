@@ -123,7 +123,7 @@ export function SystemDnsPanel() {
               {busy === 'leak' ? 'Testing…' : 'Run leak test'}
             </button>
           </div>
-          <p className="muted small">Looks up a new random name the way every program does, and checks that it reached dotstub and that the system knows no other resolver.</p>
+          <p className="muted small">Looks up a new random name the way every program does and checks that it reached dotstub, that the system knows no other resolver, and that resolver discovery and Firefox’s canary are answered by dotstub itself.</p>
           {test === null ? (
             <p className="muted">Not run yet.</p>
           ) : (
