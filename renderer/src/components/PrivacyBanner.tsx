@@ -90,6 +90,12 @@ export function PrivacyBanner() {
                 <span className="sr-only">next try at {formatClockShort(rec.retryAt)}.</span> <RetryNow />
               </dd>
             </div>
+          ) : status.captive ? (
+            // The Wi-Fi sign-in card right below says where and why, with its buttons: not twice.
+            <div className="banner-why">
+              <dt>Why</dt>
+              <dd data-testid="banner-reason">This network has a sign-in page: see below.</dd>
+            </div>
           ) : m.reason && (
             <div className="banner-why">
               <dt>Why</dt>
