@@ -112,7 +112,8 @@ export function QueryLog() {
   };
   const onScroll = (): void => {
     const el = scrollRef.current;
-    if (el && el.scrollTop <= ROW_HEIGHT / 2 && selectedRef.current === null && !focused.current) setAbove(0);
+    // Cheap on every scroll frame: only when there is a cue to clear.
+    if (above > 0 && el && el.scrollTop <= ROW_HEIGHT / 2 && selectedRef.current === null && !focused.current) setAbove(0);
   };
   const [clearing, setClearing] = useState<'ask' | 'busy' | null>(null);
   const [cleared, setCleared] = useState<string | null>(null);

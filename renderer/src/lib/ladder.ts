@@ -29,7 +29,7 @@ const OUTCOME: Readonly<Record<NonNullable<LadderStep['kind']>, (after: string) 
   other: (after) => `failed after ${after}`,
 };
 
-export type StepTone = 'good' | 'danger';
+type StepTone = 'good' | 'danger';
 
 export interface LadderLine {
   readonly key: string;

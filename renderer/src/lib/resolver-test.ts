@@ -7,7 +7,7 @@ import type { ResolverTestResult, TransportMeasurement } from '../../../proxy/co
 import { formatLatencyMs } from './format.js';
 import { barShare, latencyScale, type LatencyScale } from './latency-scale.js';
 
-export interface TransportBar {
+interface TransportBar {
   readonly transport: 'dot' | 'doh';
   /** "DoT" / "DoH" */
   readonly name: string;
@@ -18,7 +18,7 @@ export interface TransportBar {
   readonly ok: boolean;
 }
 
-export interface RankedRow {
+interface RankedRow {
   readonly id: string;
   readonly label: string;
   readonly rank: number;
@@ -30,7 +30,7 @@ export interface RankedRow {
   readonly versus: string | null;
 }
 
-export interface FailedRow {
+interface FailedRow {
   readonly id: string;
   readonly label: string;
   readonly active: boolean;
