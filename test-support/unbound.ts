@@ -67,7 +67,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** The synthetic zone as unbound local-data lines. */
-function zoneLines(names: number, extra: Readonly<Record<string, string>> = {}): string[] {
+export function zoneLines(names: number, extra: Readonly<Record<string, string>> = {}): string[] {
   const lines = ['local-zone: "." static', 'local-zone: "test." static'];
   lines.push('local-data: "test. 3600 IN SOA ns.test. admin.test. 1 3600 600 86400 300"');
   for (let i = 0; i < names; i++) {
@@ -100,7 +100,7 @@ async function waitForTls(port: number, pki: TestPki, deadline: number, alpn?: s
  * pidfile, no daemon, no privilege drop, loopback only, one thread, no
  * validator. Callers add what makes theirs a DoT server or a forwarder.
  */
-export function unboundServerBase(dir: string, port: number, threads = 1): string[] {
+export function unboundServerBase(dir: string, port: number, threads = 1, host = '127.0.0.1'): string[] {
   return [
     'server:',
     '  verbosity: 0',
@@ -110,7 +110,7 @@ export function unboundServerBase(dir: string, port: number, threads = 1): strin
     `  pidfile: "${dir}/unbound.pid"`,
     '  use-syslog: no',
     '  do-daemonize: no',
-    `  interface: 127.0.0.1@${port}`,
+    `  interface: ${host}@${port}`,
     '  do-ip6: no',
     '  access-control: 127.0.0.0/8 allow',
     '  module-config: "iterator"',
