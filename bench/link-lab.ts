@@ -202,12 +202,26 @@ export class LinkLab {
     return this.#profile;
   }
 
-  /** linkemu's per-frame log for the current profile (one line a frame), or undefined before any profile. */
-  get linkLog(): string | undefined {
-    return this.#linkLog;
+  /**
+   * The frame log once linkemu has written what it holds: it flushes its
+   * buffer only when the link has been idle for a moment, so wait until the
+   * file stops growing (at most 3 s).
+   */
+  async settledLinkLog(): Promise<string> {
+    const file = this.#linkLog ?? '';
+    const size = (): number => (fs.existsSync(file) ? fs.statSync(file).size : 0);
+    const deadline = Date.now() + 3000;
+    let last = -1;
+    while (Date.now() < deadline) {
+      const now = size();
+      if (now === last) break;
+      last = now;
+      await sleep(250);
+    }
+    return file;
   }
 
-  /** (Re)starts linkemu with `p`; its frame log goes to a fresh file (`linkLog`). Bounded to `maxSeconds`. */
+  /** (Re)starts linkemu with `p`; its frame log goes to a fresh file (`settledLinkLog()`). Bounded to `maxSeconds`. */
   async setProfile(p: LinkProfile, maxSeconds = 1800): Promise<void> {
     await this.#linkemu?.stop();
     this.#linkLog = path.join(this.dir, `link-${p.name}-${Date.now()}.log`);
@@ -368,11 +382,17 @@ export class LinkLab {
     fs.rmSync(this.pki.dir, { recursive: true, force: true });
   }
 
-  /** Closes the lab and exits on SIGINT/SIGTERM; returns a function that removes the handlers. */
-  closeOnSignal(): () => void {
+  /**
+   * Closes the lab and exits on SIGINT/SIGTERM, after `first` (e.g. stopping
+   * the peers started in its namespaces); returns a function that removes the handlers.
+   */
+  closeOnSignal(first: () => Promise<void> = () => Promise.resolve()): () => void {
     const onSignal = (signal: NodeJS.Signals): void => {
       process.stderr.write(`\nbench: ${signal}: stopping every process and removing the namespaces\n`);
-      void this.close().finally(() => process.exit(130));
+      void first()
+        .catch(() => undefined)
+        .then(() => this.close())
+        .finally(() => process.exit(130));
     };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);

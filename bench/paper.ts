@@ -56,8 +56,8 @@ export async function runSuite(suite: 'paper' | 'desktop', argv: readonly string
   if (stale.length) log(`removed namespaces left by a bench that was killed: ${stale.join(', ')}`);
   const t0 = Date.now();
   const lab = await LinkLab.open();
-  const release = lab.closeOnSignal();
   const ctx = new Ctx(lab, { quick, out }, log);
+  const release = lab.closeOnSignal(() => ctx.stopEverything());
   const reports: ExperimentReport[] = [];
   try {
     for (const id of only) {

@@ -50,7 +50,7 @@ export async function burstExperiment(ctx: Ctx): Promise<ExperimentReport> {
         await ctx.lab.setProfile(p);
         const res = await ctx.probe<{ runs: BurstRun[] }>({ mode: 'burst', targets, count, rounds, base, idleMs: 1000, timeoutMs: 5000 });
         base += rounds * targets.length * (count + 1);
-        const frames = readLinkLog(ctx.lab.linkLog ?? '');
+        const frames = readLinkLog(await ctx.lab.settledLinkLog());
         const rows = targets.map((t): Row => {
           const runs = res.runs.filter((r) => r.label === t.label);
           const all = runs.flatMap((r) => r.samples.map((s) => s.ms));

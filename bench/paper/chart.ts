@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { renderPng } from '../plot.js';
 
-const W = 900;
-const H = 420;
+const W = 1000;
+const H = 480;
 const PAD = { l: 70, r: 180, t: 50, b: 70 };
 const PALETTE = ['#2563eb', '#ea580c', '#16a34a', '#7c3aed', '#dc2626', '#0891b2', '#ca8a04', '#db2777', '#4b5563', '#65a30d'];
 

@@ -47,7 +47,7 @@ export async function replayExperiment(ctx: Ctx): Promise<ExperimentReport> {
   } finally {
     await ctx.stop([...shipped, ...nodelay]);
   }
-  const frames = readLinkLog(ctx.lab.linkLog ?? '');
+  const frames = readLinkLog(await ctx.lab.settledLinkLog());
   const end = Date.now();
   const rttMs = 35;
   const rows = all.map(({ r, label }) => {

@@ -37,7 +37,7 @@ export function hitsExperiment(ctx: Ctx): Promise<ExperimentReport> {
     'hits',
     linesSvg({
       title: 'Connection-hit fraction vs idle timeout (synthetic stub traces)',
-      subtitle: `${clients} clients × 8 h, page-load bursts with heavy-tailed think times; T-DNS: 72–89 % at 60 s`,
+      subtitle: `${clients} clients × 8 h, bursts of new names with heavy-tailed think times; T-DNS: 72–89 % at 60 s`,
       xLabel: 'idle timeout, s (log)',
       yLabel: 'queries finding an open connection, %',
       series,
@@ -62,7 +62,7 @@ export function hitsExperiment(ctx: Ctx): Promise<ExperimentReport> {
       },
     ],
     goals: [{ goal: 'issue 11: connection-hit fraction ≥ 95 % (modelled, warm while in use)', value: `${(warmHit * 100).toFixed(1)} % at ${warmHs.toFixed(0)} handshakes/hour`, met: warmHit >= 0.95 }],
-    notes: ['The traces are synthetic (seeded): sessions of 10–40-name page loads, think times log-uniform 2 s–5 min scaled per client, idle spells of 5 min–2 h with a background lookup every 1–30 min. The measured counterpart is the desktop replay (`npm run bench -- desktop`).'],
+    notes: ['The traces are synthetic (seeded): sessions of page loads that each bring the stub 1–16 new names (what is left after the browser\'s and the OS\'s caches), think times log-uniform 2 s–10 min scaled per client (0.3–2×), idle spells of 5 min–2 h with a background lookup every 1–30 min. The measured counterpart is the desktop replay (`npm run bench -- desktop`).'],
     charts: [chart],
     seconds: (Date.now() - t0) / 1000,
   });

@@ -34,10 +34,11 @@ export function stubTrace(seed: number, hours: number, pace: number): number[] {
     // An active session: page loads with think times between them.
     const sessionEnd = t + logUniform(r, 300, 5400);
     while (t < sessionEnd && t < end) {
-      const n = 10 + Math.floor(r() * 31);
+      // What reaches the stub after the browser's and the OS's caches: a few new names per page (1–16, mostly few).
+      const n = 1 + Math.floor(r() ** 2 * 16);
       for (let i = 0; i < n; i++) times.push(t + r() * 0.5);
-      // Think time: mostly seconds to a minute, sometimes several minutes.
-      t += logUniform(r, 2, 300) * pace;
+      // Think time: seconds to minutes, heavy-tailed.
+      t += logUniform(r, 2, 600) * pace;
     }
     // Idle: away from the machine, with a background lookup now and then (mail, updates).
     const idleEnd = t + logUniform(r, 300, 7200);
