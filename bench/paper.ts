@@ -14,7 +14,7 @@ import { benchMeta, buildProxy, ROOT } from './lab.js';
 import { LinkLab, removeStaleNamespaces } from './link-lab.js';
 import { burstExperiment } from './paper/burst.js';
 import { Ctx, type Log } from './paper/context.js';
-import { memoryExperiment, rateExperiment, replayExperiment } from './paper/desktop.js';
+import { idleCloseExperiment, memoryExperiment, rateExperiment, replayExperiment } from './paper/desktop.js';
 import { hitsExperiment } from './paper/hits.js';
 import { writeReports, type ExperimentReport } from './paper/report.js';
 import { tdnsExperiment } from './paper/tdns.js';
@@ -24,7 +24,7 @@ type Experiment = (ctx: Ctx) => Promise<ExperimentReport>;
 
 export const SUITES: Readonly<Record<'paper' | 'desktop', Readonly<Record<string, Experiment>>>> = {
   paper: { tdns: tdnsExperiment, burst: burstExperiment, getent: getentExperiment, pages: pagesExperiment, hits: hitsExperiment },
-  desktop: { replay: replayExperiment, rate: rateExperiment, memory: memoryExperiment },
+  desktop: { replay: replayExperiment, 'idle-close': idleCloseExperiment, rate: rateExperiment, memory: memoryExperiment },
 };
 
 const log: Log = (line) => void process.stderr.write(`${line}\n`);
