@@ -9,7 +9,6 @@ import path from 'node:path';
 import { LAB_ROOT, type LinkLab, type Upstream } from '../link-lab.js';
 import { startPeer, stopAll, type Peer, type PeerName } from '../peers.js';
 import type { ProbeRequest } from '../probe.js';
-import { median } from '../stats.js';
 
 export interface PaperOptions {
   readonly quick: boolean;
@@ -91,10 +90,6 @@ export class Ctx {
   async stopEverything(): Promise<void> {
     await stopAll();
   }
-}
-
-export function medianOf(values: readonly (number | null)[]): number {
-  return median(values.filter((v): v is number => v !== null));
 }
 
 /** Sorted finite values. */

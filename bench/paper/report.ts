@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-export interface Table {
+interface Table {
   readonly title: string;
   readonly header: readonly string[];
   readonly rows: readonly (readonly string[])[];
@@ -34,12 +34,12 @@ export interface ExperimentReport {
   readonly data?: unknown;
 }
 
-export function mdTable(t: Table): string {
+function mdTable(t: Table): string {
   const esc = (s: string): string => s.replace(/\|/g, '\\|');
   return [`**${t.title}**`, '', `| ${t.header.map(esc).join(' | ')} |`, `| ${t.header.map(() => '---').join(' | ')} |`, ...t.rows.map((r) => `| ${r.map(esc).join(' | ')} |`), ''].join('\n');
 }
 
-export function mdReport(r: ExperimentReport): string {
+function mdReport(r: ExperimentReport): string {
   const goals = r.goals.length
     ? ['Goals:', '', ...r.goals.map((g) => `- ${g.met === undefined ? '—' : g.met ? 'MET' : 'NOT MET'}: ${g.goal} — ${g.value}`), '']
     : [];
