@@ -156,7 +156,7 @@ function write(dir: string, file: string, text: string): string {
  * config dir of its own (never the user's saved settings), and no answer
  * cache (like the other peers here: every query goes upstream).
  */
-function isolationFlags(ctx: PeerContext, cli: string): string[] {
+function isolationFlags(ctx: PeerContext, cli: string, configDir: string): string[] {
   let help = '';
   try {
     help = execFileSync(process.execPath, [cli, '--help'], { encoding: 'utf8', timeout: 10_000 });
@@ -168,9 +168,8 @@ function isolationFlags(ctx: PeerContext, cli: string): string[] {
   // The throughput bench measures the forwarding path, with every peer's cache off.
   if (help.includes('--cache-size') && !ctx.caches) flags.push('--cache-size', '0');
   if (help.includes('--config-dir')) {
-    const dir = path.join(ctx.dir, 'dotstub-config');
-    fs.mkdirSync(dir, { recursive: true });
-    flags.push('--config-dir', dir);
+    fs.mkdirSync(configDir, { recursive: true });
+    flags.push('--config-dir', configDir);
   }
   return flags;
 }
@@ -196,7 +195,7 @@ async function startDotstub(ctx: PeerContext): Promise<Peer> {
     '--listen', `${host}:${port}`,
     '--resolver', ctx.upstream.resolverArg,
     '--ca', ctx.upstream.pki.caFile,
-    ...isolationFlags(ctx, cli),
+    ...isolationFlags(ctx, cli, ctx.listen ? path.join(peerDir(ctx, 'dotstub', port, host), 'config') : path.join(ctx.dir, 'dotstub-config')),
     ...(ctx.dotstubFlags ?? []),
   ];
   const padding = ctx.dotstubFlags?.includes('--no-padding') ? 'no padding' : 'pads (RFC 8467)';
