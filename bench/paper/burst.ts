@@ -9,7 +9,7 @@
 import { PROFILES } from '../link-lab.js';
 import type { Sample, Target } from '../probe.js';
 import { median } from '../stats.js';
-import { barsSvg, writeChart } from './chart.js';
+import { barsSvg } from './chart.js';
 import { sorted, type Ctx, type PeerSpec, type RunningPeer } from './context.js';
 import { dataFrom, readLinkLog, steps } from './linklog.js';
 import { fmtMs, rtt, type ExperimentReport, type Goal } from './report.js';
@@ -99,8 +99,7 @@ export async function burstExperiment(ctx: Ctx): Promise<ExperimentReport> {
   }
   const k35 = ['35 ms, as shipped', '35 ms, Nagle off'];
   const labels = results.get(k35[0] ?? '')?.map((r) => r.label) ?? [];
-  const chart = writeChart(
-    ctx.chartDir,
+  const chart = ctx.chart(
     'burst140',
     barsSvg({
       title: '140 names at once at 35 ms RTT: median and max',

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { LAB_ROOT, type LinkLab, type Upstream } from '../link-lab.js';
 import { startPeer, stopAll, type Peer, type PeerName } from '../peers.js';
 import type { ProbeRequest } from '../probe.js';
+import { writeChart } from './chart.js';
 
 export interface PaperOptions {
   readonly quick: boolean;
@@ -41,8 +42,9 @@ export class Ctx {
     readonly log: Log,
   ) {}
 
-  get chartDir(): string {
-    return this.o.out;
+  /** Writes a chart into the output directory (`-quick` in its name for the quick form) and returns the file to show. */
+  chart(name: string, svg: string): string {
+    return writeChart(this.o.out, this.o.quick ? `${name}-quick` : name, svg);
   }
 
   /** Runs the probe in the client ns (with `resolvConf` as its /etc/resolv.conf) and parses its JSON answer. */

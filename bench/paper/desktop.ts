@@ -13,7 +13,7 @@ import { PROFILES } from '../link-lab.js';
 import { processMemory } from '../procstat.js';
 import type { Sample, Target } from '../probe.js';
 import { percentile } from '../stats.js';
-import { barsSvg, writeChart } from './chart.js';
+import { barsSvg } from './chart.js';
 import { sorted, type Ctx, type PeerSpec, type RunningPeer } from './context.js';
 import { readLinkLog, synsTo } from './linklog.js';
 import { fmtMs, rtt, type ExperimentReport, type Goal } from './report.js';
@@ -82,8 +82,7 @@ export async function replayExperiment(ctx: Ctx): Promise<ExperimentReport> {
     goals.push({ goal: `replay (${mode}): dotstub p95 ≤ the best peer's`, value: `${fmtMs(d.p95)} vs ${fmtMs(best95)} ms`, met: d.p95 <= best95 });
     goals.push({ goal: `replay (${mode}): dotstub connection-hit fraction ≥ 95 %`, value: `${(d.hit * 100).toFixed(1)} % of ${d.upstreamCount} queries that went upstream`, met: d.hit >= 0.95 });
   }
-  const chart = writeChart(
-    ctx.chartDir,
+  const chart = ctx.chart(
     'replay',
     barsSvg({
       title: 'Browsing replay at 35 ms RTT: p50 and p95',
@@ -149,8 +148,7 @@ export async function rateExperiment(ctx: Ctx): Promise<ExperimentReport> {
     const b99 = Math.min(...peers.map((x) => x.p99));
     goals.push({ goal: '20 qps: dotstub p50 and p99 no worse than the best peer\'s', value: `p50 ${fmtMs(d.p50)} vs ${fmtMs(b50)} ms, p99 ${fmtMs(d.p99)} vs ${fmtMs(b99)} ms`, met: d.p50 <= b50 && d.p99 <= b99 });
   }
-  const chart = writeChart(
-    ctx.chartDir,
+  const chart = ctx.chart(
     'rate',
     barsSvg({
       title: 'Latency at fixed rates (p50), caches off',
@@ -200,8 +198,7 @@ export async function idleCloseExperiment(ctx: Ctx): Promise<ExperimentReport> {
       await ctx.stop(running);
     }
   }
-  const chart = writeChart(
-    ctx.chartDir,
+  const chart = ctx.chart(
     'idle-close',
     barsSvg({
       title: 'First lookup after the server closed the idle connection (35 ms RTT)',
@@ -289,8 +286,7 @@ export async function memoryExperiment(ctx: Ctx): Promise<ExperimentReport> {
     goals.push({ goal: 'RSS ≤ 60 MB idle and under 2,000 qps', value: `${mb(i)} / ${mb(l)} MB`, met: i <= 60 * MB && l <= 60 * MB });
     goals.push({ goal: `RSS ≤ 120 MB during a flood of malformed packets and ≤ 60 MB ${afterS} s after${afterS < 60 ? ' (quick form: the goal says 60 s)' : ''}`, value: `${mb(f)} / ${mb(a)} MB`, met: f <= 120 * MB && a <= 60 * MB });
   }
-  const chart = writeChart(
-    ctx.chartDir,
+  const chart = ctx.chart(
     'memory',
     barsSvg({
       title: 'Resident memory',

@@ -6,7 +6,7 @@
  * on seeded traces: no namespace needed.
  */
 import { percentile } from '../stats.js';
-import { linesSvg, writeChart } from './chart.js';
+import { linesSvg } from './chart.js';
 import type { Ctx } from './context.js';
 import type { ExperimentReport } from './report.js';
 import { hitFraction, stubTrace, warmPolicy } from './trace.js';
@@ -32,8 +32,7 @@ export function hitsExperiment(ctx: Ctx): Promise<ExperimentReport> {
   const warmHit = q(warm.map((w) => w.hit), 50);
   const warmHs = q(warm.map((w) => w.handshakesPerHour), 50);
   const plain30 = traces.map((t) => warmPolicy(t, 30, 0));
-  const chart = writeChart(
-    ctx.chartDir,
+  const chart = ctx.chart(
     'hits',
     linesSvg({
       title: 'Connection-hit fraction vs idle timeout (synthetic stub traces)',

@@ -9,7 +9,7 @@
 import { PROFILES, type LinkProfile } from '../link-lab.js';
 import type { TdnsCase } from '../probe.js';
 import { median } from '../stats.js';
-import { barsSvg, writeChart } from './chart.js';
+import { barsSvg } from './chart.js';
 import type { Ctx } from './context.js';
 import { rtt, type ExperimentReport } from './report.js';
 
@@ -69,8 +69,7 @@ export async function tdnsExperiment(ctx: Ctx): Promise<ExperimentReport> {
   ]);
   const chartCases = ['udp-saw', 'tcp-fresh', 'tls-fresh', 'tls12-fresh', 'tls-resumed', 'tls-saw', 'tls-pipe', 'tls-ooo-fast'];
   const c35 = columns.filter((c) => c.rttMs === 35);
-  const chart = writeChart(
-    ctx.chartDir,
+  const chart = ctx.chart(
     'tdns',
     barsSvg({
       title: 'T-DNS stub-to-resolver cases at 35 ms RTT (median per query)',

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { chromium } from '@playwright/test';
 import { PROFILES, SERVER_ADDR, WEB_PORT, type LinkProfile } from '../link-lab.js';
 import { median, percentile } from '../stats.js';
-import { barsSvg, writeChart } from './chart.js';
+import { barsSvg } from './chart.js';
 import type { Ctx, RunningPeer } from './context.js';
 import { fmtMs, type ExperimentReport, type Goal } from './report.js';
 
@@ -85,8 +85,7 @@ export async function getentExperiment(ctx: Ctx): Promise<ExperimentReport> {
     goals.push({ goal: '20 names at once by glibc on 4G: dotstub p50 ≤ 1.2× plain DNS\'s', value: `${fmtMs(dp50)} vs ${fmtMs(pp50)} ms (${(dp50 / pp50).toFixed(2)}×)`, met: dp50 <= 1.2 * pp50 });
     goals.push({ goal: '20 names at once by glibc on 4G: dotstub p95 ≤ 0.1× plain DNS\'s', value: `${fmtMs(dp95)} vs ${fmtMs(pp95)} ms (${(dp95 / pp95).toFixed(2)}×; ${rounds} rounds${rounds < 20 ? ', too few for a p95 to mean much' : ''})`, met: dp95 <= 0.1 * pp95 });
   }
-  const chart = writeChart(
-    ctx.chartDir,
+  const chart = ctx.chart(
     'getent',
     barsSvg({
       title: 'glibc: time until all of 20 names are resolved (median)',
@@ -184,8 +183,7 @@ export async function pagesExperiment(ctx: Ctx): Promise<ExperimentReport> {
       met: others.every((o) => q(d, 50) < q(o.v, 50) && q(d, 95) < q(o.v, 95)),
     });
   }
-  const chart = writeChart(
-    ctx.chartDir,
+  const chart = ctx.chart(
     'pages',
     barsSvg({
       title: 'Page loads in Chromium, 20 names per page (median)',
