@@ -133,7 +133,7 @@ describe.skipIf(missing !== undefined)(`the link lab${missing ? ` (skipped: ${mi
       expect(Number.parseFloat(row('TLS, reused, stop-and-wait')[4] ?? '')).toBeLessThan(1.6);
       expect(Number.parseFloat(row('TCP, new connection per query')[4] ?? '')).toBeGreaterThan(1.9);
       expect(fs.readFileSync(path.join(out, 'paper-quick.md'), 'utf8')).toContain('T-DNS stub-to-resolver cases');
-      expect(fs.existsSync(path.join(out, 'tdns.svg'))).toBe(true);
+      expect(fs.existsSync(path.join(out, 'tdns-quick.svg'))).toBe(true);
     } finally {
       fs.rmSync(out, { recursive: true, force: true });
     }
