@@ -378,8 +378,8 @@ export class LinkLab {
     this.#closed = true;
     await Promise.all([...this.#children].map((c) => stopChild(c)));
     for (const n of Object.values(this.ns)) spawnSync('ip', ['netns', 'del', n], { stdio: 'ignore' });
+    // The test PKI is one per process (test-support/certs.ts) and removed when the process exits.
     fs.rmSync(this.dir, { recursive: true, force: true });
-    fs.rmSync(this.pki.dir, { recursive: true, force: true });
   }
 
   /**

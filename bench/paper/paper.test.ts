@@ -108,7 +108,7 @@ describe.skipIf(missing !== undefined)(`the link lab${missing ? ` (skipped: ${mi
         expect(run?.samples.filter((s) => s.ms !== null), name).toHaveLength(20);
       }
       const log = readLinkLog(await lab.settledLinkLog());
-      for (const r of running) expect(synsTo(log, r.upstream.port).length, `${r.spec.label} connects to its own upstream across the link`).toBeLessThanOrEqual(2);
+      for (const r of running) expect(synsTo(log, r.upstream.port).length, `${r.spec.label} connects to its own upstream across the link`).toBeGreaterThanOrEqual(1);
       const pids = running.flatMap((r) => [r.peer.pid, r.upstream.pid]);
       expect(pids.every(alive)).toBe(true);
       await ctx.stopEverything();

@@ -37,7 +37,7 @@ const q = (v: readonly number[], p: number): number => percentile([...v].sort((a
 export async function getentExperiment(ctx: Ctx): Promise<ExperimentReport> {
   const t0 = Date.now();
   const profiles: LinkProfile[] = ctx.o.quick ? [PROFILES['4g'], PROFILES['lossy-4g']] : [PROFILES['4g'], PROFILES['lossy-4g'], PROFILES['3g']];
-  const single = ctx.o.quick ? 20 : 100;
+  const single = ctx.o.quick ? 10 : 100;
   const rounds = ctx.o.quick ? 3 : 10;
   const { list, stop } = await resolvers(ctx);
   const one = new Map<string, { ms: number[]; failed: number }>();
