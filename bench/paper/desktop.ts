@@ -86,7 +86,7 @@ export async function replayExperiment(ctx: Ctx): Promise<ExperimentReport> {
     'replay',
     barsSvg({
       title: 'Browsing replay at 35 ms RTT: p50 and p95',
-      subtitle: `${trace.length} queries, ${bursts} bursts, gaps ${gapMin}–${gapMax} s; caches on except stubby's`,
+      subtitle: `${trace.length} queries, ${bursts} bursts, gaps ${gapMin}–${gapMax} s; caches on except stubby's; (A) upstream as shipped, (N) Nagle off`,
       yLabel: 'ms',
       categories: rows.map((x) => x.label.replace(', as shipped', ' (A)').replace(', Nagle off', ' (N)')),
       series: { p50: rows.map((x) => x.p50), p95: rows.map((x) => x.p95) },
