@@ -7,7 +7,7 @@
  * Every child started here is tracked in `live` so that `stopAll()` (on
  * error or Ctrl-C) leaves nothing running.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,6 +19,8 @@ export type PeerName = (typeof PEER_NAMES)[number];
 
 export interface Peer {
   readonly name: PeerName;
+  /** Where it takes DNS (UDP and TCP): 127.0.0.1 unless the context said otherwise. */
+  readonly host: string;
   readonly port: number;
   readonly pid: number;
   /** What makes this peer's numbers differ in kind from the others (cache, padding, threads). */
@@ -29,13 +31,21 @@ export interface Peer {
 }
 
 export interface PeerContext {
-  readonly upstream: UnboundServer;
+  readonly upstream: Pick<UnboundServer, 'host' | 'port' | 'pki' | 'resolverArg'>;
   /** Temporary directory for config files; removed by the caller. */
   readonly dir: string;
   /** Repository root, where bin/dotstub.js lives. */
   readonly root: string;
   /** Extra node flags for dotstub, e.g. --cpu-prof. */
   readonly nodeFlags?: readonly string[];
+  /** Run it in this network namespace (`ip netns exec`), e.g. the link lab's client ns. */
+  readonly netns?: string;
+  /** Listen here instead of 127.0.0.1 on a free port (e.g. 127.0.0.11:53 for glibc, which only knows port 53). */
+  readonly listen?: { readonly host: string; readonly port: number };
+  /** Caches on (each peer's default cache) instead of off: the browsing replay. */
+  readonly caches?: boolean;
+  /** Extra dotstub flags, e.g. --no-padding. */
+  readonly dotstubFlags?: readonly string[];
 }
 
 export class PeerStartError extends Error {
@@ -62,8 +72,9 @@ async function terminate(child: ChildProcess): Promise<void> {
   live.delete(child);
 }
 
-function launch(name: PeerName, port: number, notes: string, cmd: string, args: readonly string[], cwd: string): Peer {
-  const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+function launch(ctx: PeerContext, name: PeerName, port: number, notes: string, cmd: string, args: readonly string[], cwd: string): Peer {
+  const [c, a] = ctx.netns ? ['ip', ['netns', 'exec', ctx.netns, cmd, ...args]] : [cmd, args];
+  const child = spawn(c, a, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
   child.once('exit', () => live.delete(child));
   let tail = '';
@@ -73,7 +84,20 @@ function launch(name: PeerName, port: number, notes: string, cmd: string, args: 
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   if (child.pid === undefined) throw new PeerStartError(`${name}: could not start ${cmd}`);
-  return { name, port, pid: child.pid, notes, output: () => tail, stop: () => terminate(child) };
+  return { name, host: ctx.listen?.host ?? '127.0.0.1', port, pid: child.pid, notes, output: () => tail, stop: () => terminate(child) };
+}
+
+/** In a namespace: dig there until `n0.test A` gets an address. */
+async function waitReadyIn(netns: string, peer: Peer, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const out = await new Promise<string>((resolve) => {
+      execFile('ip', ['netns', 'exec', netns, 'dig', '+short', '+tries=1', '+time=1', `@${peer.host}`, '-p', String(peer.port), 'n0.test', 'A'], { timeout: 5000 }, (_err, stdout) => resolve(stdout));
+    });
+    if (/^\d+\.\d+\.\d+\.\d+$/m.test(out)) return;
+    if (Date.now() > deadline) throw new PeerStartError(`${peer.name} did not answer on ${peer.host}:${peer.port} in ${netns} within ${timeoutMs} ms:\n${peer.output().trim()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Resolves once `port` answers `n0.test A` over UDP with NOERROR (so the TLS connection upstream works). */
@@ -132,7 +156,7 @@ function write(dir: string, file: string, text: string): string {
  * config dir of its own (never the user's saved settings), and no answer
  * cache (like the other peers here: every query goes upstream).
  */
-function isolationFlags(ctx: PeerContext, cli: string): string[] {
+function isolationFlags(ctx: PeerContext, cli: string, configDir: string): string[] {
   let help = '';
   try {
     help = execFileSync(process.execPath, [cli, '--help'], { encoding: 'utf8', timeout: 10_000 });
@@ -142,27 +166,40 @@ function isolationFlags(ctx: PeerContext, cli: string): string[] {
   const flags: string[] = [];
   if (help.includes('--no-control')) flags.push('--no-control');
   // The throughput bench measures the forwarding path, with every peer's cache off.
-  if (help.includes('--cache-size')) flags.push('--cache-size', '0');
+  if (help.includes('--cache-size') && !ctx.caches) flags.push('--cache-size', '0');
   if (help.includes('--config-dir')) {
-    const dir = path.join(ctx.dir, 'dotstub-config');
-    fs.mkdirSync(dir, { recursive: true });
-    flags.push('--config-dir', dir);
+    fs.mkdirSync(configDir, { recursive: true });
+    flags.push('--config-dir', configDir);
   }
   return flags;
 }
 
+/** The context's listen address, or a free port on 127.0.0.1. */
+async function listenOf(ctx: PeerContext): Promise<{ host: string; port: number }> {
+  return ctx.listen ?? { host: '127.0.0.1', port: await freePort() };
+}
+
+/** A config directory of its own for each instance (several of one peer may run at once). */
+function peerDir(ctx: PeerContext, name: string, port: number, host: string): string {
+  const dir = path.join(ctx.dir, `${name}-${host}-${port}`);
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 async function startDotstub(ctx: PeerContext): Promise<Peer> {
-  const port = await freePort();
+  const { host, port } = await listenOf(ctx);
   const cli = path.join(ctx.root, 'bin', 'dotstub.js');
   const args = [
     ...(ctx.nodeFlags ?? []),
     cli,
-    '--listen', `127.0.0.1:${port}`,
+    '--listen', `${host}:${port}`,
     '--resolver', ctx.upstream.resolverArg,
     '--ca', ctx.upstream.pki.caFile,
-    ...isolationFlags(ctx, cli),
+    ...isolationFlags(ctx, cli, ctx.listen ? path.join(peerDir(ctx, 'dotstub', port, host), 'config') : path.join(ctx.dir, 'dotstub-config')),
+    ...(ctx.dotstubFlags ?? []),
   ];
-  return launch('dotstub', port, 'no cache; pads (RFC 8467); pool of 1 connection; control API off', process.execPath, args, ctx.root);
+  const padding = ctx.dotstubFlags?.includes('--no-padding') ? 'no padding' : 'pads (RFC 8467)';
+  return launch(ctx, 'dotstub', port, `${ctx.caches ? 'cache 4 MiB' : 'no cache'}; ${padding}; pool of 1 connection; control API off`, process.execPath, args, ctx.root);
 }
 
 /** Where a peer forwards to: the DoT upstream's address, port, name and CA. */
@@ -173,8 +210,8 @@ export interface ForwardTarget {
   readonly caFile: string;
 }
 
-function targetOf(upstream: UnboundServer): ForwardTarget {
-  return { address: '127.0.0.1', port: upstream.port, authName: upstream.pki.authName, caFile: upstream.pki.caFile };
+function targetOf(upstream: Pick<UnboundServer, 'host' | 'port' | 'pki'>): ForwardTarget {
+  return { address: upstream.host, port: upstream.port, authName: upstream.pki.authName, caFile: upstream.pki.caFile };
 }
 
 /** stubby's config: strict DoT to `to`, padding 128, no cache (stubby has none), listening on `listen`@`port`. */
@@ -201,45 +238,47 @@ export function stubbyConfig(dir: string, listen: string, port: number, to: Forw
 }
 
 async function startStubby(ctx: PeerContext): Promise<Peer> {
-  const port = await freePort();
-  const dir = path.join(ctx.dir, 'stubby');
-  fs.mkdirSync(dir, { recursive: true });
-  const conf = write(dir, 'stubby.yml', stubbyConfig(dir, '127.0.0.1', port, targetOf(ctx.upstream)));
-  return launch('stubby', port, 'no cache; pads (128)', '/usr/bin/stubby', ['-C', conf, '-v', process.env.STUBBY_LOG ?? '3'], dir);
+  const { host, port } = await listenOf(ctx);
+  const dir = peerDir(ctx, 'stubby', port, host);
+  const conf = write(dir, 'stubby.yml', stubbyConfig(dir, host, port, targetOf(ctx.upstream)));
+  return launch(ctx, 'stubby', port, 'no cache; pads (128)', '/usr/bin/stubby', ['-C', conf, '-v', process.env.STUBBY_LOG ?? '3'], dir);
 }
 
 async function startDnsdist(ctx: PeerContext): Promise<Peer> {
-  const port = await freePort();
-  const dir = path.join(ctx.dir, 'dnsdist');
-  fs.mkdirSync(dir, { recursive: true });
+  const { host, port } = await listenOf(ctx);
+  const dir = peerDir(ctx, 'dnsdist', port, host);
   const conf = write(
     dir,
     'dnsdist.conf',
     [
-      `setLocal("127.0.0.1:${port}")`,
+      `setLocal("${host}:${port}")`,
       'setACL({"127.0.0.0/8"})',
       // No security polling (it would query the internet), no console, no carbon.
       'setSecurityPollSuffix("")',
-      `newServer({address="127.0.0.1:${ctx.upstream.port}", tls="openssl", subjectName="${ctx.upstream.pki.authName}",` +
+      `newServer({address="${ctx.upstream.host}:${ctx.upstream.port}", tls="openssl", subjectName="${ctx.upstream.pki.authName}",` +
         ` caStore="${ctx.upstream.pki.caFile}", validateCertificates=true, checkName="n0.test.", checkInterval=5,` +
         // Without maxInFlight dnsdist sends one query at a time per backend connection and opens dozens of them.
         ' maxInFlight=1000})',
+      // The browsing replay runs dnsdist with its packet cache, as a user would.
+      ...(ctx.caches ? ['pc = newPacketCache(10000)', 'getPool(""):setCache(pc)'] : []),
       '',
     ].join('\n'),
   );
-  return launch('dnsdist', port, 'no cache (none configured); no padding; maxInFlight 1000', '/usr/bin/dnsdist', ['--supervised', '--disable-syslog', '-C', conf], dir);
+  return launch(ctx, 'dnsdist', port, `${ctx.caches ? 'packet cache 10,000 entries' : 'no cache (none configured)'}; no padding; maxInFlight 1000`, '/usr/bin/dnsdist', ['--supervised', '--disable-syslog', '-C', conf], dir);
 }
 
-/** unbound as a DoT forwarder to `to`, caches neutralised (every query goes upstream), listening on 127.0.0.1@`port`. */
-export function unboundForwarderConfig(dir: string, port: number, to: ForwardTarget): string {
+/**
+ * unbound as a DoT forwarder to `to`, listening on `host`@`port` (127.0.0.1
+ * by default); caches neutralised (every query goes upstream, as the
+ * throughput bench measures forwarding) unless `caches`.
+ */
+export function unboundForwarderConfig(dir: string, port: number, to: ForwardTarget, o: { readonly host?: string; readonly caches?: boolean } = {}): string {
   return [
-    ...unboundServerBase(dir, port),
+    ...unboundServerBase(dir, port, 1, [o.host ?? '127.0.0.1']),
     '  outgoing-range: 256',
     '  do-not-query-localhost: no',
     '  qname-minimisation: no',
-    // dotstub has no cache yet: cap every TTL at 0 so each query goes upstream too.
-    '  cache-max-ttl: 0',
-    '  cache-max-negative-ttl: 0',
+    ...(o.caches ? [] : ['  cache-max-ttl: 0', '  cache-max-negative-ttl: 0']),
     '  prefetch: no',
     '  serve-expired: no',
     // test. is one of unbound's built-in empty zones (RFC 6761); forward it like any other name.
@@ -256,11 +295,10 @@ export function unboundForwarderConfig(dir: string, port: number, to: ForwardTar
 }
 
 async function startUnboundForwarder(ctx: PeerContext): Promise<Peer> {
-  const port = await freePort();
-  const dir = path.join(ctx.dir, 'unbound-fwd');
-  fs.mkdirSync(dir, { recursive: true });
-  const conf = write(dir, 'unbound.conf', unboundForwarderConfig(dir, port, targetOf(ctx.upstream)));
-  return launch('unbound-fwd', port, 'cache neutralised (cache-max-ttl 0); 1 thread', '/usr/sbin/unbound', ['-d', '-c', conf], dir);
+  const { host, port } = await listenOf(ctx);
+  const dir = peerDir(ctx, 'unbound-fwd', port, host);
+  const conf = write(dir, 'unbound.conf', unboundForwarderConfig(dir, port, targetOf(ctx.upstream), { host, caches: ctx.caches }));
+  return launch(ctx, 'unbound-fwd', port, `${ctx.caches ? 'cache on (defaults)' : 'cache neutralised (cache-max-ttl 0)'}; 1 thread`, '/usr/sbin/unbound', ['-d', '-c', conf], dir);
 }
 
 const starters: Record<PeerName, (ctx: PeerContext) => Promise<Peer>> = {
@@ -274,7 +312,7 @@ const starters: Record<PeerName, (ctx: PeerContext) => Promise<Peer>> = {
 export async function startPeer(name: PeerName, ctx: PeerContext): Promise<Peer> {
   const peer = await starters[name](ctx);
   try {
-    await waitReady(peer);
+    await (ctx.netns ? waitReadyIn(ctx.netns, peer, 15_000) : waitReady(peer));
   } catch (err) {
     await peer.stop();
     throw err;

@@ -3,6 +3,9 @@
  * each taking UDP on loopback from dnsperf and forwarding over DoT to one
  * shared upstream unbound. See bench/README.md for the flags and columns.
  *
+ * `npm run bench -- paper` and `-- desktop`: the link-lab experiments
+ * (bench/paper.ts).
+ *
  * `npm run bench -- --profile`: instead, one unthrottled run against dotstub
  * under `node --cpu-prof`, summarised as its top self-time functions.
  */
@@ -27,7 +30,8 @@ interface Options extends BenchSettings {
   readonly profile: boolean;
 }
 
-const USAGE = `usage: npm run bench -- [--quick] [--rounds N] [--seconds S] [--rate-seconds S] [--rate QPS]
+const USAGE = `usage: npm run bench -- paper|desktop [--quick] [--only …]   (the link-lab experiments; see bench/README.md)
+       npm run bench -- [--quick] [--rounds N] [--seconds S] [--rate-seconds S] [--rate QPS]
                         [--peers dotstub,stubby,dnsdist,unbound-fwd] [--outstanding N] [--clients N]
                         [--out DIR] [--no-build] [--profile]`;
 
@@ -185,6 +189,13 @@ async function profile(o: Options, lab: Lab): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  const [first, ...rest] = process.argv.slice(2);
+  // `npm run bench -- paper …` and `-- desktop …`: the link-lab suites (bench/paper.ts).
+  if (first === 'paper' || first === 'desktop') {
+    const { runSuite } = await import('./paper.js');
+    await runSuite(first, rest);
+    return;
+  }
   const o = parseOptions(process.argv.slice(2));
   if (o.build) buildProxy(log);
   const lab = await openLab(o.names);

@@ -79,7 +79,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** The synthetic zone as unbound local-data lines. */
-function zoneLines(names: number, extra: Readonly<Record<string, string>> = {}): string[] {
+export function zoneLines(names: number, extra: Readonly<Record<string, string>> = {}): string[] {
   const lines = ['local-zone: "." static', 'local-zone: "test." static'];
   lines.push('local-data: "test. 3600 IN SOA ns.test. admin.test. 1 3600 600 86400 300"');
   for (let i = 0; i < names; i++) {

@@ -1,0 +1,128 @@
+/**
+ * 140 distinct names at once (T-DNS §5.2's burst of a web page's names):
+ * each stub gets the burst over UDP on its loopback address after a warm-up
+ * query and a 1 s pause (a warm connection that has been idle, as between
+ * clicks), at 35 ms and 1 ms RTT, against unbound as shipped and with Nagle
+ * off. linkemu's frame log gives the segments that carried the answers
+ * (answers per packet) and the steps in which they arrived.
+ */
+import { PROFILES } from '../link-lab.js';
+import type { Sample, Target } from '../probe.js';
+import { median } from '../stats.js';
+import { barsSvg } from './chart.js';
+import { sorted, type Ctx, type PeerSpec, type RunningPeer } from './context.js';
+import { dataFrom, readLinkLog, steps } from './linklog.js';
+import { fmtMs, rtt, type ExperimentReport, type Goal } from './report.js';
+
+const SPECS: readonly PeerSpec[] = [
+  { name: 'dotstub', label: 'dotstub' },
+  { name: 'dotstub', label: 'dotstub --no-padding', dotstubFlags: ['--no-padding'] },
+  { name: 'stubby', label: 'stubby' },
+  { name: 'dnsdist', label: 'dnsdist' },
+  { name: 'unbound-fwd', label: 'unbound-fwd' },
+];
+const UDP = 'UDP (plain, to unbound)';
+
+interface Row {
+  readonly label: string;
+  readonly medianMs: number;
+  readonly maxMs: number;
+  readonly lost: number;
+  readonly perPacket: number;
+  readonly steps: number;
+}
+
+type BurstRun = { label: string; round: number; startedAt: number; samples: Sample[] };
+
+export async function burstExperiment(ctx: Ctx): Promise<ExperimentReport> {
+  const t0 = Date.now();
+  const rounds = ctx.o.quick ? 2 : 5;
+  const count = 140;
+  const results = new Map<string, Row[]>();
+  let base = 0;
+  for (const nodelay of [false, true]) {
+    // The quick form leaves out the --no-padding row (two more stubs to start).
+    const running = await ctx.peers(ctx.o.quick ? SPECS.filter((x) => !x.dotstubFlags) : SPECS, nodelay);
+    const udp = await ctx.upstream(nodelay, true);
+    try {
+      const targets: Target[] = [...running.map((r) => ({ label: r.spec.label, host: r.peer.host, port: r.peer.port })), { label: UDP, host: udp.host, port: udp.plainPort ?? 53 }];
+      const portOf = (label: string): number => (label === UDP ? (udp.plainPort ?? 53) : (running.find((r: RunningPeer) => r.spec.label === label)?.upstream.port ?? 0));
+      for (const p of [PROFILES.rtt35, PROFILES.rtt1]) {
+        await ctx.lab.setProfile(p);
+        const res = await ctx.probe<{ runs: BurstRun[] }>({ mode: 'burst', targets, count, rounds, base, idleMs: 1000, timeoutMs: 5000 });
+        base += rounds * targets.length * (count + 1);
+        const frames = readLinkLog(await ctx.lab.settledLinkLog());
+        const rows = targets.map((t): Row => {
+          const runs = res.runs.filter((r) => r.label === t.label);
+          const all = runs.flatMap((r) => r.samples.map((s) => s.ms));
+          const perRun = runs.map((r) => {
+            const got = sorted(r.samples.map((s) => s.ms));
+            const end = r.startedAt + (got[got.length - 1] ?? 0) + 5;
+            const segs = dataFrom(frames, portOf(t.label), r.startedAt, end);
+            return { answers: got.length, segs: segs.length, steps: steps(segs, Math.max(p.rttMs / 2, 2)) };
+          });
+          return {
+            label: t.label,
+            medianMs: median(sorted(all)),
+            maxMs: Math.max(...sorted(all)),
+            lost: all.filter((v) => v === null).length,
+            perPacket: median(perRun.filter((r) => r.segs > 0).map((r) => r.answers / r.segs)),
+            steps: median(perRun.map((r) => r.steps)),
+          };
+        });
+        const key = `${p.rttMs} ms, ${nodelay ? 'Nagle off' : 'as shipped'}`;
+        results.set(key, rows);
+        ctx.log(`  burst ${key}: ${rows.map((r) => `${r.label} ${rtt(r.medianMs, p.rttMs)}/${rtt(r.maxMs, p.rttMs)}`).join(', ')}`);
+      }
+    } finally {
+      await ctx.stop(running);
+      await ctx.lab.stopPid(udp.pid);
+    }
+  }
+  const tables = [...results.entries()].map(([key, rows]) => {
+    const r = key.startsWith('35') ? 35 : 1;
+    return {
+      title: `140 names at once, ${key} (${rounds} rounds): latency in RTTs${r === 1 ? ' and ms' : ''}, answers per packet and steps from linkemu's log`,
+      header: ['stub', 'median', 'max', ...(r === 1 ? ['median ms'] : []), 'answers/packet', 'steps', 'lost'],
+      rows: rows.map((x) => [x.label, rtt(x.medianMs, r), rtt(x.maxMs, r), ...(r === 1 ? [fmtMs(x.medianMs)] : []), Number.isFinite(x.perPacket) ? x.perPacket.toFixed(1) : '—', Number.isFinite(x.steps) ? String(x.steps) : '—', String(x.lost)]),
+    };
+  });
+  const goals: Goal[] = [];
+  for (const key of ['35 ms, as shipped', '35 ms, Nagle off']) {
+    const d = results.get(key)?.find((x) => x.label === 'dotstub');
+    if (d) goals.push({ goal: `140 at once, ${key}: dotstub median ≤ 1.2 RTT and max ≤ 1.5 RTT`, value: `${rtt(d.medianMs, 35)} / ${rtt(d.maxMs, 35)} RTT`, met: d.medianMs <= 1.2 * 35 && d.maxMs <= 1.5 * 35 });
+  }
+  for (const key of ['1 ms, as shipped', '1 ms, Nagle off']) {
+    const rows = results.get(key) ?? [];
+    const d = rows.find((x) => x.label === 'dotstub');
+    const dd = rows.find((x) => x.label === 'dnsdist');
+    if (d && dd) goals.push({ goal: `140 at once, ${key}: dotstub median no worse than dnsdist's`, value: `${fmtMs(d.medianMs)} ms vs ${fmtMs(dd.medianMs)} ms (${(d.medianMs / dd.medianMs).toFixed(2)}×)`, met: d.medianMs <= dd.medianMs });
+  }
+  const k35 = ['35 ms, as shipped', '35 ms, Nagle off'];
+  const labels = results.get(k35[0] ?? '')?.map((r) => r.label) ?? [];
+  const chart = ctx.chart(
+    'burst140',
+    barsSvg({
+      title: '140 names at once at 35 ms RTT: median and max',
+      subtitle: 'UDP to each stub in the client ns → DoT over linkemu → unbound',
+      yLabel: 'RTTs',
+      categories: labels.map((l) => l.replace(' (plain, to unbound)', '')),
+      series: Object.fromEntries(k35.flatMap((k) => [
+        [`median, ${k.slice(7)}`, (results.get(k) ?? []).map((r) => r.medianMs / 35)],
+        [`max, ${k.slice(7)}`, (results.get(k) ?? []).map((r) => r.maxMs / 35)],
+      ])),
+      reference: { value: 2.5, label: 'T-DNS median ≈ 2.5 RTT' },
+    }),
+  );
+  return {
+    id: 'burst140',
+    title: '140 names at once (a page\'s worth), warm connection',
+    paper: 'T-DNS §5.2: 140 queries pipelined on one TLS connection, median ≈ 2.5 RTT, arriving in stair-steps of ~12 answers per packet (TCP\'s window).',
+    tables,
+    goals,
+    notes: ['Each burst follows a warm-up query and 1 s of idle (longer than TCP\'s RTO: the window restarts small, as between clicks).', 'answers/packet: answers received ÷ data segments from the stub\'s own upstream port during the burst; steps: groups of those segments more than half an RTT apart.'],
+    charts: [chart],
+    seconds: (Date.now() - t0) / 1000,
+    data: Object.fromEntries(results),
+  };
+}
