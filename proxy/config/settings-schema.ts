@@ -55,7 +55,7 @@ const wholeNumber = (key: NumericSetting): z.ZodInt => {
 };
 
 /** `192.168.1.1`, `192.168.1.1:53`, `fe80::1`, `[fe80::1%wlan0]:53`: an address, not a name (pure: the dashboard runs this too). */
-export function isServerAddress(v: string): boolean {
+function isServerAddress(v: string): boolean {
   const port = (p: string | undefined): boolean => p === undefined || (/^\d{1,5}$/.test(p) && Number(p) > 0 && Number(p) < 65536);
   const v4 = (h: string): boolean => /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(h) && h.split('.').every((o) => Number(o) <= 255 && String(Number(o)) === o);
   const v6 = (h: string): boolean => /^[0-9a-f:.]+$/i.test(h.replace(/%[\w.-]+$/, '')) && h.includes(':') && (h.match(/::/g) ?? []).length <= 1;

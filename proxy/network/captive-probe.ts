@@ -63,7 +63,7 @@ export const CHECK_NAMES: readonly string[] = [
 
 type ProbeName = 'interception' | 'check' | 'capport';
 
-export type ProbeOutcome =
+type ProbeOutcome =
   | { readonly probe: ProbeName; readonly result: 'portal'; readonly portalUrl: string; readonly detail: string }
   | { readonly probe: ProbeName; readonly result: 'open'; readonly detail: string }
   /** Inconclusive: nothing answered, a broken proxy, no resolver, no API. */

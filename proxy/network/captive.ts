@@ -29,7 +29,7 @@ import { CHECK_NAMES, detectPortal, type PortalVerdict, type ProbeTargets } from
 import { SignInProxy, type SignInProxyInfo } from './signin-proxy.js';
 import { discoverCapportUrl, discoverNetworkResolver, type DiscoveryPaths, type NetworkResolver, SYSTEM_PATHS } from './network-resolver.js';
 
-export type ExceptionState =
+type ExceptionState =
   /** Cleartext for the sign-in names is on until `expiresAt`. */
   | 'active'
   /** Strict mode: waiting for the user's "Allow sign-in" / "Not now". */
