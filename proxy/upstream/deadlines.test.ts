@@ -52,6 +52,20 @@ describe('deadline slots', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  test('an answer read in the same turn of the event loop as the deadline timer clears it: no false expiry', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'performance'] });
+    const expired: string[] = [];
+    const slots = new DeadlineSlots<Item>((i) => expired.push(i.name));
+    const q = item('answered-late');
+    const t0 = performance.now();
+    slots.arm(q, t0 + 100);
+    // The answer is "read" in the same millisecond the slot's timer runs (I/O polled after timers).
+    setTimeout(() => slots.clear(q), Math.ceil((t0 + 100) / 25) * 25 - t0);
+    await vi.advanceTimersByTimeAsync(300);
+    expect(expired).toEqual([]);
+    expect(slots.timerArmed).toBe(false);
+  });
+
   test('re-arming from the expiry callback (an extended deadline) schedules it again', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     let fired = 0;
@@ -72,8 +86,8 @@ describe('the RTT estimate and the deadline it gives', () => {
     expect(new RttEstimator(400, 2500).timeoutMs()).toBe(2500);
   });
 
-  test('loopback (sub-millisecond answers): TCP_RTO_MIN decides, about 400 ms', () => {
-    const rtt = new RttEstimator(400, 2500);
+  test('loopback (sub-millisecond answers): TCP_RTO_MIN decides, about 400 ms (the pool floors it at 800 by default)', () => {
+    const rtt = new RttEstimator(100, 2500);
     for (let i = 0; i < 50; i++) rtt.observe(0.3 + (i % 3) * 0.1);
     expect(rtt.timeoutMs()).toBeGreaterThanOrEqual(400);
     expect(rtt.timeoutMs()).toBeLessThan(410);

@@ -82,9 +82,19 @@ export class DeadlineSlots<T extends HasDeadline> {
     this.#timerKey = Infinity;
   }
 
+  /**
+   * Timers run before the event loop polls for I/O: an answer may already
+   * sit in a socket, unread because the process was busy (a flood, a loaded
+   * machine). Judge the deadlines after that I/O has been read, so such an
+   * answer clears its deadline instead of closing a working connection.
+   */
   readonly #fire = (): void => {
-    const armedFor = this.#timerKey;
     this.#timer = undefined;
+    setImmediate(this.#expireDue, this.#timerKey);
+  };
+
+  readonly #expireDue = (armedFor: number): void => {
+    if (this.#timer !== undefined) return; // re-armed meanwhile for an earlier slot: that timer decides
     this.#timerKey = Infinity;
     // Node's timers count whole milliseconds: accept a slot that is due within one.
     const dueKey = Math.max(armedFor, Math.floor((performance.now() + 1) / DEADLINE_SLOT_MS));

@@ -65,7 +65,7 @@ export const DEFAULT_POOL_OPTIONS: PoolOptions = {
   idleTimeoutMs: 60_000,
   connectTimeoutMs: 2_500,
   handshakeTimeoutMs: 3_000,
-  queryTimeoutMinMs: 400,
+  queryTimeoutMinMs: 800,
   queryTimeoutMaxMs: 2_500,
   maxBackoffMs: 30_000,
 };

@@ -9,7 +9,10 @@
  * the retransmission then needs a round trip; allowing for one backed-off
  * retransmission, the deadline is SRTT + 2 × RTO, within configured bounds:
  * about 400 ms on loopback, 560 ms on 4G (53 ms), 1 s on 3G (150 ms ± 8,
- * where TCP's recovery was seen to take up to 755 ms).
+ * where TCP's recovery was seen to take up to 755 ms). The pool's default
+ * floor (800 ms) stays above that on fast paths: a resolver recursing an
+ * uncached name can take longer than the path's RTO, and a connection
+ * with nothing else in flight would be judged dead too early.
  */
 /** Linux's smallest retransmission timeout (TCP_RTO_MIN), ms. */
 const TCP_RTO_MIN_MS = 200;
