@@ -12,6 +12,7 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import path from 'node:path';
 import dnsPacket from 'dns-packet';
+import { PROXY_NODE_FLAGS } from '../proxy/node-flags.js';
 import { freePort, unboundServerBase, type UnboundServer } from '../test-support/unbound.js';
 
 export const PEER_NAMES = ['dotstub', 'stubby', 'dnsdist', 'unbound-fwd'] as const;
@@ -190,6 +191,8 @@ async function startDotstub(ctx: PeerContext): Promise<Peer> {
   const { host, port } = await listenOf(ctx);
   const cli = path.join(ctx.root, 'bin', 'dotstub.js');
   const args = [
+    // As users run it (the shebang, the app's supervisor): proxy/node-flags.ts.
+    ...PROXY_NODE_FLAGS,
     ...(ctx.nodeFlags ?? []),
     cli,
     '--listen', `${host}:${port}`,

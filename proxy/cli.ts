@@ -57,7 +57,10 @@ Usage: dotstub [options]
   --pool-size N       connections per resolver (default ${DEFAULT_POOL_OPTIONS.size})
   --max-in-flight N   queries in flight per connection (default ${DEFAULT_POOL_OPTIONS.maxInFlight})
   --idle-timeout S    close an idle connection after S seconds (default ${DEFAULT_POOL_OPTIONS.idleTimeoutMs / 1000})
-  --no-padding        don't pad queries (RFC 8467 padding is on by default)
+  --no-padding        don't pad queries (RFC 8467 padding is on by default: queries in
+                      128-octet blocks, answers padded by the resolver to 468; about
+                      6x the bytes per answer, a round trip or two more for a burst
+                      on a slow link)
   --cache-size MB     answer cache size in MiB, 0 for none (default 4); answers are
                       served until their TTL ends, stale ones only when the
                       resolver fails (RFC 8767); flushed when you switch resolvers

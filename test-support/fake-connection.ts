@@ -15,6 +15,8 @@ interface Sent {
   readonly question: UpstreamQuestion;
   readonly handler: AnswerHandler<unknown>;
   readonly ctx: unknown;
+  /** performance.now() when "written": at send on an open connection, else when it opened (0 until then). */
+  writtenAt: number;
 }
 
 export class FakeConnection extends EventEmitter<PoolConnectionEvents> implements PoolConnection {
@@ -50,7 +52,7 @@ export class FakeConnection extends EventEmitter<PoolConnectionEvents> implement
     if (!this.available) return null;
     const id = this.#nextId++;
     framed.writeUInt16BE(id, 2);
-    this.sent.set(id, { id, wire: framed, question, handler: handler as AnswerHandler<unknown>, ctx });
+    this.sent.set(id, { id, wire: framed, question, handler: handler as AnswerHandler<unknown>, ctx, writtenAt: this.state === 'open' ? performance.now() : 0 });
     this.queriesCarried++;
     return { connection: this, upstreamId: id, reused: this.state === 'open', depth: this.sent.size };
   }
@@ -58,7 +60,7 @@ export class FakeConnection extends EventEmitter<PoolConnectionEvents> implement
     this.sent.delete(id);
   }
   writtenAt(id: number): number {
-    return this.sent.has(id) && this.state === 'open' ? 1 : 0;
+    return this.sent.get(id)?.writtenAt ?? 0;
   }
   drain(): void {
     if (this.sent.size === 0) this.close('local');
@@ -71,6 +73,7 @@ export class FakeConnection extends EventEmitter<PoolConnectionEvents> implement
   // What the test does to it:
   open(resumed = false, ticket?: Buffer): void {
     this.state = 'open';
+    for (const s of this.sent.values()) if (s.writtenAt === 0) s.writtenAt = performance.now();
     this.handshake = { connectionId: this.id, address: this.address, resumed, verified: true, authError: undefined, tlsVersion: 'TLSv1.3', cipher: 'x', handshakeMs: 1 };
     this.emit('ready', this.handshake);
     if (ticket) this.emit('session', ticket);
@@ -87,7 +90,7 @@ export class FakeConnection extends EventEmitter<PoolConnectionEvents> implement
     this.sent.delete(id);
     this.lastAnswerAt = performance.now();
     const answer: UpstreamAnswer = readUpstreamAnswer(answerTo(s.wire), s.question);
-    s.handler(s.ctx, this, id, null, answer, 1);
+    s.handler(s.ctx, this, id, null, answer, s.writtenAt);
     if (this.state === 'draining' && this.sent.size === 0) this.close('local');
   }
   #end(reason: CloseReason, error: DotstubError | undefined, wasOpen: boolean): void {
@@ -97,6 +100,6 @@ export class FakeConnection extends EventEmitter<PoolConnectionEvents> implement
     this.sent.clear();
     this.emit('close', { connectionId: this.id, reason, error, failed: pending.length, queriesCarried: this.queriesCarried, wasOpen });
     const closed = new ConnectionClosedError(`closed (${reason})`);
-    for (const s of pending) s.handler(s.ctx, this, s.id, closed, undefined, 0);
+    for (const s of pending) s.handler(s.ctx, this, s.id, closed, undefined, s.writtenAt);
   }
 }

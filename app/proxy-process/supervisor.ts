@@ -7,8 +7,8 @@
  *      │ stop()            └──── exits / no ready file in time ──► restarting | failed
  *      └──────────── any phase ◄── stop(): SIGTERM, SIGKILL after the deadline
  *
- * - The child is `execPath bin/dotstub.js --ready-file <tmp>/ready.json
- *   --control 127.0.0.1:0 …args`; it is ready when the ready file appears
+ * - The child is `execPath <PROXY_NODE_FLAGS> bin/dotstub.js --ready-file
+ *   <tmp>/ready.json --control 127.0.0.1:0 …args`; it is ready when the ready file appears
  *   with its pid (the control port changes on every start).
  * - In Electron, execPath is the Electron binary: the caller passes
  *   ELECTRON_RUN_AS_NODE=1 in `env` so it runs as plain Node.
@@ -22,6 +22,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { PROXY_NODE_FLAGS } from '../../proxy/node-flags.js';
 import { parseReadyFile, type ReadyInfo } from './ready-file.js';
 import { DEFAULT_RESTART_POLICY, decideRestart, validateRestartPolicy, type RestartPolicyOptions } from './restart-policy.js';
 
@@ -192,7 +193,7 @@ export class ProxySupervisor extends EventEmitter<Events> {
     this.#readyTimedOut = false;
     this.#stderr = [];
     this.#setState({ phase: 'starting', attempt });
-    const child = spawn(this.#execPath, [this.#script, '--ready-file', readyFile, '--control', '127.0.0.1:0', ...this.#args], {
+    const child = spawn(this.#execPath, [...PROXY_NODE_FLAGS, this.#script, '--ready-file', readyFile, '--control', '127.0.0.1:0', ...this.#args], {
       cwd: this.#cwd,
       env: this.#env,
       // The IPC channel is never written to: its closing tells the proxy that

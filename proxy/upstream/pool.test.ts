@@ -256,6 +256,73 @@ describe('the connection pool (policy only, fake connections)', () => {
     expect(conns.every((c) => c.inFlight === 0)).toBe(true);
   });
 
+  /** Opens the pool's first connection and times one quick answer, so deadlines come from the RTT estimate (the floor, or about 400 ms below it). */
+  async function primed(options: Partial<PoolOptions> = {}): Promise<{ pool: Pool; conn: FakeConnection }> {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    const { pool, conns } = makePool(options);
+    pool.warm();
+    const conn = conns[0] as FakeConnection;
+    conn.open();
+    resolveAll(pool, ['prime.test']);
+    await vi.advanceTimersByTimeAsync(1);
+    conn.answerAll();
+    await vi.advanceTimersByTimeAsync(1);
+    return { pool, conn };
+  }
+
+  /** Keeps the connection answering other queries every 100 ms for `ms`. */
+  async function busyFor(pool: Pool, conn: FakeConnection, ms: number, keep: number): Promise<void> {
+    for (let t = 0; t < ms; t += 100) {
+      const { outcomes } = resolveAll(pool, [`other${t}.test`]);
+      await vi.advanceTimersByTimeAsync(100);
+      for (const s of [...conn.sent.values()]) if (s.id !== keep) conn.answer(s.id);
+      expect(outcomes[0]?.err ?? null).toBeNull();
+    }
+  }
+
+  test('a slow answer on a connection still answering others is waited for past its deadline, never retried', async () => {
+    const { pool, conn } = await primed();
+    const { outcomes } = resolveAll(pool, ['slow.test']);
+    const slowId = [...conn.sent.keys()][0] as number;
+    await busyFor(pool, conn, 1200, slowId);
+    expect(outcomes).toHaveLength(0);
+    conn.answer(slowId);
+    expect(outcomes[0]?.err).toBeNull();
+    expect(outcomes[0]?.answer).not.toBeNull();
+    expect(outcomes[0]?.req.trace.attempts).toBe(1);
+    expect(pool.counters.retries).toBe(0);
+    expect(pool.counters.timeouts).toBe(0);
+    expect(pool.connections).toHaveLength(1);
+  });
+
+  test('…up to the upper bound: then a timeout, still without a retry', async () => {
+    const { pool, conn } = await primed({ queryTimeoutMaxMs: 1500 });
+    const { outcomes } = resolveAll(pool, ['never.test']);
+    const neverId = [...conn.sent.keys()][0] as number;
+    await busyFor(pool, conn, 1400, neverId);
+    expect(outcomes).toHaveLength(0);
+    await busyFor(pool, conn, 300, neverId);
+    expect(outcomes).toHaveLength(1);
+    expect(outcomes[0]?.err?.code).toBe('DOTSTUB_QUERY_TIMEOUT');
+    expect(outcomes[0]?.req.trace.attempts).toBe(1);
+    expect(pool.counters.retries).toBe(0);
+    expect(conn.state).toBe('open');
+    expect(conn.sent.has(neverId)).toBe(false);
+  });
+
+  test('a connection that answers nothing after a timed answer: closed at the RTT-derived deadline and the query retried', async () => {
+    const { pool, conn } = await primed({ queryTimeoutMinMs: 100 });
+    const t0 = performance.now();
+    const { outcomes } = resolveAll(pool, ['lost.test']);
+    await vi.advanceTimersByTimeAsync(380);
+    expect(conn.state).toBe('open');
+    await vi.advanceTimersByTimeAsync(60);
+    expect(conn.state).toBe('closed');
+    expect(performance.now() - t0).toBeLessThan(450);
+    expect(pool.counters.retries).toBe(1);
+    expect(outcomes).toHaveLength(0);
+  });
+
   test('every connection full: the query fails at once with backpressure, not a queue', () => {
     const { pool, conns } = makePool({ maxInFlight: 2 });
     pool.warm();

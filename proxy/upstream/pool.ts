@@ -6,10 +6,11 @@
  *
  *   resolve(req) ─► pick: least-loaded open connection (or open one) ─► send
  *        │                                                               │
- *        │   deadline (RTT-derived, 25 ms slots) ◄── armed ──────────────┘
+ *        │   deadline (SRTT + 2 × RTO, 25 ms slots) ◄── armed ───────────┘
  *        ▼
  *   answer ─► RTT sample ─► done(req, null, answer)
- *   closed / deadline ─► retry once on another connection ─► … ─► done(req, error)
+ *   deadline, connection still delivering answers ─► wait one more RTO (up to queryTimeoutMaxMs), never a retry
+ *   closed / deadline on a silent connection ─► retry once on another connection ─► … ─► done(req, error)
  *   unreachable (backing off) / every connection full / closed pool ─► done(req, error) at once
  *
  * Opening a connection is a race across the resolver's address families
@@ -59,7 +60,11 @@ export interface PoolOptions {
   readonly connectTimeoutMs: number;
   /** Deadline for the TLS handshake once TCP is up (a stalled handshake). DoH uses connect + handshake as one deadline. */
   readonly handshakeTimeoutMs: number;
-  /** Smallest and largest per-attempt query deadline; the RTT estimate picks in between. */
+  /**
+   * Smallest and largest per-attempt query deadline; the RTT estimate picks
+   * in between (rtt.ts). The largest also bounds how long an attempt waits
+   * on a connection that is still delivering other answers.
+   */
   readonly queryTimeoutMinMs: number;
   readonly queryTimeoutMaxMs: number;
   /** Longest wait between reconnect attempts while the resolver is unreachable. */
@@ -154,6 +159,8 @@ interface Flight {
   conn: PoolConnection | undefined;
   upstreamId: number;
   deadlineKey: number;
+  /** performance.now() when the current deadline period began (the send, or the last extension). */
+  armedAt: number;
   settled: boolean;
   /** Retries after deaths another query was blamed for; they don't use up the query's own retry. */
   collateral: number;
@@ -278,6 +285,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
       conn: undefined,
       upstreamId: -1,
       deadlineKey: -1,
+      armedAt: 0,
       settled: false,
       collateral: 0,
     };
@@ -338,6 +346,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     trace.depth = sent.depth;
     trace.sentAt = performance.now();
     trace.writtenAt = 0;
+    flight.armedAt = trace.sentAt;
     this.#deadlines.arm(flight, trace.sentAt + this.#rtt.timeoutMs());
   }
 
@@ -414,8 +423,26 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   #onTimeout(flight: Flight): void {
     const conn = flight.conn;
     if (flight.settled || !conn) return;
-    this.counters.timeouts++;
     const writtenAt = conn.writtenAt(flight.upstreamId);
+    if (writtenAt !== 0 && conn.lastAnswerAt > Math.max(writtenAt, flight.armedAt) && conn.state !== 'closed') {
+      // The connection answered others during this wait: it is alive, and this
+      // query is behind TCP's recovery of a lost segment or a slow name at the
+      // resolver. A retry would queue behind the same bytes (or cost a new
+      // handshake), so wait another RTO, up to the attempt's upper bound.
+      const now = performance.now();
+      const limit = flight.req.trace.sentAt + this.options.queryTimeoutMaxMs;
+      if (now + 1 < limit) {
+        flight.armedAt = now;
+        this.#deadlines.arm(flight, Math.min(limit, now + this.#rtt.rtoMs()));
+        return;
+      }
+      this.counters.timeouts++;
+      flight.req.trace.writtenAt = writtenAt;
+      conn.cancel(flight.upstreamId);
+      this.#settle(flight, new QueryTimeoutError(`no answer from ${conn.address} within ${this.options.queryTimeoutMaxMs} ms, though it answered other queries meanwhile`), null);
+      return;
+    }
+    this.counters.timeouts++;
     flight.req.trace.writtenAt = writtenAt;
     conn.cancel(flight.upstreamId);
     // No answer at all came back since this query was written: the connection
