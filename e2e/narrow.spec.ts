@@ -8,7 +8,7 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.js';
 
-const SECTIONS = ['Overview', 'Queries', 'Resolvers', 'Connections', 'Network', 'Events', 'Settings'] as const;
+const SECTIONS = ['Overview', 'Queries', 'Resolvers', 'Connections', 'Network', 'Events', 'System DNS', 'Settings'] as const;
 
 /** How far the page reaches past the window's right edge, in px. */
 function overflowX(page: Page): Promise<number> {
