@@ -36,6 +36,13 @@ test('switching to a dead resolver shows the failure in words, and one click swi
   const countdown = dashboard.banner.getByTestId('retry-countdown');
   await expect(countdown).toHaveText(/retrying (in \d+ s|now…)\./);
 
+  // The charts mark the outage and the switch on their time axis.
+  await dashboard.goTo('Overview');
+  await expect(page.getByTestId('chart-marks').first()).toContainText(/1 stretch without private DNS \(shaded\) and 1 resolver switch \(dashed line\)/, { timeout: 10_000 });
+  // A few seconds of the outage, so the shading has width.
+  await page.waitForTimeout(3000);
+  await page.getByRole('region', { name: 'Queries per second' }).screenshot({ path: 'e2e/screenshots/charts-outage-marked-light.png' });
+
   // The failed query says why in words, and which resolver it never reached.
   await dashboard.goTo('Queries');
   await dashboard.openQuery('n4.test');

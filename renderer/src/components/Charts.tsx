@@ -1,6 +1,7 @@
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import { binLabel, edgeLabel, latencySummary, recentLatencies, seriesColumns, type LatencySummary } from '../lib/chart-data.js';
+import { chartMarks, marksCaption, type ChartMarks } from '../lib/chart-marks.js';
 import { lastCompleteSecond } from '../lib/overview.js';
 import { formatClockShort, formatCount, formatLatencyMs } from '../lib/format.js';
 import { useColorScheme, useDashboard, useStore } from '../state/context.js';
@@ -13,6 +14,7 @@ interface Palette {
   readonly c2: string;
   readonly c3: string;
   readonly c4: string;
+  readonly danger: string;
 }
 
 function usePalette(): Palette {
@@ -28,6 +30,7 @@ function usePalette(): Palette {
       c2: v('--chart-2', '#d97706'),
       c3: v('--chart-3', '#059669'),
       c4: v('--chart-4', '#7c3aed'),
+      danger: v('--danger', '#b91c1c'),
     };
   }, [scheme]);
 }
@@ -105,6 +108,7 @@ function TimeChart({
   lines,
   yFormat,
   yRange,
+  marks,
 }: {
   label: string;
   /** The y axis's title, with its unit. */
@@ -113,14 +117,48 @@ function TimeChart({
   lines: { name: string; color: string; values: (number | null)[]; fill?: boolean; bars?: boolean }[];
   yFormat?: (v: number) => string;
   yRange?: [number, number];
+  /** Stretches without private DNS (shaded) and resolver switches (dashed lines) on the time axis. */
+  marks: ChartMarks;
 }) {
   const p = usePalette();
+  // Read by the draw hook, so new marks never rebuild the chart.
+  const marksRef = useRef(marks);
+  marksRef.current = marks;
   const names = lines.map((l) => `${l.name}|${l.color}|${l.fill ? 1 : 0}|${l.bars ? 1 : 0}`).join(',');
   const options = useMemo<Omit<uPlot.Options, 'width' | 'height'>>(
     () => ({
       // Hover: the second and each line's value in the legend below.
       legend: { show: true, live: true },
       cursor: { drag: { x: false, y: false } },
+      hooks: {
+        // Behind the series: a band per stretch without private DNS, a dashed line per resolver switch.
+        drawClear: [
+          (u: uPlot) => {
+            const m = marksRef.current;
+            const ctx = u.ctx;
+            const { left, top, width, height } = u.bbox;
+            ctx.save();
+            ctx.fillStyle = withAlpha(p.danger, 0.12);
+            for (const b of m.outages) {
+              const x0 = Math.max(left, u.valToPos(b.from, 'x', true));
+              const x1 = Math.min(left + width, u.valToPos(b.to, 'x', true));
+              if (x1 > x0) ctx.fillRect(x0, top, x1 - x0, height);
+            }
+            ctx.strokeStyle = p.text;
+            ctx.setLineDash([4, 4]);
+            ctx.lineWidth = 1;
+            for (const at of m.switches) {
+              const x = u.valToPos(at, 'x', true);
+              if (x < left || x > left + width) continue;
+              ctx.beginPath();
+              ctx.moveTo(x, top);
+              ctx.lineTo(x, top + height);
+              ctx.stroke();
+            }
+            ctx.restore();
+          },
+        ],
+      },
       scales: {
         x: { time: true },
         y: yRange ? { range: () => yRange } : { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] },
@@ -147,7 +185,19 @@ function TimeChart({
     [p, names, yTitle, yFormat, yRange?.[0], yRange?.[1]],
   );
   const data = useMemo<uPlot.AlignedData>(() => [t, ...lines.map((l) => l.values)], [t, lines]);
-  return <UPlotChart options={options} data={data} label={label} />;
+  const caption = marksCaption(marks);
+  return <UPlotChart options={options} data={data} label={caption ? `${label}. ${caption}` : label} />;
+}
+
+/** Under a time chart: what its shading and dashed lines mean (nothing when nothing is marked). */
+function MarksNote({ marks }: { marks: ChartMarks }) {
+  const caption = marksCaption(marks);
+  if (!caption) return null;
+  return (
+    <p className="chart-marks muted small" data-testid="chart-marks">
+      <span className="mark-swatch" aria-hidden="true" /> {caption}
+    </p>
+  );
 }
 
 const pct = (v: number): string => `${Math.round(v)}%`;
@@ -158,6 +208,7 @@ const REUSE_RANGE: [number, number] = [0, 100];
 export function Charts() {
   const store = useStore();
   const metrics = useDashboard((s) => s.metrics);
+  const events = useDashboard((s) => s.events);
   const hasLog = useDashboard((s) => s.logVersion > 0);
   const p = usePalette();
   const [summary, setSummary] = useState<LatencySummary>(() => latencySummary(new Float64Array()));
@@ -174,6 +225,11 @@ export function Charts() {
   }, [tick, store, hasLog]);
 
   const cols = useMemo(() => seriesColumns(metrics?.series ?? []), [metrics]);
+  const marks = useMemo(() => {
+    const from = (cols.t[0] ?? Date.now() / 1000) * 1000;
+    const to = ((cols.t.at(-1) ?? Date.now() / 1000) + 1) * 1000;
+    return chartMarks(events, from, to);
+  }, [events, cols]);
   const latencyLines = useMemo(
     () => [
       { name: 'p50', color: p.c1, values: cols.p50 },
@@ -211,8 +267,9 @@ export function Charts() {
           </p>
         </header>
         <div className="chart-box">
-          <TimeChart label="Median and 95th percentile latency per second, last 5 minutes" yTitle="Latency" t={cols.t} lines={latencyLines} yFormat={formatLatencyMs} />
+          <TimeChart label="Median and 95th percentile latency per second, last 5 minutes" yTitle="Latency" t={cols.t} lines={latencyLines} yFormat={formatLatencyMs} marks={marks} />
         </div>
+        <MarksNote marks={marks} />
       </section>
       <section className="card chart-card" aria-labelledby="ch-qps">
         <header className="card-head">
@@ -223,8 +280,9 @@ export function Charts() {
           </p>
         </header>
         <div className="chart-box">
-          <TimeChart label="Queries per second, last 5 minutes" yTitle="Queries per second" t={cols.t} lines={qpsLines} yFormat={qpsFmt} />
+          <TimeChart label="Queries per second, last 5 minutes" yTitle="Queries per second" t={cols.t} lines={qpsLines} yFormat={qpsFmt} marks={marks} />
         </div>
+        <MarksNote marks={marks} />
       </section>
       <section className="card chart-card" aria-labelledby="ch-reuse">
         <header className="card-head">
@@ -232,8 +290,9 @@ export function Charts() {
           <p className="muted small">share of each second’s queries that found an open connection</p>
         </header>
         <div className="chart-box">
-          <TimeChart label="Connection hit percentage per second, last 5 minutes" yTitle="Connection hits (%)" t={cols.t} lines={reuseLines} yFormat={pct} yRange={REUSE_RANGE} />
+          <TimeChart label="Connection hit percentage per second, last 5 minutes" yTitle="Connection hits (%)" t={cols.t} lines={reuseLines} yFormat={pct} yRange={REUSE_RANGE} marks={marks} />
         </div>
+        <MarksNote marks={marks} />
       </section>
     </div>
   );
