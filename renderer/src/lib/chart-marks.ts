@@ -5,7 +5,7 @@
  */
 import type { PrivacyState, TimelineEvent } from '../../../proxy/control/api-types.js';
 
-export interface OutageBand {
+interface OutageBand {
   /** Seconds since the epoch (uPlot's time unit), clipped to the window. */
   readonly from: number;
   readonly to: number;
