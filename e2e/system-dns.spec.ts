@@ -43,6 +43,16 @@ test('enable private DNS for the machine, run the leak test, disable: the old fi
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.screenshot({ path: path.join(import.meta.dirname, 'screenshots', 'system-dns-after-leak-test-1280-light.png'), fullPage: true });
 
+  // Pause for 5 minutes: the old DNS is back at once, and the page says until when and what that means; resume.
+  await page.getByRole('group', { name: 'Pause private DNS' }).getByRole('button', { name: '5 min' }).click();
+  await expect(page.getByRole('heading', { name: /^Private DNS is paused until \d\d:\d\d$/ })).toBeVisible();
+  await expect(page.getByTestId('sysdns-reason')).toContainText('asks its usual resolver, unencrypted');
+  expect(fs.readFileSync(resolvConf, 'utf8')).toBe(ORIGINAL);
+  await page.screenshot({ path: path.join(import.meta.dirname, 'screenshots', 'system-dns-paused-1280-light.png'), fullPage: true });
+  await page.getByRole('switch', { name: 'Resume private DNS now' }).click();
+  await expect(page.getByRole('heading', { name: 'Private DNS is on for this machine' })).toBeVisible();
+  expect(fs.readFileSync(resolvConf, 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m);
+
   await dashboard.disablePrivateDns();
   await expect(page.getByRole('heading', { name: 'Private DNS is off for this machine' })).toBeVisible();
   expect(fs.readFileSync(resolvConf, 'utf8')).toBe(ORIGINAL);

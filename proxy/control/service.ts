@@ -74,6 +74,7 @@ function systemDnsFailure(err: unknown): unknown {
     case 'SYSDNS_NEEDS_ROOT':
       return new ApiFailure(403, 'needs_root', err.message);
     case 'SYSDNS_ALREADY_ENABLED':
+    case 'SYSDNS_NOT_ENABLED':
     case 'SYSDNS_BACKEND_UNAVAILABLE':
       return new ApiFailure(409, 'conflict', err.message);
     case 'SYSDNS_BAD_INPUT':
@@ -82,6 +83,8 @@ function systemDnsFailure(err: unknown): unknown {
       return new ApiFailure(500, 'system_dns_failed', err.message);
   }
 }
+
+const PAUSE_MIN_SECONDS = 1;
 
 export class ControlService {
   readonly proxy: StubProxy;
@@ -344,16 +347,28 @@ export class ControlService {
     return this.#manager().refresh().catch((err: unknown) => Promise.reject(systemDnsFailure(err)));
   }
 
-  /** `{ enabled: true | false }`: takes over the system's DNS, or gives it back. */
+  /**
+   * `{ enabled: true | false }`: takes over the system's DNS, or gives it
+   * back; `{ enabled: false, pauseSeconds: N }` gives it back for N seconds
+   * (1 to 86,400; the dashboard offers 5 minutes and 1 hour), then takes it over again by itself.
+   */
   async setSystemDns(raw: unknown): Promise<SystemDnsView> {
     const manager = this.#manager();
     if (typeof raw !== 'object' || raw === null || typeof (raw as { enabled?: unknown }).enabled !== 'boolean') {
       throw validationFailure({ enabled: 'send {"enabled": true} to point this machine\'s DNS at dotstub, {"enabled": false} to give the old DNS back' });
     }
-    const extra = Object.keys(raw).filter((k) => k !== 'enabled');
+    const extra = Object.keys(raw).filter((k) => k !== 'enabled' && k !== 'pauseSeconds');
     if (extra.length > 0) throw validationFailure(Object.fromEntries(extra.map((k) => [k, `unknown field "${k}"`])));
+    const body = raw as { enabled: boolean; pauseSeconds?: unknown };
+    if (body.pauseSeconds !== undefined) {
+      const n = body.pauseSeconds;
+      if (body.enabled || typeof n !== 'number' || !Number.isInteger(n) || n < PAUSE_MIN_SECONDS || n > 86_400) {
+        throw validationFailure({ pauseSeconds: `a pause is {"enabled": false, "pauseSeconds": N} with N a whole number of seconds from ${PAUSE_MIN_SECONDS} to 86,400` });
+      }
+    }
     try {
-      return await ((raw as { enabled: boolean }).enabled ? manager.enable() : manager.disable());
+      if (typeof body.pauseSeconds === 'number') return await manager.pause(body.pauseSeconds * 1000);
+      return await (body.enabled ? manager.enable() : manager.disable());
     } catch (err) {
       throw systemDnsFailure(err);
     }

@@ -127,6 +127,32 @@ describe('/api/system-dns', () => {
     expect(resolvConf()).toBe(ORIGINAL);
   });
 
+  test('pause for a while: the old DNS is back at once, the state says until when, and private DNS returns by itself', async () => {
+    const { api } = await start(true);
+    expect((await api.put('/api/system-dns', { enabled: true, pauseSeconds: 2 })).status).toBe(400);
+    expect((await api.put('/api/system-dns', { enabled: false, pauseSeconds: 2 })).status).toBe(409);
+    expect((await api.put('/api/system-dns', { enabled: true })).status).toBe(200);
+    expect((await api.put('/api/system-dns', { enabled: false, pauseSeconds: 0 })).status).toBe(400);
+    const paused = await api.put('/api/system-dns', { enabled: false, pauseSeconds: 2 });
+    expect(paused.status).toBe(200);
+    const view = paused.json<SystemDnsView>();
+    expect(view.pausedUntil).toBeGreaterThan(Date.now());
+    expect(view.reason).toMatch(/^paused until \d\d:\d\d: this machine asks its usual resolver, unencrypted/);
+    expect(resolvConf()).toBe(ORIGINAL);
+    const status = (await api.get('/api/status')).json<StatusView>();
+    expect(status.state).toBe('off');
+    expect(status.reason).toMatch(/paused until/);
+    await waitFor(() => /^nameserver 127\.0\.0\.1$/m.test(resolvConf()), 6000);
+    const back = (await api.get('/api/system-dns')).json<SystemDnsView>();
+    expect(back).toMatchObject({ inForce: true, pausedUntil: null });
+    expect((await api.get('/api/status')).json<StatusView>().state).toBe('private');
+    // Disabling during a pause ends it: nothing comes back by itself afterwards.
+    await api.put('/api/system-dns', { enabled: false, pauseSeconds: 1 });
+    expect((await api.put('/api/system-dns', { enabled: false })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(resolvConf()).toBe(ORIGINAL);
+  });
+
   test('a DHCP renewal rewriting the file is caught and put back; quitting (stop) gives the old DNS back', async () => {
     const { h, api } = await start(true);
     expect((await api.put('/api/system-dns', { enabled: true })).status).toBe(200);

@@ -16,7 +16,9 @@ export type SystemDnsErrorCode =
   /** Restoring failed for at least one step; the journal is kept so it can be retried. */
   | 'SYSDNS_RESTORE_FAILED'
   /** A takeover owned by a live process is already in force. */
-  | 'SYSDNS_ALREADY_ENABLED';
+  | 'SYSDNS_ALREADY_ENABLED'
+  /** Nothing to pause or act on: the takeover isn't held. */
+  | 'SYSDNS_NOT_ENABLED';
 
 export class SystemDnsError extends Error {
   readonly code: SystemDnsErrorCode;

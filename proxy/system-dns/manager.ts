@@ -54,6 +54,8 @@ export interface SystemDnsView {
   readonly lastLeakTest: (LeakTestResult & { readonly at: number }) | null;
   /** The last problem in the background (another program keeps rewriting DNS, the stub stopped answering). */
   readonly problem: string | null;
+  /** Paused by the user: the old DNS is back until then (ms since the epoch), when private DNS comes back by itself; null otherwise. */
+  readonly pausedUntil: number | null;
 }
 
 export interface SystemDnsManagerOptions {
@@ -115,6 +117,9 @@ export class SystemDnsManager extends EventEmitter<Events> {
   #poll: NodeJS.Timeout | undefined;
   #journalKey = 'none';
   #closed = false;
+  /** A pause's end (ms since the epoch) and the timer that re-enables then. */
+  #pausedUntil: number | null = null;
+  #resumeTimer: NodeJS.Timeout | undefined;
 
   constructor(o: SystemDnsManagerOptions) {
     super();
@@ -172,7 +177,9 @@ export class SystemDnsManager extends EventEmitter<Events> {
     const s = await status(this.#ctx, detection, this.#o.port);
     const j = new Journal(this.#o.stateDir).read();
     if (s.inForce) this.#set(true, `this machine's DNS goes to dotstub (${s.backend}: ${s.why})`);
-    else if (!s.enabled) {
+    else if (!s.enabled && this.#pausedUntil !== null) {
+      this.#set(false, `paused until ${new Date(this.#pausedUntil).toLocaleTimeString('en-GB').slice(0, 5)}: this machine asks its usual resolver, unencrypted, until then; private DNS comes back by itself`);
+    } else if (!s.enabled) {
       const note = readLivenessNote(this.#o.stateDir);
       const fromWatchdog = note ? `${note.why}: the old DNS was given back at ${new Date(note.at).toLocaleTimeString('en-GB')}` : null;
       this.#set(false, this.#problem ?? fromWatchdog ?? 'private DNS is not enabled for this machine: the system asks its usual resolver');
@@ -198,7 +205,35 @@ export class SystemDnsManager extends EventEmitter<Events> {
       leaks: s.leaks,
       lastLeakTest: this.#lastLeakTest,
       problem: this.#problem,
+      pausedUntil: this.#pausedUntil,
     };
+  }
+
+  #clearPause(): void {
+    clearTimeout(this.#resumeTimer);
+    this.#resumeTimer = undefined;
+    this.#pausedUntil = null;
+  }
+
+  /**
+   * "Pause private DNS for 5 minutes": gives the old DNS back now and takes
+   * it over again by itself after `ms` (enable or disable before then ends
+   * the pause). Nothing to pause when the takeover isn't held.
+   */
+  async pause(ms: number): Promise<SystemDnsView> {
+    this.#needPrivilege();
+    if (new Journal(this.#o.stateDir).read() === null) throw new SystemDnsError('SYSDNS_NOT_ENABLED', 'private DNS is not enabled for this machine: nothing to pause');
+    await this.disable();
+    this.#pausedUntil = Date.now() + ms;
+    this.#resumeTimer = setTimeout(() => {
+      this.#pausedUntil = null;
+      if (this.#closed) return;
+      this.enable().catch((err: unknown) => {
+        this.#problem = `private DNS could not come back after the pause: ${(err as Error).message}`;
+        void this.refresh();
+      });
+    }, ms);
+    return this.refresh();
   }
 
   #needPrivilege(): void {
@@ -207,6 +242,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
 
   /** Points the system at dotstub; held by this process (quit gives it back). */
   enable(): Promise<SystemDnsView> {
+    this.#clearPause();
     return this.#serial(async () => {
       this.#needPrivilege();
       const detection = await detectBackend(this.#o.host, this.#o.backend);
@@ -228,6 +264,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
 
   /** Gives the old DNS back (whoever holds the takeover). Nothing to do is not an error. */
   disable(): Promise<SystemDnsView> {
+    this.#clearPause();
     return this.#serial(async () => {
       if (new Journal(this.#o.stateDir).read() !== null) {
         this.#needPrivilege();
@@ -289,6 +326,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
   /** Stops watching; gives the old DNS back if this process holds the takeover. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#clearPause();
     clearInterval(this.#poll);
     this.#stopWatch();
     await this.#serial(async () => {

@@ -104,5 +104,6 @@ export const api = {
   captive: (action: 'allow' | 'decline' | 'extend' | 'check', remember = false) => request<StatusView>('POST', '/api/captive', { action, remember }),
   systemDns: () => request<SystemDnsView>('GET', '/api/system-dns'),
   setSystemDns: (enabled: boolean) => request<SystemDnsView>('PUT', '/api/system-dns', { enabled }),
+  pauseSystemDns: (seconds: number) => request<SystemDnsView>('PUT', '/api/system-dns', { enabled: false, pauseSeconds: seconds }),
   runLeakTest: () => request<SystemDnsView>('POST', '/api/system-dns/leak-test'),
 };

@@ -79,6 +79,17 @@ export function SystemDnsPanel() {
           >
             {busy === 'toggle' ? 'Working…' : m.toggleLabel}
           </button>
+          {m.canPause && (
+            <div className="sysdns-pause" role="group" aria-label="Pause private DNS">
+              <span className="muted small">Pause:</span>
+              <button type="button" className="btn btn-small" disabled={busy !== null} onClick={() => void act('toggle', () => api.pauseSystemDns(300))}>
+                5 min
+              </button>
+              <button type="button" className="btn btn-small" disabled={busy !== null} onClick={() => void act('toggle', () => api.pauseSystemDns(3600))}>
+                1 hour
+              </button>
+            </div>
+          )}
           {m.toggleBlocked && (
             <span id="sysdns-blocked" className="muted small">
               {m.toggleBlocked}
@@ -86,6 +97,7 @@ export function SystemDnsPanel() {
           )}
         </div>
       </section>
+
 
       <div className="sysdns-grid">
         <section className="card" aria-labelledby="sysdns-backend">

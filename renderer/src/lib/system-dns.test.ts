@@ -17,6 +17,7 @@ const base: SystemDnsView = {
   leaks: [],
   lastLeakTest: null,
   problem: null,
+  pausedUntil: null,
 };
 
 describe('systemDnsModel', () => {
@@ -39,5 +40,20 @@ describe('systemDnsModel', () => {
   test('backends in words', () => {
     expect(backendWords('resolv.conf')).toBe('/etc/resolv.conf, written directly');
     expect(backendWords('other')).toBe('other');
+  });
+});
+
+describe('pausing private DNS', () => {
+  test('offers a pause only while private DNS is on here; while paused says until when, what that means, and how to resume', () => {
+    const on = systemDnsModel({ ...base, enabled: true, inForce: true });
+    expect(on.canPause).toBe(true);
+    expect(systemDnsModel({ ...base, enabled: true, inForce: true, privileged: false }).canPause).toBe(false);
+    const until = new Date(2026, 10, 22, 14, 5).getTime();
+    const paused = systemDnsModel({ ...base, pausedUntil: until });
+    expect(paused.headline).toBe('Private DNS is paused until 14:05');
+    expect(paused.detail).toMatch(/^Until 14:05 every program on this machine asks its usual resolver, unencrypted/);
+    expect(paused.toggleLabel).toBe('Resume private DNS now');
+    expect(paused.toggleTo).toBe(true);
+    expect(paused.canPause).toBe(false);
   });
 });

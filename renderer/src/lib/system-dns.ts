@@ -15,6 +15,8 @@ export interface SystemDnsModel {
   /** Null: the toggle works; else why it can't be used, in words. */
   readonly toggleBlocked: string | null;
   readonly backend: string;
+  /** Offer "Pause for 5 min / 1 h" (private DNS in force, and this dotstub may change it). */
+  readonly canPause: boolean;
 }
 
 const BACKEND_WORDS: Readonly<Record<string, string>> = {
@@ -33,14 +35,21 @@ export function systemDnsModel(v: SystemDnsView): SystemDnsModel {
   const on = v.inForce;
   const enabledButNot = v.enabled && !v.inForce;
   return {
-    headline: on ? 'Private DNS is on for this machine' : enabledButNot ? 'Private DNS is enabled but not in force' : 'Private DNS is off for this machine',
+    headline: on
+      ? 'Private DNS is on for this machine'
+      : v.pausedUntil !== null
+        ? `Private DNS is paused until ${clockTime(v.pausedUntil).slice(0, 5)}`
+        : enabledButNot
+          ? 'Private DNS is enabled but not in force'
+          : 'Private DNS is off for this machine',
     tone: on ? 'good' : enabledButNot ? 'warn' : 'neutral',
-    detail: v.problem ?? v.reason,
+    detail: v.problem ?? (v.pausedUntil !== null ? `Until ${clockTime(v.pausedUntil).slice(0, 5)} every program on this machine asks its usual resolver, unencrypted, as before dotstub; then private DNS comes back by itself.` : v.reason),
     // Enabled (even when not in force): the way out is to give the old DNS back.
-    toggleLabel: v.enabled ? 'Disable private DNS' : 'Enable private DNS',
+    toggleLabel: v.enabled ? 'Disable private DNS' : v.pausedUntil !== null ? 'Resume private DNS now' : 'Enable private DNS',
     toggleTo: !v.enabled,
     toggleBlocked: v.privileged ? null : (v.privilegeNote ?? 'this dotstub may not change the system’s DNS'),
     backend: backendWords(v.backend),
+    canPause: on && v.privileged,
   };
 }
 
