@@ -102,29 +102,31 @@ function fromJournal(stateDirs: readonly string[]): NetworkResolver | null {
   return null;
 }
 
-/** dhclient (`option domain-name-servers a,b;`), NetworkManager's internal client and networkd (`DNS=a b`). */
-function fromLeases(places: readonly string[]): NetworkResolver | null {
+/** The lease files under `places` (files, or directories of them), newest first: the newest lease is the network we're on. */
+function leaseFiles(places: readonly string[]): string[] {
   const files: { file: string; mtime: number }[] = [];
   for (const p of places) {
-    let st: fs.Stats;
+    let names: string[];
     try {
-      st = fs.statSync(p);
+      names = fs.statSync(p).isDirectory() ? fs.readdirSync(p).map((n) => path.join(p, n)) : [p];
     } catch {
       continue;
     }
-    const names = st.isDirectory() ? fs.readdirSync(p).map((n) => path.join(p, n)) : [p];
     for (const f of names) {
       try {
-        const s = fs.statSync(f);
-        if (s.isFile() && s.size < 1_000_000) files.push({ file: f, mtime: s.mtimeMs });
+        const st = fs.statSync(f);
+        if (st.isFile() && st.size < 1_000_000) files.push({ file: f, mtime: st.mtimeMs });
       } catch {
         // vanished
       }
     }
   }
-  // The newest lease is the network we're on.
-  files.sort((a, b) => b.mtime - a.mtime);
-  for (const { file } of files) {
+  return files.sort((a, b) => b.mtime - a.mtime).map((f) => f.file);
+}
+
+/** dhclient (`option domain-name-servers a,b;`), NetworkManager's internal client and networkd (`DNS=a b`). */
+function fromLeases(places: readonly string[]): NetworkResolver | null {
+  for (const file of leaseFiles(places)) {
     const text = readText(file);
     if (!text) continue;
     const dhclient = [...text.matchAll(/option domain-name-servers ([^;]+);/g)].pop();
@@ -164,25 +166,7 @@ export function discoverNetworkResolver(configured: readonly string[], paths: Di
  * (`option captive-portal-url "https://…";`). HTTPS only; null when none.
  */
 export function discoverCapportUrl(places: readonly string[] = SYSTEM_PATHS.leases): string | null {
-  const files: { file: string; mtime: number }[] = [];
-  for (const p of places) {
-    let names: string[];
-    try {
-      names = fs.statSync(p).isDirectory() ? fs.readdirSync(p).map((n) => path.join(p, n)) : [p];
-    } catch {
-      continue;
-    }
-    for (const f of names) {
-      try {
-        const st = fs.statSync(f);
-        if (st.isFile() && st.size < 1_000_000) files.push({ file: f, mtime: st.mtimeMs });
-      } catch {
-        // vanished
-      }
-    }
-  }
-  files.sort((a, b) => b.mtime - a.mtime);
-  for (const { file } of files) {
+  for (const file of leaseFiles(places)) {
     const text = readText(file);
     if (!text) continue;
     const url = /^CAPTIVE_PORTAL=(\S+)$/m.exec(text)?.[1] ?? [...text.matchAll(/option captive-portal-url "([^"]+)";/g)].pop()?.[1];
