@@ -554,7 +554,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
    * answers, and stale ones, still serve while signing in).
    */
   #upstreamFor(pool: Pool | Fallback): Upstream {
-    const gated = this.#captive || this.#config.allowDegraded ? new CaptiveGate(this.#captive, pool, () => this.#degraded) : pool;
+    // Always in place (one branch a query): the cleartext fallback may be allowed at run time, after this pool was made.
+    const gated = new CaptiveGate(this.#captive, pool, () => this.#degraded);
     return this.#cache ? new CachingUpstream(this.#cache, gated, this.#counters) : gated;
   }
 
