@@ -33,3 +33,14 @@ describe('captive-portal flags', () => {
     expect(() => parseCli(['--capport-url', 'http://portal.example/api'], {})).toThrow(/must be an https:\/\/ URL/);
   });
 });
+
+describe('--burst-connections', () => {
+  test('sets the extra connections for bursts, 0 included; anything else is refused and says the range', () => {
+    expect(parseCli(['--burst-connections', '0'], {}).overrides.burstConnections).toBe(0);
+    expect(parseCli(['--burst-connections', '8'], {}).overrides.burstConnections).toBe(8);
+    expect(parseCli([], {}).overrides.burstConnections).toBeUndefined();
+    expect(() => parseCli(['--burst-connections', '9'], {})).toThrow(/--burst-connections 9: expected a whole number from 0 to 8/);
+    expect(() => parseCli(['--burst-connections', '1.5'], {})).toThrow(/from 0 to 8/);
+    expect(HELP).toContain('--burst-connections N');
+  });
+});

@@ -60,6 +60,8 @@ export type ConnectionEvent =
       readonly tlsVersion: string;
       readonly cipher: string;
       readonly handshakeMs: number;
+      /** Opened for a burst of queries (issue 12): closes when idle and isn't re-opened. */
+      readonly burst: boolean;
     }
   | {
       readonly type: 'close';
@@ -236,6 +238,8 @@ export interface ConnectionSnapshot {
   readonly cipher: string | null;
   readonly keepaliveMs: number | null;
   readonly idleTimeoutMs: number;
+  /** Opened for a burst of queries: closes when idle and isn't re-opened. */
+  readonly burst: boolean;
 }
 
 export class StubProxy extends EventEmitter<StubProxyEvents> {
@@ -320,9 +324,9 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
 
   connections(): ConnectionSnapshot[] {
     const now = Date.now();
-    const all: { readonly c: Pool['connections'][number]; readonly resolverId: string }[] = [];
-    for (const p of [this.#pool, ...this.#retiring]) for (const c of p.connections) all.push({ c, resolverId: p.resolver.id });
-    return all.map(({ c, resolverId }) => ({
+    const all: { readonly c: Pool['connections'][number]; readonly resolverId: string; readonly burst: boolean }[] = [];
+    for (const p of [this.#pool, ...this.#retiring]) for (const c of p.connections) all.push({ c, resolverId: p.resolver.id, burst: p.isBurstConnection(c) });
+    return all.map(({ c, resolverId, burst }) => ({
       id: c.id,
       resolverId,
       address: c.address,
@@ -336,6 +340,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       cipher: c.handshake ? c.handshake.cipher : null,
       keepaliveMs: c.keepaliveMs ?? null,
       idleTimeoutMs: c.idleTimeoutMs,
+      burst,
     }));
   }
 
@@ -679,6 +684,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
         tlsVersion: info.tlsVersion,
         cipher: info.cipher,
         handshakeMs: info.handshakeMs,
+        burst: pool.isBurstConnection(conn),
       });
       if (!active()) return;
       // A transport that opens clears its own failure only: while DoH carries the

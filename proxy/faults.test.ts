@@ -67,7 +67,7 @@ describe('pipelining and out-of-order answers', () => {
     expect(tcp.arrivals.at(-1)).not.toBe(tcp.arrivals[0]);
   });
 
-  test('a pool of two connections opens both at start and spreads pipelined load across them', async () => {
+  test('a pool of two connections opens both at start; a burst fills the first one\'s window and the rest goes to the second', async () => {
     const s = await server();
     for (let i = 0; i < 40; i++) s.behaviour.delays.set(`q${i}.pool.test`, 50);
     const h = await proxyFor(s, { pool: { size: 2 } });
@@ -77,7 +77,8 @@ describe('pipelining and out-of-order answers', () => {
     for (const [i, a] of answers.entries()) expect(firstA(a)).toBe(expectedA(i));
     const perConnection = new Map<number, number>();
     for (const q of s.seen) perConnection.set(q.connection, (perConnection.get(q.connection) ?? 0) + 1);
-    expect([...perConnection.values()].sort()).toEqual([20, 20]);
+    // 26 answers of 468 octets fit in the first connection's initial window (answers are assumed padded until one is seen).
+    expect([...perConnection.values()].sort((a, b) => b - a)).toEqual([26, 14]);
     expect(h.proxy.counters.connectionHits).toBe(40);
   });
 
@@ -133,8 +134,10 @@ describe('nothing lost', () => {
     }
     expect(h.proxy.counters.retries).toBeGreaterThanOrEqual(500);
     expect(h.proxy.counters.servfails).toBe(0);
-    // The retries went out on one new connection, not 500.
-    expect(s.connections).toBe(2);
+    // The retries went out on a bounded set of connections, not 500: before and after
+    // the reset, the kept one and at most four more for the burst (issue 12).
+    expect(s.connections).toBeGreaterThanOrEqual(2);
+    expect(s.connections).toBeLessThanOrEqual(2 * (1 + 4));
   });
 
   test('server idle close: the next query reconnects and the TLS session resumes', async () => {

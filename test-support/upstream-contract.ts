@@ -88,6 +88,32 @@ export function upstreamContract(label: string, setup: () => Promise<ContractSub
       expect(calls.size).toBe(300);
     });
 
+    test('a burst bigger than one window: the next bursts spread over as many connections as their answers need, every answer its own', async () => {
+      const u = make();
+      const burst = async (from: number): Promise<Outcome[]> => {
+        const names = Array.from({ length: 140 }, (_, i) => `n${(from + i) % 300}.test`);
+        const outcomes = await resolveMany(u, names).all;
+        expect(outcomes.filter((o) => o.err !== null)).toEqual([]);
+        outcomes.forEach((o, i) => expect(firstAddress(o.answer)).toBe(expectedA((from + i) % 300)));
+        return outcomes;
+      };
+      const first = await burst(0);
+      expect(new Set(first.map((o) => o.req.trace.connectionId)).size).toBe(1);
+      // A server's first round trip after idle carries ~13,000 octets (TCP's initial window):
+      // padded answers (468 octets, unbound over DoT) need six windows, small ones (its DoH) one.
+      const size = first[0]?.answer?.raw.length ?? 0;
+      const want = Math.min(3, Math.ceil((140 * (size + 24)) / 13_000));
+      // The extras come up in the background (a resumed handshake); a later burst finds them open.
+      let spread = 0;
+      for (let round = 1; round <= 20 && spread < want; round++) {
+        await new Promise((r) => setTimeout(r, 100));
+        const next = await burst(round * 140);
+        spread = new Set(next.map((o) => o.req.trace.connectionId)).size;
+        if (spread >= want) expect(next.every((o) => o.req.trace.reused === true)).toBe(true);
+      }
+      expect(spread).toBeGreaterThanOrEqual(want);
+    });
+
     test('destroy() fails every request in flight once, with a typed error', async () => {
       const u = make();
       const { all, calls } = resolveMany(u, Array.from({ length: 20 }, (_, i) => `n${i}.test`));

@@ -27,6 +27,9 @@ interface Row {
   readonly label: string;
   readonly medianMs: number;
   readonly maxMs: number;
+  /** The first burst a stub sees after it started, and the later ones (a stub may prepare for bursts once it has seen one). */
+  readonly first: { readonly medianMs: number; readonly maxMs: number };
+  readonly later: { readonly medianMs: number; readonly maxMs: number };
   readonly lost: number;
   readonly perPacket: number;
   readonly steps: number;
@@ -36,7 +39,7 @@ type BurstRun = { label: string; round: number; startedAt: number; samples: Samp
 
 export async function burstExperiment(ctx: Ctx): Promise<ExperimentReport> {
   const t0 = Date.now();
-  const rounds = ctx.o.quick ? 2 : 5;
+  const rounds = ctx.o.quick ? 3 : 5;
   const count = 140;
   const results = new Map<string, Row[]>();
   let base = 0;
@@ -52,6 +55,17 @@ export async function burstExperiment(ctx: Ctx): Promise<ExperimentReport> {
         const res = await ctx.probe<{ runs: BurstRun[] }>({ mode: 'burst', targets, count, rounds, base, idleMs: 1000, timeoutMs: 5000 });
         base += rounds * targets.length * (count + 1);
         const frames = readLinkLog(await ctx.lab.settledLinkLog());
+        if (process.env.BURST_TRACE) {
+          const lines: string[] = [];
+          for (const r of res.runs.filter((x) => x.label === 'dotstub')) {
+            const port = portOf('dotstub');
+            for (const f of frames.filter((x) => (x.srcPort === port || x.dstPort === port) && x.at >= r.startedAt - 5 && x.at <= r.startedAt + 6 * p.rttMs)) {
+              lines.push(`${r.round} ${(f.at - r.startedAt).toFixed(1)} ${f.srcPort === port ? 'S>C' : 'C>S'} ${f.srcPort === port ? f.dstPort : f.srcPort} ${f.flags} ${f.payload}`);
+            }
+            lines.push(`${r.round} samples ${r.samples.map((x) => (x.ms === null ? 'lost' : x.ms.toFixed(0))).join(',')}`);
+          }
+          (await import('node:fs')).writeFileSync(`${process.env.BURST_TRACE}-${p.rttMs}-${nodelay ? 'n' : 'a'}.txt`, lines.join('\n'));
+        }
         const rows = targets.map((t): Row => {
           const runs = res.runs.filter((r) => r.label === t.label);
           const all = runs.flatMap((r) => r.samples.map((s) => s.ms));
@@ -61,10 +75,16 @@ export async function burstExperiment(ctx: Ctx): Promise<ExperimentReport> {
             const segs = dataFrom(frames, portOf(t.label), r.startedAt, end);
             return { answers: got.length, segs: segs.length, steps: steps(segs, Math.max(p.rttMs / 2, 2)) };
           });
+          const part = (rs: BurstRun[]): { medianMs: number; maxMs: number } => {
+            const ms = sorted(rs.flatMap((r) => r.samples.map((s) => s.ms)));
+            return { medianMs: median(ms), maxMs: ms.length > 0 ? Math.max(...ms) : Number.NaN };
+          };
           return {
             label: t.label,
             medianMs: median(sorted(all)),
             maxMs: Math.max(...sorted(all)),
+            first: part(runs.filter((r) => r.round === 0)),
+            later: part(runs.filter((r) => r.round > 0)),
             lost: all.filter((v) => v === null).length,
             perPacket: median(perRun.filter((r) => r.segs > 0).map((r) => r.answers / r.segs)),
             steps: median(perRun.map((r) => r.steps)),
@@ -83,14 +103,31 @@ export async function burstExperiment(ctx: Ctx): Promise<ExperimentReport> {
     const r = key.startsWith('35') ? 35 : 1;
     return {
       title: `140 names at once, ${key} (${rounds} rounds): latency in RTTs${r === 1 ? ' and ms' : ''}, answers per packet and steps from linkemu's log`,
-      header: ['stub', 'median', 'max', ...(r === 1 ? ['median ms'] : []), 'answers/packet', 'steps', 'lost'],
-      rows: rows.map((x) => [x.label, rtt(x.medianMs, r), rtt(x.maxMs, r), ...(r === 1 ? [fmtMs(x.medianMs)] : []), Number.isFinite(x.perPacket) ? x.perPacket.toFixed(1) : '—', Number.isFinite(x.steps) ? String(x.steps) : '—', String(x.lost)]),
+      header: ['stub', 'median', 'max', ...(r === 1 ? ['median ms'] : []), 'first burst: median / max', 'later bursts: median / max', 'answers/packet', 'steps', 'lost'],
+      rows: rows.map((x) => [
+        x.label,
+        rtt(x.medianMs, r),
+        rtt(x.maxMs, r),
+        ...(r === 1 ? [fmtMs(x.medianMs)] : []),
+        `${rtt(x.first.medianMs, r)} / ${rtt(x.first.maxMs, r)}`,
+        `${rtt(x.later.medianMs, r)} / ${rtt(x.later.maxMs, r)}`,
+        Number.isFinite(x.perPacket) ? x.perPacket.toFixed(1) : '—',
+        Number.isFinite(x.steps) ? String(x.steps) : '—',
+        String(x.lost),
+      ]),
     };
   });
   const goals: Goal[] = [];
   for (const key of ['35 ms, as shipped', '35 ms, Nagle off']) {
     const d = results.get(key)?.find((x) => x.label === 'dotstub');
-    if (d) goals.push({ goal: `140 at once, ${key}: dotstub median ≤ 1.2 RTT and max ≤ 1.5 RTT`, value: `${rtt(d.medianMs, 35)} / ${rtt(d.maxMs, 35)} RTT`, met: d.medianMs <= 1.2 * 35 && d.maxMs <= 1.5 * 35 });
+    if (d) {
+      goals.push({ goal: `140 at once, ${key}, every round: dotstub median ≤ 1.2 RTT and max ≤ 1.5 RTT`, value: `${rtt(d.medianMs, 35)} / ${rtt(d.maxMs, 35)} RTT`, met: d.medianMs <= 1.2 * 35 && d.maxMs <= 1.5 * 35 });
+      goals.push({
+        goal: `140 at once, ${key}, bursts after the first (the extra connections open): dotstub median ≤ 1.2 RTT and max ≤ 1.5 RTT`,
+        value: `${rtt(d.later.medianMs, 35)} / ${rtt(d.later.maxMs, 35)} RTT (first burst after start: ${rtt(d.first.medianMs, 35)} / ${rtt(d.first.maxMs, 35)})`,
+        met: d.later.medianMs <= 1.2 * 35 && d.later.maxMs <= 1.5 * 35,
+      });
+    }
   }
   for (const key of ['1 ms, as shipped', '1 ms, Nagle off']) {
     const rows = results.get(key) ?? [];
@@ -120,7 +157,7 @@ export async function burstExperiment(ctx: Ctx): Promise<ExperimentReport> {
     paper: 'T-DNS §5.2: 140 queries pipelined on one TLS connection, median ≈ 2.5 RTT, arriving in stair-steps of ~12 answers per packet (TCP\'s window).',
     tables,
     goals,
-    notes: ['Each burst follows a warm-up query and 1 s of idle (longer than TCP\'s RTO: the window restarts small, as between clicks).', 'answers/packet: answers received ÷ data segments from the stub\'s own upstream port during the burst; steps: groups of those segments more than half an RTT apart.'],
+    notes: ['Each burst follows a warm-up query and 1 s of idle (longer than TCP\'s RTO: the window restarts small, as between clicks).', 'answers/packet: answers received ÷ data segments from the stub\'s own upstream port during the burst; steps: groups of those segments more than half an RTT apart.', 'First burst / later bursts: dotstub opens extra connections when a burst needs more than one connection\'s initial window (about 28 padded answers) and keeps them while they are used; the first burst after start finds only the one, later bursts find them open. Each stub\'s rounds are ~7 s apart (the other stubs run in between).'],
     charts: [chart],
     seconds: (Date.now() - t0) / 1000,
     data: Object.fromEntries(results),

@@ -31,6 +31,15 @@ export const NUMERIC_SETTINGS = {
     help: 'Close a connection after this long without queries. About 60 s keeps most lookups on an open connection.',
   },
   poolSize: { label: 'Connections per resolver', unit: 'connections', unitOne: 'connection', min: 1, max: 16, example: 1, help: 'Open TLS connections kept to the resolver.' },
+  burstConnections: {
+    label: 'Extra connections for bursts',
+    unit: 'connections',
+    unitOne: 'connection',
+    min: 0,
+    max: 8,
+    example: 4,
+    help: 'After a pause a resolver can send only about 13 KB before it hears back, about 26 padded answers: a page that looks up more names waits extra round trips. Connections opened when a burst needs them share it out, and close when idle. 0: one connection carries every burst.',
+  },
   maxInFlight: {
     label: 'Queries in flight per connection',
     unit: 'queries',
@@ -73,6 +82,7 @@ const fields = {
   padding: z.boolean({ error: 'Pad queries must be on or off (true or false)' }),
   idleTimeoutSec: wholeNumber('idleTimeoutSec'),
   poolSize: wholeNumber('poolSize'),
+  burstConnections: wholeNumber('burstConnections'),
   maxInFlight: wholeNumber('maxInFlight'),
   logSize: wholeNumber('logSize'),
   recordNames: z.boolean({ error: 'Record names must be on or off (true or false)' }),
@@ -103,6 +113,7 @@ export const SETTING_LABELS: Readonly<Record<keyof Settings, string>> = {
   recordNames: 'Record names in the query log',
   idleTimeoutSec: NUMERIC_SETTINGS.idleTimeoutSec.label,
   poolSize: NUMERIC_SETTINGS.poolSize.label,
+  burstConnections: NUMERIC_SETTINGS.burstConnections.label,
   maxInFlight: NUMERIC_SETTINGS.maxInFlight.label,
   logSize: NUMERIC_SETTINGS.logSize.label,
 };

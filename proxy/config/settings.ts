@@ -18,6 +18,7 @@ export const DEFAULT_SETTINGS: Settings = Object.freeze({
   padding: true,
   idleTimeoutSec: DEFAULT_POOL_OPTIONS.idleTimeoutMs / 1000,
   poolSize: DEFAULT_POOL_OPTIONS.size,
+  burstConnections: DEFAULT_POOL_OPTIONS.burstConnections ?? 0,
   maxInFlight: DEFAULT_POOL_OPTIONS.maxInFlight,
   logSize: 10_000,
   recordNames: true,
@@ -27,7 +28,7 @@ export const DEFAULT_SETTINGS: Settings = Object.freeze({
 });
 
 /** Settings that only take effect on new connections: changing one rebuilds the pool. */
-export const POOL_SETTINGS: readonly (keyof Settings)[] = ['mode', 'idleTimeoutSec', 'poolSize', 'maxInFlight'];
+export const POOL_SETTINGS: readonly (keyof Settings)[] = ['mode', 'idleTimeoutSec', 'poolSize', 'burstConnections', 'maxInFlight'];
 
 export type PatchResult = { ok: true; patch: SettingsPatch } | { ok: false; fields: Record<string, string> };
 

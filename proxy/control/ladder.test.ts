@@ -30,6 +30,7 @@ const opened = (at: number, transport: 'dot' | 'doh', address: string): Connecti
   tlsVersion: 'TLSv1.3',
   cipher: 'c',
   handshakeMs: 142,
+  burst: false,
 });
 
 describe('NetworkLadder', () => {

@@ -521,7 +521,7 @@ export class ControlService {
           allowDegraded: next.cleartextFallback,
           ...(rebuild
             ? {
-                pool: { size: next.poolSize, maxInFlight: next.maxInFlight, idleTimeoutMs: next.idleTimeoutSec * 1000 },
+                pool: { size: next.poolSize, burstConnections: next.burstConnections, maxInFlight: next.maxInFlight, idleTimeoutMs: next.idleTimeoutSec * 1000 },
                 auth: { ...auth, mode: next.mode },
               }
             : {}),

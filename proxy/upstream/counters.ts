@@ -14,6 +14,9 @@ export interface UpstreamCounters {
   handshakesFull: number;
   handshakesResumed: number;
   connectFailures: number;
+  /** Extra connections opened for bursts, and those that failed to come up (issue 12). */
+  burstConnections: number;
+  burstConnectFailures: number;
   bytesToResolver: number;
   bytesFromResolver: number;
 }
@@ -28,6 +31,8 @@ export function newUpstreamCounters(): UpstreamCounters {
     handshakesFull: 0,
     handshakesResumed: 0,
     connectFailures: 0,
+    burstConnections: 0,
+    burstConnectFailures: 0,
     bytesToResolver: 0,
     bytesFromResolver: 0,
   };

@@ -37,7 +37,7 @@ import type { Pool, RetryOutcome } from './pool.js';
 import type { Upstream, UpstreamCallback, UpstreamRequest } from './upstream.js';
 
 /** Each side is a pool: the fallback listens to its connection events and warms it to probe. */
-export type ProbedUpstream = Pick<Pool, 'name' | 'resolver' | 'resolve' | 'close' | 'destroy' | 'warm' | 'retryNow' | 'on' | 'connections' | 'networkChanged'>;
+export type ProbedUpstream = Pick<Pool, 'name' | 'resolver' | 'resolve' | 'close' | 'destroy' | 'warm' | 'retryNow' | 'on' | 'connections' | 'networkChanged' | 'isBurstConnection'>;
 
 export type Transport = 'dot' | 'doh';
 
@@ -153,6 +153,10 @@ export class Fallback extends EventEmitter<FallbackEvents> implements Upstream {
   /** Both sides' live connections. */
   get connections(): readonly PoolConnection[] {
     return [...this.#primary.connections, ...this.#secondary.connections];
+  }
+
+  isBurstConnection(conn: PoolConnection): boolean {
+    return this.#primary.isBurstConnection(conn) || this.#secondary.isBurstConnection(conn);
   }
 
   get primary(): ProbedUpstream {

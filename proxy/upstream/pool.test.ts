@@ -67,16 +67,83 @@ describe('the connection pool (policy only, fake connections)', () => {
     expect(conns).toHaveLength(2);
   });
 
-  test('queries go to the least-loaded open connection, and each gets exactly one answer', () => {
+  test('a connection takes as many queries as its first window carries; the next open connection takes the rest; each gets exactly one answer', () => {
     const { pool, conns } = makePool({ size: 2 });
     pool.warm();
     conns.forEach((c) => c.open());
-    const { outcomes, calls } = resolveAll(pool, Array.from({ length: 10 }, (_, i) => `n${i}.test`));
-    expect(conns.map((c) => c.inFlight)).toEqual([5, 5]);
+    // Before any answer is seen, answers are assumed padded (468 octets): 26 fit in a 13,000-octet window.
+    const { outcomes, calls } = resolveAll(pool, Array.from({ length: 40 }, (_, i) => `n${i}.test`));
+    expect(conns.map((c) => c.inFlight)).toEqual([26, 14]);
     conns.forEach((c) => c.answerAll());
-    expect(outcomes).toHaveLength(10);
+    expect(outcomes).toHaveLength(40);
     expect([...calls.values()].every((n) => n === 1)).toBe(true);
     expect(outcomes.every((o) => o.err === null && o.req.trace.reused === true && o.req.trace.attempts === 1)).toBe(true);
+  });
+
+  test('a burst that fills the open connection opens extra ones (at most burstConnections); they carry the next burst once open, not while connecting', () => {
+    const { pool, conns } = makePool();
+    pool.warm();
+    conns[0]?.open();
+    const first = resolveAll(pool, Array.from({ length: 140 }, (_, i) => `a${i}.test`));
+    // 140 padded answers need five windows: four extras are opened for the next bursts…
+    expect(conns).toHaveLength(5);
+    expect(pool.counters.burstConnections).toBe(4);
+    // …but this burst stays on the open connection: a handshake would take longer than its next round trips.
+    expect(conns.map((c) => c.inFlight)).toEqual([140, 0, 0, 0, 0]);
+    conns.slice(1).forEach((c) => c.open(true));
+    conns[0]?.answerAll();
+    expect(first.outcomes.every((o) => o.err === null)).toBe(true);
+    // The answers were small (unpadded): a window now carries more of them, so the next burst needs fewer connections.
+    const second = resolveAll(pool, Array.from({ length: 400 }, (_, i) => `b${i}.test`));
+    const loads = conns.map((c) => c.inFlight);
+    expect(loads.filter((n) => n > 0).length).toBeGreaterThan(1);
+    expect(loads[0]).toBeGreaterThan(26);
+    expect(loads.reduce((a, b) => a + b, 0)).toBe(400);
+    expect(conns).toHaveLength(5);
+    conns.forEach((c) => c.answerAll());
+    expect(second.outcomes.every((o) => o.err === null && o.req.trace.reused === true)).toBe(true);
+    expect(new Set(second.outcomes.map((o) => o.req.trace.connectionId)).size).toBe(loads.filter((n) => n > 0).length);
+  });
+
+  test('connections that die together (a reset path) blame no query: every query is answered, none quarantined', () => {
+    const { pool, conns } = makePool({ size: 5, burstConnections: 0 });
+    pool.warm();
+    conns.forEach((c) => c.open());
+    const { outcomes } = resolveAll(pool, Array.from({ length: 140 }, (_, i) => `n${i}.test`));
+    expect(conns.map((c) => c.inFlight)).toEqual([28, 28, 28, 28, 28]);
+    // Each death hands its queries to a connection that dies in the same reset, five times over.
+    for (const c of conns.slice(0, 5)) c.close('reset');
+    expect(outcomes.filter((o) => o.err !== null)).toEqual([]);
+    for (const c of conns.slice(5)) c.open();
+    for (const c of conns.slice(5)) c.answerAll();
+    expect(outcomes.filter((o) => o.err === null)).toHaveLength(140);
+  });
+
+  test('burstConnections 0: one connection carries every burst, pipelined', () => {
+    const { pool, conns } = makePool({ burstConnections: 0 });
+    pool.warm();
+    conns[0]?.open();
+    const { outcomes } = resolveAll(pool, Array.from({ length: 140 }, (_, i) => `n${i}.test`));
+    expect(conns).toHaveLength(1);
+    conns[0]?.answerAll();
+    expect(outcomes.filter((o) => o.err === null)).toHaveLength(140);
+  });
+
+  test('an extra connection that fails to come up is no resolver failure: no back-off, no connect-failed, queries go on', () => {
+    const { pool, conns } = makePool({ burstConnections: 1 });
+    const failures: unknown[] = [];
+    pool.on('connect-failed', (f) => failures.push(f));
+    pool.warm();
+    conns[0]?.open();
+    resolveAll(pool, Array.from({ length: 30 }, (_, i) => `n${i}.test`));
+    expect(conns).toHaveLength(2);
+    conns[1]?.refuse(new ConnectFailedError('refused'));
+    expect(failures).toEqual([]);
+    expect(pool.counters).toMatchObject({ burstConnections: 1, burstConnectFailures: 1, connectFailures: 0 });
+    conns[0]?.answerAll();
+    const { outcomes } = resolveAll(pool, ['after.test']);
+    conns[0]?.answerAll();
+    expect(outcomes[0]?.err).toBeNull();
   });
 
   test('a query waiting on a new connection is not a hit, and its trace names the handshake', () => {

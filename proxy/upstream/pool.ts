@@ -4,7 +4,8 @@
  * today, DoH sessions next), so warm-up, pick, back-off, address rotation
  * and resumption tickets are tested with fake connections.
  *
- *   resolve(req) ─► pick: least-loaded open connection (or open one) ─► send
+ *   resolve(req) ─► pick: the first open connection whose window has room ─► send
+ *        │          (none: the least-loaded, and open extra ones for bursts)
  *        │                                                               │
  *        │   deadline (SRTT + 2 × RTO, 25 ms slots) ◄── armed ───────────┘
  *        ▼
@@ -22,9 +23,23 @@
  * when every address failed: one 'connect-failed', carrying each address's
  * outcome and timing.
  *
+ * Bursts (issue 12): after an idle moment a server may send only TCP's
+ * initial window (ten segments, ~14 KB) before it hears back, so a page's
+ * worth of padded answers (468-octet blocks) arrives over three or four
+ * round trips on one connection. A connection is given only as many
+ * queries as its answers fit in that window (measured answer sizes); the
+ * rest go to the next open connection. When every open connection is full,
+ * the pool opens up to `burstConnections` extra ones for the bursts this
+ * machine makes. They are not re-opened after the server or the idle timer
+ * closes them, so they cost handshakes only while bursts keep needing them.
+ * An extra that is still connecting takes no queries while an open
+ * connection exists: its handshake takes longer than the open one's next
+ * round trips.
+ *
  * Invariants:
- * - At most `size` connections exist at once (connecting or open); draining
- *   ones (server asked to close) don't count against new work.
+ * - At most `size` + `burstConnections` connections exist at once
+ *   (connecting or open), `size` outside bursts; draining ones (server asked
+ *   to close) don't count against new work.
  * - A ticket is kept only from an authenticated connection, so resumption
  *   never bypasses authentication.
  * - While connecting fails, queries fail at once with the reason (no pile-up
@@ -55,6 +70,11 @@ export interface PoolOptions {
   readonly size: number;
   /** Queries in flight per connection before backpressure. */
   readonly maxInFlight: number;
+  /**
+   * Extra connections opened when a burst needs more than the open ones'
+   * initial windows (0: every burst shares the kept connections). Default 4.
+   */
+  readonly burstConnections?: number;
   readonly idleTimeoutMs: number;
   /** Deadline for the TCP connect (a dropped port is decided in this long). */
   readonly connectTimeoutMs: number;
@@ -76,6 +96,7 @@ export interface PoolOptions {
 export const DEFAULT_POOL_OPTIONS: PoolOptions = {
   size: 1,
   maxInFlight: 1000,
+  burstConnections: 4,
   idleTimeoutMs: 60_000,
   connectTimeoutMs: 2_500,
   handshakeTimeoutMs: 3_000,
@@ -170,6 +191,8 @@ const MAX_COLLATERAL_RETRIES = 3;
 /** While backing off, queries may start a connection attempt this often (issue 8: recovery in seconds). */
 const QUERY_CONNECT_INTERVAL_MS = 1_000;
 const KILL_WINDOW_MS = 30_000;
+/** Connections that die this close together died of the same cause (a reset path, a restarting server). */
+const TOGETHER_MS = 1_000;
 const QUARANTINE_MS = 60_000;
 /** Bound on remembered questions (kills and quarantine). */
 const MAX_SUSPECTS = 1024;
@@ -182,6 +205,21 @@ function questionKey(req: UpstreamRequest): string {
 }
 
 const RETRIABLE = new Set(['DOTSTUB_CONNECTION_CLOSED', 'DOTSTUB_QUERY_TIMEOUT']);
+
+/**
+ * What a server sends in its first round trip after an idle moment: TCP's
+ * initial window (RFC 6928: ten segments). Measured from unbound as Debian
+ * ships it (Nagle on): a first small segment with one answer, then full
+ * ones — about 13,500 octets; the last partial segment of a burst waits for
+ * an ACK whatever the client does, so a little under that.
+ */
+const INITIAL_WINDOW_BYTES = 10 * 1_300;
+/** Per answer beyond its DNS octets: DoT's length prefix and a TLS record's header and tag (HTTP/2's frame headers are in the same range). */
+const ANSWER_OVERHEAD_BYTES = 2 + 22;
+/** Until answers are seen, assume they are padded (RFC 8467's 468-octet blocks): the smaller budget. */
+const FIRST_ANSWER_BYTES_GUESS = 468;
+/** A window's budget is never below this many queries (huge answers still pipeline). */
+const MIN_WINDOW_QUERIES = 4;
 
 let connectionCounter = 0;
 
@@ -211,16 +249,26 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   #retryTimer: NodeJS.Timeout | undefined;
   #closed = false;
   /** Connections that died abnormally with queries in flight: the first failed query handed back (the oldest) is blamed, the rest are collateral. */
-  readonly #deaths = new WeakMap<PoolConnection, 'unblamed' | 'blamed'>();
+  readonly #deaths = new WeakMap<PoolConnection, 'unblamed' | 'blamed' | 'together'>();
   /** Question → when it was blamed for a connection's death (Date.now()). */
   readonly #kills = new Map<string, number>();
   /** Question → quarantined until (Date.now()). */
   readonly #quarantine = new Map<string, number>();
+  /** Date.now() of the last abnormal close of an open connection. */
+  #lastDeathAt = -Infinity;
+  /** Connections opened for a burst: not re-opened, and their failure to connect is no resolver failure. */
+  readonly #extras = new WeakSet<PoolConnection>();
+  /** Smoothed size of an answer in octets (1/16 gain), for the window budget. */
+  #answerBytes = FIRST_ANSWER_BYTES_GUESS;
+  /** Queries whose answers fit in one connection's initial window. */
+  #windowQueries = windowQueries(FIRST_ANSWER_BYTES_GUESS);
 
   constructor(init: PoolInit) {
     super();
     if (init.resolver.addresses.length === 0) throw new RangeError(`resolver ${init.resolver.label} has no addresses`);
     if (!(init.options.size >= 1)) throw new RangeError(`pool size must be at least 1, got ${init.options.size}`);
+    const extra = init.options.burstConnections ?? 0;
+    if (!(Number.isInteger(extra) && extra >= 0)) throw new RangeError(`burst connections must be a whole number from 0, got ${extra}`);
     this.resolver = init.resolver;
     this.options = init.options;
     this.#factory = init.factory;
@@ -276,6 +324,11 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
 
   get connections(): readonly PoolConnection[] {
     return this.#connections;
+  }
+
+  /** Whether `conn` was opened for a burst (it closes when idle and isn't re-opened). */
+  isBurstConnection(conn: PoolConnection): boolean {
+    return this.#extras.has(conn);
   }
 
   resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void {
@@ -351,18 +404,37 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   }
 
   /**
-   * Sends on the least-loaded open connection, opening one if none can take
-   * it. Throws InFlightCapError when every connection is full, the connect
-   * error while the resolver is unreachable, PoolClosedError after close().
-   * `avoid` is skipped when another connection can take the query (retries).
+   * Sends on the first open connection (oldest first) whose initial window
+   * has room for this query's answer; when every open one is full, on the
+   * least-loaded of them, and extra connections are opened for the burst.
+   * With no open connection, the query is held by one that is connecting
+   * (or opens one). Throws InFlightCapError when every connection is full,
+   * the connect error while the resolver is unreachable, PoolClosedError
+   * after close(). `avoid` is skipped when another connection can take the
+   * query (retries).
    */
   #send(wire: Buffer, flight: Flight, avoid: PoolConnection | undefined): SendInfo {
     if (this.#closed) throw new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`);
     let best: PoolConnection | undefined;
+    let leastLoaded: PoolConnection | undefined;
+    let connecting: PoolConnection | undefined;
+    let openInFlight = 0;
     for (const c of this.#connections) {
+      if (c.state === 'open') openInFlight += c.inFlight;
       if (!c.available || c === avoid) continue;
-      if (!best || (c.state === 'open' && best.state !== 'open') || (c.state === best.state && c.inFlight < best.inFlight)) best = c;
+      if (c.state !== 'open') {
+        if (!connecting || c.inFlight < connecting.inFlight) connecting = c;
+      } else if (c.inFlight < this.#windowQueries) {
+        best ??= c;
+      } else if (!leastLoaded || c.inFlight < leastLoaded.inFlight) {
+        leastLoaded = c;
+      }
     }
+    if (!best && leastLoaded) {
+      best = leastLoaded;
+      this.#openForBurst(best, openInFlight + 1);
+    }
+    if (!best) best = connecting;
     if (!best) {
       if (this.#liveCount() < this.options.size) {
         // Backing off after failed connects: a query may still start one attempt
@@ -382,6 +454,27 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     const info = best.send(wire, flight.req.question, this.#onAnswer, flight);
     if (!info) throw new InFlightCapError(`connection ${best.id} cannot take more queries`);
     return info;
+  }
+
+  /**
+   * Every open connection's window is full: open as many more as the
+   * queries in flight need (one window each), up to `size` kept plus
+   * `burstConnections` extra, to the address that is answering. They take
+   * queries once open: the rest of this burst, and the next ones.
+   */
+  #openForBurst(answering: PoolConnection, inFlight: number): void {
+    const live = this.#liveCount();
+    const want = Math.min(this.options.size + (this.options.burstConnections ?? 0), Math.ceil(inFlight / this.#windowQueries));
+    // Connections already on their way count: one burst opens each extra once.
+    for (let n = live; n < want; n++) {
+      const kept = n < this.options.size;
+      const race: Race = { startedAt: Date.now(), pending: [], racers: new Map(), attempts: [], timer: undefined, done: false };
+      const conn = this.#openAddress(race, answering.address);
+      if (!kept) {
+        this.#extras.add(conn);
+        this.counters.burstConnections++;
+      }
+    }
   }
 
   /** The one handler for every connection's results; the flight is the context. */
@@ -405,7 +498,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
           this.#settle(flight, new QuarantinedError(`${this.resolver.label} closed the connection over ${flight.req.question.key.name} ${flight.req.question.key.type} twice; not sent again for ${QUARANTINE_MS / 1000} s`), null);
           return;
         }
-      } else if (death === 'blamed' && flight.collateral < MAX_COLLATERAL_RETRIES && !this.#closed) {
+      } else if (((death === 'blamed' && flight.collateral < MAX_COLLATERAL_RETRIES) || death === 'together') && !this.#closed) {
         // Another query was blamed for this death: retry without using up this query's own retry.
         flight.collateral++;
         this.counters.retries++;
@@ -416,9 +509,15 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
       return;
     }
     this.#rtt.observe(performance.now() - trace.writtenAt);
+    this.#observeAnswerSize(answer.raw.length);
     if (trace.reused === false && conn.handshake) trace.handshake = conn.handshake.resumed ? 'resumed' : 'full';
     this.#settle(flight, null, answer);
   };
+
+  #observeAnswerSize(bytes: number): void {
+    this.#answerBytes += (bytes - this.#answerBytes) / 16;
+    this.#windowQueries = windowQueries(this.#answerBytes);
+  }
 
   #onTimeout(flight: Flight): void {
     const conn = flight.conn;
@@ -590,8 +689,24 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     const idx = this.#connections.indexOf(conn);
     if (idx >= 0) this.#connections.splice(idx, 1);
     // The connection's failed queries are handed back after this event, oldest first.
-    if (info.wasOpen && info.failed > 0 && ABNORMAL.has(info.reason)) this.#deaths.set(conn, 'unblamed');
-    if (!info.wasOpen && !this.#closed && !this.#losers.has(conn)) {
+    // A connection that was already up when another died, and dies within
+    // TOGETHER_MS of it, died of the same cause (the path reset, the server
+    // restarted), not of a query: no one is blamed, and its queries are
+    // retried without using up a try (else a query retried onto a connection
+    // dying in the same reset would be blamed twice and quarantined, or run
+    // out of tries across five connections). Bounded: only connections that
+    // existed before the previous death qualify.
+    if (info.wasOpen && ABNORMAL.has(info.reason)) {
+      const now = Date.now();
+      const together = conn.createdAt < this.#lastDeathAt && now - this.#lastDeathAt < TOGETHER_MS;
+      this.#lastDeathAt = now;
+      if (info.failed > 0) this.#deaths.set(conn, together ? 'together' : 'unblamed');
+    }
+    if (!info.wasOpen && this.#extras.has(conn)) {
+      // An extra for a burst that didn't come up: the connection that is
+      // answering carries on; no back-off, no failure to report.
+      this.counters.burstConnectFailures++;
+    } else if (!info.wasOpen && !this.#closed && !this.#losers.has(conn)) {
       const race = this.#raceOf(conn);
       if (race && !race.done) {
         const r = race.racers.get(conn);
@@ -642,6 +757,11 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   #raceOf(conn: PoolConnection): Race | undefined {
     return this.#race?.racers.has(conn) ? this.#race : undefined;
   }
+}
+
+/** How many answers of this size one initial window carries. */
+function windowQueries(answerBytes: number): number {
+  return Math.max(MIN_WINDOW_QUERIES, Math.floor(INITIAL_WINDOW_BYTES / (answerBytes + ANSWER_OVERHEAD_BYTES)));
 }
 
 /** Codes that mean someone is intercepting: the most telling failure of a race. */

@@ -260,10 +260,15 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
   #write(pending: Pending): void {
     pending.writtenAt = performance.now();
     if (!this.#corked) {
-      // Batch every query of this tick into one TLS record and one syscall.
+      // Batch every query of this turn of the event loop into one write: a
+      // burst of datagrams read together (each its own callback, so each its
+      // own tick) leaves in a few full segments rather than one segment per
+      // query. That matters after an idle moment, when TCP may send only ten
+      // segments before it hears back (issue 12); setImmediate runs right
+      // after the I/O of this turn, so a lone query isn't held.
       this.#corked = true;
       this.#socket.cork();
-      process.nextTick(() => {
+      setImmediate(() => {
         this.#corked = false;
         this.#socket.uncork();
         this.emit('bytes', this.#bytesOut, 0);

@@ -23,6 +23,13 @@ function ConnectionRow({ c, resolvers, age }: { c: ConnectionView; resolvers: re
     <tr data-testid="connection-row">
       <th scope="row" className="mono">
         #{c.id}
+        {c.burst && (
+          <div>
+            <span className="pill pill-neutral" title="Opened because a burst of lookups needed more than one connection's first round trip; closes when idle">
+              burst
+            </span>
+          </div>
+        )}
       </th>
       <td>
         <div>{resolverLabel(resolvers, c.resolverId)}</div>
@@ -101,6 +108,7 @@ export function ConnectionStats() {
   const items: [string, string, string][] = [
     ['Full handshakes', formatCount(metrics?.handshakes.full ?? counters?.handshakesFull ?? 0), 'New TLS sessions (3 round trips with TLS 1.3)'],
     ['Resumed handshakes', formatCount(metrics?.handshakes.resumed ?? counters?.handshakesResumed ?? 0), 'Reconnects that skipped the key exchange'],
+    ['Connections for bursts', formatCount(counters?.burstConnections ?? 0), 'Extra connections opened so a page’s many lookups arrive in one round trip'],
     ['Out-of-order answers', formatCount(metrics?.outOfOrder ?? counters?.outOfOrder ?? 0), 'Answers matched by ID, not order: no head-of-line blocking'],
     ['Retries', formatCount(metrics?.retries ?? counters?.retries ?? 0), 'Queries resent after a connection dropped'],
     ['SERVFAILs', formatCount(metrics?.servfails ?? counters?.servfails ?? 0), 'Answers the proxy had to fail'],

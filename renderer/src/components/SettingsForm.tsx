@@ -146,7 +146,7 @@ function SettingsEditor({ saved }: { saved: Settings }) {
         <Toggle
           id={`${id}-padding`}
           label="Pad queries"
-          help="EDNS padding (RFC 8467): queries in 128-byte blocks, and the resolver pads its answers to 468-byte blocks, so sizes don’t give away names. The cost: about 6 times the bytes per answer, so a burst of lookups on a slow link can take a round trip or two longer."
+          help="EDNS padding (RFC 8467): queries in 128-byte blocks, and the resolver pads its answers to 468-byte blocks, so sizes don’t give away names. The cost: about 6 times the bytes per answer, so a burst of lookups on a slow link can take a round trip or two longer; extra connections for bursts win most of that back."
           checked={draft.padding}
           onChange={(v) => set('padding', v)}
           error={serverErrors.padding}

@@ -21,6 +21,7 @@ describe('describeEvent', () => {
           tlsVersion: 'TLSv1.3',
           cipher: 'TLS_AES_256_GCM_SHA384',
           handshakeMs: 4.2,
+          burst: false,
         },
       },
       names,

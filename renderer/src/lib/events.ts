@@ -38,7 +38,7 @@ export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => i
             kind: e.kind,
             icon: c.resumed ? 'resume' : 'plug',
             tone: c.verified ? 'good' : 'caution',
-            title: `Connection #${c.connectionId} opened to ${names(c.resolverId)} (${c.resumed ? 'session resumed' : 'full handshake'})`,
+            title: `Connection #${c.connectionId} opened to ${names(c.resolverId)}${c.burst ? ' for a burst of lookups' : ''} (${c.resumed ? 'session resumed' : 'full handshake'})`,
             detail: [
               c.address,
               c.tlsVersion,

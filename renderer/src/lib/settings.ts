@@ -33,6 +33,7 @@ export function toDraft(s: Settings): SettingsDraft {
     networkDns: s.networkDns.join(', '),
     idleTimeoutSec: String(s.idleTimeoutSec),
     poolSize: String(s.poolSize),
+    burstConnections: String(s.burstConnections),
     maxInFlight: String(s.maxInFlight),
     logSize: String(s.logSize),
   };

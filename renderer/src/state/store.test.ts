@@ -86,6 +86,7 @@ describe('DashboardStore', () => {
               tlsVersion: 'TLSv1.3',
               cipher: 'c',
               handshakeMs: 2.5,
+              burst: false,
             },
           },
         ],
