@@ -1,9 +1,22 @@
 import path from 'node:path';
 import fs from 'node:fs';
+import { UdpClient } from '../test-support/dns-client.js';
 import { Dashboard } from './support/dashboard.js';
 import { expect, test } from './support/fixtures.js';
 
 const IP = /^\d+\.\d+\.\d+\.\d+$/;
+
+/** `count` distinct questions sent at once over UDP (what a page load does), each waited for. */
+async function burstOf(port: number, count: number): Promise<{ answered: number }> {
+  const client = await UdpClient.open(port);
+  try {
+    const asked = Array.from({ length: count }, (_, i) => client.query(`burst${i}.test`, { timeoutMs: 5000 }).then((a) => a.rcode === 'NXDOMAIN' || a.rcode === 'NOERROR'));
+    const ok = await Promise.all(asked);
+    return { answered: ok.filter(Boolean).length };
+  } finally {
+    client.close();
+  }
+}
 
 test.describe('dashboard against the real proxy and unbound', () => {
   test('queries sent with dig appear live with their latencies', async ({ lab, dashboard }) => {
@@ -101,6 +114,19 @@ test.describe('dashboard against the real proxy and unbound', () => {
     await dashboard.goTo('Events');
     await expect(dashboard.events).toContainText('Resolver switched from');
     await expect(dashboard.events).toContainText(/Connection #\d+ opened to Lab resolver B/);
+  });
+
+  test('a burst of lookups opens extra connections: Connections marks them "burst" and Events says why', async ({ lab, dashboard }) => {
+    await expect(dashboard.banner).toHaveAttribute('data-state', 'private');
+    // 100 names never asked before, at once (a page load): about four initial windows of padded answers.
+    const burst = await burstOf(lab.proxy.dnsPort, 100);
+    expect(burst.answered, 'every query of the burst answered').toBe(100);
+    await dashboard.goTo('Connections');
+    await expect(dashboard.connectionsTable.getByRole('rowheader').filter({ hasText: 'burst' }).first()).toBeVisible();
+    await expect(dashboard.page.getByText('Connections for bursts')).toBeVisible();
+    await dashboard.page.screenshot({ path: path.join(import.meta.dirname, 'screenshots', 'connections-burst-light.png'), fullPage: true });
+    await dashboard.goTo('Events');
+    await expect(dashboard.events).toContainText(/Connection #\d+ opened to .* for a burst of lookups/);
   });
 
   test('when the upstream stops the banner says so and why, then it comes back', async ({ lab, dashboard }) => {

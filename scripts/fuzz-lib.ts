@@ -9,7 +9,12 @@
  * It reports crashes (target exits; the target is restarted and the run
  * goes on), the target's RSS and open descriptors before and after, the
  * kernel's drop count on the target's UDP socket, and the legitimate
- * client's success rate (a correct answer within LEGIT_TIMEOUT_MS).
+ * client's success rate: a correct answer within LEGIT_TIMEOUT_MS, asking
+ * once more over UDP after a timeout, as stub resolvers do (glibc's
+ * `timeout:1 attempts:2`): a datagram the kernel dropped from a socket
+ * buffer the flood filled is lost for any UDP server, and what a user
+ * notices is a lookup that failed, not one that was re-asked. The answers
+ * that needed the second try are counted and reported.
  */
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -64,7 +69,14 @@ export interface FuzzReport {
   readonly after: ProcessFigures;
   /** Seconds after the traffic stopped until the target's fds were back to the baseline (-1: never, within the wait). */
   readonly fdsBackAfterSeconds: number;
-  readonly legit: { readonly sent: number; readonly answered: number; readonly rate: number; readonly failures: Readonly<Record<string, number>> };
+  readonly legit: {
+    readonly sent: number;
+    readonly answered: number;
+    /** Answered only on the second try (UDP). */
+    readonly retried: number;
+    readonly rate: number;
+    readonly failures: Readonly<Record<string, number>>;
+  };
   /** The kernel's receive buffer on the target's UDP socket (what it granted of 4 MiB; Linux reports double) and its drops. */
   readonly udpSocket: { readonly receiveBuffer: number; readonly drops: number } | undefined;
   readonly targetCounters: Readonly<Record<string, number>>;
@@ -156,7 +168,7 @@ async function legitimate(
   open: () => Promise<UdpClient | TcpClient>,
   everyMs: number,
   stop: () => boolean,
-  tally: { sent: number; answered: number; failures: Record<string, number> },
+  tally: { sent: number; answered: number; retried: number; failures: Record<string, number> },
 ): Promise<void> {
   let client = await open();
   for (let i = 0; !stop(); i++) {
@@ -164,7 +176,12 @@ async function legitimate(
     const started = performance.now();
     tally.sent++;
     try {
-      const a = await client.query(`n${n}.test`, { timeoutMs: LEGIT_TIMEOUT_MS });
+      const ask = (): Promise<Awaited<ReturnType<typeof client.query>>> => client.query(`n${n}.test`, { timeoutMs: LEGIT_TIMEOUT_MS });
+      const a = await ask().catch(async (err: unknown) => {
+        if (!(client instanceof UdpClient) || !/timed out/.test((err as Error).message)) throw err;
+        tally.retried++;
+        return ask();
+      });
       if (a.rcode === 'NOERROR' && firstA(a) === expectedA(n)) tally.answered++;
       else tally.failures[a.rcode] = (tally.failures[a.rcode] ?? 0) + 1;
     } catch (err) {
@@ -243,7 +260,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     );
     let trafficRunning = true;
     void trafficDone.then(() => (trafficRunning = false));
-    const tally = { sent: 0, answered: 0, failures: {} as Record<string, number> };
+    const tally = { sent: 0, answered: 0, retried: 0, failures: {} as Record<string, number> };
     // Both start right away and stop with the traffic.
     const legitUdp = legitimate(() => UdpClient.open(port), 50, () => !trafficRunning, tally);
     const legitTcp = legitimate(() => TcpClient.open(port), 200, () => !trafficRunning, tally);
@@ -280,7 +297,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
       before,
       after,
       fdsBackAfterSeconds,
-      legit: { sent: tally.sent, answered: tally.answered, rate: tally.sent ? tally.answered / tally.sent : 0, failures: tally.failures },
+      legit: { sent: tally.sent, answered: tally.answered, retried: tally.retried, rate: tally.sent ? tally.answered / tally.sent : 0, failures: tally.failures },
       udpSocket,
       targetCounters: stats.counters,
       heapKiB: { before: heapBefore, after: stats.heapUsedKiB },
@@ -306,7 +323,7 @@ export function formatReport(r: FuzzReport): string {
     `crashes: ${r.crashes}`,
     `target RSS: ${r.before.rssKiB} KiB before, ${r.after.rssKiB} KiB after; V8 heap after a full GC: ${r.heapKiB.before} KiB before, ${r.heapKiB.after} KiB after; CPU ${(r.after.cpuSeconds - r.before.cpuSeconds).toFixed(1)} s`,
     `target fds: ${r.before.fds} before, ${r.after.fds} after` + (r.fdsBackAfterSeconds >= 0 ? ` (back to baseline ${r.fdsBackAfterSeconds.toFixed(1)} s after the traffic stopped)` : ' (NOT back to baseline within 15 s)'),
-    `legitimate client: ${r.legit.answered}/${r.legit.sent} answered correctly within 1 s (${(r.legit.rate * 100).toFixed(2)} %)` +
+    `legitimate client: ${r.legit.answered}/${r.legit.sent} answered correctly within 1 s, or 2 s with one more try over UDP (${(r.legit.rate * 100).toFixed(2)} %; ${r.legit.retried} needed the second try)` +
       (Object.keys(r.legit.failures).length ? `; failures ${JSON.stringify(r.legit.failures)}` : ''),
     `target event-loop delay during the run: p99 ${r.loopDelayMs.p99.toFixed(1)} ms, max ${r.loopDelayMs.max.toFixed(1)} ms`,
     r.udpSocket ? `target UDP socket: receive buffer ${r.udpSocket.receiveBuffer} bytes (kernel-reported), ${r.udpSocket.drops} datagrams dropped by the kernel` : 'target UDP socket: not found',
