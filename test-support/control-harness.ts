@@ -50,6 +50,8 @@ export interface ControlHarnessOptions {
   readonly cache?: boolean;
   /** Captive-portal handling (off unless given: no probe leaves a test by default). */
   readonly captive?: CaptiveConfig;
+  /** Connect at start (default true); false: the first query connects (nothing happens before the test asks). */
+  readonly warm?: boolean;
   /** The system-DNS takeover the service offers (--system-dns), given the proxy's DNS port. */
   readonly systemDns?: (dnsPort: number) => Promise<SystemDnsManager>;
   /** "Test resolvers" scope: tests measure only resolvers on this machine (the presets point at the Internet). */
@@ -78,7 +80,8 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
       recordNames: effective.recordNames,
       cache: options.cache ? {} : null,
       captive: options.captive ?? null,
-      pool: { ...DEFAULT_POOL_OPTIONS, size: effective.poolSize, maxInFlight: effective.maxInFlight, idleTimeoutMs: effective.idleTimeoutSec * 1000 },
+      warm: options.warm ?? true,
+      pool: { ...DEFAULT_POOL_OPTIONS, size: effective.poolSize, burstConnections: effective.burstConnections, maxInFlight: effective.maxInFlight, idleTimeoutMs: effective.idleTimeoutSec * 1000 },
     }),
   );
   if (!bound) throw new Error('proxy bound no address');
