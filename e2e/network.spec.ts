@@ -119,3 +119,41 @@ test('“Retry now” brings DNS back before the countdown runs out', async ({ l
   await expect(page.getByTestId('transport-carrier')).toContainText('DNS-over-TLS');
   await expect(page.getByTestId('ladder-step').first()).toContainText(/DNS-over-TLS \(port \d+\) to 127\.0\.0\.1: OK in \d+ ms/);
 });
+
+/** A proxy for a resolver with an IPv6 and an IPv4 address, where only IPv4 answers: the connection races them. */
+const raceTest = base.extend<{ dualStack: { upstream: UnboundServer; proxy: ProxyProcess } }>({
+  // eslint-disable-next-line no-empty-pattern
+  dualStack: async ({}, use) => {
+    const upstream = await startUnbound({ names: 20, extra: { 'which.test.': '10.0.0.4' } });
+    const configDir = tempDir('dotstub-e2e-race-');
+    const proxy = new ProxyProcess(configDir);
+    try {
+      // unbound listens on 127.0.0.1 only: [::1] refuses (or has no route), IPv4 wins.
+      await proxy.start({ ...upstream, resolverArg: `[::1]:${upstream.port},127.0.0.1:${upstream.port}#dns.test` });
+      await use({ upstream, proxy });
+    } finally {
+      await proxy.stop();
+      await upstream.stop();
+      fs.rmSync(configDir, { recursive: true, force: true });
+    }
+  },
+});
+
+raceTest('a resolver with IPv6 and IPv4 addresses: the Network view shows the last race, what IPv6 met and that IPv4 won', async ({ dualStack, page }) => {
+  const { proxy } = dualStack;
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const dashboard = new Dashboard(page);
+  await dashboard.open(proxy.dashboardUrl);
+  const { dig } = await import('./support/lab.js');
+  expect(dig(proxy.dnsPort, 'which.test').answers).toEqual(['10.0.0.4']);
+  await expect(dashboard.banner).toHaveAttribute('data-state', 'private');
+  await dashboard.goTo('Network');
+  const race = page.getByTestId('address-race');
+  await expect(race).toContainText(/IPv4 127\.0\.0\.1 won after \d+ ms, over DNS-over-TLS/);
+  const tried = race.getByRole('list', { name: 'Addresses tried in the last race' }).getByRole('listitem');
+  await expect(tried).toHaveCount(2);
+  await expect(tried.nth(0)).toContainText(/IPv6 ::1: tried at \d+ ms, (refused after|no route to it|failed after)/);
+  await expect(tried.nth(1)).toContainText(/IPv4 127\.0\.0\.1: tried at \d+ ms, won after \d+ ms/);
+  await page.screenshot({ path: path.join(SHOTS, 'network-race-1440-light.png'), fullPage: true });
+  expect(await violations(page)).toEqual([]);
+});

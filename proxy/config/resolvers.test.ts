@@ -37,6 +37,12 @@ describe('parseResolverArg', () => {
     expect(parseResolverArg('10.53.2.2,[fd53:2::2]:853#dns.test')).toMatchObject({ addresses: ['10.53.2.2', 'fd53:2::2'], port: 853, authName: 'dns.test' });
     expect(parseResolverArg('9.9.9.9:8853,2620:fe::fe#dns.quad9.net')).toMatchObject({ addresses: ['9.9.9.9', '2620:fe::fe'], port: 8853 });
   });
+
+  test('the label names every address (a race may connect to any; the banner must not name one it isn\'t using)', () => {
+    expect(parseResolverArg('[::1]:853,127.0.0.1#dns.test').label).toBe('dns.test ([::1], 127.0.0.1)');
+    expect(parseResolverArg('10.53.2.2').label).toBe('10.53.2.2');
+    expect(parseResolverArg('10.53.2.2#dns.test').label).toBe('dns.test (10.53.2.2)');
+  });
 });
 
 describe('custom resolvers and pins', () => {

@@ -186,9 +186,12 @@ export function customResolver(input: CustomResolverInput): ResolverSpec {
   const dohUrl = input.dohUrl === undefined || input.dohUrl === '' ? undefined : validateDohUrl(input.dohUrl);
   const first = addresses[0] as string;
   const hostPart = formatHost(first);
+  // Every address in the label: a race may connect to any of them, and the
+  // banner must not name one it isn't using.
+  const hosts = addresses.map(formatHost).join(', ');
   return {
     id: input.id ?? `custom:${hostPart}:${port}`,
-    label: input.label ?? (authName ? `${authName} (${hostPart})` : hostPart),
+    label: input.label ?? (authName ? `${authName} (${hosts})` : hosts),
     addresses,
     port,
     authName,

@@ -1,5 +1,5 @@
 import { formatDateTime } from '../lib/format.js';
-import { ladderLines, transportModel } from '../lib/ladder.js';
+import { ladderLines, raceModel, transportModel } from '../lib/ladder.js';
 import { useDashboard } from '../state/context.js';
 import { Icon } from './Icon.js';
 import { RetryNow } from './RetryNow.js';
@@ -14,6 +14,7 @@ export function NetworkView() {
   if (!status) return null;
   const t = transportModel(status);
   const lines = ladderLines(status);
+  const race = raceModel(status.race);
   const waiting = status.state === 'blocked' || status.state === 'degraded';
   const strict = status.mode === 'strict';
   return (
@@ -76,6 +77,32 @@ export function NetworkView() {
           </ol>
         )}
       </section>
+      {race && (
+        <section className="card" aria-labelledby="net-race" data-testid="address-race">
+          <header className="card-head">
+            <h2 id="net-race">Last race between the resolver’s addresses</h2>
+          </header>
+          <p className="muted small explain">
+            When {status.resolver.label} has IPv6 and IPv4 addresses, dotstub tries IPv6 first and IPv4 a moment later (or at once if IPv6 fails), and
+            keeps whichever authenticates first (Happy Eyeballs, RFC 8305). {race.summary}.
+          </p>
+          <ol className="events ladder" aria-label="Addresses tried in the last race">
+            {race.lines.map((l) => (
+              <li key={l.key} className={`event tone-${l.tone}`}>
+                <span className="event-icon" aria-hidden="true">
+                  <Icon name={l.tone === 'good' ? 'check' : l.tone === 'danger' ? 'x' : 'clock'} />
+                </span>
+                <div className="event-body">
+                  <p className="event-title">
+                    <span className="ladder-target">{l.family}</span>: <strong>{l.outcome}</strong>
+                  </p>
+                </div>
+              </li>
+            ))}
+          </ol>
+          <p className="muted small">at {formatDateTime(race.at)}</p>
+        </section>
+      )}
       {status.network && (
         <section className="card" aria-labelledby="net-problem">
           <h2 id="net-problem">Last problem</h2>

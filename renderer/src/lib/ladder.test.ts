@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LadderStep } from '../../../proxy/control/api-types.js';
 import { status } from './fixtures.test-helpers.js';
-import { formatDuration, ladderLines, transportModel } from './ladder.js';
+import { formatDuration, ladderLines, raceModel, transportModel } from './ladder.js';
 
 const step = (over: Partial<LadderStep>): LadderStep => ({
   transport: 'dot',
@@ -62,5 +62,44 @@ describe('transportModel', () => {
     const m = transportModel(status({ state: 'blocked', transport: null }));
     expect(m.carrier).toBe('None connected');
     expect(m.why).toContain('Quad9 has no DNS-over-HTTPS address');
+  });
+});
+
+describe('raceModel', () => {
+  it('is null when no connection raced more than one address', () => {
+    expect(raceModel(null)).toBeNull();
+  });
+
+  it('says which family won and what each address met, in the order tried', () => {
+    const m = raceModel({
+      at: 1_000,
+      transport: 'dot',
+      winner: '9.9.9.9',
+      afterMs: 291,
+      attempts: [
+        { address: '2620:fe::fe', startMs: 0, afterMs: 3, outcome: 'failed', kind: 'unreachable', classification: 'NET_UNREACHABLE', sentence: 'no route' },
+        { address: '9.9.9.9', startMs: 3, afterMs: 288, outcome: 'won', kind: null, classification: null, sentence: null },
+      ],
+    });
+    expect(m?.summary).toBe('IPv4 9.9.9.9 won after 291 ms, over DNS-over-TLS');
+    expect(m?.lines.map((l) => [l.tone, l.family, l.outcome])).toEqual([
+      ['danger', 'IPv6 2620:fe::fe', 'tried at 0 ms, no route to it'],
+      ['good', 'IPv4 9.9.9.9', 'tried at 3 ms, won after 288 ms'],
+    ]);
+  });
+
+  it('an address still connecting when another won is "not needed", not a failure', () => {
+    const m = raceModel({
+      at: 1_000,
+      transport: 'doh',
+      winner: '2620:fe::fe',
+      afterMs: 120,
+      attempts: [
+        { address: '2620:fe::fe', startMs: 0, afterMs: 120, outcome: 'won', kind: null, classification: null, sentence: null },
+        { address: '9.9.9.9', startMs: 250, afterMs: null, outcome: 'abandoned', kind: null, classification: null, sentence: null },
+      ],
+    });
+    expect(m?.summary).toBe('IPv6 2620:fe::fe won after 120 ms, over DNS-over-HTTPS');
+    expect(m?.lines[1]).toMatchObject({ tone: 'neutral', outcome: 'tried at 250 ms, not needed: another address won first' });
   });
 });

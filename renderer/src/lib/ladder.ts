@@ -8,6 +8,8 @@
  */
 import type { LadderStep, StatusView } from '../../../proxy/control/api-types.js';
 
+type Race = NonNullable<StatusView['race']>;
+
 /** A duration read at a glance: "142 ms", "2.5 s". */
 export function formatDuration(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '—';
@@ -80,6 +82,41 @@ export function ladderLines(status: StatusPart): LadderLine[] {
       at: step.at,
     };
   });
+}
+
+export interface RaceLine {
+  readonly key: string;
+  readonly tone: StepTone | 'neutral';
+  /** "IPv6 2620:fe::fe" */
+  readonly family: string;
+  /** "tried at 0 ms, no route to it" / "tried at 250 ms, won after 41 ms" / "tried at 250 ms, not needed: another address won" */
+  readonly outcome: string;
+}
+
+export interface RaceModel {
+  /** "IPv4 9.9.9.9 won after 291 ms, over DNS-over-TLS" */
+  readonly summary: string;
+  readonly lines: readonly RaceLine[];
+  readonly at: number;
+}
+
+/**
+ * The last connection race across the resolver's addresses (Happy Eyeballs,
+ * RFC 8305): which family won, when each address was tried and what it
+ * met; null when no connection raced more than one address.
+ */
+export function raceModel(race: Race | null): RaceModel | null {
+  if (!race) return null;
+  const family = (a: string): string => `${a.includes(':') ? 'IPv6' : 'IPv4'} ${a}`;
+  const lines = race.attempts.map((a, i): RaceLine => {
+    const at = `tried at ${formatDuration(a.startMs)}`;
+    if (a.outcome === 'won') return { key: `${i} ${a.address}`, tone: 'good', family: family(a.address), outcome: `${at}, won after ${formatDuration(a.afterMs ?? Number.NaN)}` };
+    if (a.outcome === 'abandoned') return { key: `${i} ${a.address}`, tone: 'neutral', family: family(a.address), outcome: `${at}, not needed: another address won first` };
+    const why = OUTCOME[a.kind ?? 'other'](formatDuration(a.afterMs ?? Number.NaN));
+    return { key: `${i} ${a.address}`, tone: 'danger', family: family(a.address), outcome: `${at}, ${why}` };
+  });
+  const carrier = race.transport === 'doh' ? 'DNS-over-HTTPS' : 'DNS-over-TLS';
+  return { summary: `${family(race.winner)} won after ${formatDuration(race.afterMs)}, over ${carrier}`, lines, at: race.at };
 }
 
 export interface TransportModel {
