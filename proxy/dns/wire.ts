@@ -7,10 +7,8 @@
  * their RFC 1035 §4.1.1 offsets; names, questions and records always go through
  * dns-packet.
  */
-import dnsPacket from 'dns-packet';
-import dnsClasses from 'dns-packet/classes.js';
-import dnsTypes from 'dns-packet/types.js';
 import type { Answer, OptAnswer, PacketOpt } from 'dns-packet';
+import { dnsClasses, dnsPacket, dnsTypes } from './dns-packet.js';
 import { MalformedMessageError, QuestionMismatchError } from '../errors.js';
 
 const HEADER_LENGTH = 12;
