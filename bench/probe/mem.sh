@@ -7,7 +7,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd)
 dir=${PROBE_DIR:-/tmp/dotstub-probe}; lab=$dir/lab.json
-label=$1; flags=${2:---max-semi-space-size=4}
+label=$1; flags=${2:---max-semi-space-size=4 --expose-gc}
 Q=$(jq -r .queryFile $lab)
 port=$((20000 + RANDOM % 20000)); cfg=$(mktemp -d /tmp/dotstub-probe-cfg-XXXX)
 node $flags "$root/bin/dotstub.js" --listen 127.0.0.1:$port --resolver "$(jq -r .resolver $lab)" --ca "$(jq -r .ca $lab)" \
