@@ -11,7 +11,8 @@
  * collection that sees low throughput also shrinks the young generation
  * (Heap::ReduceNewSpaceSize). Measured on the bench's lab (bench/probe): 60 s
  * after a flood of malformed datagrams RSS stayed at 100 MiB; 7 s after it,
- * one collection (13 ms) brought it to 66 MiB.
+ * one collection (13 ms) brought it to 66 MiB; compacting (exposedGc) also
+ * returns the old generation's half-empty pages.
  *
  * Invariants:
  * - At most one collection per quiet period, and none while queries keep
@@ -20,6 +21,8 @@
  * - The timer never keeps the process alive (unref) and ticks every
  *   CHECK_MS only while there is something to give back; clean, every IDLE_CHECK_MS.
  */
+import v8 from 'node:v8';
+
 const QUIET_MS = 6_000;
 const CHECK_MS = 2_000;
 const IDLE_CHECK_MS = 10_000;
@@ -34,10 +37,26 @@ export interface IdleCollectOptions {
   readonly now?: () => number;
 }
 
-/** The `gc` that --expose-gc puts on the global object, if it is there. */
+/**
+ * A full, compacting collection through the `gc` that --expose-gc puts on
+ * the global object (undefined without it). Compacting moves the survivors
+ * of a burst out of half-empty old-space pages so the pages can go back;
+ * without it, after 2,000 qps and a flood the old space kept 17.7 MiB of
+ * pages for 10.2 MiB of objects (with it: 11.0; RSS 72 -> 65 MiB; the
+ * collection took 77 ms, once, on an idle process). V8 reads the flag at
+ * each collection, so it is on only for this one.
+ */
 export function exposedGc(): (() => void) | undefined {
   const gc = (globalThis as { gc?: unknown }).gc;
-  return typeof gc === 'function' ? () => void (gc as () => unknown)() : undefined;
+  if (typeof gc !== 'function') return undefined;
+  return () => {
+    v8.setFlagsFromString('--compact-on-every-full-gc');
+    try {
+      (gc as () => unknown)();
+    } finally {
+      v8.setFlagsFromString('--no-compact-on-every-full-gc');
+    }
+  };
 }
 
 export class IdleCollector {

@@ -126,9 +126,11 @@ const MIN_QUERY_LENGTH = HEADER_LENGTH + 1 + 4;
 
 function errorReply(raw: Buffer, rcode: number): Buffer {
   // Only the header is trusted here: echo ID and RD, no sections (RFC 1035 §4.1.1).
-  const out = Buffer.alloc(HEADER_LENGTH);
+  // allocUnsafe: a slice of Node's pool, not an ArrayBuffer of its own per datagram of a flood.
+  const out = Buffer.allocUnsafe(HEADER_LENGTH);
   out.writeUInt16BE(raw.readUInt16BE(0), 0);
   out.writeUInt16BE(FLAG_QR | (raw.readUInt16BE(2) & (FLAG_RD | 0x7800)) | rcode, 2);
+  out.fill(0, 4);
   return out;
 }
 
