@@ -17,7 +17,7 @@ export type ZodApi = typeof Zod;
 const require = createRequire(import.meta.url);
 let loaded: ZodApi | undefined;
 
-export function zod(): ZodApi {
+function zod(): ZodApi {
   return (loaded ??= (require('zod') as { z: ZodApi }).z);
 }
 

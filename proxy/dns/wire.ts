@@ -77,7 +77,7 @@ export interface UpstreamQuestion {
  * What the proxy needs of an answer's OPT pseudo-record (RFC 6891 §6.1.2-3),
  * read in place: its options are walked, not decoded.
  */
-export interface AnswerOpt {
+interface AnswerOpt {
   readonly extendedRcode: number;
   /** The 16 flag bits of the TTL field; DO is the top one. */
   readonly flags: number;
