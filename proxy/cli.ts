@@ -19,6 +19,7 @@ import { formatHostPort } from './host-port.js';
 import { formatRecord } from './engine/query-record.js';
 import { DEFAULT_POOL_OPTIONS } from './upstream/pool.js';
 import { defaultConfig, startDotstub, type ProxyConfig, type StubProxy } from './dotstub.js';
+import { exposedGc, IdleCollector } from './idle-collect.js';
 import { canAuthenticate, ResolverStore } from './config/resolver-store.js';
 import { parseResolverArg, PRESETS, type ResolverSpec } from './config/resolvers.js';
 import { SettingsStore, type Settings } from './config/settings.js';
@@ -428,6 +429,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     throw err;
   }
 
+  const collector = new IdleCollector({ activity: () => proxy.counters.queries + proxy.counters.malformed, gc: exposedGc() });
+
   let service: ControlService | undefined;
   let server: ControlServer | undefined;
   let token: string | undefined;
@@ -451,6 +454,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       console.error(`dotstub: dashboard at ${server.dashboardUrl}`);
     } catch (err) {
       service?.close();
+      collector.close();
       await systemDns?.close();
       await proxy.stop(1000);
       const msg = isDotstubError(err) || err instanceof Error ? err.message : String(err);
@@ -467,6 +471,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       void (async () => {
         await server?.close();
         service?.close();
+        collector.close();
         // The old DNS back before the stub stops answering: no moment without DNS.
         await systemDns?.close();
         await proxy.stop();

@@ -7,23 +7,27 @@
  * the same messages.
  */
 import path from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.js';
+import { lazily, type ZodApi } from './zod.js';
 import { isDotstubError } from '../errors.js';
 import { customResolver, PRESETS, validateAuthName, validateDohUrl, validatePin, type ResolverSpec } from './resolvers.js';
 
 export const MAX_CUSTOM_RESOLVERS = 64;
 
 /** The API's and the file's form of a custom resolver (before semantic checks). */
-const CustomResolverBodySchema = z.strictObject({
-  label: z.string({ error: 'label must be text' }).trim().max(64, { error: 'label must be at most 64 characters' }).optional(),
-  address: z.string({ error: 'address is required: the resolver\'s IP address (several separated by commas)' }).max(512, { error: 'address is too long' }),
-  port: z.int({ error: 'port must be a whole number from 1 to 65535 (DoT is 853)' }).optional(),
-  authName: z.string({ error: 'authName must be text' }).max(253, { error: 'authName is too long' }).optional(),
-  pins: z.array(z.string({ error: 'each pin must be text' }), { error: 'pins must be a list of base64 SPKI pins' }).max(16, { error: 'at most 16 pins' }).optional(),
-  dohUrl: z.string({ error: 'dohUrl must be text: the resolver\'s DNS-over-HTTPS URL, e.g. https://dns.quad9.net/dns-query' }).max(2048, { error: 'dohUrl is too long' }).optional(),
-});
-export type CustomResolverBody = z.infer<typeof CustomResolverBodySchema>;
+function customResolverBodySchema(z: ZodApi) {
+  return z.strictObject({
+    label: z.string({ error: 'label must be text' }).trim().max(64, { error: 'label must be at most 64 characters' }).optional(),
+    address: z.string({ error: 'address is required: the resolver\'s IP address (several separated by commas)' }).max(512, { error: 'address is too long' }),
+    port: z.int({ error: 'port must be a whole number from 1 to 65535 (DoT is 853)' }).optional(),
+    authName: z.string({ error: 'authName must be text' }).max(253, { error: 'authName is too long' }).optional(),
+    pins: z.array(z.string({ error: 'each pin must be text' }), { error: 'pins must be a list of base64 SPKI pins' }).max(16, { error: 'at most 16 pins' }).optional(),
+    dohUrl: z.string({ error: 'dohUrl must be text: the resolver\'s DNS-over-HTTPS URL, e.g. https://dns.quad9.net/dns-query' }).max(2048, { error: 'dohUrl is too long' }).optional(),
+  });
+}
+const bodySchema = lazily(customResolverBodySchema);
+export type CustomResolverBody = z.infer<ReturnType<typeof customResolverBodySchema>>;
 
 export type ResolverValidation = { ok: true; spec: ResolverSpec } | { ok: false; fields: Record<string, string> };
 
@@ -77,7 +81,7 @@ export function validateCustomResolver(raw: unknown, ctx?: ResolverContext): Res
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { ok: false, fields: { '(body)': 'send a JSON object: {"address": "…", "port": 853, "authName": "…", "pins": []}' } };
   }
-  const parsed = CustomResolverBodySchema.safeParse(raw);
+  const parsed = bodySchema().safeParse(raw);
   if (!parsed.success) return { ok: false, fields: issueFields(parsed.error.issues) };
   const body = parsed.data;
   const fields: Record<string, string> = {};
@@ -155,20 +159,25 @@ interface ResolversFile {
   readonly custom: readonly StoredResolver[];
 }
 
-const StoredResolverSchema = z.strictObject({
-  id: z.string().min(1).max(128),
-  label: z.string().max(64),
-  addresses: z.array(z.string()).min(1).max(16),
-  port: z.int().min(1).max(65535),
-  authName: z.string().max(253).nullable(),
-  pins: z.array(z.string()).max(16),
-  dohUrl: z.string().max(2048).optional(),
-});
-
-const ResolversFileSchema = z.strictObject({
-  active: z.string().max(128).nullable(),
-  custom: z.array(StoredResolverSchema).max(MAX_CUSTOM_RESOLVERS),
-});
+/** The file: the active resolver's ID and the custom resolvers, as stored. */
+const resolversFileSchema = lazily((z) =>
+  z.strictObject({
+    active: z.string().max(128).nullable(),
+    custom: z
+      .array(
+        z.strictObject({
+          id: z.string().min(1).max(128),
+          label: z.string().max(64),
+          addresses: z.array(z.string()).min(1).max(16),
+          port: z.int().min(1).max(65535),
+          authName: z.string().max(253).nullable(),
+          pins: z.array(z.string()).max(16),
+          dohUrl: z.string().max(2048).optional(),
+        }),
+      )
+      .max(MAX_CUSTOM_RESOLVERS),
+  }),
+);
 
 function toStored(spec: ResolverSpec): StoredResolver {
   return {
@@ -185,7 +194,7 @@ function toStored(spec: ResolverSpec): StoredResolver {
 
 function resolversFile(configDir: string): JsonConfigFile<ResolversFile> {
   return new JsonConfigFile<ResolversFile>(path.join(configDir, 'resolvers.json'), (raw) => {
-    const r = ResolversFileSchema.safeParse(raw);
+    const r = resolversFileSchema().safeParse(raw);
     if (!r.success) {
       const f = issueFields(r.error.issues);
       return { ok: false, message: `invalid resolvers file: ${Object.entries(f).map(([k, v]) => `${k}: ${v}`).join('; ')}`, fields: f };

@@ -3,8 +3,14 @@
  * no Node imports, so the proxy (settings.ts, the API) and the dashboard's
  * form validate with the same rules and say the same words: human field
  * names, allowed ranges, realistic examples.
+ *
+ * The schemas are built by settingsSchemas() from the caller's zod: the
+ * dashboard imports it, the proxy loads it only when it validates
+ * (config/zod.ts, issue 11).
  */
-import { z } from 'zod';
+import type { z } from 'zod';
+
+type ZodApi = typeof z;
 
 export interface NumericSettingInfo {
   /** The field's name as the form shows it. */
@@ -54,15 +60,6 @@ export const NUMERIC_SETTINGS = {
 
 export type NumericSetting = keyof typeof NUMERIC_SETTINGS;
 
-const wholeNumber = (key: NumericSetting): z.ZodInt => {
-  const { label, unit, unitOne, min, max } = NUMERIC_SETTINGS[key];
-  const of = (n: number): string => `${n} ${n === 1 ? unitOne : unit}`;
-  return z
-    .int({ error: `${label} must be a whole number from ${min} to ${of(max)}` })
-    .min(min, { error: `${label} must be at least ${of(min)}` })
-    .max(max, { error: `${label} must be at most ${of(max)}` });
-};
-
 /** `192.168.1.1`, `192.168.1.1:53`, `fe80::1`, `[fe80::1%wlan0]:53`: an address, not a name (pure: the dashboard runs this too). */
 function isServerAddress(v: string): boolean {
   const port = (p: string | undefined): boolean => p === undefined || (/^\d{1,5}$/.test(p) && Number(p) > 0 && Number(p) < 65536);
@@ -75,33 +72,47 @@ function isServerAddress(v: string): boolean {
   return v4(v) || v6(v);
 }
 
-const fields = {
-  mode: z.enum(['strict', 'opportunistic'], {
-    error: 'Mode must be "strict" (the resolver must prove who it is) or "opportunistic" (TLS even if unverified)',
-  }),
-  padding: z.boolean({ error: 'Pad queries must be on or off (true or false)' }),
-  idleTimeoutSec: wholeNumber('idleTimeoutSec'),
-  poolSize: wholeNumber('poolSize'),
-  burstConnections: wholeNumber('burstConnections'),
-  maxInFlight: wholeNumber('maxInFlight'),
-  logSize: wholeNumber('logSize'),
-  recordNames: z.boolean({ error: 'Record names must be on or off (true or false)' }),
-  portalCheck: z.boolean({ error: 'Check for Wi-Fi sign-in pages must be on or off (true or false)' }),
-  cleartextFallback: z.boolean({ error: 'Cleartext fallback must be on or off (true or false)' }),
-  networkDns: z
-    .array(z.string().refine(isServerAddress, { error: 'Network DNS must be addresses like 192.168.1.1, 192.168.1.1:53 or [fe80::1%wlan0]:53' }), {
-      error: 'Network DNS must be a list of addresses (empty: found automatically)',
-    })
-    .max(4, { error: 'Network DNS takes at most 4 addresses' }),
-};
+/**
+ * The settings' schemas, built with the caller's zod:
+ * `SettingsSchema`, the whole settings object (the dashboard's form validates
+ * against it), and `SettingsPatchSchema`, a change from the API (any subset,
+ * each field validated the same way).
+ */
+export function settingsSchemas(z: ZodApi) {
+  const wholeNumber = (key: NumericSetting): z.ZodInt => {
+    const { label, unit, unitOne, min, max } = NUMERIC_SETTINGS[key];
+    const of = (n: number): string => `${n} ${n === 1 ? unitOne : unit}`;
+    return z
+      .int({ error: `${label} must be a whole number from ${min} to ${of(max)}` })
+      .min(min, { error: `${label} must be at least ${of(min)}` })
+      .max(max, { error: `${label} must be at most ${of(max)}` });
+  };
 
-/** @public The whole settings object; the dashboard's form validates against the same schema. */
-export const SettingsSchema = z.strictObject(fields);
-/** A change from the API: any subset, each field validated as above. */
-export const SettingsPatchSchema = z.strictObject(fields).partial();
+  const fields = {
+    mode: z.enum(['strict', 'opportunistic'], {
+      error: 'Mode must be "strict" (the resolver must prove who it is) or "opportunistic" (TLS even if unverified)',
+    }),
+    padding: z.boolean({ error: 'Pad queries must be on or off (true or false)' }),
+    idleTimeoutSec: wholeNumber('idleTimeoutSec'),
+    poolSize: wholeNumber('poolSize'),
+    burstConnections: wholeNumber('burstConnections'),
+    maxInFlight: wholeNumber('maxInFlight'),
+    logSize: wholeNumber('logSize'),
+    recordNames: z.boolean({ error: 'Record names must be on or off (true or false)' }),
+    portalCheck: z.boolean({ error: 'Check for Wi-Fi sign-in pages must be on or off (true or false)' }),
+    cleartextFallback: z.boolean({ error: 'Cleartext fallback must be on or off (true or false)' }),
+    networkDns: z
+      .array(z.string().refine(isServerAddress, { error: 'Network DNS must be addresses like 192.168.1.1, 192.168.1.1:53 or [fe80::1%wlan0]:53' }), {
+        error: 'Network DNS must be a list of addresses (empty: found automatically)',
+      })
+      .max(4, { error: 'Network DNS takes at most 4 addresses' }),
+  };
+  return { SettingsSchema: z.strictObject(fields), SettingsPatchSchema: z.strictObject(fields).partial() };
+}
 
-export type Settings = z.infer<typeof SettingsSchema>;
-export type SettingsPatch = z.infer<typeof SettingsPatchSchema>;
+type Schemas = ReturnType<typeof settingsSchemas>;
+export type Settings = z.infer<Schemas['SettingsSchema']>;
+export type SettingsPatch = z.infer<Schemas['SettingsPatchSchema']>;
 
 /** Every field's name as people read it (API field names stay for programs). */
 export const SETTING_LABELS: Readonly<Record<keyof Settings, string>> = {

@@ -9,7 +9,10 @@
 import path from 'node:path';
 import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.js';
 import { DEFAULT_POOL_OPTIONS } from '../upstream/pool.js';
-import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings-schema.js';
+import { settingsSchemas, type Settings, type SettingsPatch } from './settings-schema.js';
+import { lazily } from './zod.js';
+
+const schemas = lazily(settingsSchemas);
 
 export type { Settings, SettingsPatch } from './settings-schema.js';
 
@@ -36,7 +39,7 @@ export function parseSettingsPatch(raw: unknown): PatchResult {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { ok: false, fields: { '(body)': 'send a JSON object of settings to change, e.g. {"padding": false}' } };
   }
-  const r = SettingsPatchSchema.safeParse(raw);
+  const r = schemas().SettingsPatchSchema.safeParse(raw);
   return r.success ? { ok: true, patch: r.data } : { ok: false, fields: issueFields(r.error.issues) };
 }
 
@@ -50,7 +53,7 @@ function settingsFile(configDir: string): JsonConfigFile<SettingsPatch> {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
       return { ok: false, message: 'expected a JSON object of settings', fields: {} };
     }
-    const r = SettingsPatchSchema.safeParse(raw);
+    const r = schemas().SettingsPatchSchema.safeParse(raw);
     if (r.success) return { ok: true, value: r.data };
     const f = issueFields(r.error.issues);
     return { ok: false, message: `invalid settings: ${Object.entries(f).map(([k, v]) => `${k}: ${v}`).join('; ')}`, fields: f };

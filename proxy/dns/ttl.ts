@@ -6,7 +6,7 @@
  * min(SOA TTL, SOA MINIMUM)). Records are walked, not decoded; owner and
  * RDATA names go through dns-packet only when they are not a pointer.
  */
-import dnsPacket from 'dns-packet';
+import { dnsPacket } from './dns-packet.js';
 
 const TYPE_SOA = 6;
 const TYPE_OPT = 41;

@@ -7,10 +7,8 @@
  * their RFC 1035 §4.1.1 offsets; names, questions and records always go through
  * dns-packet.
  */
-import dnsPacket from 'dns-packet';
-import dnsClasses from 'dns-packet/classes.js';
-import dnsTypes from 'dns-packet/types.js';
 import type { Answer, OptAnswer, PacketOpt } from 'dns-packet';
+import { dnsClasses, dnsPacket, dnsTypes } from './dns-packet.js';
 import { MalformedMessageError, QuestionMismatchError } from '../errors.js';
 
 const HEADER_LENGTH = 12;
@@ -76,9 +74,24 @@ export interface UpstreamQuestion {
 }
 
 /**
+ * What the proxy needs of an answer's OPT pseudo-record (RFC 6891 §6.1.2-3),
+ * read in place: its options are walked, not decoded.
+ */
+interface AnswerOpt {
+  readonly extendedRcode: number;
+  /** The 16 flag bits of the TTL field; DO is the top one. */
+  readonly flags: number;
+  /**
+   * It carries options besides the TLS hop's own (padding, keepalive), e.g.
+   * extended DNS errors (RFC 8914): the client's OPT keeps those.
+   */
+  readonly endToEndOptions: boolean;
+}
+
+/**
  * An answer from upstream, read without decoding its records: header
- * fields, the OPT pseudo-record (decoded, with its position), and the raw
- * bytes to relay.
+ * fields, the OPT pseudo-record's fixed fields (with its position), and
+ * the raw bytes to relay.
  */
 export interface UpstreamAnswer {
   readonly id: number;
@@ -87,7 +100,7 @@ export interface UpstreamAnswer {
   readonly truncated: boolean;
   /** RFC 7828 edns-tcp-keepalive from the server, in milliseconds, if it sent one. */
   readonly keepaliveMs: number | undefined;
-  readonly opt: OptAnswer | undefined;
+  readonly opt: AnswerOpt | undefined;
   /** Byte range of the OPT record in `raw` (-1 when there is none). */
   readonly optStart: number;
   readonly optEnd: number;
@@ -113,9 +126,11 @@ const MIN_QUERY_LENGTH = HEADER_LENGTH + 1 + 4;
 
 function errorReply(raw: Buffer, rcode: number): Buffer {
   // Only the header is trusted here: echo ID and RD, no sections (RFC 1035 §4.1.1).
-  const out = Buffer.alloc(HEADER_LENGTH);
+  // allocUnsafe: a slice of Node's pool, not an ArrayBuffer of its own per datagram of a flood.
+  const out = Buffer.allocUnsafe(HEADER_LENGTH);
   out.writeUInt16BE(raw.readUInt16BE(0), 0);
   out.writeUInt16BE(FLAG_QR | (raw.readUInt16BE(2) & (FLAG_RD | 0x7800)) | rcode, 2);
+  out.fill(0, 4);
   return out;
 }
 
@@ -514,31 +529,32 @@ export function readUpstreamAnswer(raw: Buffer, question: UpstreamQuestion): Ups
   let offset = matchQuestion(raw, question.bytes);
   if (offset === -1) throw new QuestionMismatchError(question.key, describeQuestion(raw));
   try {
-    let opt: OptAnswer | undefined;
+    let opt: AnswerOpt | undefined;
     let optStart = -1;
     let optEnd = -1;
+    let keepaliveMs: number | undefined;
     const answerAndAuthority = raw.readUInt16BE(6) + raw.readUInt16BE(8);
     const records = answerAndAuthority + raw.readUInt16BE(10);
     let additionalStart = answerAndAuthority === 0 ? offset : -1;
     for (let i = 0; i < records; i++) {
       const start = offset;
       offset = nameEnd(raw, offset);
-      if (offset === -1) throw new RangeError('a record owner name is malformed');
       // TYPE(2) CLASS(2) TTL(4) RDLENGTH(2), RFC 1035 §4.1.3
+      if (offset === -1 || offset + 10 > raw.length) throw new RangeError('a record is cut short');
       const type = raw.readUInt16BE(offset);
-      offset += 10 + raw.readUInt16BE(offset + 8);
+      const rdataStart = offset + 10;
+      offset = rdataStart + raw.readUInt16BE(offset + 8);
       if (offset > raw.length) throw new RangeError('record runs past the end of the message');
       if (type === TYPE_OPT) {
-        opt = dnsPacket.answer.decode(raw, start) as OptAnswer;
+        // TTL field: EXTENDED-RCODE(8) VERSION(8) DO(1) Z(15), RFC 6891 §6.1.3.
+        const ttlAt = rdataStart - 6;
+        const read = readOptOptions(raw, rdataStart, offset);
+        opt = { extendedRcode: raw[ttlAt] as number, flags: raw.readUInt16BE(ttlAt + 2), endToEndOptions: read.endToEnd };
+        keepaliveMs = read.keepaliveMs;
         optStart = start;
         optEnd = offset;
       }
       if (i + 1 === answerAndAuthority) additionalStart = offset;
-    }
-    let keepaliveMs: number | undefined;
-    if (opt) {
-      const ka = opt.options.find((o) => o.code === OPTION_KEEPALIVE) as { timeout?: number } | undefined;
-      if (ka && typeof ka.timeout === 'number') keepaliveMs = ka.timeout * 100;
     }
     return {
       id: raw.readUInt16BE(0),
@@ -554,6 +570,34 @@ export function readUpstreamAnswer(raw: Buffer, question: UpstreamQuestion): Ups
   } catch (err) {
     throw new MalformedMessageError(`malformed answer from resolver: ${(err as Error).message}`, { cause: err });
   }
+}
+
+/** Results of readOptOptions, reused: the walk allocates nothing. */
+const optOptions = { keepaliveMs: undefined as number | undefined, endToEnd: false };
+
+/**
+ * Walks the options in an OPT record's RDATA [start, end): {code(2),
+ * length(2), data} each (RFC 6891 §6.1.2). Notes the edns-tcp-keepalive
+ * timeout (RFC 7828 §3.1: units of 100 ms) and whether any option is not
+ * the TLS hop's own. Throws RangeError when an option runs past the RDATA.
+ */
+function readOptOptions(raw: Buffer, start: number, end: number): typeof optOptions {
+  optOptions.keepaliveMs = undefined;
+  optOptions.endToEnd = false;
+  let at = start;
+  while (at < end) {
+    if (at + 4 > end) throw new RangeError('an EDNS option is cut short');
+    const code = raw.readUInt16BE(at);
+    const length = raw.readUInt16BE(at + 2);
+    if (at + 4 + length > end) throw new RangeError('an EDNS option runs past its record');
+    if (code === OPTION_KEEPALIVE) {
+      if (length >= 2) optOptions.keepaliveMs = raw.readUInt16BE(at + 4) * 100;
+    } else if (code !== OPTION_PADDING) {
+      optOptions.endToEnd = true;
+    }
+    at += 4 + length;
+  }
+  return optOptions;
 }
 
 /** The client's OPT: the upstream's flags and extended rcode, without the TLS hop's padding and keepalive. */
@@ -575,13 +619,16 @@ function clientOpt(query: ClientQuery, upstreamOpt: OptAnswer | undefined): OptA
 /** Encoded client OPT records without options, by flags and extended rcode. */
 const clientOptCache = new Map<number, Buffer>();
 
-function clientOptBytes(query: ClientQuery, upstreamOpt: OptAnswer): Buffer {
-  const hopOnly = upstreamOpt.options.every((o) => o.code === OPTION_PADDING || o.code === OPTION_KEEPALIVE);
-  if (!hopOnly) return dnsPacket.answer.encode(clientOpt(query, upstreamOpt));
-  const key = upstreamOpt.flags * 256 + upstreamOpt.extendedRcode;
+function clientOptBytes(query: ClientQuery, answer: UpstreamAnswer): Buffer {
+  const opt = answer.opt as AnswerOpt;
+  // Options to keep: decode the record (rare: most answers carry padding and keepalive only).
+  if (opt.endToEndOptions) return dnsPacket.answer.encode(clientOpt(query, dnsPacket.answer.decode(answer.raw, answer.optStart) as OptAnswer));
+  const key = opt.flags * 256 + opt.extendedRcode;
   let buf = clientOptCache.get(key);
   if (!buf) {
-    buf = dnsPacket.answer.encode(clientOpt(query, upstreamOpt));
+    buf = dnsPacket.answer.encode(
+      clientOpt(query, { type: 'OPT', name: '.', udpPayloadSize: ADVERTISED_UDP_SIZE, extendedRcode: opt.extendedRcode, ednsVersion: 0, flags: opt.flags, flag_do: false, options: [] }),
+    );
     clientOptCache.set(key, buf);
   }
   return buf;
@@ -611,7 +658,7 @@ export function encodeClientAnswer(
   if (!answer.opt) {
     out = raw;
   } else if (answer.optEnd === raw.length) {
-    const replacement = query.edns ? clientOptBytes(query, answer.opt) : undefined;
+    const replacement = query.edns ? clientOptBytes(query, answer) : undefined;
     const newLength = answer.optStart + (replacement?.length ?? 0);
     if (newLength <= raw.length) {
       // Shrinks (padding removed): rewrite within this message's own bytes.
@@ -630,7 +677,7 @@ export function encodeClientAnswer(
   if (out.length <= maxSize) return { buf: out, truncated: false };
   // Too big: the additional section is optional (RFC 2181 §9), the client's OPT is not (RFC 6891 §7).
   if (answer.additionalStart !== -1) {
-    const opt = query.edns ? (answer.opt ? clientOptBytes(query, answer.opt) : localOptBytes(query.edns.dnssecOk, 0)) : undefined;
+    const opt = query.edns ? (answer.opt ? clientOptBytes(query, answer) : localOptBytes(query.edns.dnssecOk, 0)) : undefined;
     const length = answer.additionalStart + (opt?.length ?? 0);
     if (length <= maxSize) {
       const trimmed = Buffer.allocUnsafe(length);

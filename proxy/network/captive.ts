@@ -20,7 +20,7 @@ import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
-import dnsPacket from 'dns-packet';
+import { dnsPacket } from '../dns/dns-packet.js';
 import { parseClientQuery, encodeUpstreamQuery } from '../dns/wire.js';
 import { CaptiveHeldError, CleartextFailedError } from '../errors.js';
 import { CleartextUpstream } from '../upstream/plain/cleartext.js';

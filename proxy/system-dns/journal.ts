@@ -12,35 +12,38 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import { lazily } from '../config/zod.js';
 import { SystemDnsError } from './errors.js';
 import { syncDir } from './file-state.js';
 import type { Step, StepProgress } from './steps.js';
 
 const JOURNAL_FILE = 'system-dns.journal.json';
 
-const fileStateSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('absent') }),
-  z.object({ type: z.literal('file'), base64: z.string(), mode: z.number().int() }),
-  z.object({ type: z.literal('symlink'), target: z.string() }),
-]);
+/** What a journal file must hold (checked when one is read: zod loads then, config/zod.ts). */
+const journalSchema = lazily((z) => {
+  const fileStateSchema = z.discriminatedUnion('type', [
+    z.object({ type: z.literal('absent') }),
+    z.object({ type: z.literal('file'), base64: z.string(), mode: z.number().int() }),
+    z.object({ type: z.literal('symlink'), target: z.string() }),
+  ]);
 
-const stepSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('file'), path: z.string(), before: fileStateSchema, after: fileStateSchema, why: z.string() }),
-  z.object({ kind: z.literal('reload'), target: z.enum(['systemd-resolved', 'NetworkManager']), why: z.string() }),
-  z.object({ kind: z.literal('command'), run: z.array(z.string()), undo: z.array(z.array(z.string())), undoLast: z.boolean().optional(), why: z.string() }),
-]);
+  const stepSchema = z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('file'), path: z.string(), before: fileStateSchema, after: fileStateSchema, why: z.string() }),
+    z.object({ kind: z.literal('reload'), target: z.enum(['systemd-resolved', 'NetworkManager']), why: z.string() }),
+    z.object({ kind: z.literal('command'), run: z.array(z.string()), undo: z.array(z.array(z.string())), undoLast: z.boolean().optional(), why: z.string() }),
+  ]);
 
-const journalSchema = z.object({
-  version: z.literal(1),
-  backend: z.string(),
-  port: z.number().int(),
-  pid: z.number().int(),
-  bootId: z.string(),
-  startedAt: z.string(),
-  /** What the user had, in words, for status and the dashboard. */
-  original: z.array(z.string()),
-  steps: z.array(z.object({ step: stepSchema, progress: z.enum(['pending', 'started', 'applied']) })),
+  return z.object({
+    version: z.literal(1),
+    backend: z.string(),
+    port: z.number().int(),
+    pid: z.number().int(),
+    bootId: z.string(),
+    startedAt: z.string(),
+    /** What the user had, in words, for status and the dashboard. */
+    original: z.array(z.string()),
+    steps: z.array(z.object({ step: stepSchema, progress: z.enum(['pending', 'started', 'applied']) })),
+  });
 });
 
 interface JournalEntry {
@@ -106,7 +109,7 @@ export class Journal {
     } catch (err) {
       throw new SystemDnsError('SYSDNS_JOURNAL', `${this.file} is not valid JSON; it holds your original DNS settings, so it is left as it is: repair it or restore the files it lists by hand`, { cause: err });
     }
-    const r = journalSchema.safeParse(raw);
+    const r = journalSchema().safeParse(raw);
     if (!r.success) {
       throw new SystemDnsError('SYSDNS_JOURNAL', `${this.file} is not a dotstub journal this version understands (${r.error.issues[0]?.message ?? 'invalid'}); it is left as it is`);
     }

@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import path from 'node:path';
-import packet from 'dns-packet';
+import { dnsPacket as packet } from '../dns/dns-packet.js';
 import { Journal, readBootId, staleReason } from './journal.js';
 import { restore, type TakeoverContext } from './takeover.js';
 

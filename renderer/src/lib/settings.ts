@@ -5,7 +5,8 @@
  * final word.
  */
 import type { Settings } from '../../../proxy/control/api-types.js';
-import { NUMERIC_SETTINGS, SETTING_LABELS, SettingsSchema, type NumericSetting, type NumericSettingInfo } from '../../../proxy/config/settings-schema.js';
+import { z } from 'zod';
+import { NUMERIC_SETTINGS, SETTING_LABELS, settingsSchemas, type NumericSetting, type NumericSettingInfo } from '../../../proxy/config/settings-schema.js';
 import { formatCount } from './format.js';
 
 export interface NumericField extends NumericSettingInfo {
@@ -13,6 +14,8 @@ export interface NumericField extends NumericSettingInfo {
   /** "1 to 86,400 seconds; e.g. 60" */
   readonly range: string;
 }
+
+const { SettingsSchema } = settingsSchemas(z);
 
 export const NUMERIC_FIELDS: readonly NumericField[] = (Object.keys(NUMERIC_SETTINGS) as NumericSetting[]).map((key) => {
   const f = NUMERIC_SETTINGS[key];
