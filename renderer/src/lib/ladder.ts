@@ -84,7 +84,7 @@ export function ladderLines(status: StatusPart): LadderLine[] {
   });
 }
 
-export interface RaceLine {
+interface RaceLine {
   readonly key: string;
   readonly tone: StepTone | 'neutral';
   /** "IPv6 2620:fe::fe" */
