@@ -16,7 +16,10 @@ test('a selected row stays in place as queries arrive; “N new” takes you bac
   lab.dig('which.test');
   lab.digMany(Array.from({ length: 5 }, (_, i) => `n${40 + i}.test`));
   await dashboard.goTo('Queries');
+  // Every row in place before clicking: a row arriving during the click moves the one clicked.
+  await expect(dashboard.row('n44.test')).toHaveCount(1);
   await dashboard.openQuery('which.test');
+  await expect(dashboard.queryDetail).toContainText('which.test');
   const row = dashboard.row('which.test').first();
   const before = await row.boundingBox();
 
