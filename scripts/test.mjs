@@ -82,6 +82,7 @@ if ((!only || only === 'e2e') && fs.existsSync('playwright.config.ts')) {
 // `npm run soak -- --minutes 60`.
 if (!only) step('soak (5 min at 500 qps)', 'npx', ['tsx', 'bench/soak.ts', '--minutes', process.env.DOTSTUB_SOAK_MINUTES ?? '5']);
 
+fs.rmSync(tmp, { recursive: true, force: true });
 if (failures.length) console.log(`\nFailed: ${failures.join('; ')}`);
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);
