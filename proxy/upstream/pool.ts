@@ -24,7 +24,7 @@
  * outcome and timing.
  *
  * Bursts (issue 12): after an idle moment a server may send only TCP's
- * initial window (ten segments, ~14 KB) before it hears back, so a page's
+ * initial window (ten segments, ~13 KB of answers) before it hears back, so a page's
  * worth of padded answers (468-octet blocks) arrives over three or four
  * round trips on one connection. A connection is given only as many
  * queries as its answers fit in that window (measured answer sizes); the
@@ -260,8 +260,6 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   readonly #extras = new WeakSet<PoolConnection>();
   /** Smoothed size of an answer in octets (1/16 gain), for the window budget. */
   #answerBytes = FIRST_ANSWER_BYTES_GUESS;
-  /** Queries whose answers fit in one connection's initial window. */
-  #windowQueries = windowQueries(FIRST_ANSWER_BYTES_GUESS);
 
   constructor(init: PoolInit) {
     super();
@@ -419,12 +417,13 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     let leastLoaded: PoolConnection | undefined;
     let connecting: PoolConnection | undefined;
     let openInFlight = 0;
+    const window = windowQueries(this.#answerBytes);
     for (const c of this.#connections) {
       if (c.state === 'open') openInFlight += c.inFlight;
       if (!c.available || c === avoid) continue;
       if (c.state !== 'open') {
         if (!connecting || c.inFlight < connecting.inFlight) connecting = c;
-      } else if (c.inFlight < this.#windowQueries) {
+      } else if (c.inFlight < window) {
         best ??= c;
       } else if (!leastLoaded || c.inFlight < leastLoaded.inFlight) {
         leastLoaded = c;
@@ -432,7 +431,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     }
     if (!best && leastLoaded) {
       best = leastLoaded;
-      this.#openForBurst(best, openInFlight + 1);
+      this.#openForBurst(best, Math.ceil((openInFlight + 1) / window));
     }
     if (!best) best = connecting;
     if (!best) {
@@ -457,19 +456,17 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   }
 
   /**
-   * Every open connection's window is full: open as many more as the
-   * queries in flight need (one window each), up to `size` kept plus
+   * Every open connection's window is full: open connections up to the
+   * `windows` the queries in flight need (one window each), up to `size` kept plus
    * `burstConnections` extra, to the address that is answering. They take
    * queries once open: the rest of this burst, and the next ones.
    */
-  #openForBurst(answering: PoolConnection, inFlight: number): void {
-    const live = this.#liveCount();
-    const want = Math.min(this.options.size + (this.options.burstConnections ?? 0), Math.ceil(inFlight / this.#windowQueries));
+  #openForBurst(answering: PoolConnection, windows: number): void {
+    const want = Math.min(this.options.size + (this.options.burstConnections ?? 0), windows);
     // Connections already on their way count: one burst opens each extra once.
-    for (let n = live; n < want; n++) {
+    for (let n = this.#liveCount(); n < want; n++) {
       const kept = n < this.options.size;
-      const race: Race = { startedAt: Date.now(), pending: [], racers: new Map(), attempts: [], timer: undefined, done: false };
-      const conn = this.#openAddress(race, answering.address);
+      const conn = this.#openAddress(newRace([]), answering.address);
       if (!kept) {
         this.#extras.add(conn);
         this.counters.burstConnections++;
@@ -516,7 +513,6 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
 
   #observeAnswerSize(bytes: number): void {
     this.#answerBytes += (bytes - this.#answerBytes) / 16;
-    this.#windowQueries = windowQueries(this.#answerBytes);
   }
 
   #onTimeout(flight: Flight): void {
@@ -616,7 +612,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   #open(): PoolConnection {
     this.#lastAttemptAt = Date.now();
     const [first, ...rest] = this.#raceAddresses();
-    const race: Race = { startedAt: Date.now(), pending: rest, racers: new Map(), attempts: [], timer: undefined, done: false };
+    const race = newRace(rest);
     this.#race = race;
     const conn = this.#openAddress(race, first as string);
     this.#armNextRacer(race);
@@ -757,6 +753,10 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   #raceOf(conn: PoolConnection): Race | undefined {
     return this.#race?.racers.has(conn) ? this.#race : undefined;
   }
+}
+
+function newRace(pending: string[]): Race {
+  return { startedAt: Date.now(), pending, racers: new Map(), attempts: [], timer: undefined, done: false };
 }
 
 /** How many answers of this size one initial window carries. */
