@@ -6,7 +6,7 @@
  * min(SOA TTL, SOA MINIMUM)). Records are walked, not decoded; owner and
  * RDATA names go through dns-packet only when they are not a pointer.
  */
-import { dnsPacket } from './dns-packet.js';
+import { nameEnd } from './wire.js';
 
 const TYPE_SOA = 6;
 const TYPE_OPT = 41;
@@ -24,13 +24,11 @@ export interface TtlLayout {
   readonly questionEnd: number;
 }
 
+/** The offset just past the name at `offset` (wire.ts's walk: no decoding, nothing allocated). */
 function skipName(raw: Buffer, offset: number): number {
-  const first = raw[offset];
-  if (first === undefined) throw new RangeError('name runs past the end of the message');
-  if (first >= 0xc0) return offset + 2;
-  if (first === 0) return offset + 1;
-  dnsPacket.name.decode(raw, offset);
-  return offset + dnsPacket.name.decode.bytes;
+  const end = nameEnd(raw, offset);
+  if (end === -1) throw new RangeError('a name is malformed or runs past the end of the message');
+  return end;
 }
 
 /** Walks a whole DNS message (no length prefix). Throws RangeError on a message that runs short. */

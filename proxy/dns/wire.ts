@@ -183,7 +183,7 @@ function uncompressedNameEnd(raw: Buffer, offset: number): number {
  * -1 when it is malformed. Pointers must point backwards (RFC 1035 §4.1.4),
  * which also rules out loops.
  */
-function nameEnd(raw: Buffer, offset: number): number {
+export function nameEnd(raw: Buffer, offset: number): number {
   let end = -1;
   let limit = offset;
   let total = 0;
