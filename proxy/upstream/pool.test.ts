@@ -215,6 +215,18 @@ describe('the connection pool (policy only, fake connections)', () => {
     expect(outcomes[0]?.err?.code).toBe('DOTSTUB_CONNECTION_CLOSED');
   });
 
+  test('a query held by a connection that never comes up names no connection: the log says "none reached", not "#1 new"', () => {
+    const { pool, conns } = makePool({ size: 1 });
+    const { outcomes } = resolveAll(pool, ['held.test']);
+    expect(conns).toHaveLength(1);
+    // Both addresses of the race refuse.
+    conns[0]?.refuse(new ConnectFailedError('refused'));
+    conns[1]?.refuse(new ConnectFailedError('refused'));
+    expect(outcomes).toHaveLength(1);
+    expect(outcomes[0]?.err?.code).toBe('DOTSTUB_CONNECT_FAILED');
+    expect(outcomes[0]?.req.trace).toMatchObject({ connectionId: null, reused: null, depth: 0 });
+  });
+
   test('when connecting fails: next address, back-off, queries fail at once with the reason, then it recovers by itself', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const { pool, conns } = makePool();

@@ -254,8 +254,10 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   readonly #kills = new Map<string, number>();
   /** Question → quarantined until (Date.now()). */
   readonly #quarantine = new Map<string, number>();
-  /** Date.now() of the last abnormal close of an open connection. */
+  /** performance.now() of the last abnormal close of an open connection. */
   #lastDeathAt = -Infinity;
+  /** performance.now() when each connection came up (finer than Date.now(): the order of a death and an open within one millisecond matters). */
+  readonly #openedAt = new WeakMap<PoolConnection, number>();
   /** Connections opened for a burst: not re-opened, and their failure to connect is no resolver failure. */
   readonly #extras = new WeakSet<PoolConnection>();
   /** Smoothed size of an answer in octets (1/16 gain), for the window budget. */
@@ -561,6 +563,14 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     if (flight.settled) return;
     flight.settled = true;
     this.#deadlines.clear(flight);
+    if (err && flight.conn?.handshake === undefined) {
+      // Held by a connection that never came up: no resolver was reached, so
+      // the query names none (the log says why instead of "connection #3").
+      const trace = flight.req.trace;
+      trace.connectionId = null;
+      trace.reused = null;
+      trace.depth = 0;
+    }
     flight.done(flight.req, err, answer);
   }
 
@@ -643,6 +653,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     this.#connections.push(conn);
     const counters = this.counters;
     conn.on('ready', (info) => {
+      this.#openedAt.set(conn, performance.now());
       this.#failures = 0;
       this.#lastError = undefined;
       if (info.resumed) counters.handshakesResumed++;
@@ -685,16 +696,17 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     const idx = this.#connections.indexOf(conn);
     if (idx >= 0) this.#connections.splice(idx, 1);
     // The connection's failed queries are handed back after this event, oldest first.
-    // A connection that was already up when another died, and dies within
-    // TOGETHER_MS of it, died of the same cause (the path reset, the server
-    // restarted), not of a query: no one is blamed, and its queries are
+    // A connection that was already up (open, not still connecting) when
+    // another died, and dies within TOGETHER_MS of it, died of the same cause
+    // (the path reset, the server restarted), not of a query: no one is blamed, and its queries are
     // retried without using up a try (else a query retried onto a connection
     // dying in the same reset would be blamed twice and quarantined, or run
     // out of tries across five connections). Bounded: only connections that
-    // existed before the previous death qualify.
+    // were open before the previous death qualify; one that came up after it
+    // (a burst extra that was connecting) dies of its own cause.
     if (info.wasOpen && ABNORMAL.has(info.reason)) {
-      const now = Date.now();
-      const together = conn.createdAt < this.#lastDeathAt && now - this.#lastDeathAt < TOGETHER_MS;
+      const now = performance.now();
+      const together = (this.#openedAt.get(conn) ?? now) < this.#lastDeathAt && now - this.#lastDeathAt < TOGETHER_MS;
       this.#lastDeathAt = now;
       if (info.failed > 0) this.#deaths.set(conn, together ? 'together' : 'unblamed');
     }
