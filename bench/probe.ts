@@ -61,7 +61,10 @@ export interface ReplayRequest {
 export interface RateRequest {
   readonly mode: 'rate';
   readonly targets: readonly Target[];
+  /** Lookups per second. */
   readonly qps: number;
+  /** Each lookup asks A and AAAA at once, as glibc does; its sample is the later answer. */
+  readonly pairs?: boolean;
   readonly seconds: number;
   readonly names: number;
   readonly timeoutMs: number;
@@ -369,7 +372,17 @@ async function rate(r: RateRequest): Promise<{ results: Record<string, Sample[]>
       const wait = due - now();
       // Sleep for gaps of a few ms; at higher rates send in small batches to keep the schedule.
       if (wait > 2) await sleep(wait - 1);
-      all.push(u.ask(`n${i % r.names}.test`, r.timeoutMs));
+      const name = `n${i % r.names}.test`;
+      if (r.pairs) {
+        all.push(
+          Promise.all([u.ask(name, r.timeoutMs), u.ask(name, r.timeoutMs, 'AAAA')]).then(([a, b]) => ({
+            sentAt: a.sentAt,
+            ms: a.ms === null || b.ms === null ? null : Math.max(a.ms, b.ms),
+          })),
+        );
+      } else {
+        all.push(u.ask(name, r.timeoutMs));
+      }
       if (i % 50 === 49) await sleep(0);
     }
     results[t.label] = await Promise.all(all);

@@ -91,6 +91,12 @@ export interface PoolOptions {
   readonly maxBackoffMs: number;
   /** Happy Eyeballs: start the next address family this long after the first (RFC 8305 §5 recommends 250 ms). */
   readonly attemptDelayMs?: number;
+  /**
+   * Acknowledge answers at once (TCP_QUICKACK, quick-ack.ts) so a resolver
+   * that uses Nagle's algorithm never holds an answer for our delayed ACK.
+   * Default on; off only to measure what it saves.
+   */
+  readonly quickAck?: boolean;
 }
 
 export const DEFAULT_POOL_OPTIONS: PoolOptions = {
@@ -104,6 +110,7 @@ export const DEFAULT_POOL_OPTIONS: PoolOptions = {
   queryTimeoutMaxMs: 2_500,
   maxBackoffMs: 30_000,
   attemptDelayMs: 250,
+  quickAck: true,
 };
 
 /** One address's part in a connection race: when it was tried and how it ended. */

@@ -36,6 +36,7 @@ import type {
 } from '../connection.js';
 import { InFlightMap } from '../in-flight.js';
 import type { PoolOptions } from '../pool.js';
+import { ackNow } from '../quick-ack.js';
 import { authenticatePeer, socketFailure } from '../tls.js';
 import { secureContextFor, type AuthPolicy } from './tls.js';
 
@@ -50,6 +51,8 @@ interface DotConnectionOptions {
   readonly session?: Buffer | undefined;
   readonly maxInFlight: number;
   readonly idleTimeoutMs: number;
+  /** Acknowledge each read at once (quick-ack.ts). */
+  readonly quickAck: boolean;
   /** Deadline for the TCP connect. */
   readonly connectTimeoutMs: number;
   /** Deadline for the TLS handshake once TCP is connected. */
@@ -69,7 +72,7 @@ interface Pending {
 export function dotConnectionFactory(
   resolver: ResolverSpec,
   auth: AuthPolicy,
-  options: Pick<PoolOptions, 'maxInFlight' | 'idleTimeoutMs' | 'connectTimeoutMs' | 'handshakeTimeoutMs'>,
+  options: Pick<PoolOptions, 'maxInFlight' | 'idleTimeoutMs' | 'connectTimeoutMs' | 'handshakeTimeoutMs' | 'quickAck'>,
 ): ConnectionFactory {
   const secureContext = secureContextFor(auth);
   return (spec) =>
@@ -82,6 +85,7 @@ export function dotConnectionFactory(
       session: spec.session,
       maxInFlight: options.maxInFlight,
       idleTimeoutMs: options.idleTimeoutMs,
+      quickAck: options.quickAck ?? true,
       connectTimeoutMs: options.connectTimeoutMs,
       handshakeTimeoutMs: options.handshakeTimeoutMs,
     });
@@ -328,6 +332,11 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
       if (this.#state === 'closed') return;
       this.#onMessage(raw);
     }
+    // ACK what was read now, not with our next query, while more answers are
+    // due: a resolver using Nagle holds its next answer (or the rest of this
+    // one) until this is acknowledged (quick-ack.ts). After the answers were
+    // passed on, so that the clients are not kept waiting for a syscall.
+    if (this.#opts.quickAck && this.#pending.size > 0) ackNow(this.#socket);
     // An incomplete frame can already show it isn't DNS: two octets of length,
     // two of ID, then flags whose top bit (QR) every answer sets. Text from a
     // broken server or a middlebox ("HTTP/1.1 400") fails this at once instead
