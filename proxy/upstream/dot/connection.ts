@@ -335,8 +335,10 @@ class DotConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
     // ACK what was read now, not with our next query, while more answers are
     // due: a resolver using Nagle holds its next answer (or the rest of this
     // one) until this is acknowledged (quick-ack.ts). After the answers were
-    // passed on, so that the clients are not kept waiting for a syscall.
-    if (this.#opts.quickAck && this.#pending.size > 0) ackNow(this.#socket);
+    // passed on, so that the clients are not kept waiting for a syscall; and
+    // not when queries are already corked for this turn (under load, most
+    // reads): their segment leaves within the turn and carries the ACK.
+    if (this.#opts.quickAck && this.#pending.size > 0 && !this.#corked) ackNow(this.#socket);
     // An incomplete frame can already show it isn't DNS: two octets of length,
     // two of ID, then flags whose top bit (QR) every answer sets. Text from a
     // broken server or a middlebox ("HTTP/1.1 400") fails this at once instead
