@@ -92,9 +92,10 @@ export interface PoolOptions {
   /** Happy Eyeballs: start the next address family this long after the first (RFC 8305 §5 recommends 250 ms). */
   readonly attemptDelayMs?: number;
   /**
-   * Acknowledge answers at once (TCP_QUICKACK, quick-ack.ts) so a resolver
-   * that uses Nagle's algorithm never holds an answer for our delayed ACK.
-   * Default on; off only to measure what it saves.
+   * DoT: acknowledge answers at once (TCP_QUICKACK, quick-ack.ts) so a
+   * resolver that uses Nagle's algorithm never holds an answer for our
+   * delayed ACK. Default on; off only to measure what it saves. (unbound's
+   * DoH server does not hold answers this way, so DoH does without.)
    */
   readonly quickAck?: boolean;
 }

@@ -60,7 +60,6 @@ import type {
 } from '../connection.js';
 import { secureContextFor, type AuthPolicy } from '../dot/tls.js';
 import type { PoolOptions } from '../pool.js';
-import { ackNow } from '../quick-ack.js';
 import { authenticatePeer, socketFailure } from '../tls.js';
 
 /** RFC 8484 §6: the media type of a DNS message in wire format. */
@@ -80,8 +79,6 @@ interface DohConnectionOptions {
   readonly session: Buffer | undefined;
   readonly maxInFlight: number;
   readonly idleTimeoutMs: number;
-  /** Acknowledge each read at once (quick-ack.ts). */
-  readonly quickAck: boolean;
   /** One deadline for TCP connect plus the TLS handshake. */
   readonly connectTimeoutMs: number;
 }
@@ -102,7 +99,7 @@ interface Pending {
 export function dohConnectionFactory(
   resolver: ResolverSpec,
   auth: AuthPolicy,
-  options: Pick<PoolOptions, 'maxInFlight' | 'idleTimeoutMs' | 'connectTimeoutMs' | 'handshakeTimeoutMs' | 'quickAck'>,
+  options: Pick<PoolOptions, 'maxInFlight' | 'idleTimeoutMs' | 'connectTimeoutMs' | 'handshakeTimeoutMs'>,
 ): ConnectionFactory {
   if (resolver.dohUrl === undefined) throw new RangeError(`resolver ${resolver.label} has no DNS-over-HTTPS URL`);
   const secureContext = secureContextFor(auth);
@@ -116,7 +113,6 @@ export function dohConnectionFactory(
       session: spec.session,
       maxInFlight: options.maxInFlight,
       idleTimeoutMs: options.idleTimeoutMs,
-      quickAck: options.quickAck ?? true,
       // One deadline for TCP, TLS and HTTP/2 setup: the pool's two added up.
       connectTimeoutMs: options.connectTimeoutMs + options.handshakeTimeoutMs,
     });
@@ -351,9 +347,6 @@ class DohConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
     const chunks: Buffer[] = [];
     let size = 0;
     stream.on('response', (headers) => {
-      // ACK the read now: a server using Nagle holds its next write (this
-      // response's body, the next response) until this one is acknowledged (quick-ack.ts).
-      if (this.#opts.quickAck) ackNow(this.#socket);
       status = Number(headers[':status']);
       contentType = String(headers['content-type'] ?? '');
     });
