@@ -20,6 +20,7 @@ import { formatRecord } from './engine/query-record.js';
 import { DEFAULT_POOL_OPTIONS } from './upstream/pool.js';
 import { defaultConfig, startDotstub, type ProxyConfig, type StubProxy } from './dotstub.js';
 import { exposedGc, IdleCollector } from './idle-collect.js';
+import { quickAckSupport } from './upstream/quick-ack.js';
 import { canAuthenticate, ResolverStore } from './config/resolver-store.js';
 import { parseResolverArg, PRESETS, type ResolverSpec } from './config/resolvers.js';
 import { SettingsStore, type Settings } from './config/settings.js';
@@ -421,6 +422,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     ({ proxy, bound } = await startDotstub(run.config, observe));
     console.error(`dotstub: listening on ${bound.map(hostPort).join(', ')} (UDP and TCP), forwarding to ${proxy.describe()} over TLS${run.config.resolver.dohUrl ? ` (DNS-over-HTTPS at ${run.config.resolver.dohUrl} if port ${run.config.resolver.port} is blocked)` : ''}`);
+    // Said once, where it is expected to work: without it a resolver that uses
+    // Nagle's algorithm can hold answers for our delayed ACKs (quick-ack.ts).
+    const quickAck = quickAckSupport();
+    if (!quickAck.available && process.platform === 'linux') {
+      console.error(`dotstub: warning: quick ACKs unavailable (${quickAck.reason}): a resolver that uses Nagle's algorithm may hold answers up to 40 ms`);
+    }
   } catch (err) {
     if (isDotstubError(err)) {
       console.error(`dotstub: ${err.message}`);
