@@ -3,8 +3,8 @@
  * (RFC 1035 §4.1.3) that yields the offset of every resource record's TTL
  * (OPT excluded: its "TTL" holds EDNS flags, RFC 6891 §6.1.3) and, for
  * negative answers, the SOA's negative-caching TTL (RFC 2308 §5:
- * min(SOA TTL, SOA MINIMUM)). Records are walked, not decoded; owner and
- * RDATA names go through dns-packet only when they are not a pointer.
+ * min(SOA TTL, SOA MINIMUM)). Records are walked, not decoded: names are
+ * skipped with wire.ts's nameEnd, which allocates nothing.
  */
 import { nameEnd } from './wire.js';
 

@@ -65,7 +65,7 @@ export function quickAckSupport(): { readonly available: boolean; readonly reaso
  * write. Never throws: a socket that closed meanwhile is simply skipped.
  */
 export function ackNow(socket: net.Socket): void {
-  const set = setsockopt === undefined ? load() : setsockopt;
+  const set = load();
   if (!set || socket.destroyed) return;
   try {
     set(socket, IPPROTO_TCP, TCP_QUICKACK, 1);
