@@ -12,9 +12,11 @@ import { createTemplate } from './tray/template.js';
 import { DesktopController, type DesktopUi } from './desktop-controller.js';
 import { ProxySupervisor } from './proxy-process/supervisor.js';
 import type { TrayState } from './tray/types.js';
+import { skipReason } from '../test-support/skips.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const built = fs.existsSync(path.join(here, '..', 'dist', 'proxy', 'cli.js'));
+skipReason(import.meta.url, built ? null : 'dist/proxy is not built (npm run build:proxy)');
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();

@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test, vi } from 'vitest';
+import { skipReason } from '../test-support/skips.js';
 
 interface MenuItem {
   readonly id?: string;
@@ -110,7 +111,7 @@ vi.mock('electron', () => {
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const built = fs.existsSync(path.join(here, '..', 'dist', 'proxy', 'cli.js'));
-if (!built) console.warn('app/main.ts wiring test skipped: dist/proxy is not built (npm run build:proxy)');
+skipReason(import.meta.url, built ? null : 'dist/proxy is not built (npm run build:proxy)');
 
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nsearch lab.test\n';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-main-test-'));

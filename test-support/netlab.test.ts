@@ -10,9 +10,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { netlabMissing, startNetlab, unboundIn, type Netlab } from './netlab.js';
 import { startUnbound, type UnboundServer } from './unbound.js';
+import { skipReason } from './skips.js';
 
 const missing = netlabMissing();
-if (missing) console.warn(`netlab tests skipped: ${missing}`);
+skipReason(import.meta.url, missing);
 
 let lab: Netlab;
 let unbound: UnboundServer;

@@ -31,6 +31,18 @@ const RESOLVED_ROOT = process.env.DOTSTUB_LAB_RESOLVED_ROOT ?? '/var/cache/dotst
 /** Where an extracted network-manager .deb lives (dpkg-deb -x; its libraries libnm0 and libndp0 installed). */
 const NM_ROOT = process.env.DOTSTUB_LAB_NM_ROOT ?? '/var/cache/dotstub-lab/nm/root';
 
+/**
+ * The extracted resolved binary: Debian 12's package ships it under lib/, Debian 13's (merged /usr) under usr/lib/.
+ * .ci/run accepts both; so does the lab.
+ */
+function resolvedBinary(): string | null {
+  for (const rel of ['lib/systemd/systemd-resolved', 'usr/lib/systemd/systemd-resolved']) {
+    const bin = path.join(RESOLVED_ROOT, rel);
+    if (fs.existsSync(bin)) return bin;
+  }
+  return null;
+}
+
 export interface LabOptions {
   /** /etc/resolv.conf: text of a plain file, or a symlink (target relative or absolute) with the file it points at created first. */
   readonly resolvConf: { readonly text: string } | { readonly symlink: string; readonly targetText?: string; readonly targetPath?: string };
@@ -92,8 +104,8 @@ export interface LabDnsServer {
 export function resolvedLabMissing(): string | null {
   if (process.geteuid?.() !== 0) return 'needs root (namespaces and mounts)';
   for (const bin of ['/usr/bin/unshare', '/usr/bin/nsenter', '/usr/bin/dbus-daemon']) if (!fs.existsSync(bin)) return `${bin} is not installed`;
-  if (!fs.existsSync(path.join(RESOLVED_ROOT, 'lib/systemd/systemd-resolved'))) {
-    return `no systemd-resolved binary at ${RESOLVED_ROOT}/lib/systemd/systemd-resolved: run "apt-get download systemd-resolved=$(dpkg-query -W -f='\${Version}' systemd) && dpkg-deb -x systemd-resolved_*.deb ${RESOLVED_ROOT}" (set DOTSTUB_LAB_RESOLVED_ROOT to use another place)`;
+  if (resolvedBinary() === null) {
+    return `no systemd-resolved binary at ${RESOLVED_ROOT}/lib/systemd/ or ${RESOLVED_ROOT}/usr/lib/systemd/: run "apt-get download systemd-resolved=$(dpkg-query -W -f='\${Version}' systemd) && dpkg-deb -x systemd-resolved_*.deb ${RESOLVED_ROOT}" (set DOTSTUB_LAB_RESOLVED_ROOT to use another place)`;
   }
   return null;
 }
@@ -124,7 +136,7 @@ const BUS_CONF = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Conf
 `;
 
 function systemctlShim(): string {
-  const bin = path.join(RESOLVED_ROOT, 'lib/systemd/systemd-resolved');
+  const bin = resolvedBinary() ?? 'systemd-resolved';
   return `#!/bin/sh
 # The lab's stand-in for systemctl: systemd is not PID 1 here, so
 # "try-reload-or-restart systemd-resolved.service" restarts the uninstalled
@@ -302,7 +314,7 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
     if (opts.resolved) {
       const missing = resolvedLabMissing();
       if (missing) throw new Error(missing);
-      const bin = path.join(RESOLVED_ROOT, 'lib/systemd/systemd-resolved');
+      const bin = resolvedBinary() ?? 'systemd-resolved';
       const r = await exec([
         'sh',
         '-c',

@@ -19,7 +19,7 @@ describe('the answer cache', () => {
   test('serves a copy with TTLs lowered by the age, and the asker’s own question bytes', () => {
     const c = new AnswerCache();
     const t0 = 1_000_000;
-    expect(c.set('k', answer('www.example.test', 300), 0, t0)).toBe(true);
+    expect(c.set('k', answer('www.example.test', 300), 0, c.generation, t0)).toBe(true);
     const hit = c.get('k', t0 + 42_500);
     expect(hit).toMatchObject({ stale: false, remainingSec: 257 });
     const served = c.materialize(hit!, q('WWW.Example.TEST'), t0 + 42_500);
@@ -33,7 +33,7 @@ describe('the answer cache', () => {
 
   test('after the TTL an answer is only stale (TTL 30), and gone after the stale bound', () => {
     const c = new AnswerCache({ staleMaxSec: 100 });
-    c.set('k', answer('a.test', 10), 0, 0);
+    c.set('k', answer('a.test', 10), 0, c.generation, 0);
     const stale = c.get('k', 10_000);
     expect(stale?.stale).toBe(true);
     expect(dnsPacket.decode(c.materialize(stale!, q('a.test'), 10_000)).answers?.[0]).toMatchObject({ ttl: STALE_TTL_SEC });
@@ -43,10 +43,10 @@ describe('the answer cache', () => {
 
   test('what is never stored: TTL 0, truncated answers, REFUSED; SERVFAIL only for seconds', () => {
     const c = new AnswerCache({ servfailTtlSec: 2 });
-    expect(c.set('zero', answer('a.test', 0), 0)).toBe(false);
-    expect(c.set('tc', answer('a.test', 300, { tc: true }), 0)).toBe(false);
-    expect(c.set('refused', answer('a.test', 300, { rcode: 5 }), 5)).toBe(false);
-    expect(c.set('sf', answer('a.test', 300, { rcode: 2 }), 2, 0)).toBe(true);
+    expect(c.set('zero', answer('a.test', 0), 0, c.generation)).toBe(false);
+    expect(c.set('tc', answer('a.test', 300, { tc: true }), 0, c.generation)).toBe(false);
+    expect(c.set('refused', answer('a.test', 300, { rcode: 5 }), 5, c.generation)).toBe(false);
+    expect(c.set('sf', answer('a.test', 300, { rcode: 2 }), 2, c.generation, 0)).toBe(true);
     expect(c.get('sf', 1_000)?.stale).toBe(false);
     expect(c.get('sf', 2_500)?.stale).toBe(true);
   });
@@ -54,12 +54,21 @@ describe('the answer cache', () => {
   test('bounded in bytes: the least recently used answers go first', () => {
     const one = answer('n0.test', 300, { pad: 200 }).length + 200 + 30;
     const c = new AnswerCache({ maxBytes: one * 3 });
-    for (let i = 0; i < 3; i++) c.set(`n${i}`, answer(`n${i}.test`, 300, { pad: 200 }), 0);
+    for (let i = 0; i < 3; i++) c.set(`n${i}`, answer(`n${i}.test`, 300, { pad: 200 }), 0, c.generation);
     c.get('n0'); // n0 is now the most recently used
-    c.set('n3', answer('n3.test', 300, { pad: 200 }), 0);
+    c.set('n3', answer('n3.test', 300, { pad: 200 }), 0, c.generation);
     expect(c.get('n1')).toBeUndefined();
     expect(c.get('n0')).toBeDefined();
     expect(c.get('n3')).toBeDefined();
     expect(c.bytes).toBeLessThanOrEqual(one * 3);
+  });
+
+  test('an answer to a question asked before clear() is refused: a flush is never undone by a late answer', () => {
+    const c = new AnswerCache();
+    const askedBefore = c.generation;
+    c.clear();
+    expect(c.set('late', answer('a.test', 300), 0, askedBefore)).toBe(false);
+    expect(c.get('late')).toBeUndefined();
+    expect(c.set('late', answer('a.test', 300), 0, c.generation)).toBe(true);
   });
 });

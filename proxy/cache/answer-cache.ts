@@ -11,6 +11,9 @@
  *   8767) for at most `staleMaxSec`, with TTL `STALE_TTL_SEC`; after that it
  *   is gone.
  * - Stored bytes are the cache's own copy; a served answer is a fresh copy.
+ * - `clear()` starts a new generation: an answer to a question asked before
+ *   it (a resolver switched away from answering late) is refused by `set`,
+ *   so nothing from before a flush is ever stored after it.
  */
 import { ttlLayout } from '../dns/ttl.js';
 
@@ -77,6 +80,8 @@ export class AnswerCache {
   readonly options: AnswerCacheOptions;
   readonly #entries = new Map<string, Entry>();
   #bytes = 0;
+  /** Bumped by clear(); an answer is stored only under the generation its question was asked in. */
+  #generation = 0;
 
   constructor(options: Partial<AnswerCacheOptions> = {}) {
     this.options = { ...DEFAULT_CACHE_OPTIONS, ...options };
@@ -90,9 +95,15 @@ export class AnswerCache {
     return this.#bytes;
   }
 
+  /** The generation a question asked now belongs to; pass it back to `set` with its answer. */
+  get generation(): number {
+    return this.#generation;
+  }
+
   clear(): void {
     this.#entries.clear();
     this.#bytes = 0;
+    this.#generation++;
   }
 
   /** Finds `key`, fresh or (within the stale bound) stale; counts the hit and marks it recently used. */
@@ -115,10 +126,12 @@ export class AnswerCache {
    * Stores the resolver's answer (a whole message, no length prefix) if it
    * may be cached: positive answers for their smallest TTL, NXDOMAIN and
    * NODATA for the SOA's negative TTL, SERVFAIL for a few seconds; never a
-   * truncated answer, other rcodes, TTL 0, or a message that doesn't walk.
+   * truncated answer, other rcodes, TTL 0, or a message that doesn't walk;
+   * never one whose question was asked before the last clear() (`askedIn`).
    * Returns whether it was stored.
    */
-  set(key: string, message: Buffer, rcode: number, now = Date.now()): boolean {
+  set(key: string, message: Buffer, rcode: number, askedIn: number, now = Date.now()): boolean {
+    if (askedIn !== this.#generation) return false;
     if (message.length < 12 || (message.readUInt16BE(2) & 0x0200) !== 0) return false;
     let layout;
     try {

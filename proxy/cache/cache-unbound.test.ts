@@ -7,6 +7,7 @@
 import dnsPacket from 'dns-packet';
 import { afterEach, describe, expect, test } from 'vitest';
 import { expectedA, firstA, UdpClient } from '../../test-support/dns-client.js';
+import { startFaultServer } from '../../test-support/fault-server.js';
 import { startProxy, waitForState, type Harness } from '../../test-support/proxy-harness.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { parseResolverArg } from '../config/resolvers.js';
@@ -35,12 +36,15 @@ function ttl(a: { packet: dnsPacket.DecodedPacket }): number | undefined {
   return r && 'ttl' in r ? r.ttl : undefined;
 }
 
-/** A raw query with chosen DO and CD bits. */
-function rawQuery(name: string, id: number, bits: { do?: boolean; cd?: boolean }): Buffer {
+/** A raw query with chosen DO, CD, AD and RD bits (RD on unless `rd: false`). */
+function rawQuery(name: string, id: number, bits: { do?: boolean; cd?: boolean; ad?: boolean; rd?: boolean }): Buffer {
   return dnsPacket.encode({
     type: 'query',
     id,
-    flags: dnsPacket.RECURSION_DESIRED | (bits.cd ? dnsPacket.CHECKING_DISABLED : 0),
+    flags:
+      (bits.rd === false ? 0 : dnsPacket.RECURSION_DESIRED) |
+      (bits.cd ? dnsPacket.CHECKING_DISABLED : 0) |
+      (bits.ad ? dnsPacket.AUTHENTIC_DATA : 0),
     questions: [{ type: 'A', name }],
     additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 1232, extendedRcode: 0, ednsVersion: 0, flags: bits.do ? dnsPacket.DNSSEC_OK : 0, flag_do: bits.do ?? false, options: [] }],
   });
@@ -128,5 +132,63 @@ describe('the answer cache against unbound', () => {
     await h.proxy.switchResolver(parseResolverArg(other.resolverArg));
     expect(firstA(await c.query('n12.test'))).toBe('198.51.100.12');
     expect(log.map((r) => r.source)).toEqual(['upstream', 'upstream']);
+  });
+
+  test('a late answer from the resolver switched away from is never cached: after the switch only the new resolver answers', async () => {
+    // Resolver A answers slow.test late; B (unbound) answers it with another address.
+    const a = await startFaultServer();
+    cleanups.push(() => a.stop());
+    a.behaviour.delays.set('slow.test', 600);
+    const b = await startUnbound({ names: 0, extra: { 'slow.test.': '198.51.100.77' } });
+    cleanups.push(() => b.stop());
+    const h = await startProxy({ resolverArg: a.resolverArg });
+    cleanups.push(() => h.stop());
+    await waitForState(h.proxy, 'private', 5000);
+    const c = await UdpClient.open(h.port);
+    cleanups.push(() => c.close());
+    const log: QueryRecord[] = [];
+    h.proxy.on('query', (r) => log.push(r));
+
+    const inFlight = c.query('slow.test', { timeoutMs: 5000 });
+    await new Promise((r) => setTimeout(r, 100));
+    await h.proxy.switchResolver(parseResolverArg(b.resolverArg));
+    // The asker gets A's answer once (it asked A) …
+    expect(firstA(await inFlight)).toBe('192.0.2.254');
+    // … but from now on the name is B's, from B, never A's from the cache.
+    const after = await c.query('slow.test', { timeoutMs: 5000 });
+    expect(firstA(after)).toBe('198.51.100.77');
+    expect(log.map((r) => r.source)).toEqual(['upstream', 'upstream']);
+    expect(firstA(await c.query('slow.test', { timeoutMs: 5000 }))).toBe('198.51.100.77');
+  });
+
+  test('a cached answer carries the asker’s header bits: RD copied (RFC 1035 §4.1.1), AD only for an AD or DO asker (RFC 6840 §5.7), CD echoed, ID and question case its own', async () => {
+    const { c, log } = await lab();
+    const header = (raw: Buffer): { rd: boolean; ad: boolean; cd: boolean; ra: boolean } => {
+      const f = raw.readUInt16BE(2);
+      return { rd: (f & 0x0100) !== 0, ad: (f & 0x0020) !== 0, cd: (f & 0x0010) !== 0, ra: (f & 0x0080) !== 0 };
+    };
+    const first = await c.sendRaw(rawQuery('n13.test', 1, { rd: true }));
+    expect(header(first.raw).rd).toBe(true);
+    // RD=0 from the cache: RD=0, as a straight-through answer would be.
+    const noRd = await c.sendRaw(rawQuery('N13.test', 2, { rd: false }));
+    expect(log.map((r) => r.source)).toEqual(['upstream', 'cache']);
+    expect(noRd.packet.id).toBe(2);
+    expect(noRd.packet.questions?.[0]?.name).toBe('N13.test');
+    expect(header(noRd.raw)).toMatchObject({ rd: false, ra: true, cd: false });
+    // And back: an RD=0 answer cached first is served with RD=1 to an RD=1 asker.
+    await c.sendRaw(rawQuery('n14.test', 3, { rd: false }));
+    const rd = await c.sendRaw(rawQuery('n14.test', 4, { rd: true }));
+    expect(log.map((r) => r.source).slice(2)).toEqual(['upstream', 'cache']);
+    expect(header(rd.raw).rd).toBe(true);
+    // AD: an AD=1 asker is a separate entry from a plain one, and what it gets matches what unbound says straight through.
+    const plain = await c.sendRaw(rawQuery('n15.test', 5, {}));
+    const ad = await c.sendRaw(rawQuery('n15.test', 6, { ad: true }));
+    expect(log.map((r) => r.source).slice(4)).toEqual(['upstream', 'upstream']);
+    expect(header(plain.raw).ad).toBe(false);
+    const adCached = await c.sendRaw(rawQuery('n15.test', 7, { ad: true }));
+    expect(log[6]?.source).toBe('cache');
+    expect(header(adCached.raw).ad).toBe(header(ad.raw).ad);
+    const plainCached = await c.sendRaw(rawQuery('n15.test', 8, {}));
+    expect(header(plainCached.raw).ad).toBe(false);
   });
 });

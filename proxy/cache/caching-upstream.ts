@@ -3,14 +3,14 @@
  * the model): `Cache(DoT(quad9))`. Sits between the engine and the
  * resolver's upstream.
  *
- *   resolve(req) ─► key (name, type, class, DO, CD) ─┬─ fresh ─► copy, TTLs lowered ─► done (no round trip)
- *                                                     │           └─ popular and in its last 10 % ─► refresh in the background
- *                                                     ├─ stale ─► ask upstream; its answer, or the stale copy (TTL 30)
- *                                                     │           if it fails or takes longer than STALE_AFTER_MS (RFC 8767)
- *                                                     └─ miss ──► ask upstream ─► store if cacheable ─► done
+ *   resolve(req) ─► key (name, type, class, DO, CD, AD) ─┬─ fresh ─► copy, TTLs lowered ─► done (no round trip)
+ *                                                         │           └─ popular and in its last 10 % ─► refresh in the background
+ *                                                         ├─ stale ─► ask upstream; its answer, or the stale copy (TTL 30)
+ *                                                         │           if it fails or takes longer than STALE_AFTER_MS (RFC 8767)
+ *                                                         └─ miss ──► ask upstream ─► store if cacheable ─► done
  *
  * Invariants: `done` is called exactly once per request; a cached answer is
- * served only for the same question and the same DO/CD bits; only answers
+ * served only for the same question and the same DO/CD/AD bits; only answers
  * from the wrapped upstream (authenticated, encrypted) are stored — the
  * cache never sees a synthesised SERVFAIL.
  */
@@ -45,6 +45,8 @@ interface Miss extends UpstreamRequest {
   readonly outer: UpstreamRequest;
   readonly done: UpstreamCallback<UpstreamRequest> | null;
   readonly key: string;
+  /** The cache generation when the question was asked: a flush since (resolver switch) means the answer isn't stored. */
+  readonly generation: number;
   /** An expired entry to fall back on (RFC 8767), if any. */
   readonly stale: CacheLookup | undefined;
   timer: NodeJS.Timeout | undefined;
@@ -54,7 +56,7 @@ interface Miss extends UpstreamRequest {
 function cacheKey(req: UpstreamRequest): string {
   const q = req.question.key;
   const bits = queryCacheBits(req.wire);
-  return `${q.name.toLowerCase()}|${q.type}|${q.class}|${bits.dnssecOk ? 'do' : ''}|${bits.checkingDisabled ? 'cd' : ''}`;
+  return `${q.name.toLowerCase()}|${q.type}|${q.class}|${bits.dnssecOk ? 'do' : ''}|${bits.checkingDisabled ? 'cd' : ''}|${bits.authenticData ? 'ad' : ''}`;
 }
 
 export class CachingUpstream implements Upstream {
@@ -95,6 +97,7 @@ export class CachingUpstream implements Upstream {
       outer: req,
       done: done as UpstreamCallback<UpstreamRequest>,
       key,
+      generation: this.#cache.generation,
       stale: found?.stale ? found : undefined,
       timer: undefined,
       settled: false,
@@ -118,7 +121,7 @@ export class CachingUpstream implements Upstream {
     if (answer) {
       // The engine rewrites the answer's bytes in place (ID, OPT): store a copy first.
       // Never an answer obtained in cleartext (captive sign-in, degraded mode): the cache holds private answers only.
-      if (!miss.trace.cleartext) this.#cache.set(miss.key, answer.raw, answer.rcode);
+      if (!miss.trace.cleartext) this.#cache.set(miss.key, answer.raw, answer.rcode, miss.generation);
       if (!miss.settled && miss.done) {
         miss.settled = true;
         miss.done(miss.outer, null, answer);
@@ -166,13 +169,14 @@ export class CachingUpstream implements Upstream {
       outer: req,
       done: null,
       key,
+      generation: this.#cache.generation,
       stale: undefined,
       timer: undefined,
       settled: true,
     };
     this.#inner.resolve(background, (m, _err, answer) => {
       e.prefetching = false;
-      if (answer && !m.trace.cleartext) this.#cache.set(m.key, answer.raw, answer.rcode);
+      if (answer && !m.trace.cleartext) this.#cache.set(m.key, answer.raw, answer.rcode, m.generation);
     });
   }
 }

@@ -1,13 +1,16 @@
 /**
  * The bits of a query that change its answer and so belong in a cache key
- * (RFC 4035 §3.2: DO asks for DNSSEC records, CD for unvalidated data),
+ * (RFC 4035 §3.2: DO asks for DNSSEC records, CD for unvalidated data;
+ * RFC 6840 §5.7: AD asks for the AD bit without DO),
  * read from the framed upstream query the engine built (wire.ts
  * encodeUpstreamQuery: length, header, one question, then OPT).
  */
+const FLAG_AD = 0x0020;
 const FLAG_CD = 0x0010;
 
-export function queryCacheBits(framed: Buffer): { readonly dnssecOk: boolean; readonly checkingDisabled: boolean } {
+export function queryCacheBits(framed: Buffer): { readonly dnssecOk: boolean; readonly checkingDisabled: boolean; readonly authenticData: boolean } {
   const checkingDisabled = framed.length >= 6 && (framed.readUInt16BE(4) & FLAG_CD) !== 0;
+  const authenticData = framed.length >= 6 && (framed.readUInt16BE(4) & FLAG_AD) !== 0;
   let dnssecOk = false;
   // Find the OPT record after the question: skip the question's labels.
   let offset = 2 + 12;
@@ -30,5 +33,5 @@ export function queryCacheBits(framed: Buffer): { readonly dnssecOk: boolean; re
       dnssecOk = (framed.readUInt16BE(offset + 7) & 0x8000) !== 0;
     }
   }
-  return { dnssecOk, checkingDisabled };
+  return { dnssecOk, checkingDisabled, authenticData };
 }

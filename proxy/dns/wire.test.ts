@@ -173,8 +173,11 @@ describe('client input', () => {
     const notify = Buffer.from(query('a.test'));
     notify.writeUInt16BE((notify.readUInt16BE(2) & ~0x7800) | (4 << 11), 2);
     const r = parseClientQuery(notify);
-    expect(r.ok).toBe(false);
-    if (!r.ok && r.reply) expect(r.reply.readUInt16BE(2) & 0xf).toBe(4);
+    // A NOTIFY is answered (NOTIMP, its ID kept), never dropped.
+    expect(r).toMatchObject({ ok: false, reply: expect.any(Buffer) });
+    const reply = !r.ok ? r.reply : null;
+    expect(reply?.readUInt16BE(0)).toBe(notify.readUInt16BE(0));
+    expect((reply?.readUInt16BE(2) ?? 0) & 0xf).toBe(4);
     expect(parseClientQuery(Buffer.alloc(5)).ok).toBe(false);
   });
 });
@@ -227,9 +230,11 @@ describe('client queries, octet by octet', () => {
     }
   });
 
-  test('AXFR: NOTIMP over UDP, REFUSED over TCP; IXFR REFUSED on both', () => {
+  test('AXFR and IXFR: REFUSED on both transports, without RA', () => {
     const q = (type: number): Buffer => Buffer.concat([header(1, [1, 0, 0, 0]), question(name, type)]);
-    expect(rcodeOf(parseClientQuery(q(252), 'udp'))).toBe(4);
+    expect(rcodeOf(parseClientQuery(q(252), 'udp'))).toBe(5);
+    const r = parseClientQuery(q(252), 'udp');
+    expect(!r.ok && r.reply ? r.reply.readUInt16BE(2) & 0x0080 : -1).toBe(0);
     expect(rcodeOf(parseClientQuery(q(252), 'tcp'))).toBe(5);
     expect(rcodeOf(parseClientQuery(q(251), 'udp'))).toBe(5);
     expect(rcodeOf(parseClientQuery(q(251), 'tcp'))).toBe(5);

@@ -33,7 +33,10 @@ const FLAG_AA = 0x0400;
 const FLAG_TC = 0x0200;
 const FLAG_RD = 0x0100;
 const FLAG_RA = 0x0080;
+const FLAG_AD = 0x0020;
 const FLAG_CD = 0x0010;
+/** Header bits of a question refused before any recursion (localAnswerFor): no RA. */
+const REFUSAL_FLAGS = 0;
 
 const Rcode = {
   NOERROR: 0,
@@ -57,7 +60,7 @@ export interface QuestionKey {
 export interface ClientQuery {
   readonly id: number;
   readonly question: QuestionKey;
-  /** Header flags to carry upstream (RD and CD). */
+  /** Header flags to carry upstream (RD, AD and CD: RFC 6840 §5.7, an AD query asks for the AD bit without DO). */
   readonly flags: number;
   /** The client's EDNS, or null if its query had no OPT record. */
   readonly edns: { readonly udpSize: number; readonly dnssecOk: boolean } | null;
@@ -246,25 +249,36 @@ function className(klass: number): string {
 }
 
 /** Query types a stub proxy answers itself instead of forwarding (RFC 6895 §3.1 meta-types and QTYPEs). */
-function localAnswerFor(qtype: number, transport: ClientTransport): { readonly rcode: number; readonly reason: string } | undefined {
+/**
+ * Questions dotstub refuses itself, never sending them to the resolver.
+ * One rule: refuse them as the recursive resolver behind would (unbound's
+ * answers are the reference, compared in correctness.test.ts), so a client
+ * never gets a different answer because the stub replied instead of the
+ * resolver:
+ * - zone transfers, AXFR and IXFR, on either transport: REFUSED. A stub
+ *   holds no zones and a server unwilling to transfer refuses (RFC 5936
+ *   §2.2.1; IXFR, RFC 1995 §2, falls back to AXFR). Over UDP, where AXFR is
+ *   not defined (RFC 5936 §4.2), REFUSED too: the question is refused, not
+ *   the transport, and NOTIMP would invite a retry over TCP for nothing.
+ * - QTYPEs that ask for no records a resolver can look up: FORMERR. OPT,
+ *   TSIG and TKEY carry per-message data and belong in the additional
+ *   section (RFC 6891 §6.1.1, RFC 8945 §5.2, RFC 2930 §2); MAILA and MAILB
+ *   are obsolete (RFC 1035 §3.2.3, "Obsolete - see MX").
+ * These refusals (and FORMERR for a malformed query) clear RA: they are
+ * decided before any recursion, which RA advertises (RFC 1035 §4.1.1).
+ * The transport is passed for rules that need it; none does today.
+ */
+function localAnswerFor(qtype: number, _transport: ClientTransport): { readonly rcode: number; readonly reason: string } | undefined {
   switch (qtype) {
     case TYPE_OPT:
     case TYPE_TKEY:
     case TYPE_TSIG:
-      // Meta-types carry per-message data (RFC 6891 §6.1.1, RFC 8945 §4.2, RFC 2930 §2); they name no records to ask for.
       return { rcode: Rcode.FORMERR, reason: `query type ${typeName(qtype)} is a meta-type and cannot be asked for` };
     case TYPE_MAILA:
     case TYPE_MAILB:
-      // Obsolete mail QTYPEs (RFC 1035 §3.2.3; RFC 2505): "does not support the requested kind of query" (RFC 1035 §4.1.1).
-      return { rcode: Rcode.NOTIMP, reason: `query type ${typeName(qtype)} is not supported` };
+      return { rcode: Rcode.FORMERR, reason: `query type ${typeName(qtype)} is obsolete (RFC 1035: see MX)` };
     case TYPE_AXFR:
-      // AXFR over UDP is not defined (RFC 5936 §4.2): not a kind of query anyone implements over UDP.
-      // Over TCP it is defined, but a stub serves no zones: refused by policy (RFC 5936 §2.2.1).
-      return transport === 'udp'
-        ? { rcode: Rcode.NOTIMP, reason: 'AXFR over UDP is not defined (RFC 5936 §4.2)' }
-        : { rcode: Rcode.REFUSED, reason: 'zone transfers are refused: dotstub is a stub resolver' };
     case TYPE_IXFR:
-      // IXFR is defined over both transports (RFC 1995 §2); a stub serves no zones.
       return { rcode: Rcode.REFUSED, reason: 'zone transfers are refused: dotstub is a stub resolver' };
     default:
       return undefined;
@@ -304,7 +318,7 @@ export function parseClientQuery(raw: Buffer, transport: ClientTransport = 'udp'
     offset = nameEnd(raw, offset);
     // TYPE(2) CLASS(2) TTL(4) RDLENGTH(2), RFC 1035 §4.1.3
     if (offset === -1 || offset + 10 > raw.length) {
-      return { ok: false, reason: 'malformed query: a record is cut short', reply: localReply(raw, questionBytes, Rcode.FORMERR, null) };
+      return { ok: false, reason: 'malformed query: a record is cut short', reply: localReply(raw, questionBytes, Rcode.FORMERR, null, REFUSAL_FLAGS) };
     }
     const type = raw.readUInt16BE(offset);
     if (type === TYPE_OPT) {
@@ -314,14 +328,14 @@ export function parseClientQuery(raw: Buffer, transport: ClientTransport = 'udp'
         : raw[owner] !== 0 ? 'an OPT record not owned by the root'
         : optCount > 0 ? 'more than one OPT record'
         : undefined;
-      if (why) return { ok: false, reason: `malformed query: ${why} (RFC 6891 §6.1.1)`, reply: localReply(raw, questionBytes, Rcode.FORMERR, null) };
+      if (why) return { ok: false, reason: `malformed query: ${why} (RFC 6891 §6.1.1)`, reply: localReply(raw, questionBytes, Rcode.FORMERR, null, REFUSAL_FLAGS) };
       optCount++;
       optClass = raw.readUInt16BE(offset + 2);
       optTtl = raw.readUInt32BE(offset + 4);
     }
     offset += 10 + raw.readUInt16BE(offset + 8);
     if (offset > raw.length) {
-      return { ok: false, reason: 'malformed query: a record runs past the end of the message', reply: localReply(raw, questionBytes, Rcode.FORMERR, null) };
+      return { ok: false, reason: 'malformed query: a record runs past the end of the message', reply: localReply(raw, questionBytes, Rcode.FORMERR, null, REFUSAL_FLAGS) };
     }
   }
   // OPT TTL field: EXTENDED-RCODE(8) VERSION(8) DO(1) Z(15), RFC 6891 §6.1.3.
@@ -334,16 +348,16 @@ export function parseClientQuery(raw: Buffer, transport: ClientTransport = 'udp'
       return {
         ok: false,
         reason: `EDNS version ${version} is not supported (BADVERS)`,
-        reply: localReply(raw, questionBytes, Rcode.BADVERS, { dnssecOk }),
+        reply: localReply(raw, questionBytes, Rcode.BADVERS, { dnssecOk }, FLAG_RA),
       };
     }
   }
   const local = localAnswerFor(qtype, transport);
-  if (local) return { ok: false, reason: local.reason, reply: localReply(raw, questionBytes, local.rcode, edns) };
+  if (local) return { ok: false, reason: local.reason, reply: localReply(raw, questionBytes, local.rcode, edns, REFUSAL_FLAGS) };
   const question: QuestionKey = { name: presentName(raw, HEADER_LENGTH), type: typeName(qtype), class: className(qclass) };
   return {
     ok: true,
-    query: { id: raw.readUInt16BE(0), question, flags: flags & (FLAG_RD | FLAG_CD), edns, questionBytes, raw },
+    query: { id: raw.readUInt16BE(0), question, flags: flags & (FLAG_RD | FLAG_AD | FLAG_CD), edns, questionBytes, raw },
   };
 }
 
@@ -351,13 +365,14 @@ export function parseClientQuery(raw: Buffer, transport: ClientTransport = 'udp'
  * A reply made here rather than upstream: the client's ID, RD and CD, the
  * question exactly as asked, no records, and an OPT when `edns` is given
  * (RFC 6891 §7: only to a client that sent one). `rcode` may be extended
- * (> 15): its upper bits go in the OPT.
+ * (> 15): its upper bits go in the OPT. `flags`: the other header bits (RA
+ * where recursion is on offer, AA, TC).
  */
-function localReply(raw: Buffer, questionBytes: Buffer, rcode: number, edns: { readonly dnssecOk: boolean } | null, extraFlags = 0): Buffer {
+function localReply(raw: Buffer, questionBytes: Buffer, rcode: number, edns: { readonly dnssecOk: boolean } | null, flags: number): Buffer {
   const opt = edns ? localOptBytes(edns.dnssecOk, rcode >> 4) : undefined;
   const out = Buffer.allocUnsafe(HEADER_LENGTH + questionBytes.length + (opt?.length ?? 0));
   out.writeUInt16BE(raw.readUInt16BE(0), 0);
-  out.writeUInt16BE(FLAG_QR | FLAG_RA | (raw.readUInt16BE(2) & (FLAG_RD | FLAG_CD)) | extraFlags | (rcode & 0xf), 2);
+  out.writeUInt16BE(FLAG_QR | (raw.readUInt16BE(2) & (FLAG_RD | FLAG_CD)) | flags | (rcode & 0xf), 2);
   out.writeUInt16BE(1, 4);
   out.writeUInt32BE(0, 6);
   out.writeUInt16BE(opt ? 1 : 0, 10);
@@ -642,6 +657,12 @@ function clientOptBytes(query: ClientQuery, answer: UpstreamAnswer): Buffer {
  * sections still don't fit, an empty answer with TC set (RFC 2181 §9,
  * RFC 1035 §4.2.1, RFC 6891 §6.2.5).
  *
+ * Header bits are the asker's where they are the asker's to set, so a
+ * cached answer (stored from another asker's query) reads as one fetched
+ * for this query: RD copied from the query (RFC 1035 §4.1.1), AD cleared
+ * unless the query set AD or DO (RFC 6840 §5.7); CD is part of the cache
+ * key, so it already matches.
+ *
  * The fast path relays the resolver's bytes (and its name compression),
  * replacing only the OPT record when it is the last record, as resolvers
  * write it; otherwise the message is re-encoded through dns-packet.
@@ -653,7 +674,9 @@ export function encodeClientAnswer(
   maxSize: number,
 ): { readonly buf: Buffer; readonly truncated: boolean } {
   const raw = answer.raw;
-  const flags = raw.readUInt16BE(2);
+  const wantsAd = (query.flags & FLAG_AD) !== 0 || (query.edns?.dnssecOk ?? false);
+  const flags = (raw.readUInt16BE(2) & ~(FLAG_RD | (wantsAd ? 0 : FLAG_AD))) | (query.flags & FLAG_RD);
+  raw.writeUInt16BE(flags, 2);
   let out: Buffer;
   if (!answer.opt) {
     out = raw;
@@ -676,20 +699,65 @@ export function encodeClientAnswer(
   out.writeUInt16BE(query.id, 0);
   if (out.length <= maxSize) return { buf: out, truncated: false };
   // Too big: the additional section is optional (RFC 2181 §9), the client's OPT is not (RFC 6891 §7).
+  // Keep the additional records that fit, as a resolver does (glue first, as it wrote them).
   if (answer.additionalStart !== -1) {
     const opt = query.edns ? (answer.opt ? clientOptBytes(query, answer) : localOptBytes(query.edns.dnssecOk, 0)) : undefined;
-    const length = answer.additionalStart + (opt?.length ?? 0);
-    if (length <= maxSize) {
-      const trimmed = Buffer.allocUnsafe(length);
-      raw.copy(trimmed, 0, 0, answer.additionalStart);
+    const budget = maxSize - (opt?.length ?? 0);
+    if (answer.additionalStart <= budget) {
+      const kept = additionalPrefix(raw, answer.additionalStart, budget);
+      const trimmed = Buffer.allocUnsafe(kept.end + (opt?.length ?? 0));
+      raw.copy(trimmed, 0, 0, kept.end);
       trimmed.writeUInt16BE(query.id, 0);
-      trimmed.writeUInt16BE(opt ? 1 : 0, 10);
-      opt?.copy(trimmed, answer.additionalStart);
+      trimmed.writeUInt16BE(kept.count + (opt ? 1 : 0), 10);
+      opt?.copy(trimmed, kept.end);
       return { buf: trimmed, truncated: false };
     }
   }
   const rcode = answer.rcode & 0xf;
   return { buf: localReply(query.raw, query.questionBytes, rcode, answerOptFor(query, answer), (flags & 0x0780) | FLAG_TC), truncated: true };
+}
+
+/**
+ * The longest run of whole additional records from `start` that ends within
+ * `budget` octets, stopping at the OPT record (resolvers write it last; a
+ * record after it is not kept, so no kept name can point past a removed
+ * one) and never ending inside an RRset (RFC 2181 §5: records of one owner
+ * and type travel together; consecutive records with the same owner octets
+ * and type are one RRset as resolvers write them).
+ */
+function additionalPrefix(raw: Buffer, start: number, budget: number): { readonly end: number; readonly count: number } {
+  const total = raw.readUInt16BE(10);
+  let end = start;
+  let count = 0;
+  // Where the RRset the last kept record belongs to began, and how many records were kept before it.
+  let setStart = start;
+  let setCount = 0;
+  let setOwnerEnd = -1;
+  let setType = -1;
+  let offset = start;
+  for (let i = 0; i < total; i++) {
+    const ownerEnd = nameEnd(raw, offset);
+    if (ownerEnd === -1 || ownerEnd + 10 > raw.length) break;
+    const type = raw.readUInt16BE(ownerEnd);
+    const next = ownerEnd + 10 + raw.readUInt16BE(ownerEnd + 8);
+    if (type === TYPE_OPT || next > raw.length) break;
+    const sameSet = setOwnerEnd !== -1 && type === setType && raw.compare(raw, setStart, setOwnerEnd, offset, ownerEnd) === 0;
+    if (next > budget) {
+      // Don't leave part of an RRset behind: drop the part already kept.
+      if (sameSet) return { end: setStart, count: setCount };
+      break;
+    }
+    if (!sameSet) {
+      setStart = offset;
+      setCount = count;
+      setOwnerEnd = ownerEnd;
+      setType = type;
+    }
+    offset = next;
+    end = next;
+    count++;
+  }
+  return { end, count };
 }
 
 /** The OPT fields of a local reply to `query` standing in for `answer` (null: no OPT). */
@@ -709,11 +777,11 @@ function reencode(query: ClientQuery, raw: Buffer): Buffer {
 /** A SERVFAIL for `query`, echoing its question octets (and EDNS if it had one). */
 /** An answer dotstub gives itself: NODATA (NOERROR, no records) or NXDOMAIN, authoritative (AA) since no resolver was asked. */
 export function localAnswer(query: ClientQuery, rcode: 'NOERROR' | 'NXDOMAIN'): Buffer {
-  return localReply(query.raw, query.questionBytes, Rcode[rcode], query.edns, FLAG_AA);
+  return localReply(query.raw, query.questionBytes, Rcode[rcode], query.edns, FLAG_RA | FLAG_AA);
 }
 
 export function servfail(query: ClientQuery): Buffer {
-  return localReply(query.raw, query.questionBytes, Rcode.SERVFAIL, query.edns);
+  return localReply(query.raw, query.questionBytes, Rcode.SERVFAIL, query.edns, FLAG_RA);
 }
 
 /**
@@ -721,7 +789,7 @@ export function servfail(query: ClientQuery): Buffer {
  * client beyond its share of the proxy; over TCP, backpressure does the rest.
  */
 export function truncatedReply(query: ClientQuery): Buffer {
-  return localReply(query.raw, query.questionBytes, Rcode.NOERROR, query.edns, FLAG_TC);
+  return localReply(query.raw, query.questionBytes, Rcode.NOERROR, query.edns, FLAG_RA | FLAG_TC);
 }
 
 export function rcodeName(rcode: number): string {

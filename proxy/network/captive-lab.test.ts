@@ -23,8 +23,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { dotstubArgv, netlabMissing, startNetlab, unboundIn, waitForListening, type DnsPacket, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { skipReason } from '../../test-support/skips.js';
 
 const missing = netlabMissing();
+skipReason(import.meta.url, missing);
 const LOGIN = 'login.hotspot.test';
 const LISTEN_PORT = 53;
 

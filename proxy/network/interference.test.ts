@@ -15,10 +15,11 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { dotstubArgv, netlabMissing, startNetlab, unboundIn, waitForListening, type Capture, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { skipReason } from '../../test-support/skips.js';
 
 const UNBOUND = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
 const missing = netlabMissing() ?? (fs.existsSync(UNBOUND) ? null : `${UNBOUND} is not installed (apt-get install unbound)`);
-if (missing) console.warn(`interference tests skipped: ${missing}`);
+skipReason(import.meta.url, missing);
 
 const LISTEN_PORT = 5300;
 

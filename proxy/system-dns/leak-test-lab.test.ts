@@ -6,10 +6,11 @@
  * the resolvers it would go to.
  */
 import { afterEach, describe, expect, test } from 'vitest';
+import { skipReason } from '../../test-support/skips.js';
 import { labMissing, startLab, type Lab } from '../../test-support/system-dns-lab.js';
 
 const missing = labMissing();
-if (missing) console.warn(`leak-test lab tests skipped: ${missing}`);
+skipReason(import.meta.url, missing);
 
 // Runs inside the lab: the leak test with "arrived" read from the lab server's log.
 const SCRIPT = `

@@ -10,11 +10,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { labMissing, networkManagerLabMissing, resolvedLabMissing, startLab, type Lab } from '../../test-support/system-dns-lab.js';
+import { skipReason } from '../../test-support/skips.js';
 
 const missing = labMissing() ?? networkManagerLabMissing();
-if (missing) console.warn(`system-dns NetworkManager lab tests skipped: ${missing}`);
+skipReason(import.meta.url, missing);
 const missingResolved = missing ?? resolvedLabMissing();
-if (missingResolved && !missing) console.warn(`system-dns NetworkManager + resolved lab test skipped: ${missingResolved}`);
+if (!missing) skipReason(import.meta.url, missingResolved && `NetworkManager + resolved: ${missingResolved}`);
 
 const STATE = '/run/dotstub-state';
 const NM_CONF = 'NetworkManager/conf.d/90-dotstub.conf';

@@ -9,12 +9,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { labMissing, REPO, startLab, type Lab } from '../../test-support/system-dns-lab.js';
+import { skipReason } from '../../test-support/skips.js';
 
 const UNIT = fs.readFileSync(path.join(REPO, 'packaging/dotstub.service'), 'utf8');
 const analyze = fs.existsSync('/usr/bin/systemd-analyze') ? null : 'systemd-analyze is not installed';
-if (analyze) console.warn(`unit check skipped: ${analyze}`);
+skipReason(import.meta.url, analyze && `unit check: ${analyze}`);
 const lab = labMissing();
-if (lab) console.warn(`removal-hook lab test skipped: ${lab}`);
+skipReason(import.meta.url, lab && `removal-hook lab: ${lab}`);
 
 function verify(text: string): { code: number | null; out: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-unit-'));

@@ -9,9 +9,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { labMissing, startLab, type Lab, type LabDnsServer } from '../../test-support/system-dns-lab.js';
+import { skipReason } from '../../test-support/skips.js';
 
 const missing = labMissing();
-if (missing) console.warn(`system-dns lab tests skipped: ${missing}`);
+skipReason(import.meta.url, missing);
 
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nnameserver fd00:99::1\nsearch lab.test\noptions timeout:1 attempts:1\n';
 const STATE = '/run/dotstub-state';

@@ -10,9 +10,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { labMissing, resolvedLabMissing, startLab, type Lab, type LabDnsServer } from '../../test-support/system-dns-lab.js';
+import { skipReason } from '../../test-support/skips.js';
 
 const missing = labMissing() ?? resolvedLabMissing();
-if (missing) console.warn(`system-dns systemd-resolved lab tests skipped: ${missing}`);
+skipReason(import.meta.url, missing);
 
 const STATE = '/run/dotstub-state';
 const DROP_IN = '/run/systemd/resolved.conf.d/50-dotstub.conf';
