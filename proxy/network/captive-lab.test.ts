@@ -258,4 +258,41 @@ describe.skipIf(missing !== null)(`a fake hotspot in namespaces${missing ? ` (sk
       }
     }, 90_000);
   }
+
+  test('strict mode, the portal check on as users get it: not one port-53 packet before "Allow sign-in", across detection, re-probes and a declined question', async () => {
+    const hotspot = await startHotspot('drop');
+    const cap = await lab.capture();
+    const run = await startDotstubInClient('strict');
+    try {
+      const captive = await run.waitFor((s) => s.state === 'captive', 8_000, 'captive');
+      // Found without DNS: the interception probe (HTTP to an address) met the hotspot.
+      expect(captive.status.captive?.detectedBy).toBe('interception');
+      expect(captive.status.captive?.exception).toBe('asking');
+      // The question stands through two re-probes (every 5 s) …
+      await new Promise((r) => setTimeout(r, 11_000));
+      expect((await run.status()).captive?.exception).toBe('asking');
+      // … then the user says "Not now", and a while passes.
+      expect(await run.post('/api/captive', { action: 'decline', remember: false })).toBe(200);
+      await new Promise((r) => setTimeout(r, 6_000));
+      expect((await run.dig(LOGIN)).status).toBe('SERVFAIL');
+      const before = cleartextQueries(await cap.packets());
+      expect([...before.names], 'names sent in cleartext before consent').toEqual([]);
+      expect([...before.to], 'port-53 destinations before consent').toEqual([]);
+
+      // Now the user allows it: the sign-in names, and only they, go to the hotspot's resolver.
+      const allowedAt = Date.now() / 1000;
+      expect(await run.post('/api/captive', { action: 'allow', remember: false })).toBe(200);
+      const login = await run.dig(LOGIN);
+      expect(login.status).toBe('NOERROR');
+      const packets = await cap.stop();
+      const all = cleartextQueries(packets);
+      expect(all.names.has(LOGIN)).toBe(true);
+      expect(packets.filter((p) => !p.response && p.dstPort === 53 && p.time < allowedAt)).toEqual([]);
+      console.log(`strict hotspot: captive by ${captive.status.captive?.detectedBy}; 0 port-53 packets in the ${(allowedAt - captive.at / 1000).toFixed(0)} s from detection to consent; after it: ${[...all.names].join(', ')}`);
+    } finally {
+      await run.stop();
+      await cap.stop().catch(() => []);
+      await hotspot.stop();
+    }
+  }, 90_000);
 });

@@ -6,7 +6,9 @@
  *      redirects. Nothing answers there on an honest network; any HTTP
  *      answer is a portal, and its Location is the sign-in page.
  *   2. the classic check: the check name resolved in cleartext by the
- *      network's own resolver, then `GET /generate_204` (Android's rules:
+ *      network's own resolver (in strict mode only once the user allowed
+ *      sign-in: before that, no name is resolved at all), then
+ *      `GET /generate_204` (Android's rules:
  *      204 open; another 2xx/3xx a portal; an empty 200 a broken proxy; an
  *      answer in a private or TEST-NET range without a 204 a DNS-hijacking
  *      portal).
@@ -209,8 +211,8 @@ async function interceptionProbe(url: URL, timeoutMs: number): Promise<ProbeOutc
   }
 }
 
-async function checkProbe(url: URL, timeoutMs: number, lookup: NetworkLookup | null): Promise<ProbeOutcome> {
-  if (!lookup) return { probe: 'check', result: 'none', detail: "the network's own resolver isn't known" };
+async function checkProbe(url: URL, timeoutMs: number, lookup: NetworkLookup | null, noLookupWhy: string | undefined): Promise<ProbeOutcome> {
+  if (!lookup) return { probe: 'check', result: 'none', detail: noLookupWhy ? `${url.hostname} not looked up (${noLookupWhy})` : "the network's own resolver isn't known" };
   let addresses: string[];
   const t0 = Date.now();
   try {
@@ -264,9 +266,19 @@ export function parseCapport(body: Buffer, contentType: string | undefined): Cap
   return { captive: o.captive, userPortalUrl: https(o['user-portal-url']), venueInfoUrl: https(o['venue-info-url']) };
 }
 
-async function capportProbe(url: URL | null, timeoutMs: number, lookup: NetworkLookup | null, ca: readonly string[] | undefined, hosts: Set<string>): Promise<ProbeOutcome> {
+async function capportProbe(
+  url: URL | null,
+  timeoutMs: number,
+  lookup: NetworkLookup | null,
+  ca: readonly string[] | undefined,
+  hosts: Set<string>,
+  noLookupWhy: string | undefined,
+): Promise<ProbeOutcome> {
   if (!url) return { probe: 'capport', result: 'none', detail: 'this network announces no CAPPORT API' };
   if (url.protocol !== 'https:') return { probe: 'capport', result: 'none', detail: `ignored ${url.toString()}: the CAPPORT API must be HTTPS` };
+  if (!lookup && noLookupWhy && net.isIP(url.hostname.replace(/^\[|\]$/g, '')) === 0) {
+    return { probe: 'capport', result: 'none', detail: `the CAPPORT API at ${url.hostname} not asked (${noLookupWhy})` };
+  }
   try {
     const r = await get(url, timeoutMs, lookup, { accept: 'application/captive+json', ...(ca ? { ca } : {}) });
     const info = r.status === 200 ? parseCapport(r.body, r.contentType) : null;
@@ -312,7 +324,17 @@ async function redirectChain(start: string, lookup: NetworkLookup | null, timeou
  * cleartext; `followRedirects` also walks the sign-in page's redirect chain
  * (for opportunistic mode, or once strict mode's user allowed the sign-in).
  */
-export async function detectPortal(targets: ProbeTargets, lookup: NetworkLookup | null, options: { readonly followRedirects: boolean; readonly budgetMs?: number }): Promise<PortalVerdict> {
+/**
+ * `lookup` null: no name is resolved at all (strict mode before consent, or
+ * no network resolver known); `noLookupWhy` says why in the outcomes. Only
+ * probes that need no name run then: the interception probe, and a CAPPORT
+ * API whose URL holds an address.
+ */
+export async function detectPortal(
+  targets: ProbeTargets,
+  lookup: NetworkLookup | null,
+  options: { readonly followRedirects: boolean; readonly budgetMs?: number; readonly noLookupWhy?: string },
+): Promise<PortalVerdict> {
   const budgetMs = options.budgetMs ?? 3000;
   const t0 = Date.now();
   const hosts = new Set<string>();
@@ -325,9 +347,9 @@ export async function detectPortal(targets: ProbeTargets, lookup: NetworkLookup 
     hosts.add(capport.hostname);
   }
   const outcomes = await Promise.all([
-    capportProbe(capport, budgetMs - 500, lookup, targets.ca, hosts),
+    capportProbe(capport, budgetMs - 500, lookup, targets.ca, hosts, options.noLookupWhy),
     interceptionProbe(interception, Math.min(1500, budgetMs)),
-    checkProbe(check, budgetMs - 500, lookup),
+    checkProbe(check, budgetMs - 500, lookup, options.noLookupWhy),
   ]);
   const portal = outcomes.find((o): o is Extract<ProbeOutcome, { result: 'portal' }> => o.result === 'portal');
   if (portal) {

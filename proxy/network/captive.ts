@@ -96,6 +96,8 @@ export interface CaptiveOptions {
 const DEFAULT_EXCEPTION_MS = 5 * 60_000;
 const MAX_EXCEPTION_MS = 15 * 60_000;
 const REPROBE_MS = 5_000;
+/** Why a strict-mode probe resolves nothing (the probes' outcome says it). */
+const STRICT_NO_LOOKUP = 'strict mode: no name is looked up unencrypted before you allow sign-in';
 
 /**
  * The network we're on, privately: SHA-256 of the default gateway's MAC
@@ -335,7 +337,11 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     const run = async (): Promise<PortalVerdict | null> => {
       // The CAPPORT API: given (--capport-url), else as the DHCP lease announced it (RFC 8910).
       const probes = this.#opts.probes.capportUrl ? this.#opts.probes : { ...this.#opts.probes, capportUrl: this.#opts.paths ? discoverCapportUrl(this.#opts.paths.leases) : discoverCapportUrl() };
-      const verdict = await detectPortal(probes, cleartext ? lookupThrough(cleartext) : null, { followRedirects: this.#opts.mode() === 'opportunistic' });
+      const consented = this.#mayLookUpInCleartext(null);
+      const verdict = await detectPortal(probes, cleartext && consented ? lookupThrough(cleartext) : null, {
+        followRedirects: consented,
+        ...(consented ? {} : { noLookupWhy: STRICT_NO_LOOKUP }),
+      });
       if (this.#stopped || generation !== this.#generation) {
         cleartext?.destroy();
         return null;
@@ -524,6 +530,21 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     this.emit('change');
   }
 
+  /**
+   * Whether a probe may look a name up in cleartext at the network's
+   * resolver now. Opportunistic mode: yes. Strict mode: only once the user
+   * allowed sign-in, now (`s` active) or remembered for this network; before
+   * that, detection uses only what needs no name (the interception probe to
+   * an address, a CAPPORT API at an address): not one cleartext packet the
+   * user didn't agree to, re-probes and a declined question included.
+   */
+  #mayLookUpInCleartext(s: Session | null): boolean {
+    if (this.#opts.mode() === 'opportunistic') return true;
+    if (s) return s.exception === 'active';
+    const key = (this.#opts.networkKey ?? networkKey)();
+    return key !== null && this.#consent?.get(key) === 'allow';
+  }
+
   /** Re-probe every 5 s while captive: notice the sign-in, and let the encrypted upstream try again. */
   #schedule(): void {
     clearTimeout(this.#timer);
@@ -537,7 +558,11 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     // Probing is for signing in: stop when nobody may sign in any more (the time ran out, or the user declined).
     if (s.exception === 'expired' || s.exception === 'declined') return;
     this.#opts.retryEncrypted();
-    const verdict = await detectPortal(this.#opts.probes, s.cleartext ? lookupThrough(s.cleartext) : null, { followRedirects: s.exception === 'active' });
+    const consented = this.#mayLookUpInCleartext(s);
+    const verdict = await detectPortal(this.#opts.probes, s.cleartext && consented ? lookupThrough(s.cleartext) : null, {
+      followRedirects: consented,
+      ...(consented ? {} : { noLookupWhy: STRICT_NO_LOOKUP }),
+    });
     if (this.#session !== s) return;
     if (verdict.kind === 'portal') {
       s.openProbes = 0;
