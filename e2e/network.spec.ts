@@ -103,10 +103,11 @@ test('“Retry now” brings DNS back before the countdown runs out', async ({ l
   await expect(countdown).toHaveText(/retrying in ([6-9]|\d\d) s\./, { timeout: 20_000 });
 
   await lab.restartUpstream();
-  const left = Number(/in (\d+) s/.exec((await countdown.textContent()) ?? '')?.[1]);
-  expect(left).toBeGreaterThanOrEqual(4);
-  const clicked = Date.now();
   await page.screenshot({ path: path.join(SHOTS, 'banner-retry-1440-light.png') });
+  // Read the wait left after the screenshot: the time from here on is the click's alone.
+  const left = Number(/in (\d+) s/.exec((await countdown.textContent()) ?? '')?.[1]);
+  expect(left).toBeGreaterThanOrEqual(3);
+  const clicked = Date.now();
   await dashboard.banner.getByRole('button', { name: 'Retry now' }).click();
   await expect(dashboard.banner.getByTestId('retry-said')).toHaveText('Trying now…');
   await expect(dashboard.banner).toHaveAttribute('data-state', 'private', { timeout: 3000 });

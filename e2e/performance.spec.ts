@@ -92,9 +92,10 @@ test('1,000 queries per second stream in while the log keeps a smooth frame rate
   test.info().annotations.push({ type: 'frames at 1,000 qps', description: JSON.stringify(frames) });
   console.log(`frames at 1,000 qps: ${JSON.stringify(frames)}`);
   expect(lost, report).toBe('0');
-  // A floor that catches a page that freezes under the stream, not a speed measurement (that is
-  // the bench's job): on this shared 2-core machine it measured 35–60 fps from run to run.
-  expect(frames.fps, JSON.stringify(frames)).toBeGreaterThan(20);
+  // A floor that catches a page that freezes under the stream (a frozen page paints 0–2 frames a
+  // second), not a speed measurement: that is the figure printed above (35–60 fps on this shared
+  // 2-core machine when idle), and it drops with whatever else runs, so the bound is far below it.
+  expect(frames.fps, JSON.stringify(frames)).toBeGreaterThan(5);
   // Everything dnsperf sent reached the page (up to what the stream skipped under load).
   await expect(dashboard.logCount).toContainText(/\d,\d{3} queries/);
 });
@@ -155,10 +156,12 @@ test('a log of 100,000 rows scrolls and filters smoothly', async ({ lab, page })
   const scrolling = await measureFrames(page, 3000, 1_000_000);
   test.info().annotations.push({ type: 'frames flinging through 100k rows', description: JSON.stringify(scrolling) });
   console.log(`100k rows: reading ${JSON.stringify(reading)}; fling ${JSON.stringify(scrolling)}`);
-  // Floors that catch a broken virtualisation (a DOM of 100,000 rows paints at a few frames a second),
-  // not a speed measurement: on this shared 2-core machine reading measured 37–48 fps from run to run.
-  expect(reading.fps, JSON.stringify(reading)).toBeGreaterThan(20);
-  expect(scrolling.fps, JSON.stringify(scrolling)).toBeGreaterThan(8);
+  // What a broken virtualisation would show, asserted directly: only a screenful of rows is in the
+  // DOM, not 100,000. The frame rates are figures (printed above; reading measured 37–48 fps on this
+  // shared 2-core machine when idle); their floors only catch a page that stops painting.
+  expect(await dashboard.queryLog.getByRole('row').count()).toBeLessThan(200);
+  expect(reading.fps, JSON.stringify(reading)).toBeGreaterThan(5);
+  expect(scrolling.fps, JSON.stringify(scrolling)).toBeGreaterThan(2);
   await dashboard.queryLog.focus();
   await page.keyboard.press('End');
   await expect(dashboard.row('host0.example.test')).toHaveCount(1); // the oldest, at the bottom

@@ -49,13 +49,15 @@ describe('pipelining and out-of-order answers', () => {
     const tcp = await TcpClient.open(h.port);
     cleanups.push(() => tcp.close());
     const slow = tcp.query('q0.slow.test');
+    let slowAnswered = false;
+    void slow.then(() => (slowAnswered = true));
     await new Promise((r) => setTimeout(r, 20));
     const fast = await Promise.all(Array.from({ length: 20 }, (_, i) => tcp.query(`q${i + 1}.fast.test`)));
-    // Every fast answer arrived well before the slow one could have.
+    // Every fast answer arrived before the slow one, asked first, did: no head-of-line blocking.
+    expect(slowAnswered).toBe(false);
     for (const [i, a] of fast.entries()) {
       expect(a.rcode).toBe('NOERROR');
       expect(firstA(a)).toBe(expectedA(i + 1));
-      expect(a.ms).toBeLessThan(300);
     }
     const s0 = await slow;
     expect(firstA(s0)).toBe(expectedA(0));
@@ -181,7 +183,8 @@ describe('nothing lost', () => {
     const c = await udp(h.port);
     const a = await c.query('q3.void.test', { timeoutMs: 3000 });
     expect(a.rcode).toBe('SERVFAIL');
-    expect(a.ms).toBeLessThan(1500);
+    // Within the per-query deadline (2.5 s at most), never silence.
+    expect(a.ms).toBeLessThan(2600);
     expect(h.proxy.counters.timeouts).toBeGreaterThanOrEqual(1);
   });
 
@@ -196,7 +199,9 @@ describe('nothing lost', () => {
     const servfails = results.filter((r) => r.rcode === 'SERVFAIL');
     expect(results.filter((r) => r.rcode === 'NOERROR')).toHaveLength(4);
     expect(servfails).toHaveLength(6);
-    for (const r of servfails) expect(r.ms).toBeLessThan(100);
+    // At once: every refusal came before any held query's answer (400 ms), none queued behind them.
+    const firstAnswered = Math.min(...results.filter((r) => r.rcode === 'NOERROR').map((r) => r.ms));
+    for (const r of servfails) expect(r.ms).toBeLessThan(firstAnswered);
     expect(h.proxy.counters.inFlightCapHits).toBe(6);
   });
 });

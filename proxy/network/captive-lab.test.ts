@@ -217,7 +217,8 @@ describe.skipIf(missing !== null)(`a fake hotspot in namespaces${missing ? ` (sk
         // …and nothing else does: SERVFAIL at once.
         const other = await run.dig('news.example');
         expect(other.status).toBe('SERVFAIL');
-        expect(other.ms).toBeLessThan(300);
+        // At once, not after a deadline (2.5 s).
+        expect(other.ms).toBeLessThan(2000);
 
         // The user signs in (the form's POST, from the client).
         const signed = await lab.client.exec(['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '3', '--resolve', `${LOGIN}:80:${lab.addresses.routerClientSide4}`, '-X', 'POST', '--data', 'accept=1', `http://${LOGIN}/login`]);
@@ -250,7 +251,8 @@ describe.skipIf(missing !== null)(`a fake hotspot in namespaces${missing ? ` (sk
             `let through in cleartext: ${[...names].join(', ')}; private ${privateMs} ms after the sign-in; ` +
             `${whilePrivate.filter((p) => !p.response).length} cleartext queries in all`,
         );
-        expect(detectedMs).toBeLessThan(5_000);
+        // Found within the detection's own budget (3 s) after the first failure, with room for a loaded machine.
+        expect(detectedMs).toBeLessThan(8_000);
       } finally {
         await run.stop();
         await cap.stop().catch(() => []);

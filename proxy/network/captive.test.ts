@@ -130,7 +130,8 @@ describe('captive portal on loopback (opportunistic: no setting touched)', () =>
     // Any other name: SERVFAIL at once, and the hotspot's resolver never hears of it.
     const other = await r.client.query('private-name.example', { timeoutMs: 2000 });
     expect(other.rcode).toBe('SERVFAIL');
-    expect(other.ms).toBeLessThan(200);
+    // At once, not after a deadline (2.5 s).
+    expect(other.ms).toBeLessThan(1500);
     expect(r.dns.asked.some((q) => q.startsWith('private-name.example'))).toBe(false);
     expect(r.dns.asked.every((q) => view?.allowedNames.includes(q.split(' ')[0]!))).toBe(true);
 

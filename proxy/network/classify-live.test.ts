@@ -48,7 +48,8 @@ describe('failures classified from real sockets', () => {
     const { event, network } = await firstFailure(await freePort());
     expect(event).toMatchObject({ kind: 'refused', classification: 'NET_REFUSED', transport: 'dot' });
     expect(event.sentence).toMatch(/refuses encrypted DNS/);
-    expect(event.afterMs).toBeLessThan(500);
+    // At once: not by the 2.5 s connect timer.
+    expect(event.afterMs).toBeLessThan(2000);
     expect(network).toMatchObject({ kind: 'refused', address: '127.0.0.1' });
   });
 
@@ -57,7 +58,7 @@ describe('failures classified from real sockets', () => {
     const { event } = await firstFailure(port);
     expect(event.kind).toBe('handshake-stall');
     expect(event.afterMs).toBeGreaterThanOrEqual(550);
-    expect(event.afterMs).toBeLessThan(2000);
+    expect(event.afterMs).toBeLessThan(5000);
   });
 
   test('something that is not a TLS server answers', async () => {

@@ -9,7 +9,8 @@
 import { afterEach, expect, test } from 'vitest';
 import { UdpClient } from '../../test-support/dns-client.js';
 import { startFaultServer, type FaultServer } from '../../test-support/fault-server.js';
-import { startProxy, waitForEvent, waitForState, type Harness } from '../../test-support/proxy-harness.js';
+import { startProxy, waitFor, waitForEvent, waitForState, type Harness } from '../../test-support/proxy-harness.js';
+import type { ConnectionEvent } from '../dotstub.js';
 import type { QueryRecord } from '../engine/query-record.js';
 
 const cleanups: (() => unknown)[] = [];
@@ -41,12 +42,24 @@ test('queries flowing: the closed connection is re-opened at once and the next q
   cleanups.push(() => c.close());
   const records: QueryRecord[] = [];
   h.proxy.on('query', (r) => records.push(r));
-  // Wait past one server close (the connection lived over a second by then).
-  await new Promise((r) => setTimeout(r, 1100));
+  const events: ConnectionEvent[] = [];
+  h.proxy.on('connection', (e: ConnectionEvent) => events.push(e));
+  // Past one server close (after 300 ms idle): awaited, not slept.
+  await waitForEvent(h.proxy, 'connection', () => events.some((e) => e.type === 'close'), 5000, 'the server closing the idle connection');
   await c.query('n1.test');
+  const used = records.at(-1)?.connectionId;
   const connectionsBefore = s.connections;
-  await new Promise((r) => setTimeout(r, 800)); // the server closes it after 300 ms; dotstub re-opens
-  expect(s.connections).toBeGreaterThan(connectionsBefore);
+  // The server closes that connection after 300 ms; in use, dotstub opens another at once, before anyone asks.
+  const closedAt = (): number => events.findIndex((e) => e.type === 'close' && e.connectionId === used);
+  await waitForEvent(
+    h.proxy,
+    'connection',
+    () => closedAt() !== -1 && events.slice(closedAt()).some((e) => e.type === 'open' && e.connectionId !== used),
+    5000,
+    'the used connection closed and another opened',
+  );
+  // The server saw the new connection too (it counts once its side of the handshake ends).
+  await waitFor(() => s.connections > connectionsBefore, 2000, 'the server counting the new connection');
   await c.query('n2.test');
   expect(records.at(-1)).toMatchObject({ reused: true, handshake: null });
   expect(h.proxy.state.reason).not.toMatch(/^idle/);

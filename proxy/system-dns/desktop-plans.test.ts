@@ -1,5 +1,10 @@
 /**
- * macOS and Windows plans against recorded outputs, run through the same
+ * macOS and Windows plans against hand-written sample outputs (fixtures/:
+ * written in each read command's documented format — `networksetup
+ * -listallnetworkservices` / `-getdnsservers`, PowerShell's
+ * Get-DnsClientServerAddress, the adapters' static NameServer registry
+ * values, Get-DnsClientNrptRule as JSON — never captured from a real
+ * machine), run through the same
  * journal, enable and restore as Linux, on a model of each OS's settings
  * that the commands act on. What the user notices: their own manual servers
  * come back exactly (order, both families), DHCP stays DHCP, and the cache

@@ -1,8 +1,10 @@
 /**
  * macOS and Windows backends as plans: the commands they would run, built
- * from recorded outputs of the read commands. They run for real only on
- * those systems (the journal and restore are the same as on Linux: command
- * steps with their exact inverses); here they are tested against fixtures.
+ * from the outputs of the read commands. They run for real only on those
+ * systems (the journal and restore are the same as on Linux: command steps
+ * with their exact inverses); here they are tested against hand-written
+ * samples (fixtures/): outputs written by us in each command's documented
+ * format, not captured from a real Mac or PC (none is available here).
  *
  * The rule that peers break (Simple DNSCrypt #304, #465; NextDNS on both):
  * restore puts back what the user HAD — their manual servers, in order, per

@@ -46,7 +46,8 @@ describe('a DoT server that loses DNS framing is replaced, not kept', () => {
       // Later queries go through at once: the broken stream is gone.
       const after = await c.query('n42.test');
       expect(firstA(after)).toBe(expectedA(42));
-      expect(after.ms).toBeLessThan(500);
+      // Not after a deadline (2.5 s): the broken stream is not waited on.
+      expect(after.ms).toBeLessThan(2000);
       expect(closes.some((e) => e.type === 'close' && (e.reason === 'desync' || e.reason === 'unresponsive'))).toBe(true);
       expect(s.connections).toBeGreaterThanOrEqual(2);
     }, 20_000);
@@ -67,7 +68,8 @@ describe('a query the server closes the connection over', () => {
     const connections = s.connections;
     const again = await c.query('killer.test');
     expect(again.rcode).toBe('SERVFAIL');
-    expect(again.ms).toBeLessThan(100);
+    // Refused here, not after a deadline (2.5 s).
+    expect(again.ms).toBeLessThan(1000);
     expect(s.connections).toBe(connections);
     expect(firstA(await c.query('n99.test'))).toBe(expectedA(99));
   }, 20_000);
