@@ -78,7 +78,7 @@ export interface PoolOptions {
   readonly idleTimeoutMs: number;
   /** Deadline for the TCP connect (a dropped port is decided in this long). */
   readonly connectTimeoutMs: number;
-  /** Deadline for the TLS handshake once TCP is up (a stalled handshake). DoH uses connect + handshake as one deadline. */
+  /** Deadline for the TLS handshake once TCP is up (a stalled handshake); DoT and DoH alike. */
   readonly handshakeTimeoutMs: number;
   /**
    * Smallest and largest per-attempt query deadline; the RTT estimate picks

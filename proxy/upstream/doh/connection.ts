@@ -79,8 +79,10 @@ interface DohConnectionOptions {
   readonly session: Buffer | undefined;
   readonly maxInFlight: number;
   readonly idleTimeoutMs: number;
-  /** One deadline for TCP connect plus the TLS handshake. */
+  /** Deadline for the TCP connect. */
   readonly connectTimeoutMs: number;
+  /** Deadline for the TLS handshake once TCP is connected. */
+  readonly handshakeTimeoutMs: number;
 }
 
 interface Pending {
@@ -113,8 +115,8 @@ export function dohConnectionFactory(
       session: spec.session,
       maxInFlight: options.maxInFlight,
       idleTimeoutMs: options.idleTimeoutMs,
-      // One deadline for TCP, TLS and HTTP/2 setup: the pool's two added up.
-      connectTimeoutMs: options.connectTimeoutMs + options.handshakeTimeoutMs,
+      connectTimeoutMs: options.connectTimeoutMs,
+      handshakeTimeoutMs: options.handshakeTimeoutMs,
     });
 }
 
@@ -171,10 +173,12 @@ class DohConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
       session: opts.session,
     });
     this.#socket.setNoDelay(true);
+    // Two timers, as DoT has: the TCP connect, then the TLS handshake. A
+    // dropped port and a stalled handshake are different problems.
     this.#connectTimer = setTimeout(() => {
       this.#fail(
         'error',
-        new ConnectTimeoutError(`port ${this.#endpoint.port} at ${opts.address} timed out after ${opts.connectTimeoutMs} ms from this network`),
+        new ConnectTimeoutError(`port ${this.#endpoint.port} at ${opts.address} gave no answer within ${opts.connectTimeoutMs} ms: probably blocked on this network`, 'connect'),
       );
     }, opts.connectTimeoutMs);
     this.#socket.once('secureConnect', () => this.#onSecureConnect());
@@ -182,7 +186,17 @@ class DohConnection extends EventEmitter<PoolConnectionEvents> implements PoolCo
       if (this.#handshake?.verified) this.emit('session', ticket);
       else if (this.#state === 'connecting') this.#earlyTicket = ticket;
     });
-    this.#socket.once('connect', () => (this.#tcpConnected = true));
+    this.#socket.once('connect', () => {
+      this.#tcpConnected = true;
+      clearTimeout(this.#connectTimer);
+      if (this.#state !== 'connecting') return;
+      this.#connectTimer = setTimeout(() => {
+        this.#fail(
+          'error',
+          new ConnectTimeoutError(`the TLS handshake with ${opts.address} stalled for ${opts.handshakeTimeoutMs} ms after the connection opened`, 'handshake'),
+        );
+      }, opts.handshakeTimeoutMs);
+    });
     this.#socket.on('error', (err: NodeJS.ErrnoException) => {
       if (this.#state === 'closed') return;
       const f = socketFailure(err, { connecting: this.#state === 'connecting', tcpConnected: this.#tcpConnected, address: opts.address, port: this.#endpoint.port });
