@@ -33,7 +33,8 @@ import type { ProbeTargets } from './network/captive-probe.js';
 import type { SignInProxyInfo } from './network/signin-proxy.js';
 import { discoverNetworkResolver, type DiscoveryPaths } from './network/network-resolver.js';
 import { CleartextUpstream } from './upstream/plain/cleartext.js';
-import { DEFAULT_POOL_OPTIONS, Pool, type AddressAttempt, type PoolOptions, type RetryOutcome } from './upstream/pool.js';
+import { Pool, type AddressAttempt, type RetryOutcome } from './upstream/pool.js';
+import { DEFAULT_POOL_OPTIONS, type PoolOptions } from './upstream/pool/options.js';
 
 export type { PrivacyState };
 

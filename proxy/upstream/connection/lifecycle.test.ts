@@ -16,7 +16,7 @@ import type { ConnectionFactory, PoolConnection } from '../connection.js';
 import { dohConnectionFactory } from '../doh/connection.js';
 import { dotConnectionFactory } from '../dot/connection.js';
 import type { AuthPolicy } from '../dot/tls.js';
-import { DEFAULT_POOL_OPTIONS } from '../pool.js';
+import { DEFAULT_POOL_OPTIONS } from '../pool/options.js';
 
 const transports = [
   { name: 'DoT', factory: dotConnectionFactory },

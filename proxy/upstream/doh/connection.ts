@@ -59,7 +59,7 @@ import type {
   SendInfo,
 } from '../connection.js';
 import { secureContextFor, type AuthPolicy } from '../dot/tls.js';
-import type { PoolOptions } from '../pool.js';
+import type { PoolOptions } from '../pool/options.js';
 import { authenticatePeer, socketFailure } from '../tls.js';
 
 /** RFC 8484 §6: the media type of a DNS message in wire format. */

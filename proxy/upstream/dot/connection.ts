@@ -35,7 +35,7 @@ import type {
   SendInfo,
 } from '../connection.js';
 import { InFlightMap } from '../in-flight.js';
-import type { PoolOptions } from '../pool.js';
+import type { PoolOptions } from '../pool/options.js';
 import { ackNow } from '../quick-ack.js';
 import { authenticatePeer, socketFailure } from '../tls.js';
 import { secureContextFor, type AuthPolicy } from './tls.js';

@@ -8,7 +8,8 @@ import { startUnbound, type UnboundServer } from '../../../test-support/unbound.
 import { request } from '../../../test-support/upstream-requests.js';
 import { customResolver } from '../../config/resolvers.js';
 import type { HandshakeInfo } from '../connection.js';
-import { DEFAULT_POOL_OPTIONS, Pool } from '../pool.js';
+import { Pool } from '../pool.js';
+import { DEFAULT_POOL_OPTIONS } from '../pool/options.js';
 import { dotConnectionFactory } from './connection.js';
 
 let unbound: UnboundServer;
