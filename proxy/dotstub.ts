@@ -22,7 +22,7 @@ import { TcpListener } from './listen/tcp.js';
 import { UdpListener } from './listen/udp.js';
 import { INITIAL_PRIVACY, nextPrivacyState, type PrivacyEvent, type PrivacyState, type PrivacyStatus } from './network/privacy-state.js';
 import { dotConnectionFactory } from './upstream/dot/connection.js';
-import type { AuthPolicy } from './upstream/dot/tls.js';
+import type { AuthPolicy } from './upstream/auth-policy.js';
 import { ClientShares } from './listen/client-shares.js';
 import { dohConnectionFactory } from './upstream/doh/connection.js';
 import { Fallback, type Transport, type TransportChange } from './upstream/fallback.js';

@@ -6,7 +6,7 @@ import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../proxy/upstream/pool/o
 import type { EventEmitter } from 'node:events';
 import { defaultConfig, startDotstub, type PrivacyState, type StubProxy } from '../proxy/dotstub.js';
 import { parseResolverArg } from '../proxy/config/resolvers.js';
-import type { AuthMode } from '../proxy/upstream/dot/tls.js';
+import type { AuthMode } from '../proxy/upstream/auth-policy.js';
 import { testPki } from './certs.js';
 
 export interface HarnessOptions {

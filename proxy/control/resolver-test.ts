@@ -27,7 +27,7 @@ import { encodeUpstreamQuery, parseClientQuery } from '../dns/wire.js';
 import { classifyFailure, type FailureKind } from '../network/classify.js';
 import { dohConnectionFactory } from '../upstream/doh/connection.js';
 import { dotConnectionFactory } from '../upstream/dot/connection.js';
-import type { AuthPolicy } from '../upstream/dot/tls.js';
+import type { AuthPolicy } from '../upstream/auth-policy.js';
 import type { Transport } from '../upstream/fallback.js';
 import { Pool } from '../upstream/pool.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../upstream/pool/options.js';

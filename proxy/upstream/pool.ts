@@ -56,7 +56,7 @@
 import { EventEmitter } from 'node:events';
 import type { ResolverSpec } from '../config/resolvers.js';
 import { InFlightCapError, isDotstubError, PoolClosedError, QuarantinedError, QueryTimeoutError, type DotstubError } from '../errors.js';
-import type { AnswerHandler, CloseInfo, ConnectionFactory, HandshakeInfo, PoolConnection, SendInfo } from './connection.js';
+import type { AnswerHandler, CloseInfo, ConnectionFactory, HandshakeInfo, PoolConnection, SendInfo } from './connection/contract.js';
 import { DeadlineSlots } from './deadlines.js';
 import { validatePoolOptions, type PoolOptions } from './pool/options.js';
 import { newUpstreamCounters, type UpstreamCounters } from './counters.js';

@@ -12,10 +12,10 @@ import { testPki, type TestPki } from '../../../test-support/certs.js';
 import { customResolver, type ResolverSpec } from '../../config/resolvers.js';
 import { ConnectTimeoutError, type DotstubError } from '../../errors.js';
 import { classifyFailure } from '../../network/classify.js';
-import type { ConnectionFactory, PoolConnection } from '../connection.js';
+import type { ConnectionFactory, PoolConnection } from './contract.js';
 import { dohConnectionFactory } from '../doh/connection.js';
 import { dotConnectionFactory } from '../dot/connection.js';
-import type { AuthPolicy } from '../dot/tls.js';
+import type { AuthPolicy } from '../auth-policy.js';
 import { DEFAULT_POOL_OPTIONS } from '../pool/options.js';
 
 const transports = [
