@@ -116,7 +116,7 @@ const UNKNOWN_CA = new Set([
 ]);
 
 /** A reason a user can read for a certificate that failed to verify. */
-export function describeCertError(code: string, authName: string | undefined, address: string): string {
+function describeCertError(code: string, authName: string | undefined, address: string): string {
   const who = authName ?? address;
   if (UNKNOWN_CA.has(code)) return `certificate for ${who} was issued by an unknown CA: TLS interception? (${code})`;
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH') {
@@ -128,7 +128,7 @@ export function describeCertError(code: string, authName: string | undefined, ad
 }
 
 /** A reason a user can read for a TCP connect that failed. */
-export function describeConnectError(err: NodeJS.ErrnoException, address: string, port: number): string {
+function describeConnectError(err: NodeJS.ErrnoException, address: string, port: number): string {
   const where = formatHostPort(address, port);
   switch (err.code) {
     case 'ECONNREFUSED':
@@ -157,7 +157,7 @@ function spkiPin(cert: tls.PeerCertificate): string | undefined {
   return crypto.createHash('sha256').update(spki).digest('base64');
 }
 
-export function chainPins(socket: tls.TLSSocket): string[] {
+function chainPins(socket: tls.TLSSocket): string[] {
   const pins: string[] = [];
   let cert: tls.DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
   const seen = new Set<tls.DetailedPeerCertificate>();
