@@ -2,16 +2,27 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** A no-restricted-imports rule for one layer of proxy/ (test files are exempt: they may reach across). */
-function layer(files, group, message) {
+/**
+ * A no-restricted-imports rule for one layer of proxy/ (test files are exempt:
+ * they may reach across). Each restriction is { group, message }. Flat config
+ * does not merge one rule's options across blocks: for a file that several
+ * blocks match, the last one wins, so a narrower layer below repeats the
+ * restrictions of the wider ones above it.
+ */
+function layer(files, ...restrictions) {
   return [
     {
       files: [files],
       ignores: ['**/*.test.ts'],
-      rules: { 'no-restricted-imports': ['error', { patterns: [{ group, message }] }] },
+      rules: { 'no-restricted-imports': ['error', { patterns: restrictions }] },
     },
   ];
 }
+
+const CONTROL = { group: ['**/control/**'], message: 'only proxy/control/ and proxy/cli.ts may import control/' };
+// A connection's lifecycle and its protocol halves are upstream/'s own: the
+// rest of proxy/ reaches an upstream through upstream.ts, pools and fallbacks.
+const CONNECTION = { group: ['**/upstream/connection/**'], message: 'only proxy/upstream/ may import upstream/connection/' };
 
 export default tseslint.config(
   { ignores: ['dist/**', 'renderer/dist/**', 'node_modules/**', 'test-results/**', 'playwright-report/**', 'bench/results/**'] },
@@ -28,12 +39,14 @@ export default tseslint.config(
   // Imports flow one way along a query's path: listen → engine → upstream → dns
   // (config, network and errors are shared below them). Only the control API
   // and the CLI may import control/; nothing in the path imports a stage above it.
-  ...layer('proxy/!(control)/**/*.ts', ['**/control/**'], 'only proxy/control/ and proxy/cli.ts may import control/'),
-  ...layer('proxy/dotstub.ts', ['**/control/**'], 'only proxy/control/ and proxy/cli.ts may import control/'),
-  ...layer('proxy/dns/**/*.ts', ['**/listen/**', '**/engine/**', '**/upstream/**', '**/network/**', '**/config/**', '**/control/**', '**/dotstub.js'], 'dns/ is the wire format: it imports no other stage'),
-  ...layer('proxy/upstream/**/*.ts', ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], 'upstream/ must not import the stages that call it'),
-  ...layer('proxy/engine/**/*.ts', ['**/listen/**', '**/control/**', '**/dotstub.js'], 'engine/ must not import listen/ or control/'),
-  ...layer('proxy/network/**/*.ts', ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], 'network/ must not import the query path above it'),
+  ...layer('proxy/*.ts', CONNECTION),
+  ...layer('proxy/!(control)/**/*.ts', CONTROL, CONNECTION),
+  ...layer('proxy/control/**/*.ts', CONNECTION),
+  ...layer('proxy/dotstub.ts', CONTROL, CONNECTION),
+  ...layer('proxy/dns/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/upstream/**', '**/network/**', '**/config/**', '**/control/**', '**/dotstub.js'], message: 'dns/ is the wire format: it imports no other stage' }),
+  ...layer('proxy/upstream/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'upstream/ must not import the stages that call it' }),
+  ...layer('proxy/engine/**/*.ts', { group: ['**/listen/**', '**/control/**', '**/dotstub.js'], message: 'engine/ must not import listen/ or control/' }, CONNECTION),
+  ...layer('proxy/network/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'network/ must not import the query path above it' }, CONNECTION),
   {
     files: ['**/*.{js,mjs}'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } },

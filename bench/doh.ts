@@ -18,7 +18,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseResolverArg } from '../proxy/config/resolvers.js';
 import { defaultConfig, startDotstub, type StubProxy } from '../proxy/dotstub.js';
-import { DEFAULT_POOL_OPTIONS } from '../proxy/upstream/pool.js';
+import { DEFAULT_POOL_OPTIONS } from '../proxy/upstream/pool/options.js';
 import { freePort, startUnbound } from '../test-support/unbound.js';
 import { killRunning, runDnsperf, writeQueryFile, type DnsperfResult } from './dnsperf.js';
 import { ROOT, benchMeta } from './lab.js';

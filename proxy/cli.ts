@@ -17,7 +17,7 @@ import { ConfigError, isDotstubError } from './errors.js';
 import { DEFAULT_LISTEN, parseListenArg, type ListenAddress } from './listen/address.js';
 import { formatHostPort } from './host-port.js';
 import { formatRecord } from './engine/query-record.js';
-import { DEFAULT_POOL_OPTIONS } from './upstream/pool.js';
+import { DEFAULT_POOL_OPTIONS } from './upstream/pool/options.js';
 import { defaultConfig, startDotstub, type ProxyConfig, type StubProxy } from './dotstub.js';
 import { exposedGc, IdleCollector } from './idle-collect.js';
 import { quickAckSupport } from './upstream/quick-ack.js';

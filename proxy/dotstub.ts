@@ -22,7 +22,7 @@ import { TcpListener } from './listen/tcp.js';
 import { UdpListener } from './listen/udp.js';
 import { INITIAL_PRIVACY, nextPrivacyState, type PrivacyEvent, type PrivacyState, type PrivacyStatus } from './network/privacy-state.js';
 import { dotConnectionFactory } from './upstream/dot/connection.js';
-import type { AuthPolicy } from './upstream/dot/tls.js';
+import type { AuthPolicy } from './upstream/auth-policy.js';
 import { ClientShares } from './listen/client-shares.js';
 import { dohConnectionFactory } from './upstream/doh/connection.js';
 import { Fallback, type Transport, type TransportChange } from './upstream/fallback.js';
@@ -33,7 +33,8 @@ import type { ProbeTargets } from './network/captive-probe.js';
 import type { SignInProxyInfo } from './network/signin-proxy.js';
 import { discoverNetworkResolver, type DiscoveryPaths } from './network/network-resolver.js';
 import { CleartextUpstream } from './upstream/plain/cleartext.js';
-import { DEFAULT_POOL_OPTIONS, Pool, type AddressAttempt, type PoolOptions, type RetryOutcome } from './upstream/pool.js';
+import { Pool, type AddressAttempt, type RetryOutcome } from './upstream/pool.js';
+import { DEFAULT_POOL_OPTIONS, type PoolOptions } from './upstream/pool/options.js';
 
 export type { PrivacyState };
 

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseResolverArg } from '../proxy/config/resolvers.js';
 import { defaultConfig, startDotstub } from '../proxy/dotstub.js';
-import { DEFAULT_POOL_OPTIONS } from '../proxy/upstream/pool.js';
+import { DEFAULT_POOL_OPTIONS } from '../proxy/upstream/pool/options.js';
 
 export interface TargetReady {
   readonly type: 'ready';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ControlServer } from '../proxy/control/server.js';
 import { ControlService } from '../proxy/control/service.js';
 import { loadOrCreateToken } from '../proxy/control/auth.js';
-import { DEFAULT_POOL_OPTIONS } from '../proxy/upstream/pool.js';
+import { DEFAULT_POOL_OPTIONS } from '../proxy/upstream/pool/options.js';
 import { defaultConfig, startDotstub, type CaptiveConfig, type StubProxy } from '../proxy/dotstub.js';
 import { ResolverStore } from '../proxy/config/resolver-store.js';
 import { parseResolverArg, type ResolverSpec } from '../proxy/config/resolvers.js';

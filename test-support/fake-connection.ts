@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { readUpstreamAnswer, type UpstreamAnswer, type UpstreamQuestion } from '../proxy/dns/wire.js';
 import { ConnectionClosedError, type DotstubError } from '../proxy/errors.js';
-import type { AnswerHandler, CloseReason, ConnectionSpec, ConnectionState, HandshakeInfo, PoolConnection, PoolConnectionEvents, SendInfo } from '../proxy/upstream/connection.js';
+import type { AnswerHandler, CloseReason, ConnectionSpec, ConnectionState, HandshakeInfo, PoolConnection, PoolConnectionEvents, SendInfo } from '../proxy/upstream/connection/contract.js';
 import { answerTo } from './upstream-requests.js';
 
 interface Sent {

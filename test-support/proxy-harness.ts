@@ -2,11 +2,11 @@
  * Starts a StubProxy in-process on 127.0.0.1:0 (UDP and TCP on one port)
  * against a test upstream, with the test CA trusted.
  */
-import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../proxy/upstream/pool.js';
+import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../proxy/upstream/pool/options.js';
 import type { EventEmitter } from 'node:events';
 import { defaultConfig, startDotstub, type PrivacyState, type StubProxy } from '../proxy/dotstub.js';
 import { parseResolverArg } from '../proxy/config/resolvers.js';
-import type { AuthMode } from '../proxy/upstream/dot/tls.js';
+import type { AuthMode } from '../proxy/upstream/auth-policy.js';
 import { testPki } from './certs.js';
 
 export interface HarnessOptions {

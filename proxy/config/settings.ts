@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.js';
-import { DEFAULT_POOL_OPTIONS } from '../upstream/pool.js';
+import { DEFAULT_POOL_OPTIONS } from '../upstream/pool/options.js';
 import { settingsSchemas, type Settings, type SettingsPatch } from './settings-schema.js';
 import { lazily } from './zod.js';
 

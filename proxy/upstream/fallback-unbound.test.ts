@@ -15,7 +15,8 @@ import type { DotstubError } from '../errors.js';
 import { dohConnectionFactory } from './doh/connection.js';
 import { dotConnectionFactory } from './dot/connection.js';
 import { Fallback, type TransportChange } from './fallback.js';
-import { DEFAULT_POOL_OPTIONS, Pool } from './pool.js';
+import { Pool } from './pool.js';
+import { DEFAULT_POOL_OPTIONS } from './pool/options.js';
 
 const servers: UnboundServer[] = [];
 let fallback: Fallback | undefined;

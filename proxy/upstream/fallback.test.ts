@@ -10,7 +10,8 @@ import { customResolver } from '../config/resolvers.js';
 import type { UpstreamAnswer } from '../dns/wire.js';
 import { CertificateError, ConnectFailedError, ConnectTimeoutError, type DotstubError } from '../errors.js';
 import { Fallback, type TransportChange } from './fallback.js';
-import { DEFAULT_POOL_OPTIONS, Pool } from './pool.js';
+import { Pool } from './pool.js';
+import { DEFAULT_POOL_OPTIONS } from './pool/options.js';
 
 const resolver = customResolver({ id: 'lab', label: 'Lab', address: '192.0.2.1', authName: 'dns.test', dohUrl: 'https://dns.test/dns-query' });
 

@@ -32,7 +32,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { QueryTimeoutError, type DotstubError } from '../errors.js';
-import type { PoolConnection } from './connection.js';
+import type { PoolConnection } from './connection/contract.js';
 import type { Pool, RetryOutcome } from './pool.js';
 import type { Upstream, UpstreamCallback, UpstreamRequest } from './upstream.js';
 

@@ -12,7 +12,8 @@ import { FakeConnection } from '../../test-support/fake-connection.js';
 import { request } from '../../test-support/upstream-requests.js';
 import { customResolver } from '../config/resolvers.js';
 import { ConnectFailedError, ConnectTimeoutError, type DotstubError } from '../errors.js';
-import { DEFAULT_POOL_OPTIONS, Pool, type RaceResult } from './pool.js';
+import { Pool, type RaceResult } from './pool.js';
+import { DEFAULT_POOL_OPTIONS } from './pool/options.js';
 
 const V6 = '2001:db8::53';
 const V4 = '192.0.2.53';

@@ -9,7 +9,8 @@ import { request, type TestRequest } from '../../test-support/upstream-requests.
 import { customResolver } from '../config/resolvers.js';
 import type { UpstreamAnswer } from '../dns/wire.js';
 import { ConnectFailedError, type DotstubError } from '../errors.js';
-import { DEFAULT_POOL_OPTIONS, Pool, type PoolOptions } from './pool.js';
+import { Pool } from './pool.js';
+import { DEFAULT_POOL_OPTIONS, type PoolOptions } from './pool/options.js';
 
 const resolver = customResolver({ id: 'lab', label: 'Lab', address: ['192.0.2.1', '192.0.2.2'], authName: 'dns.test' });
 let pools: Pool[] = [];

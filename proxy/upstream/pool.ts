@@ -56,63 +56,15 @@
 import { EventEmitter } from 'node:events';
 import type { ResolverSpec } from '../config/resolvers.js';
 import { InFlightCapError, isDotstubError, PoolClosedError, QuarantinedError, QueryTimeoutError, type DotstubError } from '../errors.js';
-import type { AnswerHandler, CloseInfo, ConnectionFactory, HandshakeInfo, PoolConnection, SendInfo } from './connection.js';
+import type { AnswerHandler, CloseInfo, ConnectionFactory, HandshakeInfo, PoolConnection, SendInfo } from './connection/contract.js';
 import { DeadlineSlots } from './deadlines.js';
+import { validatePoolOptions, type PoolOptions } from './pool/options.js';
 import { newUpstreamCounters, type UpstreamCounters } from './counters.js';
 import { RttEstimator } from './rtt.js';
 import type { Upstream, UpstreamCallback, UpstreamRequest } from './upstream.js';
 
 /** What "Retry now" did: started an attempt (now, or within the second), or why not. */
 export type RetryOutcome = 'started' | 'scheduled' | 'connected' | 'connecting' | 'closed';
-
-export interface PoolOptions {
-  /** Connections kept per resolver (RFC 7858 §3.4 suggests few; one is usually best). */
-  readonly size: number;
-  /** Queries in flight per connection before backpressure. */
-  readonly maxInFlight: number;
-  /**
-   * Extra connections opened when a burst needs more than the open ones'
-   * initial windows (0: every burst shares the kept connections). Default 4.
-   */
-  readonly burstConnections?: number;
-  readonly idleTimeoutMs: number;
-  /** Deadline for the TCP connect (a dropped port is decided in this long). */
-  readonly connectTimeoutMs: number;
-  /** Deadline for the TLS handshake once TCP is up (a stalled handshake). DoH uses connect + handshake as one deadline. */
-  readonly handshakeTimeoutMs: number;
-  /**
-   * Smallest and largest per-attempt query deadline; the RTT estimate picks
-   * in between (rtt.ts). The largest also bounds how long an attempt waits
-   * on a connection that is still delivering other answers.
-   */
-  readonly queryTimeoutMinMs: number;
-  readonly queryTimeoutMaxMs: number;
-  /** Longest wait between reconnect attempts while the resolver is unreachable. */
-  readonly maxBackoffMs: number;
-  /** Happy Eyeballs: start the next address family this long after the first (RFC 8305 §5 recommends 250 ms). */
-  readonly attemptDelayMs?: number;
-  /**
-   * DoT: acknowledge answers at once (TCP_QUICKACK, quick-ack.ts) so a
-   * resolver that uses Nagle's algorithm never holds an answer for our
-   * delayed ACK. Default on; off only to measure what it saves. (unbound's
-   * DoH server does not hold answers this way, so DoH does without.)
-   */
-  readonly quickAck?: boolean;
-}
-
-export const DEFAULT_POOL_OPTIONS: PoolOptions = {
-  size: 1,
-  maxInFlight: 1000,
-  burstConnections: 4,
-  idleTimeoutMs: 60_000,
-  connectTimeoutMs: 2_500,
-  handshakeTimeoutMs: 3_000,
-  queryTimeoutMinMs: 800,
-  queryTimeoutMaxMs: 2_500,
-  maxBackoffMs: 30_000,
-  attemptDelayMs: 250,
-  quickAck: true,
-};
 
 /** One address's part in a connection race: when it was tried and how it ended. */
 export interface AddressAttempt {
@@ -274,9 +226,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   constructor(init: PoolInit) {
     super();
     if (init.resolver.addresses.length === 0) throw new RangeError(`resolver ${init.resolver.label} has no addresses`);
-    if (!(init.options.size >= 1)) throw new RangeError(`pool size must be at least 1, got ${init.options.size}`);
-    const extra = init.options.burstConnections ?? 0;
-    if (!(Number.isInteger(extra) && extra >= 0)) throw new RangeError(`burst connections must be a whole number from 0, got ${extra}`);
+    validatePoolOptions(init.options);
     this.resolver = init.resolver;
     this.options = init.options;
     this.#factory = init.factory;

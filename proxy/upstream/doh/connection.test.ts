@@ -15,9 +15,10 @@ import { request, type TestRequest } from '../../../test-support/upstream-reques
 import { customResolver } from '../../config/resolvers.js';
 import type { UpstreamAnswer } from '../../dns/wire.js';
 import type { DotstubError } from '../../errors.js';
-import type { HandshakeInfo } from '../connection.js';
-import type { AuthPolicy } from '../dot/tls.js';
-import { DEFAULT_POOL_OPTIONS, Pool } from '../pool.js';
+import type { HandshakeInfo } from '../connection/contract.js';
+import type { AuthPolicy } from '../auth-policy.js';
+import { Pool } from '../pool.js';
+import { DEFAULT_POOL_OPTIONS } from '../pool/options.js';
 import { dohConnectionFactory } from './connection.js';
 
 interface Outcome {

@@ -2,7 +2,8 @@
 import { customResolver } from '../../config/resolvers.js';
 import { freePort, startUnbound } from '../../../test-support/unbound.js';
 import { upstreamContract } from '../../../test-support/upstream-contract.js';
-import { DEFAULT_POOL_OPTIONS, Pool } from '../pool.js';
+import { Pool } from '../pool.js';
+import { DEFAULT_POOL_OPTIONS } from '../pool/options.js';
 import { dotConnectionFactory } from './connection.js';
 
 upstreamContract('DoT pool to unbound', async () => {

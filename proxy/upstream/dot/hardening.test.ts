@@ -11,7 +11,7 @@ import { startProxy, waitForState, type Harness } from '../../../test-support/pr
 import { startUnbound } from '../../../test-support/unbound.js';
 import { customResolver } from '../../config/resolvers.js';
 import type { ConnectionEvent } from '../../dotstub.js';
-import { DEFAULT_POOL_OPTIONS } from '../pool.js';
+import { DEFAULT_POOL_OPTIONS } from '../pool/options.js';
 import { dotConnectionFactory } from './connection.js';
 
 const cleanups: (() => unknown)[] = [];

@@ -7,8 +7,9 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startUnbound, type UnboundServer } from '../../../test-support/unbound.js';
 import { request } from '../../../test-support/upstream-requests.js';
 import { customResolver } from '../../config/resolvers.js';
-import type { HandshakeInfo } from '../connection.js';
-import { DEFAULT_POOL_OPTIONS, Pool } from '../pool.js';
+import type { HandshakeInfo } from '../connection/contract.js';
+import { Pool } from '../pool.js';
+import { DEFAULT_POOL_OPTIONS } from '../pool/options.js';
 import { dotConnectionFactory } from './connection.js';
 
 let unbound: UnboundServer;

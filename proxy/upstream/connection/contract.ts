@@ -1,18 +1,22 @@
 /**
- * What the pool needs of one connection, whatever protocol it speaks: DoT
- * (dot/connection.ts) today, a DoH session next. The pool holds policy
- * (warm-up, pick, back-off, address rotation, tickets); a connection holds a
- * socket and its in-flight map.
+ * What the pool needs of one connection, whatever protocol it speaks. Both
+ * DoT (../dot/connection.ts) and DoH (../doh/connection.ts) are made by
+ * lifecycle.ts with their protocol half plugged in; the pool's tests use
+ * fakes of this contract (test-support/fake-connection.ts). The pool holds
+ * policy (warm-up, pick, back-off, address rotation, tickets); a connection
+ * holds a socket and its in-flight map. Nothing in proxy/ outside upstream/
+ * imports this folder (eslint.config.js).
  *
  * Invariants every connection keeps:
- * - Every query accepted by send() gets exactly one handler call: an answer,
- *   or an error when the connection closes, unless cancel() took it back.
+ * - Every query accepted by send() gets exactly one handler call: an answer
+ *   or an error (its own, as a DoH stream's, or the connection's when it
+ *   closes), unless cancel() took it back.
  * - Nothing is written before the server is authenticated as the policy requires.
  * - 'close' is emitted once, before the handlers of the queries it failed run.
  */
 import type { EventEmitter } from 'node:events';
-import type { QuestionKey, UpstreamAnswer, UpstreamQuestion } from '../dns/wire.js';
-import type { DotstubError } from '../errors.js';
+import type { QuestionKey, UpstreamAnswer, UpstreamQuestion } from '../../dns/wire.js';
+import type { DotstubError } from '../../errors.js';
 
 export type ConnectionState = 'connecting' | 'open' | 'draining' | 'closed';
 
@@ -68,7 +72,7 @@ export interface SendInfo {
 
 export interface PoolConnectionEvents {
   ready: [HandshakeInfo];
-  /** A TLS session ticket, only from an authenticated connection. */
+  /** A TLS session ticket, only from an authenticated, verified connection that is not closed. */
   session: [Buffer];
   /** The server's RFC 7828 idle timeout changed (ms). */
   keepalive: [number];

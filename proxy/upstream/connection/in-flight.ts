@@ -1,22 +1,25 @@
 /**
- * The queries in flight on one connection, keyed by the ID this connection
- * put on the wire (never the client's: RFC 7858 §3.3 and RFC 5452 want an
- * unpredictable ID per query, and two clients may use the same one).
+ * The queries in flight on one connection, keyed by the connection's own ID
+ * for each (never the client's: RFC 7858 §3.3 and RFC 5452 want an
+ * unpredictable ID per query, and two clients may use the same one). DoT
+ * puts the ID on the wire and matches answers by it; DoH writes ID 0 and
+ * matches by stream, the ID naming the query to the pool.
  *
  *   add() ── fresh ID, not in use ──► entries (Map: insertion = send order, first = oldest)
  *   match(answer) ── ID known? ── question echoed? ──► the entry, taken out
  *                       │ no            │ no
  *                       ▼               ▼
  *                  'unknown'        'mismatch' (entry stays: its deadline decides)
+ *   take(id) ── its stream ended (DoH): the entry, taken out
  *   cancel(id) ── deadline passed: taken out, a late answer is then 'unknown'
  *   failAll() ── connection gone: every entry taken out and returned
  *
- * Invariant: an entry leaves the map exactly once (match, cancel or failAll),
+ * Invariant: an entry leaves the map exactly once (match, take, cancel or failAll),
  * so its owner settles it exactly once.
  */
 import crypto from 'node:crypto';
-import { readUpstreamAnswer, type QuestionKey, type UpstreamAnswer, type UpstreamQuestion } from '../dns/wire.js';
-import { QuestionMismatchError } from '../errors.js';
+import { readUpstreamAnswer, type QuestionKey, type UpstreamAnswer, type UpstreamQuestion } from '../../dns/wire.js';
+import { QuestionMismatchError } from '../../errors.js';
 
 export interface InFlightEntry {
   readonly question: UpstreamQuestion;
@@ -51,9 +54,9 @@ export class InFlightMap<E extends InFlightEntry> {
     return this.#entries.get(id);
   }
 
-  /** Entries in send order. */
-  values(): IterableIterator<E> {
-    return this.#entries.values();
+  /** IDs and entries in send order. */
+  entries(): IterableIterator<[number, E]> {
+    return this.#entries.entries();
   }
 
   /** Matches an answer (a whole DNS message) to its query and takes the entry out. */
@@ -68,9 +71,21 @@ export class InFlightMap<E extends InFlightEntry> {
     } catch (err) {
       return { kind: 'mismatch', asked: entry.question.key, got: err instanceof QuestionMismatchError ? err.got : undefined };
     }
-    const outOfOrder = this.#entries.keys().next().value !== id;
+    const outOfOrder = !this.isOldest(id);
     this.#entries.delete(id);
     return { kind: 'answer', entry, answer, outOfOrder };
+  }
+
+  /** The query sent first among those still in flight. */
+  isOldest(id: number): boolean {
+    return this.#entries.keys().next().value === id;
+  }
+
+  /** Takes an entry out (its outcome is known); undefined if it had already left. */
+  take(id: number): E | undefined {
+    const entry = this.#entries.get(id);
+    if (entry) this.#entries.delete(id);
+    return entry;
   }
 
   /** Takes a query back (its deadline passed); false if it had already left. */

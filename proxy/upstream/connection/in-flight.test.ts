@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { answerTo, request } from '../../test-support/upstream-requests.js';
+import { answerTo, request } from '../../../test-support/upstream-requests.js';
 import { InFlightMap } from './in-flight.js';
 
 interface Entry {

@@ -1,0 +1,438 @@
+/**
+ * The life of one TLS connection to a resolver, written once for DoT and
+ * DoH (as undici writes its client once and plugs HTTP/1 or HTTP/2 into
+ * it): the socket, authentication, the deadlines, the in-flight map, idle
+ * close, drain, and failing what is in flight when it closes. A protocol
+ * half (dot/connection.ts, doh/connection.ts) plugs in how queries are
+ * written and answers read; it never decides the connection's state.
+ *
+ *   connecting ──TCP──► (handshake deadline) ──TLS──► authenticated? ──no──► closed (error)
+ *       │ connect                                         │ yes
+ *       │ deadline                               half.start() refuses? ──yes──► closed (error)
+ *       ▼                                                 │ no
+ *     closed ('connect' phase)              open ──► 'ready', held queries written
+ *                                             │ drain() / server going away / keepalive 0
+ *                                             ▼
+ *                                          draining ──last answer──► closed
+ *   open, nothing in flight for idleTimeoutMs ──► closed ('idle')
+ *
+ * Invariants:
+ * - Every query accepted by send() gets exactly one handler call: an answer
+ *   or an error (its own, or the connection's when it closes), unless
+ *   cancel() took it back first. Its entry leaves the in-flight map exactly
+ *   once, and only this module calls handlers.
+ * - Nothing is written before the server is authenticated as the policy
+ *   requires: queries sent while connecting wait in the map, and the
+ *   protocol half is started (DoH: its HTTP/2 session) only after
+ *   authentication succeeded.
+ * - A failure before the connection opened names the phase it reached:
+ *   'connect' until TCP connected, 'handshake' after (the deadline that
+ *   fires and a socket error alike).
+ * - A TLS session ticket is passed on only from an authenticated, verified
+ *   connection that is not closed: the listener exists only from the moment
+ *   authentication succeeded, so a ticket from before it cannot be kept.
+ * - 'close' is emitted once, before the handlers of the queries it failed run.
+ */
+import { EventEmitter } from 'node:events';
+import tls from 'node:tls';
+import type { ResolverSpec } from '../../config/resolvers.js';
+import type { QuestionKey, UpstreamAnswer, UpstreamQuestion } from '../../dns/wire.js';
+import { ConnectionClosedError, ConnectTimeoutError, type DotstubError } from '../../errors.js';
+import type { AuthPolicy } from '../auth-policy.js';
+import type { PoolOptions } from '../pool/options.js';
+import type {
+  AnswerHandler,
+  CloseReason,
+  ConnectionFactory,
+  ConnectionSpec,
+  ConnectionState,
+  HandshakeInfo,
+  PoolConnection,
+  PoolConnectionEvents,
+  SendInfo,
+} from './contract.js';
+import { InFlightMap } from './in-flight.js';
+import { authenticatePeer, secureContextFor, socketFailure } from './tls.js';
+
+/** One query in flight; `own` is the protocol half's state for it (DoH: its stream). */
+export interface Query<S> {
+  readonly question: UpstreamQuestion;
+  readonly handler: AnswerHandler<unknown>;
+  readonly ctx: unknown;
+  /** The query as the engine framed it (two-octet length first), its ID octets written. */
+  readonly framed: Buffer;
+  /** performance.now() when it was handed to the protocol half (0 while held for the handshake). */
+  writtenAt: number;
+  own: S | undefined;
+}
+
+/** What a connection offers the protocol half plugged into it. */
+export interface Link<S> {
+  readonly address: string;
+  readonly socket: tls.TLSSocket;
+  state(): ConnectionState;
+  readonly queries: InFlightMap<Query<S>>;
+  /** A query's answer, its entry already taken out of the map (match or take). */
+  answered(id: number, query: Query<S>, answer: UpstreamAnswer, outOfOrder: boolean): void;
+  /** A query ended with an error of its own (DoH: its stream's); the connection carries on. */
+  settle(id: number, err: DotstubError): void;
+  /** The connection is broken: close it now, failing what is in flight. */
+  fail(reason: CloseReason, error?: DotstubError): void;
+  /** The server ends the session (DoH: GOAWAY): take no more queries, close once the in-flight ones settled. */
+  goAway(reason: CloseReason): void;
+  /** The session closed under us: the reason goAway() gave, else 'server-close'. */
+  serverClosed(): void;
+  /** RFC 7828: the server's idle timeout (DoT); 0 asks us to close once the in-flight queries are answered. */
+  keepalive(ms: number): void;
+  bytes(written: number, read: number): void;
+  mismatch(asked: QuestionKey, got: QuestionKey | undefined): void;
+}
+
+/** What is particular to one protocol, for every connection a factory makes. */
+export interface Protocol<S> {
+  /** The port dialled (853, or the DoH URL's). */
+  readonly port: number;
+  /** The name the certificate must be valid for (DoT: the auth name; DoH: the URL host); undefined: none configured. */
+  readonly authName: string | undefined;
+  /** Its own part of tls.connect's options: SNI, ALPN, identity check. */
+  readonly tls: Pick<tls.ConnectionOptions, 'servername' | 'ALPNProtocols' | 'checkServerIdentity'>;
+  /** What the server closed, in "resolver at … closed …". */
+  readonly closedWhat: string;
+  /** The message ID written on the wire for a query this connection numbered `upstreamId`. */
+  wireId(upstreamId: number): number;
+  /** Plugs a new half into a connection; called once, as its socket is created. */
+  attach(link: Link<S>): ProtocolHalf<S>;
+}
+
+/** One connection's protocol half. */
+export interface ProtocolHalf<S> {
+  /** The server is authenticated; nothing written yet. An error refuses the connection; else get ready to write. */
+  start(): DotstubError | undefined;
+  /** Writes a query (only once started). */
+  write(id: number, query: Query<S>): void;
+  /** A query taken back or failed by close: stop working on it (DoH: RST_STREAM). */
+  abandon(query: Query<S>): void;
+  /** Closes the transport, gracefully or at once as `reason` wants. */
+  shutdown(reason: CloseReason): void;
+}
+
+type Limits = Pick<PoolOptions, 'maxInFlight' | 'idleTimeoutMs' | 'connectTimeoutMs' | 'handshakeTimeoutMs'>;
+
+/** The pool's factory for connections speaking `protocol` to `resolver`. */
+export function connectionFactory<S>(resolver: ResolverSpec, auth: AuthPolicy, limits: Limits, protocol: Protocol<S>): ConnectionFactory {
+  const secureContext = secureContextFor(auth);
+  const fixed: Limits = {
+    maxInFlight: limits.maxInFlight,
+    idleTimeoutMs: limits.idleTimeoutMs,
+    connectTimeoutMs: limits.connectTimeoutMs,
+    handshakeTimeoutMs: limits.handshakeTimeoutMs,
+  };
+  return (spec) => new Connection(spec, { resolver, auth, secureContext, limits: fixed }, protocol);
+}
+
+interface Setup {
+  readonly resolver: ResolverSpec;
+  readonly auth: AuthPolicy;
+  /** Shared per trust-anchor set (secureContextFor); undefined: Node's default roots. */
+  readonly secureContext: tls.SecureContext | undefined;
+  readonly limits: Limits;
+}
+
+class Connection<S> extends EventEmitter<PoolConnectionEvents> implements PoolConnection {
+  readonly id: number;
+  readonly address: string;
+  readonly createdAt = Date.now();
+  readonly #setup: Setup;
+  readonly #protocol: Protocol<S>;
+  readonly #socket: tls.TLSSocket;
+  readonly #half: ProtocolHalf<S>;
+  readonly #queries = new InFlightMap<Query<S>>();
+  #state: ConnectionState = 'connecting';
+  /** drain() or the server's going away while connecting: go straight to draining once ready. */
+  #drainRequested = false;
+  /** The connect deadline, then (once TCP is up) the handshake deadline. */
+  #connectTimer: NodeJS.Timeout | undefined;
+  /** TCP connected: a failure now is in the TLS handshake. */
+  #tcpConnected = false;
+  #idleTimer: NodeJS.Timeout | undefined;
+  #idleSince = 0;
+  #idleTimeoutMs: number;
+  #closeReason: CloseReason | undefined;
+  #queriesCarried = 0;
+  #handshake: HandshakeInfo | undefined;
+  #keepaliveMs: number | undefined;
+  #lastAnswerAt = 0;
+  readonly #startedAt = performance.now();
+
+  constructor(spec: ConnectionSpec, setup: Setup, protocol: Protocol<S>) {
+    super();
+    this.id = spec.id;
+    this.address = spec.address;
+    this.#setup = setup;
+    this.#protocol = protocol;
+    this.#idleTimeoutMs = setup.limits.idleTimeoutMs;
+    this.#socket = tls.connect({
+      host: spec.address,
+      port: protocol.port,
+      ...protocol.tls,
+      minVersion: 'TLSv1.2',
+      secureContext: setup.secureContext,
+      // Authenticated on 'secureConnect' (tls.ts) so that opportunistic mode
+      // can proceed and strict mode can say why it refused.
+      rejectUnauthorized: false,
+      session: spec.session,
+    });
+    this.#socket.setNoDelay(true);
+    this.#half = protocol.attach(this.#link());
+    // Two deadlines, as browsers have (NETWORK.md): the TCP connect, then the
+    // TLS handshake. A dropped port and a stalled handshake are different problems.
+    const { connectTimeoutMs, handshakeTimeoutMs } = setup.limits;
+    this.#connectTimer = setTimeout(() => {
+      this.#fail(
+        'error',
+        new ConnectTimeoutError(`port ${protocol.port} at ${spec.address} gave no answer within ${connectTimeoutMs} ms: probably blocked on this network`, 'connect'),
+      );
+    }, connectTimeoutMs);
+    this.#socket.once('connect', () => {
+      this.#tcpConnected = true;
+      clearTimeout(this.#connectTimer);
+      if (this.#state !== 'connecting') return;
+      this.#connectTimer = setTimeout(() => {
+        this.#fail(
+          'error',
+          new ConnectTimeoutError(`the TLS handshake with ${spec.address} stalled for ${handshakeTimeoutMs} ms after the connection opened`, 'handshake'),
+        );
+      }, handshakeTimeoutMs);
+    });
+    this.#socket.once('secureConnect', () => this.#onSecureConnect());
+    this.#socket.on('error', (err: NodeJS.ErrnoException) => {
+      if (this.#state === 'closed') return;
+      const f = socketFailure(err, { connecting: this.#state === 'connecting', tcpConnected: this.#tcpConnected, address: spec.address, port: protocol.port });
+      this.#fail(f.reason, f.error);
+    });
+    this.#socket.on('close', () => {
+      if (this.#state !== 'closed') this.#fail(this.#state === 'connecting' ? 'error' : 'reset', undefined);
+    });
+  }
+
+  get state(): ConnectionState {
+    return this.#state;
+  }
+  get inFlight(): number {
+    return this.#queries.size;
+  }
+  get queriesCarried(): number {
+    return this.#queriesCarried;
+  }
+  get handshake(): HandshakeInfo | undefined {
+    return this.#handshake;
+  }
+  /** The server's RFC 7828 idle timeout, if it announced one (DoT only: HTTP/2 governs a DoH session's life). */
+  get keepaliveMs(): number | undefined {
+    return this.#keepaliveMs;
+  }
+  get idleTimeoutMs(): number {
+    return this.#idleTimeoutMs;
+  }
+  get available(): boolean {
+    return (this.#state === 'connecting' || this.#state === 'open') && !this.#drainRequested && this.#queries.size < this.#setup.limits.maxInFlight;
+  }
+  get lastAnswerAt(): number {
+    return this.#lastAnswerAt;
+  }
+
+  /** Returns null when the connection can't take the query (closed, draining or at its cap): the caller picks another or answers SERVFAIL. */
+  send<T>(framed: Buffer, question: UpstreamQuestion, handler: AnswerHandler<T>, ctx: T): SendInfo | null {
+    if (!this.available) return null;
+    const query: Query<S> = { question, handler: handler as AnswerHandler<unknown>, ctx, framed, writtenAt: 0, own: undefined };
+    const id = this.#queries.add(query);
+    // The caller hands over a framed query it won't touch again; only the ID octets are ours to write.
+    framed.writeUInt16BE(this.#protocol.wireId(id), 2);
+    this.#queriesCarried++;
+    const reused = this.#state === 'open';
+    // Before authentication the query waits in the map (writtenAt 0); #onSecureConnect writes it.
+    if (reused) this.#write(id, query);
+    return { connection: this, upstreamId: id, reused, depth: this.#queries.size };
+  }
+
+  cancel(upstreamId: number): void {
+    const query = this.#queries.take(upstreamId);
+    if (!query) return;
+    this.#half.abandon(query);
+    this.#afterSettle();
+  }
+
+  writtenAt(upstreamId: number): number {
+    return this.#queries.get(upstreamId)?.writtenAt ?? 0;
+  }
+
+  drain(): void {
+    if (this.#state === 'closed') return;
+    if (this.#queries.size === 0) {
+      this.close('local');
+      return;
+    }
+    this.#drainRequested = true;
+    if (this.#state === 'open') this.#state = 'draining';
+  }
+
+  close(reason: CloseReason = 'local'): void {
+    if (this.#state === 'closed') return;
+    this.#fail(reason, undefined);
+  }
+
+  /** The half's view of this connection: the only way it changes state or settles a query. */
+  #link(): Link<S> {
+    return {
+      address: this.address,
+      socket: this.#socket,
+      state: () => this.#state,
+      queries: this.#queries,
+      answered: (id, query, answer, outOfOrder) => {
+        this.#lastAnswerAt = performance.now();
+        if (outOfOrder) this.emit('out-of-order');
+        query.handler(query.ctx, this, id, null, answer, query.writtenAt);
+        this.#afterSettle();
+      },
+      settle: (id, err) => {
+        const query = this.#queries.take(id);
+        if (!query) return;
+        query.handler(query.ctx, this, id, err, undefined, query.writtenAt);
+        this.#afterSettle();
+      },
+      fail: (reason, error) => this.#fail(reason, error),
+      goAway: (reason) => {
+        if (this.#state === 'closed') return;
+        this.#closeReason = reason;
+        this.#drainRequested = true;
+        if (this.#state === 'open') this.#state = 'draining';
+        if (this.#queries.size === 0) this.#fail(reason, undefined);
+      },
+      serverClosed: () => this.#fail(this.#closeReason ?? 'server-close', undefined),
+      keepalive: (ms) => this.#onKeepalive(ms),
+      bytes: (written, read) => this.emit('bytes', written, read),
+      mismatch: (asked, got) => this.emit('mismatch', asked, got),
+    };
+  }
+
+  #write(id: number, query: Query<S>): void {
+    query.writtenAt = performance.now();
+    this.#half.write(id, query);
+  }
+
+  #onSecureConnect(): void {
+    if (this.#state !== 'connecting') return;
+    const { resolver, auth } = this.#setup;
+    const socket = this.#socket;
+    const resumed = socket.isSessionReused();
+    const peer = authenticatePeer(
+      socket,
+      { mode: auth.mode, pins: resolver.pins, authName: this.#protocol.authName, address: this.address, label: resolver.label },
+      resumed,
+    );
+    if (!peer.ok) {
+      this.#fail('error', peer.error);
+      return;
+    }
+    const refused = this.#half.start();
+    if (refused) {
+      this.#fail('error', refused);
+      return;
+    }
+    clearTimeout(this.#connectTimer);
+    this.#connectTimer = undefined;
+    if (peer.verified) {
+      // Only a verified connection's ticket may be resumed: a resumed session
+      // counts as verified (tls.ts), so an unverified one's would launder an
+      // opportunistic connection into a "verified" one. Node holds a ticket
+      // that arrives during the handshake until after 'secureConnect', so it
+      // reaches this listener.
+      socket.on('session', (ticket: Buffer) => {
+        if (this.#state !== 'closed') this.emit('session', ticket);
+      });
+    }
+    this.#state = this.#drainRequested ? 'draining' : 'open';
+    const cipher = socket.getCipher();
+    this.#handshake = {
+      connectionId: this.id,
+      address: this.address,
+      resumed,
+      verified: peer.verified,
+      authError: peer.authError,
+      tlsVersion: socket.getProtocol() ?? 'unknown',
+      cipher: cipher.standardName ?? cipher.name,
+      handshakeMs: performance.now() - this.#startedAt,
+    };
+    this.emit('ready', this.#handshake);
+    if (this.#queries.size > 0) {
+      for (const [id, query] of this.#queries.entries()) if (query.writtenAt === 0) this.#write(id, query);
+    } else {
+      this.#armIdle();
+    }
+  }
+
+  #onKeepalive(ms: number): void {
+    if (ms === this.#keepaliveMs) return;
+    this.#keepaliveMs = ms;
+    this.emit('keepalive', ms);
+    if (ms === 0) {
+      // RFC 7828 §3.3.2: the server asks us to close; finish what is in flight.
+      if (this.#state === 'open') this.#state = 'draining';
+      this.#closeReason = 'keepalive-zero';
+      return;
+    }
+    // Honour the server's timeout, never exceed our own.
+    this.#idleTimeoutMs = Math.min(this.#setup.limits.idleTimeoutMs, ms);
+  }
+
+  #afterSettle(): void {
+    if (this.#queries.size > 0 || this.#state === 'closed') return;
+    if (this.#state === 'draining') {
+      this.close(this.#closeReason ?? 'local');
+      return;
+    }
+    if (this.#state === 'open') this.#armIdle();
+  }
+
+  #armIdle(): void {
+    this.#idleSince = Date.now();
+    if (this.#idleTimer) return;
+    const check = (): void => {
+      this.#idleTimer = undefined;
+      if (this.#state !== 'open') return;
+      const idleFor = Date.now() - this.#idleSince;
+      if (this.#queries.size === 0 && idleFor >= this.#idleTimeoutMs) {
+        this.close('idle');
+        return;
+      }
+      const wait = this.#queries.size === 0 ? this.#idleTimeoutMs - idleFor : this.#idleTimeoutMs;
+      this.#idleTimer = setTimeout(check, Math.max(wait, 1));
+      this.#idleTimer.unref();
+    };
+    this.#idleTimer = setTimeout(check, this.#idleTimeoutMs);
+    this.#idleTimer.unref();
+  }
+
+  #fail(reason: CloseReason, error: DotstubError | undefined): void {
+    if (this.#state === 'closed') return;
+    const wasOpen = this.#state !== 'connecting';
+    this.#state = 'closed';
+    this.#closeReason = reason;
+    clearTimeout(this.#connectTimer);
+    clearTimeout(this.#idleTimer);
+    this.#half.shutdown(reason);
+    const failed = this.#queries.failAll();
+    for (const [, query] of failed) this.#half.abandon(query);
+    const closedError =
+      error ??
+      new ConnectionClosedError(
+        reason === 'server-close'
+          ? `resolver at ${this.address} closed ${this.#protocol.closedWhat}`
+          : reason === 'reset'
+            ? `connection to ${this.address} was reset`
+            : `connection to ${this.address} closed (${reason})`,
+      );
+    this.emit('close', { connectionId: this.id, reason, error, failed: failed.length, queriesCarried: this.#queriesCarried, wasOpen });
+    for (const [id, query] of failed) query.handler(query.ctx, this, id, closedError, undefined, query.writtenAt);
+  }
+}
