@@ -84,6 +84,12 @@ interface OutageRun {
   readonly phases: Record<Phase, Omit<PhaseCount, 'latencies'> & { p50Ms: number | null }>;
   /** ms from the lift to the first correct answer to a query sent after it; null if none. */
   readonly recoveryMs: number | null;
+  /**
+   * The last query sent before the lift was answered correctly (dotstub over
+   * DoH): nothing to recover from, and recoveryMs is not a recovery. Absent
+   * in results written before it was recorded.
+   */
+  readonly answeringAtLift?: boolean;
 }
 
 async function main(): Promise<void> {
@@ -349,6 +355,7 @@ async function outage(
       after: { sent: 0, answered: 0, servfail: 0, silent: 0, other: 0, latencies: [] },
     };
     let recoveryMs: number | null = null;
+    let lastBeforeLift = { sentAt: -Infinity, ok: false };
     for (const line of r.stdout.trim().split('\n')) {
       const [sentText, rcode, msText] = line.split(' ');
       const sentAt = Number(sentText);
@@ -357,6 +364,7 @@ async function outage(
       const phase: Phase = sentAt < blockedAt ? 'before' : sentAt < liftedAt ? 'during' : 'after';
       const c = counts[phase];
       c.sent++;
+      if (phase === 'during' && sentAt > lastBeforeLift.sentAt) lastBeforeLift = { sentAt, ok: rcode === 'NOERROR' };
       if (rcode === 'NOERROR') {
         c.answered++;
         c.latencies.push(ms);
@@ -368,7 +376,7 @@ async function outage(
     const phases = Object.fromEntries(
       (Object.entries(counts) as [Phase, PhaseCount][]).map(([p, c]) => [p, { sent: c.sent, answered: c.answered, servfail: c.servfail, silent: c.silent, other: c.other, p50Ms: c.latencies.length ? Math.round(median(c.latencies) * 10) / 10 : null }]),
     ) as OutageRun['phases'];
-    return { peer, phases, recoveryMs };
+    return { peer, phases, recoveryMs, answeringAtLift: lastBeforeLift.ok };
   } finally {
     await proc.stop();
   }
@@ -414,14 +422,14 @@ function markdown(s: Settings, decisions: readonly Decision[], outages: readonly
     '',
     `## A ${s.outageS} s outage (port 853 dropped) and the ${s.afterS} s after`,
     '',
-    `Each stub carries ${s.rate} queries/s over UDP, a fresh name each (every cache off), waiting ${s.queryTimeoutMs} ms per answer; port 853 is dropped in the router (IPv4 and IPv6) after 5 s and lifted ${s.outageS} s later. "Silent": no answer within ${s.queryTimeoutMs} ms. Recovery: from the lift to the first correct answer.`,
+    `Each stub carries ${s.rate} queries/s over UDP, a fresh name each (every cache off), waiting ${s.queryTimeoutMs} ms per answer; port 853 is dropped in the router (IPv4 and IPv6) after 5 s and lifted ${s.outageS} s later. "Silent": no answer within ${s.queryTimeoutMs} ms. Recovery: from the lift to the first correct answer, for a stub that was not answering when the outage ended; one that was (dotstub, over DoH) had nothing to recover from.`,
     '',
     '| stub | during: answered | SERVFAIL | silent | after: answered | SERVFAIL | silent | recovery | p50 during |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...outages.map((o) => {
       const d = o.phases.during;
       const a = o.phases.after;
-      return `| ${o.peer} | ${d.answered}/${d.sent} | ${d.servfail} | ${d.silent} | ${a.answered}/${a.sent} | ${a.servfail} | ${a.silent} | ${o.recoveryMs === null ? '–' : `${o.recoveryMs} ms`} | ${d.p50Ms === null ? '–' : `${d.p50Ms} ms`} |`;
+      return `| ${o.peer} | ${d.answered}/${d.sent} | ${d.servfail} | ${d.silent} | ${a.answered}/${a.sent} | ${a.servfail} | ${a.silent} | ${(o.answeringAtLift ?? d.answered > d.sent / 2) ? 'none needed: answering at the lift' : o.recoveryMs === null ? '–' : `${o.recoveryMs} ms`} | ${d.p50Ms === null ? '–' : `${d.p50Ms} ms`} |`;
     }),
     '',
     'stubby and unbound have no DoH fallback: during a 853 block they can only fail; dotstub moves to DoH on 443 (same resolver, authenticated on its own) and back to DoT once 853 opens (no sooner than 10 s after the switch).',

@@ -14,6 +14,8 @@ import path from 'node:path';
 import dnsPacket from 'dns-packet';
 import { PROXY_NODE_FLAGS } from '../proxy/node-flags.js';
 import { freePort, unboundServerBase, type UnboundServer } from '../test-support/unbound.js';
+import { quickAckSupport } from '../proxy/upstream/quick-ack.js';
+import { DEFAULT_POOL_OPTIONS } from '../proxy/upstream/pool/options.js';
 
 export const PEER_NAMES = ['dotstub', 'stubby', 'dnsdist', 'unbound-fwd'] as const;
 export type PeerName = (typeof PEER_NAMES)[number];
@@ -201,8 +203,26 @@ async function startDotstub(ctx: PeerContext): Promise<Peer> {
     ...isolationFlags(ctx, cli, ctx.listen ? path.join(peerDir(ctx, 'dotstub', port, host), 'config') : path.join(ctx.dir, 'dotstub-config')),
     ...(ctx.dotstubFlags ?? []),
   ];
-  const padding = ctx.dotstubFlags?.includes('--no-padding') ? 'no padding' : 'pads (RFC 8467)';
-  return launch(ctx, 'dotstub', port, `${ctx.caches ? 'cache 4 MiB' : 'no cache'}; ${padding}; pool of 1 connection; control API off`, process.execPath, args, ctx.root);
+  return launch(ctx, 'dotstub', port, dotstubNotes(args), process.execPath, args, ctx.root);
+}
+
+/**
+ * What this dotstub run is, read from its own command line and the proxy's
+ * defaults (never written by hand, so the table can't describe an older
+ * dotstub): cache, padding, burst connections, quick ACKs.
+ */
+export function dotstubNotes(args: readonly string[]): string {
+  const flag = (name: string): string | undefined => {
+    const i = args.lastIndexOf(name);
+    return i === -1 ? undefined : args[i + 1];
+  };
+  const cacheMb = flag('--cache-size') ?? '4';
+  const cache = Number(cacheMb) === 0 ? 'no cache' : `cache ${cacheMb} MiB`;
+  const padding = args.includes('--no-padding') ? 'no padding' : 'pads (RFC 8467)';
+  const burst = Number(flag('--burst-connections') ?? DEFAULT_POOL_OPTIONS.burstConnections ?? 0);
+  const pool = burst === 0 ? '1 connection' : `1 connection + up to ${burst} for bursts`;
+  const quickAck = quickAckSupport().available ? 'quick ACKs' : 'no quick ACKs (addon not loaded)';
+  return `${cache}; ${padding}; ${pool}; ${quickAck}; control API off`;
 }
 
 /** Where a peer forwards to: the DoT upstream's address, port, name and CA. */
