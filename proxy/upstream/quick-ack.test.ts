@@ -53,7 +53,10 @@ describe('quick ACKs (TCP_QUICKACK)', () => {
     const without = await pairs(false, 100);
     const withQuickAck = await pairs(true, 200);
     console.log(`quick ACKs: median ${withQuickAck.toFixed(2)} ms with, ${without.toFixed(2)} ms without (lookups ${GAP_MS} ms apart)`);
+    // Behaviour, not speed: without quick ACKs the second answer is held until the next lookup (one gap);
+    // with them it is not held at all. The same bound splits the two, however loaded the machine: load
+    // only makes the held case slower. The figures are the rate bench's (bench/results/desktop.md).
     expect(without).toBeGreaterThan(GAP_MS * 0.7);
-    expect(withQuickAck).toBeLessThan(GAP_MS * 0.4);
+    expect(withQuickAck).toBeLessThan(GAP_MS * 0.7);
   }, 30_000);
 });
