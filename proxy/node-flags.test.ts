@@ -1,12 +1,16 @@
 /**
  * The proxy's Node/V8 flags reach every way it is started (they only work
- * at start-up): the `dotstub` command's shebang, the packaged CLI wrapper,
- * and the flags V8 then actually runs with.
+ * at start-up): `npm start` (the README's command), the `dotstub` command's
+ * shebang, the desktop app's supervisor — each started for real and its
+ * process's /proc/PID/cmdline read — the packaged CLI wrapper, and the
+ * flags V8 then actually runs with.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
+import { ProxySupervisor } from '../app/proxy-process/supervisor.js';
 import { PROXY_NODE_FLAGS } from './node-flags.js';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -30,5 +34,60 @@ describe('the proxy process flags', () => {
     const without = Number(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 30_000 }));
     expect(withFlags).toBeLessThanOrEqual(8 * 1024 * 1024);
     expect(without).toBeGreaterThan(withFlags);
+  });
+
+  /** A proxy that needs nothing beyond loopback: no control API, a resolver that refuses at once. */
+  const proxyArgs = (dir: string): string[] => ['--listen', '127.0.0.1:0', '--resolver', '127.0.0.1:9#dns.test', '--no-control', '--config-dir', path.join(dir, 'config'), '--ready-file', path.join(dir, 'ready.json')];
+
+  /** Starts `argv` in its own process group (killed at the end), waits for the proxy's ready file, returns the proxy's argv. */
+  async function cmdlineOf(argv: readonly string[], dir: string): Promise<string[]> {
+    const child = spawn(argv[0] as string, argv.slice(1), { cwd: root, detached: true, stdio: 'ignore', env: { ...process.env, DOTSTUB_PORTAL_CHECK: 'off' } });
+    onTestFinished(() => {
+      try {
+        process.kill(-(child.pid as number), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    });
+    const ready = path.join(dir, 'ready.json');
+    const deadline = Date.now() + 60_000;
+    while (!fs.existsSync(ready)) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${argv.join(' ')}: no ready file`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const { pid } = JSON.parse(fs.readFileSync(ready, 'utf8')) as { pid: number };
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  }
+
+  function tmp(): string {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-flags-'));
+    onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  }
+
+  /** The node flags in a proxy's argv: what comes between the node binary and the script. */
+  const nodeFlags = (cmdline: string[]): string[] => cmdline.slice(1, cmdline.findIndex((a) => a.endsWith('bin/dotstub.js')));
+
+  test('npm start (the README\'s command) runs the proxy with them', { timeout: 120_000 }, async () => {
+    const dir = tmp();
+    const cmdline = await cmdlineOf(['npm', 'start', '--silent', '--', ...proxyArgs(dir)], dir);
+    expect(nodeFlags(cmdline)).toEqual([...PROXY_NODE_FLAGS]);
+  });
+
+  test('the dotstub command (bin/dotstub.js run directly) runs with them', { timeout: 60_000 }, async () => {
+    const dir = tmp();
+    const cmdline = await cmdlineOf([path.join(root, 'bin', 'dotstub.js'), ...proxyArgs(dir)], dir);
+    expect(nodeFlags(cmdline)).toEqual([...PROXY_NODE_FLAGS]);
+  });
+
+  test('the desktop app\'s supervisor starts the proxy with them', { timeout: 60_000 }, async () => {
+    const dir = tmp();
+    const sup = new ProxySupervisor({ script: path.join(root, 'bin', 'dotstub.js'), args: ['--listen', '127.0.0.1:0', '--resolver', '127.0.0.1:9#dns.test', '--config-dir', path.join(dir, 'config')], env: { ...process.env, DOTSTUB_PORTAL_CHECK: 'off' } });
+    onTestFinished(() => sup.stop('quit'));
+    await sup.start();
+    const state = sup.state;
+    if (state.phase !== 'running') throw new Error(`supervisor: ${JSON.stringify(state)}`);
+    const cmdline = fs.readFileSync(`/proc/${state.ready.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    expect(nodeFlags(cmdline)).toEqual([...PROXY_NODE_FLAGS]);
   });
 });
