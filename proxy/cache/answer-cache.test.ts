@@ -53,7 +53,7 @@ describe('the answer cache', () => {
 
   test('bounded in bytes: the least recently used answers go first', () => {
     const one = answer('n0.test', 300, { pad: 200 }).length + 200 + 30;
-    const c = new AnswerCache({ maxBytes: one * 3 });
+    const c = new AnswerCache({ maxBytes: one * 3, admission: 'lru' });
     for (let i = 0; i < 3; i++) c.set(`n${i}`, answer(`n${i}.test`, 300, { pad: 200 }), 0, c.generation);
     c.get('n0'); // n0 is now the most recently used
     c.set('n3', answer('n3.test', 300, { pad: 200 }), 0, c.generation);
@@ -70,5 +70,31 @@ describe('the answer cache', () => {
     expect(c.set('late', answer('a.test', 300), 0, askedBefore)).toBe(false);
     expect(c.get('late')).toBeUndefined();
     expect(c.set('late', answer('a.test', 300), 0, c.generation)).toBe(true);
+  });
+
+  test('admission by frequency: a loop of names larger than the cache keeps a steady share of it (LRU keeps none), and a one-off scan does not flush a popular name', () => {
+    const one = answer('n0.test', 300, { pad: 200 }).length + 200 + 30;
+    const loop = (admission: 'lru' | 'frequency'): number => {
+      const c = new AnswerCache({ maxBytes: one * 50, admission });
+      let hits = 0;
+      for (let round = 0; round < 5; round++) {
+        for (let i = 0; i < 80; i++) {
+          const key = `n${i}`;
+          if (c.get(key, 0)) hits++;
+          else c.set(key, answer(`n${i}.test`, 300, { pad: 200 }), 0, c.generation, 0);
+        }
+      }
+      return hits;
+    };
+    // 80 names in a cache of 50, five times round: LRU evicts each just before it comes back.
+    expect(loop('lru')).toBe(0);
+    expect(loop('frequency')).toBeGreaterThanOrEqual(4 * 40);
+
+    const c = new AnswerCache({ maxBytes: one * 20 });
+    for (let k = 0; k < 5; k++) {
+      if (!c.get('popular', 0)) c.set('popular', answer('popular.test', 300, { pad: 200 }), 0, c.generation, 0);
+    }
+    for (let i = 0; i < 200; i++) if (!c.get(`scan${i}`, 0)) c.set(`scan${i}`, answer(`scan${i}.test`, 300, { pad: 200 }), 0, c.generation, 0);
+    expect(c.get('popular', 0)?.stale).toBe(false);
   });
 });

@@ -191,4 +191,19 @@ describe('the answer cache against unbound', () => {
     const plainCached = await c.sendRaw(rawQuery('n15.test', 8, {}));
     expect(header(plainCached.raw).ad).toBe(false);
   });
+
+  test('answers are kept without the TLS hop’s padding, and served whole: the same records, an OPT for an EDNS asker', async () => {
+    const { h, c, log } = await lab();
+    for (let i = 20; i < 30; i++) await c.query(`n${i}.test`);
+    const size = h.proxy.cacheSize;
+    expect(size?.entries).toBe(10);
+    // Padded, each answer would be a 468-octet block (RFC 8467) before any bookkeeping.
+    expect((size?.bytes ?? 0) / 10).toBeLessThan(468);
+    const served = await c.query('n21.test');
+    expect(log.at(-1)?.source).toBe('cache');
+    expect(firstA(served)).toBe(expectedA(21));
+    const opt = served.packet.additionals?.find((r) => r.type === 'OPT');
+    expect(opt).toBeDefined();
+    expect(opt && 'options' in opt ? opt.options : ['missing']).toEqual([]);
+  });
 });

@@ -20,6 +20,26 @@ import type { DotstubError } from '../errors.js';
 import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest, type UpstreamTrace } from '../upstream/upstream.js';
 import type { AnswerCache, CacheLookup } from './answer-cache.js';
 
+/** OPT record: owner (root, 1) + TYPE (2) + CLASS (2) + TTL (4), then RDLENGTH (2) and the options. */
+const OPT_FIXED = 9;
+
+/**
+ * The answer as the cache keeps it: without the OPT's options when they are
+ * only the TLS hop's (padding, keepalive), which the client never gets
+ * anyway (encodeClientAnswer strips them). A padded answer is a 468-octet
+ * block (RFC 8467); unpadded it is ~60 octets, so the same 4 MiB hold
+ * twice as many answers (issue 23). Options the client must get (RFC 8914
+ * errors, …) are kept, and so is an answer whose OPT isn't last.
+ */
+export function storedForm(answer: UpstreamAnswer): Buffer {
+  const { raw, opt, optStart, optEnd } = answer;
+  if (!opt || opt.endToEndOptions || optEnd !== raw.length || raw[optStart] !== 0 || optEnd - optStart <= OPT_FIXED + 2) return raw;
+  const out = Buffer.allocUnsafe(optStart + OPT_FIXED + 2);
+  raw.copy(out, 0, 0, optStart + OPT_FIXED);
+  out.writeUInt16BE(0, optStart + OPT_FIXED);
+  return out;
+}
+
 /** RFC 8767 §5 suggests 1.8 s before answering stale; our upstream deadline is 2.5 s at most. */
 const STALE_AFTER_MS = 1_500;
 /** "The last 10 % of its TTL" (issue 11) and at least this many hits: popular. */
@@ -121,7 +141,7 @@ export class CachingUpstream implements Upstream {
     if (answer) {
       // The engine rewrites the answer's bytes in place (ID, OPT): store a copy first.
       // Never an answer obtained in cleartext (captive sign-in, degraded mode): the cache holds private answers only.
-      if (!miss.trace.cleartext) this.#cache.set(miss.key, answer.raw, answer.rcode, miss.generation);
+      if (!miss.trace.cleartext) this.#cache.set(miss.key, storedForm(answer), answer.rcode, miss.generation);
       if (!miss.settled && miss.done) {
         miss.settled = true;
         miss.done(miss.outer, null, answer);
@@ -176,7 +196,7 @@ export class CachingUpstream implements Upstream {
     };
     this.#inner.resolve(background, (m, _err, answer) => {
       e.prefetching = false;
-      if (answer && !m.trace.cleartext) this.#cache.set(m.key, answer.raw, answer.rcode, m.generation);
+      if (answer && !m.trace.cleartext) this.#cache.set(m.key, storedForm(answer), answer.rcode, m.generation);
     });
   }
 }
