@@ -8,7 +8,7 @@ import dnsPacket from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { isDotstubError, type DotstubError } from '../proxy/errors.js';
 import type { Upstream } from '../proxy/upstream/upstream.js';
-import type { UpstreamAnswer } from '../proxy/dns/wire.js';
+import type { UpstreamAnswer } from '../proxy/dns/upstream-answer.js';
 import { expectedA } from './dns-client.js';
 import { request, type TestRequest } from './upstream-requests.js';
 

@@ -3,7 +3,8 @@
  * a name (as the engine builds it) and the answer a server would send.
  */
 import dnsPacket from 'dns-packet';
-import { encodeUpstreamQuery, parseClientQuery, type UpstreamQuestion } from '../proxy/dns/wire.js';
+import { parseClientQuery } from '../proxy/dns/client-query.js';
+import { encodeUpstreamQuery, type UpstreamQuestion } from '../proxy/dns/upstream-query.js';
 import { newTrace, type UpstreamRequest } from '../proxy/upstream/upstream.js';
 
 export interface TestRequest extends UpstreamRequest {

@@ -23,7 +23,8 @@
  *   verified in strict mode is reported as failed, with the reason.
  */
 import type { ResolverSpec } from '../config/resolvers.js';
-import { encodeUpstreamQuery, parseClientQuery } from '../dns/wire.js';
+import { parseClientQuery } from '../dns/client-query.js';
+import { encodeUpstreamQuery } from '../dns/upstream-query.js';
 import { classifyFailure, type FailureKind } from '../network/classify.js';
 import { dohConnectionFactory } from '../upstream/doh/connection.js';
 import { dotConnectionFactory } from '../upstream/dot/connection.js';

@@ -12,7 +12,8 @@
  * - The caller never touches a connection; what it may want to know about
  *   the query's path is written to `req.trace`.
  */
-import type { UpstreamAnswer, UpstreamQuestion } from '../dns/wire.js';
+import type { UpstreamAnswer } from '../dns/upstream-answer.js';
+import type { UpstreamQuestion } from '../dns/upstream-query.js';
 import type { DotstubError } from '../errors.js';
 
 /** How a query travelled, filled in by the upstream for the query record. */
