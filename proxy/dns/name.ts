@@ -2,7 +2,9 @@
  * Domain names on the wire (RFC 1035 §3.1, §4.1.4), walked in place: where
  * a name ends, with or without compression pointers, and its presentation
  * form. Nothing here decodes a name into labels or allocates, except
- * presentName's string; every walk in dns/ that skips a name uses these.
+ * presentName's string. Every walk in dns/ that skips a name uses these;
+ * upstream-answer.ts's matchQuestion walks the answer's question name
+ * itself, comparing it label by label with the query's as it goes.
  *
  * Invariants: a walk never reads past the message and never loops (a
  * pointer must point before the one that led to it); a malformed name is

@@ -112,7 +112,7 @@ function describeQuestion(raw: Buffer): QuestionKey | undefined {
  * Reads an answer from upstream and checks that it answers `question`
  * (RFC 7858 §3.3 via RFC 5452 §9.1), octet by octet. Records are walked, not
  * decoded: only their owner names and fixed-size fields are read, and the
- * OPT record is decoded. Throws MalformedMessageError, or
+ * OPT record's options are walked in place. Throws MalformedMessageError, or
  * QuestionMismatchError when the answer is for another question.
  */
 export function readUpstreamAnswer(raw: Buffer, question: UpstreamQuestion): UpstreamAnswer {
