@@ -7,9 +7,9 @@
  * (RFC 6891 §7) and never carries padding or keepalive; an answer too big
  * for UDP loses additional records first (whole RRsets, glue first) and
  * becomes an empty TC answer only when the answer and authority sections
- * alone don't fit; the resolver's bytes are relayed as they came where the
- * OPT is the last record, as resolvers write it, and re-encoded through
- * dns-packet otherwise.
+ * alone don't fit; the resolver's bytes are relayed as they came (header
+ * bits and OPT replaced in place) where the OPT is the last record, as
+ * resolvers write it, or absent, and re-encoded through dns-packet otherwise.
  */
 import type { Answer, OptAnswer } from 'dns-packet';
 import type { ClientQuery } from './client-query.js';

@@ -2,8 +2,8 @@
  * The fixed parts of a DNS message that more than one module of dns/ reads
  * or writes in place: the 12-octet header's flag bits (RFC 1035 §4.1.1),
  * response codes, the record types and EDNS option codes the proxy treats
- * specially, and the message sizes it works with. Constants only: nothing
- * here parses or allocates.
+ * specially, the message sizes it works with, and rcodeName for logs.
+ * Nothing here reads a message.
  */
 
 export const HEADER_LENGTH = 12;

@@ -5,10 +5,11 @@
  * client to TCP, and the local answers of engine/local-answers.ts; with the
  * rule for which questions are refused before any recursion.
  *
- * Invariants: a reply carries the client's ID, RD and CD, and either no
- * sections at all (errorReply: only the header was trusted) or the
- * question octet for octet as the client sent it; an OPT only to a client
- * that sent one (RFC 6891 §7), with our EDNS version 0 and buffer size.
+ * Invariants: a reply carries the client's ID and RD, and either no
+ * sections at all (errorReply: only the header was trusted; its opcode is
+ * echoed) or the client's CD and its question octet for octet as sent; an
+ * OPT only to a client that sent one (RFC 6891 §7), with our EDNS version 0
+ * and buffer size.
  */
 import { dnsPacket, dnsTypes } from './dns-packet.js';
 import {
