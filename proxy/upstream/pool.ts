@@ -4,5 +4,5 @@
  * in pool/; outside upstream/, only this module and pool/options.ts are
  * imported (eslint.config.js).
  */
-export { Pool, type PoolEvents, type PoolInit, type RetryOutcome } from './pool/pool.js';
-export type { AddressAttempt, ConnectFailure, RaceResult } from './pool/race.js';
+export { Pool, type RetryOutcome } from './pool/pool.js';
+export type { AddressAttempt, RaceResult } from './pool/race.js';
