@@ -23,6 +23,12 @@ const CONTROL = { group: ['**/control/**'], message: 'only proxy/control/ and pr
 // A connection's lifecycle and its protocol halves are upstream/'s own: the
 // rest of proxy/ reaches an upstream through upstream.ts, pools and fallbacks.
 const CONNECTION = { group: ['**/upstream/connection/**'], message: 'only proxy/upstream/ may import upstream/connection/' };
+// The pool's parts are its own: the rest of proxy/ uses upstream/pool.ts (the
+// Pool) and reads pool/options.ts (settings and the CLI fill in PoolOptions).
+const POOL = {
+  group: ['**/upstream/pool/**', '!**/upstream/pool/options.js'],
+  message: 'only proxy/upstream/ may import upstream/pool/ (outside it, use upstream/pool.js, or pool/options.js for PoolOptions)',
+};
 
 export default tseslint.config(
   { ignores: ['dist/**', 'renderer/dist/**', 'node_modules/**', 'test-results/**', 'playwright-report/**', 'bench/results/**'] },
@@ -39,14 +45,14 @@ export default tseslint.config(
   // Imports flow one way along a query's path: listen → engine → upstream → dns
   // (config, network and errors are shared below them). Only the control API
   // and the CLI may import control/; nothing in the path imports a stage above it.
-  ...layer('proxy/*.ts', CONNECTION),
-  ...layer('proxy/!(control)/**/*.ts', CONTROL, CONNECTION),
-  ...layer('proxy/control/**/*.ts', CONNECTION),
-  ...layer('proxy/dotstub.ts', CONTROL, CONNECTION),
+  ...layer('proxy/*.ts', CONNECTION, POOL),
+  ...layer('proxy/!(control)/**/*.ts', CONTROL, CONNECTION, POOL),
+  ...layer('proxy/control/**/*.ts', CONNECTION, POOL),
+  ...layer('proxy/dotstub.ts', CONTROL, CONNECTION, POOL),
   ...layer('proxy/dns/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/upstream/**', '**/network/**', '**/config/**', '**/control/**', '**/dotstub.js'], message: 'dns/ is the wire format: it imports no other stage' }),
   ...layer('proxy/upstream/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'upstream/ must not import the stages that call it' }),
-  ...layer('proxy/engine/**/*.ts', { group: ['**/listen/**', '**/control/**', '**/dotstub.js'], message: 'engine/ must not import listen/ or control/' }, CONNECTION),
-  ...layer('proxy/network/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'network/ must not import the query path above it' }, CONNECTION),
+  ...layer('proxy/engine/**/*.ts', { group: ['**/listen/**', '**/control/**', '**/dotstub.js'], message: 'engine/ must not import listen/ or control/' }, CONNECTION, POOL),
+  ...layer('proxy/network/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'network/ must not import the query path above it' }, CONNECTION, POOL),
   {
     files: ['**/*.{js,mjs}'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } },

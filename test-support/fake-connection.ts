@@ -4,7 +4,8 @@
  * `close()` do to it what a server or a network would.
  */
 import { EventEmitter } from 'node:events';
-import { readUpstreamAnswer, type UpstreamAnswer, type UpstreamQuestion } from '../proxy/dns/wire.js';
+import { readUpstreamAnswer, type UpstreamAnswer } from '../proxy/dns/upstream-answer.js';
+import type { UpstreamQuestion } from '../proxy/dns/upstream-query.js';
 import { ConnectionClosedError, type DotstubError } from '../proxy/errors.js';
 import type { AnswerHandler, CloseReason, ConnectionSpec, ConnectionState, HandshakeInfo, PoolConnection, PoolConnectionEvents, SendInfo } from '../proxy/upstream/connection/contract.js';
 import { answerTo } from './upstream-requests.js';

@@ -3,7 +3,7 @@
  * a name (as the engine builds it) and the answer a server would send.
  */
 import dnsPacket from 'dns-packet';
-import { encodeUpstreamQuery, parseClientQuery, type UpstreamQuestion } from '../proxy/dns/wire.js';
+import { queryFor } from '../proxy/dns/request.js';
 import { newTrace, type UpstreamRequest } from '../proxy/upstream/upstream.js';
 
 export interface TestRequest extends UpstreamRequest {
@@ -11,12 +11,7 @@ export interface TestRequest extends UpstreamRequest {
 }
 
 export function request(name: string, type: 'A' | 'AAAA' = 'A'): TestRequest {
-  const raw = dnsPacket.encode({ type: 'query', id: 1, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type, name }] });
-  const parsed = parseClientQuery(raw);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  const question: UpstreamQuestion = { key: parsed.query.question, bytes: parsed.query.questionBytes };
-  const { wire } = encodeUpstreamQuery(parsed.query, { pad: true, keepalive: true });
-  return { name, wire, question, trace: newTrace() };
+  return { name, ...queryFor(name, type, { pad: true, keepalive: true }), trace: newTrace() };
 }
 
 /** The answer to the query in `framed` (an upstream request's wire, after its ID was written). */

@@ -14,8 +14,8 @@
  * from the wrapped upstream (authenticated, encrypted) are stored — the
  * cache never sees a synthesised SERVFAIL.
  */
-import { queryCacheBits } from '../dns/query-flags.js';
-import { readUpstreamAnswer, type UpstreamAnswer } from '../dns/wire.js';
+import { readUpstreamAnswer, type UpstreamAnswer } from '../dns/upstream-answer.js';
+import { upstreamQueryBits } from '../dns/upstream-query.js';
 import type { DotstubError } from '../errors.js';
 import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest, type UpstreamTrace } from '../upstream/upstream.js';
 import type { AnswerCache, CacheLookup } from './answer-cache.js';
@@ -75,7 +75,7 @@ interface Miss extends UpstreamRequest {
 
 function cacheKey(req: UpstreamRequest): string {
   const q = req.question.key;
-  const bits = queryCacheBits(req.wire);
+  const bits = upstreamQueryBits(req.wire);
   return `${q.name.toLowerCase()}|${q.type}|${q.class}|${bits.dnssecOk ? 'do' : ''}|${bits.checkingDisabled ? 'cd' : ''}|${bits.authenticData ? 'ad' : ''}`;
 }
 

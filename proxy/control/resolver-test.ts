@@ -23,7 +23,7 @@
  *   verified in strict mode is reported as failed, with the reason.
  */
 import type { ResolverSpec } from '../config/resolvers.js';
-import { encodeUpstreamQuery, parseClientQuery } from '../dns/wire.js';
+import { queryFor } from '../dns/request.js';
 import { classifyFailure, type FailureKind } from '../network/classify.js';
 import { dohConnectionFactory } from '../upstream/doh/connection.js';
 import { dotConnectionFactory } from '../upstream/dot/connection.js';
@@ -95,14 +95,9 @@ export const DEFAULT_RESOLVER_TEST: Omit<ResolverTestOptions, 'auth' | 'scope'> 
   deadlineMs: 20_000,
 };
 
-/** `. NS` with RD, as a client would send it (the engine's own encoder pads it like any query). */
-const ROOT_NS = Buffer.from([0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1]);
-
+/** `. NS` with RD, as a client would send it, padded like any query. */
 function probe(): UpstreamRequest {
-  const parsed = parseClientQuery(ROOT_NS);
-  if (!parsed.ok) throw new Error(`probe query: ${parsed.reason}`);
-  const { wire } = encodeUpstreamQuery(parsed.query, { pad: true, keepalive: false });
-  return { wire, question: { key: parsed.query.question, bytes: parsed.query.questionBytes }, trace: newTrace() };
+  return { ...queryFor('.', 'NS', { pad: true, keepalive: false }), trace: newTrace() };
 }
 
 function isLoopback(address: string): boolean {

@@ -12,7 +12,10 @@ import dnsPacket, { type OptAnswer } from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { FrameReader } from './framing.js';
-import { encodeClientAnswer, encodeUpstreamQuery, parseClientQuery, readUpstreamAnswer, type ClientQuery, type UpstreamQuestion } from './wire.js';
+import { encodeClientAnswer } from './client-answer.js';
+import { parseClientQuery, type ClientQuery } from './client-query.js';
+import { readUpstreamAnswer } from './upstream-answer.js';
+import { encodeUpstreamQuery, type UpstreamQuestion } from './upstream-query.js';
 
 let unbound: UnboundServer;
 let socket: tls.TLSSocket;

@@ -4,13 +4,10 @@
  * (OPT excluded: its "TTL" holds EDNS flags, RFC 6891 §6.1.3) and, for
  * negative answers, the SOA's negative-caching TTL (RFC 2308 §5:
  * min(SOA TTL, SOA MINIMUM)). Records are walked, not decoded: names are
- * skipped with wire.ts's nameEnd, which allocates nothing.
+ * skipped with name.ts's nameEnd, which allocates nothing.
  */
-import { nameEnd } from './wire.js';
-
-const TYPE_SOA = 6;
-const TYPE_OPT = 41;
-const HEADER = 12;
+import { HEADER_LENGTH as HEADER, TYPE_OPT, TYPE_SOA } from './header.js';
+import { nameEnd } from './name.js';
 
 export interface TtlLayout {
   /** Byte offset of each record's 32-bit TTL, answer + authority + additional, OPT excluded. */
@@ -24,7 +21,7 @@ export interface TtlLayout {
   readonly questionEnd: number;
 }
 
-/** The offset just past the name at `offset` (wire.ts's walk: no decoding, nothing allocated). */
+/** The offset just past the name at `offset` (name.ts's walk: no decoding, nothing allocated). */
 function skipName(raw: Buffer, offset: number): number {
   const end = nameEnd(raw, offset);
   if (end === -1) throw new RangeError('a name is malformed or runs past the end of the message');

@@ -2,7 +2,11 @@ import dnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 import { describe, expect, test } from 'vitest';
 import { QuestionMismatchError } from '../errors.js';
-import { encodeClientAnswer, encodeUpstreamQuery, parseClientQuery, plausibleQuery, readUpstreamAnswer, servfail, type ClientQuery } from './wire.js';
+import { encodeClientAnswer } from './client-answer.js';
+import { parseClientQuery, plausibleQuery, type ClientQuery } from './client-query.js';
+import { servfail } from './local-reply.js';
+import { readUpstreamAnswer } from './upstream-answer.js';
+import { encodeUpstreamQuery } from './upstream-query.js';
 
 const asked = (q: ClientQuery) => ({ key: q.question, bytes: q.questionBytes });
 

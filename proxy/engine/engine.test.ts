@@ -7,7 +7,7 @@
 import dnsPacket from 'dns-packet';
 import { describe, expect, test } from 'vitest';
 import { answerTo } from '../../test-support/upstream-requests.js';
-import { readUpstreamAnswer } from '../dns/wire.js';
+import { readUpstreamAnswer } from '../dns/upstream-answer.js';
 import { ConnectFailedError, type DotstubError } from '../errors.js';
 import type { Upstream, UpstreamCallback, UpstreamRequest } from '../upstream/upstream.js';
 import { Engine } from './engine.js';

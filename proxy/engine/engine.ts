@@ -11,18 +11,12 @@
  * exactly one result back.
  */
 import { EventEmitter } from 'node:events';
-import {
-  CLASSIC_UDP_SIZE,
-  encodeClientAnswer,
-  encodeUpstreamQuery,
-  localAnswer,
-  parseClientQuery,
-  rcodeName,
-  servfail,
-  type ClientQuery,
-  type UpstreamAnswer,
-  type UpstreamQuestion,
-} from '../dns/wire.js';
+import { encodeClientAnswer } from '../dns/client-answer.js';
+import { parseClientQuery, type ClientQuery } from '../dns/client-query.js';
+import { CLASSIC_UDP_SIZE, rcodeName } from '../dns/header.js';
+import { localAnswer, servfail } from '../dns/local-reply.js';
+import type { UpstreamAnswer } from '../dns/upstream-answer.js';
+import { encodeUpstreamQuery, type UpstreamQuestion } from '../dns/upstream-query.js';
 import { isDotstubError, type DotstubError } from '../errors.js';
 import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest, type UpstreamTrace } from '../upstream/upstream.js';
 import { localVerdict } from './local-answers.js';

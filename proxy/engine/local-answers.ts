@@ -9,7 +9,7 @@
  *   browsers on dotstub" is on, so Firefox's default-on DoH stays off and its
  *   lookups come here.
  */
-import type { ClientQuery } from '../dns/wire.js';
+import type { ClientQuery } from '../dns/client-query.js';
 
 export type LocalVerdict = 'NOERROR' | 'NXDOMAIN' | null;
 

@@ -1,7 +1,14 @@
 /**
- * What the proxy reports: one record per query and running counters. They
- * are published as events (see StubProxyEvents); the control API aggregates
- * them, nothing polls the engine's internals.
+ * What the engine reports about client queries: a QueryRecord for each
+ * query it answers (the engine's 'query' event, which the proxy passes on;
+ * nothing is recorded for a message refused at parsing, which is counted
+ * and reported as a 'malformed' event instead), and Counters, one object of
+ * running totals shared by the engine, the answer cache and the pools.
+ *
+ * Invariants: each counter field has one writer (engine: EngineCounters
+ * below; cache: CacheCounters; pools: upstream/counters.ts); everyone else
+ * reads, and the control API copies the object when it reports. A record's
+ * `name` is null when the user chose not to record names.
  */
 import { newCacheCounters, type CacheCounters } from '../cache/caching-upstream.js';
 import { newUpstreamCounters, type UpstreamCounters } from '../upstream/counters.js';
@@ -10,7 +17,7 @@ export type Transport = 'udp' | 'tcp';
 
 /** Where a client's answer came from. */
 export type AnswerSource =
-  /** The resolver's answer, over DoT. */
+  /** The resolver's answer, over DoT or DoH. */
   | 'upstream'
   /** From the answer cache, TTLs lowered by their age. */
   | 'cache'
@@ -18,7 +25,10 @@ export type AnswerSource =
   | 'stale'
   /** Synthesised SERVFAIL: the resolver couldn't be reached in time, or backpressure. */
   | 'servfail'
-  /** FORMERR/NOTIMP for a malformed or unsupported query. */
+  /**
+   * FORMERR/NOTIMP/REFUSED for a malformed or refused query. Kept for the
+   * API's readers, but not emitted today: those are 'malformed' events.
+   */
   | 'error-reply'
   /** A name dotstub answers itself (resolver.arpa, Firefox's canary): never forwarded. */
   | 'local'
@@ -50,7 +60,7 @@ export interface QueryRecord {
   /** Queries in flight on the connection when this one was sent, itself included. */
   readonly depth: number;
   readonly source: AnswerSource;
-  /** 1, or 2 when the first attempt's connection died or its deadline passed. */
+  /** Attempts made upstream (UpstreamTrace.attempts): 1, more after a dead connection or a passed deadline; 0 when never sent. */
   readonly attempts: number;
   /** Answer didn't fit the client's UDP size: TC sent so it retries over TCP. */
   readonly truncated: boolean;
@@ -63,7 +73,7 @@ interface EngineCounters {
   queries: number;
   answers: number;
   servfails: number;
-  /** Malformed or unsupported client messages (answered FORMERR/NOTIMP or dropped). */
+  /** Client messages refused at parsing: malformed, unsupported or refused (answered FORMERR, NOTIMP, REFUSED or BADVERS, or dropped). */
   malformed: number;
   truncated: number;
   /** Names answered here, never forwarded (engine/local-answers.ts). */

@@ -7,7 +7,8 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import { afterEach, describe, expect, test } from 'vitest';
 import { queryBytes, UdpClient } from '../../test-support/dns-client.js';
-import { parseClientQuery, servfail } from '../dns/wire.js';
+import { parseClientQuery } from '../dns/client-query.js';
+import { servfail } from '../dns/local-reply.js';
 import { ClientShares } from './client-shares.js';
 import { ERROR_REPLIES_PER_SECOND, UDP_BUFFER_BYTES, UdpListener } from './udp.js';
 

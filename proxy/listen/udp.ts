@@ -17,7 +17,8 @@
  */
 import dgram from 'node:dgram';
 import net from 'node:net';
-import { parseClientQuery, plausibleQuery, truncatedReply } from '../dns/wire.js';
+import { parseClientQuery, plausibleQuery } from '../dns/client-query.js';
+import { truncatedReply } from '../dns/local-reply.js';
 import { listenError, type ListenAddress, type QueryHandler } from './address.js';
 import { ClientShare, type ClientShares } from './client-shares.js';
 

@@ -1,7 +1,12 @@
 /**
- * What the upstream layer counts. The engine's Counters include these
- * fields; the pool is their only writer (one owner per field), the control
- * API reads them.
+ * What the upstream layer counts, as named failures and totals (routedns's
+ * habit: each failure increments a counter). The engine's Counters include
+ * these fields (engine/query-record.ts).
+ *
+ * Invariants: pools are the only writers (upstream/pool/pool.ts, counting
+ * their connections' events); the pools of one proxy (DoT and DoH of a
+ * fallback) share one object, so each field totals across them. The
+ * cleartext path, the cache and the fallback write none of these.
  */
 export interface UpstreamCounters {
   retries: number;

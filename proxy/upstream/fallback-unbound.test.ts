@@ -10,7 +10,7 @@ import { afterAll, expect, test } from 'vitest';
 import { freePort, startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { request } from '../../test-support/upstream-requests.js';
 import { customResolver } from '../config/resolvers.js';
-import type { UpstreamAnswer } from '../dns/wire.js';
+import type { UpstreamAnswer } from '../dns/upstream-answer.js';
 import type { DotstubError } from '../errors.js';
 import { dohConnectionFactory } from './doh/connection.js';
 import { dotConnectionFactory } from './dot/connection.js';

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, test, vi } from 'vitest';
 import { FakeConnection } from '../../test-support/fake-connection.js';
 import { request, type TestRequest } from '../../test-support/upstream-requests.js';
 import { customResolver } from '../config/resolvers.js';
-import type { UpstreamAnswer } from '../dns/wire.js';
+import type { UpstreamAnswer } from '../dns/upstream-answer.js';
 import { CertificateError, ConnectFailedError, ConnectTimeoutError, type DotstubError } from '../errors.js';
 import { Fallback, type TransportChange } from './fallback.js';
 import { Pool } from './pool.js';

@@ -1,23 +1,37 @@
 /**
  * The upstream contract: what the engine asks of anything that resolves
- * queries — a DoT pool today; DoH, a fallback chain and the answer cache
- * next. Modelled on routedns's `Resolver` and dnsproxy's `Upstream`.
+ * queries. Modelled on routedns's `Resolver` and dnsproxy's `Upstream`.
+ * Implemented by the pools (pool.ts: DoT or DoH connections), the fallback
+ * of two pools (fallback.ts), the answer cache (cache/caching-upstream.ts),
+ * the cleartext path (plain/cleartext.ts) and the captive-portal gate
+ * (network/captive.ts); each wraps or composes others through this
+ * contract alone. test-support/upstream-contract.ts is the suite they pass.
  *
  * Invariants every implementation keeps:
- * - `resolve()` calls `done` exactly once per request: an answer, or a typed
- *   DotstubError, within the upstream's own deadline (it owns deadlines,
- *   cancellation, retries on a dead connection and RTT estimation).
+ * - `resolve()` calls `done` exactly once per request: an answer whose
+ *   question matches the request's, or a typed DotstubError, within the
+ *   upstream's own deadline (it owns its deadlines, retries and
+ *   cancellation; the engine sets no timer of its own).
  * - A request that fails at once (closed upstream, backpressure, resolver
- *   unreachable) gets its callback before `resolve()` returns.
+ *   unreachable, quarantined question) gets its callback before `resolve()`
+ *   returns.
  * - The caller never touches a connection; what it may want to know about
  *   the query's path is written to `req.trace`.
+ * - `close()` lets requests in flight finish; `destroy()` fails each of
+ *   them once, typed. After either, nothing is sent (the cache may still
+ *   answer a fresh hit).
  */
-import type { UpstreamAnswer, UpstreamQuestion } from '../dns/wire.js';
+import type { UpstreamAnswer } from '../dns/upstream-answer.js';
+import type { UpstreamQuestion } from '../dns/upstream-query.js';
 import type { DotstubError } from '../errors.js';
 
 /** How a query travelled, filled in by the upstream for the query record. */
 export interface UpstreamTrace {
-  /** 1, or 2 when the first attempt's connection died or its deadline passed. */
+  /**
+   * Attempts made: 1, more when a connection died or a deadline passed (a
+   * pool: one retry of the query's own, plus re-sends that were not its
+   * fault; the cleartext path: one per server it tried); 0 when never sent.
+   */
   attempts: number;
   resolverId: string | null;
   connectionId: number | null;
@@ -56,7 +70,7 @@ export interface UpstreamRequest {
 export type UpstreamCallback<R extends UpstreamRequest> = (req: R, err: DotstubError | null, answer: UpstreamAnswer | null) => void;
 
 export interface Upstream {
-  /** Readable: `DoT(quad9)`; later `Fallback(DoT(quad9); DoH(quad9))`. */
+  /** Readable: `DoT(quad9)`, `Fallback(DoT(quad9); DoH(quad9))`, `Cache(…)`, `Cleartext(192.168.1.1)`. */
   readonly name: string;
   resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void;
   /** Stops taking requests; resolves once every request in flight got its callback and connections are closed. */

@@ -15,7 +15,9 @@
  * - 'close' is emitted once, before the handlers of the queries it failed run.
  */
 import type { EventEmitter } from 'node:events';
-import type { QuestionKey, UpstreamAnswer, UpstreamQuestion } from '../../dns/wire.js';
+import type { QuestionKey } from '../../dns/client-query.js';
+import type { UpstreamAnswer } from '../../dns/upstream-answer.js';
+import type { UpstreamQuestion } from '../../dns/upstream-query.js';
 import type { DotstubError } from '../../errors.js';
 
 export type ConnectionState = 'connecting' | 'open' | 'draining' | 'closed';

@@ -18,7 +18,9 @@
  * so its owner settles it exactly once.
  */
 import crypto from 'node:crypto';
-import { readUpstreamAnswer, type QuestionKey, type UpstreamAnswer, type UpstreamQuestion } from '../../dns/wire.js';
+import type { QuestionKey } from '../../dns/client-query.js';
+import { readUpstreamAnswer, type UpstreamAnswer } from '../../dns/upstream-answer.js';
+import type { UpstreamQuestion } from '../../dns/upstream-query.js';
 import { QuestionMismatchError } from '../../errors.js';
 
 export interface InFlightEntry {

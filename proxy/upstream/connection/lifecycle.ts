@@ -36,7 +36,9 @@
 import { EventEmitter } from 'node:events';
 import tls from 'node:tls';
 import type { ResolverSpec } from '../../config/resolvers.js';
-import type { QuestionKey, UpstreamAnswer, UpstreamQuestion } from '../../dns/wire.js';
+import type { QuestionKey } from '../../dns/client-query.js';
+import type { UpstreamAnswer } from '../../dns/upstream-answer.js';
+import type { UpstreamQuestion } from '../../dns/upstream-query.js';
 import { ConnectionClosedError, ConnectTimeoutError, type DotstubError } from '../../errors.js';
 import type { AuthPolicy } from '../auth-policy.js';
 import type { PoolOptions } from '../pool/options.js';

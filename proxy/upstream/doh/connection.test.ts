@@ -13,7 +13,7 @@ import { expectedA } from '../../../test-support/dns-client.js';
 import { startUnbound, type UnboundServer } from '../../../test-support/unbound.js';
 import { request, type TestRequest } from '../../../test-support/upstream-requests.js';
 import { customResolver } from '../../config/resolvers.js';
-import type { UpstreamAnswer } from '../../dns/wire.js';
+import type { UpstreamAnswer } from '../../dns/upstream-answer.js';
 import type { DotstubError } from '../../errors.js';
 import type { HandshakeInfo } from '../connection/contract.js';
 import type { AuthPolicy } from '../auth-policy.js';

@@ -34,7 +34,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import tls from 'node:tls';
 import { dohEndpoint, type ResolverSpec } from '../../config/resolvers.js';
-import { readUpstreamAnswer, type UpstreamAnswer } from '../../dns/wire.js';
+import { readUpstreamAnswer, type UpstreamAnswer } from '../../dns/upstream-answer.js';
 import {
   ConnectFailedError,
   ConnectionClosedError,

@@ -15,7 +15,9 @@
 import dgram from 'node:dgram';
 import { randomInt } from 'node:crypto';
 import net from 'node:net';
-import { readUpstreamAnswer, type UpstreamAnswer } from '../../dns/wire.js';
+import { readUpstreamAnswer, type UpstreamAnswer } from '../../dns/upstream-answer.js';
+import { cleartextQuery } from '../../dns/upstream-query.js';
+import { FLAG_TC, HEADER_LENGTH } from '../../dns/header.js';
 import { frame, FrameReader } from '../../dns/framing.js';
 import { CleartextFailedError, PoolClosedError, type DotstubError } from '../../errors.js';
 import type { Upstream, UpstreamCallback, UpstreamRequest } from '../upstream.js';
@@ -25,46 +27,6 @@ export interface CleartextOptions {
   readonly servers: readonly { readonly host: string; readonly port: number }[];
   /** Per attempt; each server gets one attempt. */
   readonly timeoutMs?: number;
-}
-
-const HEADER = 12;
-const FLAG_TC = 0x0200;
-/** RFC 6891 OPT with a 1232-octet UDP size (DNS flag day 2020), DO bit set per query. */
-function opt(dnssecOk: boolean): Buffer {
-  const b = Buffer.alloc(11);
-  b.writeUInt16BE(41, 1);
-  b.writeUInt16BE(1232, 3);
-  b.writeUInt32BE(dnssecOk ? 0x8000 : 0, 5);
-  return b;
-}
-
-/** The unframed query for the network's resolver: the client's flags and question, a random ID, a plain OPT. */
-function cleartextQuery(req: UpstreamRequest, id: number): Buffer {
-  const flags = req.wire.readUInt16BE(4);
-  // The framed upstream query's OPT TTL (DO bit) is not parsed here: DO is kept iff the query asked for it.
-  const dnssecOk = hasDnssecOk(req.wire.subarray(2));
-  const q = req.question.bytes;
-  const out = Buffer.alloc(HEADER + q.length + 11);
-  out.writeUInt16BE(id, 0);
-  out.writeUInt16BE(flags, 2);
-  out.writeUInt16BE(1, 4);
-  out.writeUInt16BE(1, 10);
-  q.copy(out, HEADER);
-  opt(dnssecOk).copy(out, HEADER + q.length);
-  return out;
-}
-
-/** The upstream query ends with its OPT record (dns/wire.ts encodeUpstreamQuery); its TTL's top bit is DO. */
-function hasDnssecOk(msg: Buffer): boolean {
-  const arcount = msg.readUInt16BE(10);
-  if (arcount === 0) return false;
-  // Walk past the question (one, uncompressed, as the client sent it).
-  let o = HEADER;
-  while (o < msg.length && msg[o] !== 0) o += (msg[o] ?? 0) + 1;
-  o += 5;
-  // OPT: root name (1), type (2), class (2), TTL (4).
-  if (o + 9 > msg.length || msg.readUInt16BE(o + 1) !== 41) return false;
-  return (msg.readUInt32BE(o + 5) & 0x8000) !== 0;
 }
 
 export class CleartextUpstream implements Upstream {
@@ -128,7 +90,7 @@ export class CleartextUpstream implements Upstream {
   /** One attempt at one server: UDP, then TCP if the answer was truncated. Returns a canceller. */
   #ask(req: UpstreamRequest, server: CleartextOptions['servers'][number], cb: (err: unknown, answer: UpstreamAnswer | null) => void): () => void {
     const id = randomInt(0, 65536);
-    const query = cleartextQuery(req, id);
+    const query = cleartextQuery(req.wire, req.question, id);
     const family = net.isIPv6(server.host) ? 'udp6' : 'udp4';
     const sock = dgram.createSocket(family);
     let tcp: net.Socket | undefined;
@@ -144,7 +106,7 @@ export class CleartextUpstream implements Upstream {
     const timer = setTimeout(() => end(new Error(`no answer from ${server.host} in ${this.#timeoutMs} ms`), null), this.#timeoutMs);
     const check = (raw: Buffer): UpstreamAnswer | null => {
       // A spoofed or stray datagram (wrong ID or question) is ignored, not taken.
-      if (raw.length < HEADER || raw.readUInt16BE(0) !== id) return null;
+      if (raw.length < HEADER_LENGTH || raw.readUInt16BE(0) !== id) return null;
       try {
         return readUpstreamAnswer(raw, req.question);
       } catch {

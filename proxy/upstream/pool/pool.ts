@@ -1,0 +1,445 @@
+/**
+ * A pool of connections to one resolver, implementing the Upstream
+ * contract. Policy only: what a connection is comes from the factory (DoT
+ * and DoH alike, made by connection/lifecycle.ts), so the pool and each of
+ * its parts are tested with fakes (test-support/fake-connection.ts):
+ * window.ts picks a connection and sizes bursts, race.ts races address
+ * families, backoff.ts paces failed attempts, quarantine.ts blames a
+ * connection's death, flight.ts holds a request's deadline and retry rules.
+ * Here: the flights, the connections' events, session tickets, counters.
+ *
+ *   resolve(req) ─► quarantined? ─► typed error at once
+ *        ▼ pick ─► send ─► deadline (SRTT + 2 × RTO, 25 ms slots) ─► answer ─► RTT sample ─► done(req, null, answer)
+ *   deadline, connection still delivering answers ─► wait one more RTO (up to queryTimeoutMaxMs), never a retry
+ *   closed / deadline on a silent connection ─► retry once on another connection ─► … ─► done(req, error)
+ *   unreachable (backing off) / every connection full / closed pool ─► done(req, error) at once
+ *
+ * Invariants:
+ * - Every request gets exactly one callback, from resolve() itself when it fails at once.
+ * - At most `size` + `burstConnections` connections exist at once
+ *   (connecting or open), `size` outside bursts; draining ones (server asked
+ *   to close) don't count against new work. Burst extras are not re-opened
+ *   after they close, and their failure to connect is no resolver failure.
+ * - A ticket is kept only from an authenticated connection (connections
+ *   emit 'session' only then), so resumption never bypasses authentication.
+ * - While connecting fails, queries fail at once with the reason; unless
+ *   `selfRetry` is off, a timer keeps trying so the pool recovers by itself.
+ */
+import { EventEmitter } from 'node:events';
+import type { ResolverSpec } from '../../config/resolvers.js';
+import type { UpstreamAnswer } from '../../dns/upstream-answer.js';
+import { InFlightCapError, isDotstubError, PoolClosedError, QueryTimeoutError, type DotstubError } from '../../errors.js';
+import type { AnswerHandler, CloseInfo, ConnectionFactory, HandshakeInfo, PoolConnection, SendInfo } from '../connection/contract.js';
+import { newUpstreamCounters, type UpstreamCounters } from '../counters.js';
+import { DeadlineSlots } from '../deadlines.js';
+import { RttEstimator } from '../rtt.js';
+import type { Upstream, UpstreamCallback, UpstreamRequest } from '../upstream.js';
+import { Backoff } from './backoff.js';
+import { deadlinePassed, newFlight, ownRetryLeft, settle, type Flight } from './flight.js';
+import { validatePoolOptions, type PoolOptions } from './options.js';
+import { Quarantine } from './quarantine.js';
+import { ConnectionRace, mostTelling, raceAddresses, type ConnectFailure, type RaceResult } from './race.js';
+import { AnswerWindow, pick } from './window.js';
+
+/** What "Retry now" did: started an attempt (now, or within the second), or why not. */
+export type RetryOutcome = 'started' | 'scheduled' | 'connected' | 'connecting' | 'closed';
+
+export interface PoolEvents {
+  open: [PoolConnection, HandshakeInfo];
+  close: [PoolConnection, CloseInfo];
+  'connect-failed': [ConnectFailure];
+  /** A race across addresses was won after another address was tried too (the losers and why). */
+  race: [RaceResult];
+  keepalive: [PoolConnection, number];
+}
+
+export interface PoolInit {
+  /** The protocol, for the readable name: `DoT` gives `DoT(quad9)`. */
+  readonly protocol: string;
+  readonly resolver: ResolverSpec;
+  readonly options: PoolOptions;
+  readonly factory: ConnectionFactory;
+  /** Shared with the engine; the pool is the only writer of these fields. */
+  readonly counters?: UpstreamCounters;
+  /**
+   * Reconnect by itself while the resolver is unreachable (default true).
+   * False: the owner re-probes with warm() on its own schedule (the fallback
+   * does, 5 s → 60 s); queries still fail at once during the back-off.
+   */
+  readonly selfRetry?: boolean;
+}
+
+let connectionCounter = 0;
+
+export class Pool extends EventEmitter<PoolEvents> implements Upstream {
+  readonly name: string;
+  readonly resolver: ResolverSpec;
+  readonly options: PoolOptions;
+  readonly counters: UpstreamCounters;
+  readonly #factory: ConnectionFactory;
+  readonly #selfRetry: boolean;
+  /** Live connections (connecting, open or draining); closed ones are removed at once. */
+  readonly #connections: PoolConnection[] = [];
+  /** Latest session ticket per address. */
+  readonly #tickets = new Map<string, Buffer>();
+  readonly #rtt: RttEstimator;
+  readonly #deadlines = new DeadlineSlots<Flight>((f) => this.#onTimeout(f));
+  readonly #window = new AnswerWindow();
+  readonly #backoff: Backoff;
+  readonly #quarantine: Quarantine;
+  /** Which address of each family the next race tries; moves on when a race fails. */
+  #addressIndex = 0;
+  /** The connection race started last, while it runs. */
+  #race: ConnectionRace | undefined;
+  /** Connections closed because another address won, or failed while another still raced: their held queries are re-sent without using a retry. */
+  readonly #losers = new WeakSet<PoolConnection>();
+  /** Connections opened for a burst: not re-opened, and their failure to connect is no resolver failure. */
+  readonly #extras = new WeakSet<PoolConnection>();
+  #closed = false;
+
+  constructor(init: PoolInit) {
+    super();
+    if (init.resolver.addresses.length === 0) throw new RangeError(`resolver ${init.resolver.label} has no addresses`);
+    validatePoolOptions(init.options);
+    this.resolver = init.resolver;
+    this.options = init.options;
+    this.#factory = init.factory;
+    this.#selfRetry = init.selfRetry ?? true;
+    this.counters = init.counters ?? newUpstreamCounters();
+    this.name = `${init.protocol}(${init.resolver.id})`;
+    this.#rtt = new RttEstimator(init.options.queryTimeoutMinMs, init.options.queryTimeoutMaxMs);
+    this.#backoff = new Backoff(init.options.maxBackoffMs);
+    this.#quarantine = new Quarantine(init.resolver.label);
+  }
+
+  /**
+   * The network changed (new route or address, resume from sleep): the
+   * connections can't be trusted to have survived, and the back-off measured
+   * the old network. Close them (their queries are retried on new ones),
+   * forget the back-off, and connect again at once.
+   */
+  networkChanged(): void {
+    if (this.#closed) return;
+    this.#backoff.reset();
+    for (const c of [...this.#connections]) c.close('network-change');
+    if (this.#selfRetry) this.warm();
+  }
+
+  /**
+   * The user asked to try again now ("Retry now"): the attempt a query
+   * arriving with no connection up makes, under the same limits (only while
+   * no connection is connecting or open, at most one a second: sooner than
+   * that, it starts when the second is up), whatever the back-off says.
+   */
+  retryNow(): RetryOutcome {
+    if (this.#closed) return 'closed';
+    if (this.#connections.some((c) => c.state === 'open')) return 'connected';
+    if (this.#liveCount() > 0) return 'connecting';
+    const wait = this.#backoff.untilNextAttempt();
+    if (wait <= 0) {
+      this.#open();
+      return 'started';
+    }
+    this.#backoff.schedule(() => {
+      if (!this.#closed && this.#liveCount() === 0) this.#open();
+    }, wait);
+    return 'scheduled';
+  }
+
+  /** Opens the pool's connections now instead of on the first query. */
+  warm(): void {
+    while (!this.#closed && this.#connections.length < this.options.size && !this.#backoff.backingOff()) this.#open();
+  }
+
+  get connections(): readonly PoolConnection[] {
+    return this.#connections;
+  }
+
+  /** Whether `conn` was opened for a burst (it closes when idle and isn't re-opened). */
+  isBurstConnection(conn: PoolConnection): boolean {
+    return this.#extras.has(conn);
+  }
+
+  resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void {
+    const flight = newFlight(req, done as UpstreamCallback<UpstreamRequest>);
+    req.trace.resolverId = this.resolver.id;
+    const quarantined = this.#quarantine.check(req);
+    if (quarantined) {
+      this.#settle(flight, quarantined, null);
+      return;
+    }
+    this.#attempt(flight);
+  }
+
+  /** Stops taking queries; resolves once every in-flight query is settled and the connections are closed. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#backoff.cancel();
+    this.#race?.cancel();
+    const waits = this.#connections.map(
+      (c) => new Promise<void>((resolve) => (c.state === 'closed' ? resolve() : c.once('close', () => resolve()))),
+    );
+    for (const c of [...this.#connections]) c.drain();
+    await Promise.all(waits);
+  }
+
+  destroy(): void {
+    this.#closed = true;
+    this.#backoff.cancel();
+    this.#race?.cancel();
+    for (const c of [...this.#connections]) c.close('local');
+  }
+
+  #attempt(flight: Flight): void {
+    const trace = flight.req.trace;
+    trace.attempts++;
+    let sent: SendInfo;
+    try {
+      // A retry gets its own copy: the first may still sit in a socket's write queue.
+      const wire = trace.attempts === 1 ? flight.req.wire : Buffer.from(flight.req.wire);
+      sent = this.#send(wire, flight, flight.conn);
+    } catch (err) {
+      if (isDotstubError(err) && err.code === 'DOTSTUB_IN_FLIGHT_CAP') this.counters.inFlightCapHits++;
+      this.#settle(flight, isDotstubError(err) ? err : new PoolClosedError(String(err)), null);
+      return;
+    }
+    flight.conn = sent.connection;
+    flight.upstreamId = sent.upstreamId;
+    trace.connectionId = sent.connection.id;
+    trace.reused = sent.reused;
+    trace.depth = sent.depth;
+    trace.sentAt = performance.now();
+    trace.writtenAt = 0;
+    flight.armedAt = trace.sentAt;
+    this.#deadlines.arm(flight, trace.sentAt + this.#rtt.timeoutMs());
+  }
+
+  /**
+   * Sends where window.ts picks, opening extras for a burst; with no
+   * connection to take it, opens one (a race). Throws InFlightCapError when
+   * every connection is full, the connect error while the resolver is
+   * unreachable, PoolClosedError after close(). `avoid` is skipped when
+   * another connection can take the query (retries).
+   */
+  #send(wire: Buffer, flight: Flight, avoid: PoolConnection | undefined): SendInfo {
+    if (this.#closed) throw new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`);
+    const picked = pick(this.#connections, avoid, this.#window.queries());
+    let best = picked.conn;
+    if (best && picked.burstWindows > 0) this.#openForBurst(best, picked.burstWindows);
+    if (!best) {
+      if (this.#liveCount() < this.options.size) {
+        // Backing off after failed connects: a query may still start one attempt
+        // (one at a time, at most once a second), so the first query after the
+        // path comes back is answered instead of waiting out the back-off.
+        const lastError = this.#backoff.lastError;
+        if (this.#backoff.backingOff() && lastError && !this.#queryMayConnect()) throw lastError;
+        best = this.#open();
+      } else if (avoid?.available) {
+        best = avoid;
+      }
+    }
+    if (!best) {
+      throw new InFlightCapError(
+        `all ${this.options.size} connection(s) to ${this.resolver.label} have ${this.options.maxInFlight} queries in flight`,
+      );
+    }
+    const info = best.send(wire, flight.req.question, this.#onAnswer, flight);
+    if (!info) throw new InFlightCapError(`connection ${best.id} cannot take more queries`);
+    return info;
+  }
+
+  /**
+   * Every open connection's window is full: open connections up to the
+   * `windows` the queries in flight need (one window each), up to `size` kept plus
+   * `burstConnections` extra, to the address that is answering. They take
+   * queries once open: the rest of this burst, and the next ones.
+   */
+  #openForBurst(answering: PoolConnection, windows: number): void {
+    const want = Math.min(this.options.size + (this.options.burstConnections ?? 0), windows);
+    // Connections already on their way count: one burst opens each extra once.
+    for (let n = this.#liveCount(); n < want; n++) {
+      const kept = n < this.options.size;
+      const conn = this.#newRace([answering.address]).start() as PoolConnection;
+      if (!kept) {
+        this.#extras.add(conn);
+        this.counters.burstConnections++;
+      }
+    }
+  }
+
+  /** The one handler for every connection's results; the flight is the context. */
+  readonly #onAnswer: AnswerHandler<Flight> = (flight, conn, upstreamId, err, answer, writtenAt) => {
+    // A late result for an attempt that was already given up on.
+    if (flight.settled || flight.conn !== conn || flight.upstreamId !== upstreamId) return;
+    this.#deadlines.clear(flight);
+    const trace = flight.req.trace;
+    trace.writtenAt = writtenAt || trace.sentAt;
+    if (err || !answer) {
+      if (this.#losers.has(conn) && !this.#closed) {
+        // Held by an address that lost the race: never sent, so not this query's retry.
+        flight.collateral++;
+        this.#attempt(flight);
+        return;
+      }
+      const verdict = err ? this.#quarantine.judge(conn, flight.req, flight.collateral) : undefined;
+      if (verdict?.kind === 'quarantined') {
+        this.#settle(flight, verdict.error, null);
+        return;
+      }
+      if (verdict?.kind === 'collateral' && !this.#closed) {
+        flight.collateral++;
+        this.counters.retries++;
+        this.#attempt(flight);
+        return;
+      }
+      this.#onError(flight, err ?? new PoolClosedError('connection gave no answer'));
+      return;
+    }
+    this.#rtt.observe(performance.now() - trace.writtenAt);
+    this.#window.observe(answer.raw.length);
+    if (trace.reused === false && conn.handshake) trace.handshake = conn.handshake.resumed ? 'resumed' : 'full';
+    this.#settle(flight, null, answer);
+  };
+
+  #onTimeout(flight: Flight): void {
+    const conn = flight.conn;
+    if (flight.settled || !conn) return;
+    const writtenAt = conn.writtenAt(flight.upstreamId);
+    const now = performance.now();
+    const action = deadlinePassed(flight, conn, writtenAt, now, this.options.queryTimeoutMaxMs, this.#rtt.rtoMs());
+    if (action.kind === 'wait') {
+      flight.armedAt = now;
+      this.#deadlines.arm(flight, action.until);
+      return;
+    }
+    this.counters.timeouts++;
+    flight.req.trace.writtenAt = writtenAt;
+    conn.cancel(flight.upstreamId);
+    if (action.kind === 'give-up') {
+      this.#settle(flight, new QueryTimeoutError(`no answer from ${conn.address} within ${this.options.queryTimeoutMaxMs} ms, though it answered other queries meanwhile`), null);
+      return;
+    }
+    if (action.closeConnection) conn.close('unresponsive');
+    this.#onError(flight, new QueryTimeoutError(`no answer from ${conn.address} within the deadline`));
+  }
+
+  #onError(flight: Flight, err: DotstubError): void {
+    if (flight.settled) return;
+    if (ownRetryLeft(flight, err) && !this.#closed) {
+      this.counters.retries++;
+      this.#attempt(flight);
+      return;
+    }
+    this.#settle(flight, err, null);
+  }
+
+  #settle(flight: Flight, err: DotstubError | null, answer: UpstreamAnswer | null): void {
+    this.#deadlines.clear(flight);
+    settle(flight, err, answer);
+  }
+
+  #liveCount(): number {
+    let n = 0;
+    for (const c of this.#connections) if (c.state === 'connecting' || c.state === 'open') n++;
+    return n;
+  }
+
+  #queryMayConnect(): boolean {
+    return this.#selfRetry && this.#liveCount() === 0 && this.#backoff.untilNextAttempt() <= 0;
+  }
+
+  /** Starts a connection race; returns its first racer (queries sent now are held there until one authenticates). */
+  #open(): PoolConnection {
+    this.#backoff.attempted();
+    const race = this.#newRace(raceAddresses(this.resolver.addresses, this.#addressIndex));
+    this.#race = race;
+    return race.start() as PoolConnection;
+  }
+
+  #newRace(addresses: readonly string[]): ConnectionRace {
+    const race: ConnectionRace = new ConnectionRace(addresses, this.options.attemptDelayMs ?? 250, (address) =>
+      this.#closed ? undefined : this.#openAddress(race, address),
+    );
+    return race;
+  }
+
+  #openAddress(race: ConnectionRace, address: string): PoolConnection {
+    const conn = this.#factory({ id: ++connectionCounter, address, session: this.#tickets.get(address) });
+    this.#connections.push(conn);
+    const counters = this.counters;
+    conn.on('ready', (info) => {
+      this.#quarantine.opened(conn);
+      this.#backoff.connected();
+      if (info.resumed) counters.handshakesResumed++;
+      else counters.handshakesFull++;
+      const won = race.won(conn, (rival) => {
+        this.#losers.add(rival);
+        rival.close('local');
+      });
+      if (this.#race === race) this.#race = undefined;
+      if (won) this.emit('race', won);
+      this.emit('open', conn, info);
+    });
+    conn.on('session', (ticket) => this.#tickets.set(address, ticket));
+    conn.on('keepalive', (ms) => this.emit('keepalive', conn, ms));
+    conn.on('mismatch', () => counters.mismatches++);
+    conn.on('out-of-order', () => counters.outOfOrder++);
+    conn.on('bytes', (out, inn) => {
+      counters.bytesToResolver += out;
+      counters.bytesFromResolver += inn;
+    });
+    conn.on('close', (info) => this.#onClose(conn, info));
+    return conn;
+  }
+
+  #onClose(conn: PoolConnection, info: CloseInfo): void {
+    const idx = this.#connections.indexOf(conn);
+    if (idx >= 0) this.#connections.splice(idx, 1);
+    // Before the connection's failed queries are handed back (after this event, oldest first).
+    this.#quarantine.closed(conn, info);
+    if (!info.wasOpen && this.#extras.has(conn)) {
+      // An extra for a burst that didn't come up: the connection that is
+      // answering carries on; no back-off, no failure to report.
+      this.counters.burstConnectFailures++;
+    } else if (!info.wasOpen && !this.#closed && !this.#losers.has(conn)) {
+      const race = this.#race?.has(conn) ? this.#race : undefined;
+      if (race) {
+        if (race.failed(conn, info.error)) {
+          // The race goes on: what this address held moves to the others, as a loser's would.
+          this.#losers.add(conn);
+          this.emit('close', conn, info);
+          return;
+        }
+        this.#race = undefined;
+      }
+      this.#connectFailed(conn, info, race);
+    }
+    this.emit('close', conn, info);
+  }
+
+  /**
+   * The connection (every address of its race) never came up: the next
+   * race tries each family's next address, after a back-off; the pool keeps
+   * trying in the background so it comes back by itself.
+   */
+  #connectFailed(conn: PoolConnection, info: CloseInfo, race: ConnectionRace | undefined): void {
+    this.#addressIndex++;
+    const attempts = race ? race.attempts() : [];
+    const error = mostTelling(attempts) ?? info.error;
+    const { consecutive, backoffMs } = this.#backoff.failed(error);
+    if (error) {
+      this.counters.connectFailures++;
+      this.emit('connect-failed', {
+        resolverId: this.resolver.id,
+        address: attempts.find((a) => a.error === error)?.address ?? conn.address,
+        error,
+        consecutive,
+        retryInMs: backoffMs,
+        afterMs: race ? Date.now() - race.startedAt : Date.now() - conn.createdAt,
+        attempts,
+      });
+    }
+    if (this.#selfRetry) this.#backoff.schedule(() => this.warm(), backoffMs + 5);
+  }
+}
