@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import dnsPacket from 'dns-packet';
 import { AnswerCache, type AnswerCacheOptions } from '../proxy/cache/answer-cache.js';
 import { storedForm } from '../proxy/cache/caching-upstream.js';
-import { readUpstreamAnswer } from '../proxy/dns/wire.js';
+import { readUpstreamAnswer } from '../proxy/dns/upstream-answer.js';
 import { ROOT } from './lab.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);

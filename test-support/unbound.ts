@@ -132,7 +132,23 @@ export function unboundServerBase(dir: string, port: number, threads = 1, addres
   ];
 }
 
+/**
+ * Starts unbound. A free port found by freePort() can be taken by another
+ * program before unbound binds it (other test runs share this machine): when
+ * the port was ours to choose, that is tried again on another, twice at most.
+ */
 export async function startUnbound(options: UnboundOptions = {}): Promise<UnboundServer> {
+  const ours = options.port === undefined && (options.dohPort === undefined || options.dohPort === 0);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startUnboundOnce(options);
+    } catch (err) {
+      if (!ours || attempt >= 3 || !/address already in use/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startUnboundOnce(options: UnboundOptions): Promise<UnboundServer> {
   const pki = testPki();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-unbound-'));
   const launch = options.launch;
