@@ -47,6 +47,23 @@ export default tseslint.config(
   ...layer('proxy/upstream/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'upstream/ must not import the stages that call it' }),
   ...layer('proxy/engine/**/*.ts', { group: ['**/listen/**', '**/control/**', '**/dotstub.js'], message: 'engine/ must not import listen/ or control/' }, CONNECTION),
   ...layer('proxy/network/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'network/ must not import the query path above it' }, CONNECTION),
+  // One atomic write (config/config-file.ts: temp file, fsync, rename, fsync the
+  // directory): nothing else in proxy/ renames a file. system-dns/file-state.ts
+  // writes over bind mounts and symlinks (rename, or copy in place) and
+  // system-dns/journal.ts is still to move onto writeFileAtomic.
+  {
+    files: ['proxy/**/*.ts'],
+    ignores: ['**/*.test.ts', 'proxy/config/config-file.ts', 'proxy/system-dns/file-state.ts', 'proxy/system-dns/journal.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name=/^rename(Sync)?$/]",
+          message: 'write files with writeFileAtomic/writeFileAtomicSync and set bad ones aside with setAsideSync (config/config-file.ts): one atomic write',
+        },
+      ],
+    },
+  },
   {
     files: ['**/*.{js,mjs}'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } },

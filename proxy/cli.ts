@@ -24,7 +24,7 @@ import { quickAckSupport } from './upstream/quick-ack.js';
 import { canAuthenticate, ResolverStore } from './config/resolver-store.js';
 import { parseResolverArg, PRESETS, type ResolverSpec } from './config/resolvers.js';
 import { SettingsStore, type Settings } from './config/settings.js';
-import { DEFAULT_PROBES } from './network/captive-probe.js';
+import { DEFAULT_PROBES } from './network/captive/probe.js';
 import { parseServer } from './network/network-resolver.js';
 import type { SystemDnsManager } from './system-dns/manager.js';
 

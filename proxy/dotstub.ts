@@ -28,11 +28,12 @@ import { dohConnectionFactory } from './upstream/doh/connection.js';
 import { Fallback, type Transport, type TransportChange } from './upstream/fallback.js';
 import { classifyFailure, type FailureKind } from './network/classify.js';
 import { NetworkWatch, type NetworkChange } from './network/watch.js';
-import { CaptiveGate, CaptivePortal, type CaptiveEvent, type CaptiveView } from './network/captive.js';
-import type { ProbeTargets } from './network/captive-probe.js';
+import { CaptivePortal, type CaptiveEvent, type CaptiveView } from './network/captive/session.js';
+import { CaptiveGate } from './network/captive/gate.js';
+import type { ProbeTargets } from './network/captive/probe.js';
+import { DegradedMode } from './network/degraded-mode.js';
 import type { SignInProxyInfo } from './network/signin-proxy.js';
 import { discoverNetworkResolver, type DiscoveryPaths } from './network/network-resolver.js';
-import { CleartextUpstream } from './upstream/plain/cleartext.js';
 import { Pool, type AddressAttempt, type RetryOutcome } from './upstream/pool.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from './upstream/pool/options.js';
 
@@ -176,8 +177,6 @@ export interface CaptiveConfig {
 const PORTAL_CHECK_WINDOW_MS = 5 * 60_000;
 /** At most one portal check per this long. */
 const PORTAL_CHECK_EVERY_MS = 30_000;
-/** Degraded mode never starts again sooner than this after it ended. */
-const DEGRADED_MIN_GAP_MS = 10_000;
 
 export interface ProxyConfig {
   readonly listen: readonly ListenAddress[];
@@ -275,10 +274,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #captive: CaptivePortal | null;
   /** When the proxy started or the network last changed: a connect failure soon after may be a portal. */
   #networkSince = 0;
-  /** Degraded mode's cleartext path while it is on (null: off). */
-  #degraded: CleartextUpstream | null = null;
-  /** When degraded mode last ended: it doesn't start again within DEGRADED_MIN_GAP_MS (no flapping). */
-  #degradedEndedAt = -Infinity;
+  /** Degraded mode's cleartext path while it is on. */
+  readonly #degraded = new DegradedMode();
   #startedAt = 0;
   #running = false;
 
@@ -530,14 +527,14 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
    * opens again (the pools keep re-probing with their back-off).
    */
   #maybeDegrade(why: string): void {
-    if (this.#degraded || !this.#running || !this.#config.allowDegraded || this.#config.auth.mode !== 'opportunistic') return;
-    if (this.#captive?.active || this.#captive?.checking || Date.now() - this.#degradedEndedAt < DEGRADED_MIN_GAP_MS) return;
+    if (!this.#degraded.mayStart() || !this.#running || !this.#config.allowDegraded || this.#config.auth.mode !== 'opportunistic') return;
+    if (this.#captive?.active || this.#captive?.checking) return;
     const found = discoverNetworkResolver(this.#config.captive?.networkDns.length ? this.#config.captive.networkDns : this.#config.networkDns, this.#config.captive?.paths);
     if (!found) {
       this.emit('warning', "cleartext fallback is allowed, but this network's own resolver isn't known: set network DNS in Settings");
       return;
     }
-    this.#degraded = new CleartextUpstream({ servers: found.servers });
+    this.#degraded.start(found);
     const who = found.servers.map((x) => x.host).join(', ');
     this.#onPrivacyEvent({
       type: 'degraded',
@@ -547,10 +544,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
 
   /** Leaves degraded mode (an encrypted connection opened, the network changed, strict mode was chosen). */
   #endDegraded(why?: string): void {
-    if (!this.#degraded) return;
-    this.#degraded.destroy();
-    this.#degraded = null;
-    this.#degradedEndedAt = Date.now();
+    if (!this.#degraded.end()) return;
     if (why && this.#running) this.#onPrivacyEvent({ type: 'degraded-ended', sentence: why });
   }
 
@@ -561,7 +555,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
    */
   #upstreamFor(pool: Pool | Fallback): Upstream {
     // Always in place (one branch a query): the cleartext fallback may be allowed at run time, after this pool was made.
-    const gated = new CaptiveGate(this.#captive, pool, () => this.#degraded);
+    const gated = new CaptiveGate(this.#captive, pool, this.#degraded);
     return this.#cache ? new CachingUpstream(this.#cache, gated, this.#counters) : gated;
   }
 

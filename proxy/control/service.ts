@@ -37,7 +37,7 @@ import { NetworkLadder } from './ladder.js';
 import { DEFAULT_RESOLVER_TEST, testResolvers, type MeasureScope, type ResolverTestResult } from './resolver-test.js';
 import { formatHostPort } from '../host-port.js';
 import { PRIVACY_WORDS } from '../network/privacy-words.js';
-import type { CaptiveEvent } from '../network/captive.js';
+import type { CaptiveEvent } from '../network/captive/session.js';
 import { withTakeover } from '../network/privacy-state.js';
 import { isSystemDnsError } from '../system-dns/errors.js';
 import type { SystemDnsManager, SystemDnsView } from '../system-dns/manager.js';
