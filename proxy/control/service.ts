@@ -18,6 +18,7 @@ import type { ConnectionEvent, StateChange, StubProxy } from '../dotstub.js';
 import { QueryLog, type QueryFilter } from './query-log.js';
 import { canAuthenticate, MAX_CUSTOM_RESOLVERS, validateCustomResolver, type ResolverContext, type ResolverStore } from '../config/resolver-store.js';
 import type { ResolverSpec } from '../config/resolvers.js';
+import { poolSettingsFrom } from '../config/run-config.js';
 import { changedFields, parseSettingsPatch, POOL_SETTINGS, type Settings, type SettingsStore } from '../config/settings.js';
 import type {
   ConnectionView,
@@ -521,7 +522,7 @@ export class ControlService {
           allowDegraded: next.cleartextFallback,
           ...(rebuild
             ? {
-                pool: { size: next.poolSize, burstConnections: next.burstConnections, maxInFlight: next.maxInFlight, idleTimeoutMs: next.idleTimeoutSec * 1000 },
+                pool: poolSettingsFrom(next),
                 auth: { ...auth, mode: next.mode },
               }
             : {}),
