@@ -11,8 +11,9 @@
 import { EventEmitter } from 'node:events';
 import { AnswerCache } from './cache/answer-cache.js';
 import { CachingUpstream } from './cache/caching-upstream.js';
-import { defaultConfig, type CaptiveConfig, type ProxyConfig } from './config/proxy-config.js';
+import { defaultConfig, withChanges, type CaptiveConfig, type ProxyConfig, type RuntimeChanges } from './config/proxy-config.js';
 import { describeResolver, type ResolverSpec } from './config/resolvers.js';
+import { drain } from './engine/drain.js';
 import { Engine } from './engine/engine.js';
 import { newCounters, type Counters } from './engine/query-record.js';
 import type { StubProxyEvents } from './events.js';
@@ -23,26 +24,12 @@ import { CaptiveGate } from './network/captive/gate.js';
 import { PrivacyController, type CaptiveAction } from './network/privacy-controller.js';
 import { NetworkWatch, type NetworkChange } from './network/watch.js';
 import { ActiveUpstream } from './upstream/active.js';
-import type { AuthPolicy } from './upstream/auth-policy.js';
 import { upstreamFor } from './upstream/for-resolver.js';
 import type { ConnectionSnapshot, ManagedUpstream, RetryOutcome, Transport, TransportChange } from './upstream/managed.js';
-import type { PoolOptions } from './upstream/pool/options.js';
 
-export { defaultConfig, type CaptiveConfig, type ProxyConfig };
+export { defaultConfig, type CaptiveConfig, type ProxyConfig, type RuntimeChanges };
 export type { ConnectionEvent, NetworkView, PrivacyState, RaceView, StateChange } from './events.js';
 export type { ConnectionSnapshot };
-
-/** What settings may change while the proxy runs (ControlService.updateSettings). */
-export interface RuntimeChanges {
-  readonly pool?: Partial<PoolOptions>;
-  readonly auth?: AuthPolicy;
-  readonly padding?: boolean;
-  readonly recordNames?: boolean;
-  /** The network's own resolver for captive sign-in (empty: discovered); used from the next portal check. */
-  readonly networkDns?: readonly string[];
-  /** Opportunistic mode's cleartext fallback (state `degraded`). */
-  readonly allowDegraded?: boolean;
-}
 
 export class StubProxy extends EventEmitter<StubProxyEvents> {
   /** The run's configuration; replaced (never edited) by switchResolver and reconfigure. */
@@ -178,17 +165,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       ...(changes.padding !== undefined ? { padding: changes.padding } : {}),
       ...(changes.recordNames !== undefined ? { recordNames: changes.recordNames } : {}),
     });
-    const c = this.#config;
-    this.#config = {
-      ...c,
-      pool: { ...c.pool, ...changes.pool },
-      auth: changes.auth ?? c.auth,
-      padding: this.#engine.options.padding,
-      recordNames: this.#engine.options.recordNames,
-      captive: c.captive && changes.networkDns ? { ...c.captive, networkDns: changes.networkDns } : c.captive,
-      allowDegraded: changes.allowDegraded ?? c.allowDegraded,
-      networkDns: changes.networkDns ?? c.networkDns,
-    };
+    this.#config = withChanges(this.#config, changes, this.#engine.options);
     this.#privacy.settingsChanged();
     if (changes.pool !== undefined || changes.auth !== undefined) await this.switchResolver(this.resolver);
   }
@@ -249,20 +226,6 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   #gated(upstream: ManagedUpstream): CaptiveGate | CachingUpstream {
     const gated = new CaptiveGate(this.#privacy.captivePortal, upstream, this.#privacy.degraded);
     return this.#cache ? new CachingUpstream(this.#cache, gated, this.#counters) : gated;
-  }
-}
-
-/** Waits until `engine` has answered what it holds and been quiet for 100 ms, or `drainMs` passed. */
-async function drain(engine: Engine, drainMs: number): Promise<void> {
-  const deadline = Date.now() + drainMs;
-  const quietMs = 100;
-  while (Date.now() < deadline) {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([engine.idle(), new Promise<void>((r) => (timer = setTimeout(r, Math.max(1, deadline - Date.now()))))]);
-    clearTimeout(timer);
-    const quietFor = Date.now() - engine.lastReceivedAt;
-    if (engine.inFlight === 0 && quietFor >= quietMs) break;
-    await new Promise((r) => setTimeout(r, Math.max(1, quietMs - quietFor)));
   }
 }
 

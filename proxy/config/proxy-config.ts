@@ -71,3 +71,29 @@ export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyCo
     ...overrides,
   };
 }
+
+/** What settings may change while the proxy runs (ControlService.updateSettings). */
+export interface RuntimeChanges {
+  readonly pool?: Partial<PoolOptions>;
+  readonly auth?: AuthPolicy;
+  readonly padding?: boolean;
+  readonly recordNames?: boolean;
+  /** The network's own resolver for captive sign-in (empty: discovered); used from the next portal check. */
+  readonly networkDns?: readonly string[];
+  /** Opportunistic mode's cleartext fallback (state `degraded`). */
+  readonly allowDegraded?: boolean;
+}
+
+/** `config` with `changes` applied; padding and record-names as the engine now has them. */
+export function withChanges(config: ProxyConfig, changes: RuntimeChanges, engine: { readonly padding: boolean; readonly recordNames: boolean }): ProxyConfig {
+  return {
+    ...config,
+    pool: { ...config.pool, ...changes.pool },
+    auth: changes.auth ?? config.auth,
+    padding: engine.padding,
+    recordNames: engine.recordNames,
+    captive: config.captive && changes.networkDns ? { ...config.captive, networkDns: changes.networkDns } : config.captive,
+    allowDegraded: changes.allowDegraded ?? config.allowDegraded,
+    networkDns: changes.networkDns ?? config.networkDns,
+  };
+}
