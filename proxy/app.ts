@@ -21,7 +21,7 @@ import { exposedGc, IdleCollector } from './idle-collect.js';
 import type { ListenAddress } from './listen/address.js';
 import type { SystemDnsManager } from './system-dns/manager.js';
 
-export interface ControlPlace {
+interface ControlPlace {
   readonly host: string;
   readonly port: number;
   /** Given by the user: busy is an error. Otherwise a busy port gives way to a free one. */
@@ -30,7 +30,7 @@ export interface ControlPlace {
 }
 
 /** The control API's part of a run: where it listens, what it persists, what it offers. */
-export interface ControlRun {
+interface ControlRun {
   readonly place: ControlPlace;
   /** Settings in effect: persisted ones with this run's overrides. */
   readonly effective: Settings;

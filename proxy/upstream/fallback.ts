@@ -37,7 +37,7 @@ import type { Pool, RetryOutcome } from './pool.js';
 import { snapshotOf, translatePoolEvents } from './pool-events.js';
 import type { UpstreamCallback, UpstreamRequest } from './upstream.js';
 
-/** Each side is a pool: the fallback listens to its connection events and warms it to probe. */
+/** Each side is a pool: the fallback listens to its connection events, warms it to probe, and reports its connections. */
 export type ProbedUpstream = Pick<Pool, 'name' | 'resolver' | 'resolve' | 'close' | 'destroy' | 'warm' | 'retryNow' | 'on' | 'connections' | 'networkChanged' | 'isBurstConnection'>;
 
 export interface FallbackOptions {
@@ -123,11 +123,6 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
   /** The side requests go to, connected or not. */
   get active(): Transport {
     return this.#active;
-  }
-
-  /** Why the primary is down (its last connect failure), if it is. */
-  get primaryError(): DotstubError | undefined {
-    return this.#primaryError;
   }
 
   /** The latest transport event, for a status view that starts late. */

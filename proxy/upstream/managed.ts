@@ -74,7 +74,7 @@ export interface ManagedOpen {
   readonly burst: boolean;
 }
 
-export interface ManagedClose {
+interface ManagedClose {
   readonly transport: Transport;
   readonly connectionId: number;
   readonly reason: string;
@@ -88,7 +88,7 @@ export interface ManagedClose {
   readonly lastClosed: boolean;
 }
 
-export interface ManagedConnectFailure {
+interface ManagedConnectFailure {
   readonly transport: Transport;
   readonly address: string;
   readonly error: DotstubError;
@@ -103,7 +103,7 @@ export interface ManagedConnectFailure {
 }
 
 /** A race across addresses, won after more than one address was tried. */
-export interface ManagedRace {
+interface ManagedRace {
   readonly transport: Transport;
   readonly winner: string;
   readonly afterMs: number;

@@ -32,8 +32,6 @@ import { networkKey } from './network-key.js';
 import { CHECK_NAMES, detectPortal, type PortalVerdict, type ProbeTargets } from './probe.js';
 import { allowedSentence, captiveSentence, checkedSentence, detectedSentence, extendedSentence, hostOf, letThroughSentence, STRICT_NO_LOOKUP, WORDS, type ExceptionState } from './words.js';
 
-export type { ExceptionState };
-
 export interface CaptiveView {
   readonly portalUrl: string;
   readonly portalHost: string;
