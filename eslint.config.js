@@ -19,7 +19,7 @@ function layer(files, ...restrictions) {
   ];
 }
 
-const CONTROL = { group: ['**/control/**'], message: 'only proxy/control/ and proxy/cli.ts may import control/' };
+const CONTROL = { group: ['**/control/**'], message: 'only proxy/control/, the app (app.ts) and the command (cli.ts, cli/) may import control/' };
 // A connection's lifecycle and its protocol halves are upstream/'s own: the
 // rest of proxy/ reaches an upstream through upstream.ts, pools and fallbacks.
 const CONNECTION = { group: ['**/upstream/connection/**'], message: 'only proxy/upstream/ may import upstream/connection/' };
@@ -46,13 +46,31 @@ export default tseslint.config(
   // (config, network and errors are shared below them). Only the control API
   // and the CLI may import control/; nothing in the path imports a stage above it.
   ...layer('proxy/*.ts', CONNECTION, POOL),
-  ...layer('proxy/!(control)/**/*.ts', CONTROL, CONNECTION, POOL),
+  ...layer('proxy/!(control|cli)/**/*.ts', CONTROL, CONNECTION, POOL),
+  ...layer('proxy/cli/**/*.ts', CONNECTION, POOL),
   ...layer('proxy/control/**/*.ts', CONNECTION, POOL),
   ...layer('proxy/dotstub.ts', CONTROL, CONNECTION, POOL),
   ...layer('proxy/dns/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/upstream/**', '**/network/**', '**/config/**', '**/control/**', '**/dotstub.js'], message: 'dns/ is the wire format: it imports no other stage' }),
   ...layer('proxy/upstream/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'upstream/ must not import the stages that call it' }),
   ...layer('proxy/engine/**/*.ts', { group: ['**/listen/**', '**/control/**', '**/dotstub.js'], message: 'engine/ must not import listen/ or control/' }, CONNECTION, POOL),
   ...layer('proxy/network/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'network/ must not import the query path above it' }, CONNECTION, POOL),
+  // One atomic write (config/config-file.ts: temp file, fsync, rename, fsync the
+  // directory): nothing else in proxy/ renames a file. system-dns/file-state.ts
+  // writes over bind mounts and symlinks (rename, or copy in place) and
+  // system-dns/journal.ts is still to move onto writeFileAtomic.
+  {
+    files: ['proxy/**/*.ts'],
+    ignores: ['**/*.test.ts', 'proxy/config/config-file.ts', 'proxy/system-dns/file-state.ts', 'proxy/system-dns/journal.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name=/^rename(Sync)?$/]",
+          message: 'write files with writeFileAtomic/writeFileAtomicSync and set bad ones aside with setAsideSync (config/config-file.ts): one atomic write',
+        },
+      ],
+    },
+  },
   {
     files: ['**/*.{js,mjs}'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } },

@@ -1,6 +1,6 @@
 /** The command line's --doh flag: parsed beside --resolver, validated, documented. */
 import { describe, expect, test } from 'vitest';
-import { HELP, parseCli } from './cli.js';
+import { HELP, parseCli } from './cli/flags.js';
 
 describe('--doh', () => {
   test('gives the resolver its DNS-over-HTTPS URL for this run', () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { firstA, UdpClient } from '../test-support/dns-client.js';
 import { startProxy, waitForEvent, waitForState, type Harness } from '../test-support/proxy-harness.js';
 import { freePort, startUnbound, type UnboundServer } from '../test-support/unbound.js';
-import type { TransportChange } from './upstream/fallback.js';
+import type { TransportChange } from './upstream/managed.js';
 
 let unbound: UnboundServer;
 let h: Harness;

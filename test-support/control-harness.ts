@@ -1,17 +1,19 @@
 /**
- * The proxy and its control server in-process, wired as the CLI wires them,
- * against a test upstream, plus a raw HTTP client that can send any Host,
+ * The app in-process (proxy/app.ts: proxy, control service and server, as
+ * the CLI starts them) against a test upstream, plus a raw HTTP client that can send any Host,
  * Origin or body (fetch can't set Host).
  */
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { ControlServer } from '../proxy/control/server.js';
-import { ControlService } from '../proxy/control/service.js';
-import { loadOrCreateToken } from '../proxy/control/auth.js';
-import { DEFAULT_POOL_OPTIONS } from '../proxy/upstream/pool/options.js';
-import { defaultConfig, startDotstub, type CaptiveConfig, type StubProxy } from '../proxy/dotstub.js';
+import { startApp } from '../proxy/app.js';
+import type { ControlServer } from '../proxy/control/server.js';
+import type { ControlService } from '../proxy/control/service.js';
+import { defaultConfig, type CaptiveConfig } from '../proxy/config/proxy-config.js';
+import { poolOptionsFrom } from '../proxy/config/run-config.js';
+import type { StubProxy } from '../proxy/dotstub.js';
+import type { ListenAddress } from '../proxy/listen/address.js';
 import { ResolverStore } from '../proxy/config/resolver-store.js';
 import { parseResolverArg, type ResolverSpec } from '../proxy/config/resolvers.js';
 import { SettingsStore, type Settings } from '../proxy/config/settings.js';
@@ -72,8 +74,9 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
   const explicit = options.resolverArg !== undefined ? parseResolverArg(options.resolverArg) : undefined;
   const resolver: ResolverSpec | undefined = options.forceResolver ? explicit : (resolverStore.persistedActive ?? explicit);
   if (!resolver) throw new Error('startControl: no resolver');
-  const { proxy, bound: [bound] } = await startDotstub(
-    defaultConfig(resolver, {
+  const systemDns = options.systemDns;
+  const app = await startApp({
+    config: defaultConfig(resolver, {
       listen: [{ host: '127.0.0.1', port: 0 }],
       auth: { mode: effective.mode, ca: [testPki().caPem] },
       padding: effective.padding,
@@ -81,32 +84,24 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
       cache: options.cache ? {} : null,
       captive: options.captive ?? null,
       warm: options.warm ?? true,
-      pool: { ...DEFAULT_POOL_OPTIONS, size: effective.poolSize, burstConnections: effective.burstConnections, maxInFlight: effective.maxInFlight, idleTimeoutMs: effective.idleTimeoutSec * 1000 },
+      pool: poolOptionsFrom(effective),
     }),
-  );
-  if (!bound) throw new Error('proxy bound no address');
-  const { token } = loadOrCreateToken(configDir);
-  const systemDns = options.systemDns ? await options.systemDns(bound.port) : undefined;
-  const service = new ControlService({
-    ...(systemDns ? { systemDns } : {}),
-    proxy,
-    settings: settingsStore,
-    resolvers: resolverStore,
-    effective,
-    streamIntervalMs: options.streamIntervalMs ?? 100,
-    measureScope: options.measureScope ?? 'local',
+    control: {
+      place: { host: '127.0.0.1', port: 0, explicit: true, ...(options.dashboardDir ? { dashboardDir: options.dashboardDir } : {}) },
+      effective,
+      settings: settingsStore,
+      resolvers: resolverStore,
+      configDir,
+      ...(systemDns ? { systemDns: (bound: readonly ListenAddress[]) => systemDns(bound[0]?.port ?? 0) } : {}),
+      measureScope: options.measureScope ?? 'local',
+      service: { streamIntervalMs: options.streamIntervalMs ?? 100 },
+    },
   });
-  const server = new ControlServer({ service, token, port: 0, ...(options.dashboardDir ? { dashboardDir: options.dashboardDir } : {}) });
-  try {
-    await server.listen();
-  } catch (err) {
-    service.close();
-    await systemDns?.close();
-    await proxy.stop(500);
-    throw err;
-  }
+  const [bound] = app.bound;
+  const { service, server, token } = app;
+  if (!bound || !service || !server || !token) throw new Error('startControl: the app started without DNS or control');
   return {
-    proxy,
+    proxy: app.proxy,
     service,
     server,
     settingsStore,
@@ -116,12 +111,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
     origin: server.url,
     token,
     configDir,
-    async stop() {
-      await server.close();
-      service.close();
-      await systemDns?.close();
-      await proxy.stop(1000);
-    },
+    stop: () => app.stop(1000),
   };
 }
 

@@ -1,10 +1,11 @@
 /**
- * Starts a StubProxy in-process on 127.0.0.1:0 (UDP and TCP on one port)
+ * Starts the app (proxy/app.ts, without its control API) in-process on 127.0.0.1:0 (UDP and TCP on one port)
  * against a test upstream, with the test CA trusted.
  */
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../proxy/upstream/pool/options.js';
 import type { EventEmitter } from 'node:events';
-import { defaultConfig, startDotstub, type PrivacyState, type StubProxy } from '../proxy/dotstub.js';
+import { startApp } from '../proxy/app.js';
+import { defaultConfig, type PrivacyState, type StubProxy } from '../proxy/dotstub.js';
 import { parseResolverArg } from '../proxy/config/resolvers.js';
 import type { AuthMode } from '../proxy/upstream/auth-policy.js';
 import { testPki } from './certs.js';
@@ -31,18 +32,19 @@ export interface Harness {
 
 export async function startProxy(options: HarnessOptions): Promise<Harness> {
   const pki = testPki();
-  const { proxy, bound: [bound] } = await startDotstub(
-    defaultConfig(parseResolverArg(options.resolverArg, options.pins ?? [], options.dohUrl), {
-      listen: [{ host: '127.0.0.1', port: 0 }],
-      auth: { mode: options.mode ?? 'strict', ca: options.trustTestCa === false ? [] : [pki.caPem] },
-      pool: { ...DEFAULT_POOL_OPTIONS, ...options.pool },
-      padding: options.padding ?? true,
-      warm: options.warm ?? true,
-      cache: options.cache === false ? null : {},
-    }),
-  );
+  const config = defaultConfig(parseResolverArg(options.resolverArg, options.pins ?? [], options.dohUrl), {
+    listen: [{ host: '127.0.0.1', port: 0 }],
+    auth: { mode: options.mode ?? 'strict', ca: options.trustTestCa === false ? [] : [pki.caPem] },
+    pool: { ...DEFAULT_POOL_OPTIONS, ...options.pool },
+    padding: options.padding ?? true,
+    warm: options.warm ?? true,
+    cache: options.cache === false ? null : {},
+  });
+  // The app without its control API: the proxy alone, started and stopped as the CLI does.
+  const app = await startApp({ config, control: null });
+  const [bound] = app.bound;
   if (!bound) throw new Error('proxy bound no address');
-  return { proxy, port: bound.port, stop: () => proxy.stop(1000) };
+  return { proxy: app.proxy, port: bound.port, stop: () => app.stop(1000) };
 }
 
 /**

@@ -68,7 +68,12 @@ export async function writeFileAtomic(file: string, data: string, mode = 0o600):
   await syncDir(path.dirname(file));
 }
 
-/** Synchronous twin of writeFileAtomic, for start-up and exit paths. */
+/**
+ * Synchronous twin of writeFileAtomic, for start-up and exit paths and for
+ * small state written from a timer or a user's answer (the captive-portal
+ * consent file): the same temp file, fsync, rename, fsync of the directory.
+ * The one synchronous atomic write in proxy/ (lint keeps renameSync here).
+ */
 export function writeFileAtomicSync(file: string, data: string, mode = 0o600): void {
   const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
   const fd = fs.openSync(tmp, 'wx', mode);
@@ -83,6 +88,37 @@ export function writeFileAtomicSync(file: string, data: string, mode = 0o600): v
   } catch (err) {
     fs.rmSync(tmp, { force: true });
     throw err;
+  }
+  syncDirSync(path.dirname(file));
+}
+
+/**
+ * Moves a file that could not be used aside as `<file>.rejected-<ms>` (kept
+ * for the user to look at; never deleted). Returns the new name, or null
+ * when there was no file to move.
+ */
+export function setAsideSync(file: string): string | null {
+  const aside = `${file}.rejected-${Date.now()}`;
+  try {
+    fs.renameSync(file, aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  return aside;
+}
+
+function syncDirSync(dir: string): void {
+  // Best effort, as syncDir below.
+  try {
+    const fd = fs.openSync(dir, 'r');
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    /* best effort */
   }
 }
 

@@ -59,7 +59,7 @@ import type { ConfigProblem } from '../config/config-file.js';
 import type { CustomResolverBody, StoredResolver } from '../config/resolver-store.js';
 import type { Settings } from '../config/settings.js';
 import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, RaceView, StateChange } from '../dotstub.js';
-import type { CaptiveEvent, CaptiveView } from '../network/captive.js';
+import type { CaptiveEvent, CaptiveView } from '../network/captive/session.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { LatencyStats } from './metrics-window.js';
 import type { SystemDnsView } from '../system-dns/manager.js';

@@ -20,7 +20,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { IncomingMessage } from 'node:http';
-import { writeFileAtomicSync } from '../config/config-file.js';
+import { setAsideSync, writeFileAtomicSync } from '../config/config-file.js';
 import { ConfigError } from '../errors.js';
 
 const TOKEN_FILE = 'token';
@@ -60,7 +60,7 @@ export function loadOrCreateToken(dir: string): LoadedToken {
   if (text !== undefined) {
     // A token file we can't use is replaced (it only guards this API): the old
     // dashboard link stops working, which the note says.
-    fs.renameSync(file, `${file}.rejected-${Date.now()}`);
+    setAsideSync(file);
     notes.push(`${file} did not hold a valid token; made a new one (old dashboard links stop working)`);
   }
   const token = newToken();

@@ -14,7 +14,7 @@
  */
 import type { ConnectionEvent } from '../dotstub.js';
 import type { FailureKind } from '../network/classify.js';
-import type { Transport } from '../upstream/fallback.js';
+import type { Transport } from '../upstream/managed.js';
 
 export interface LadderStep {
   readonly transport: Transport;

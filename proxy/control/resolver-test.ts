@@ -25,11 +25,10 @@
 import type { ResolverSpec } from '../config/resolvers.js';
 import { queryFor } from '../dns/request.js';
 import { classifyFailure, type FailureKind } from '../network/classify.js';
-import { dohConnectionFactory } from '../upstream/doh/connection.js';
-import { dotConnectionFactory } from '../upstream/dot/connection.js';
 import type { AuthPolicy } from '../upstream/auth-policy.js';
-import type { Transport } from '../upstream/fallback.js';
-import { Pool } from '../upstream/pool.js';
+import type { Transport } from '../upstream/managed.js';
+import { poolFor } from '../upstream/for-resolver.js';
+import type { Pool } from '../upstream/pool.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../upstream/pool/options.js';
 import { newTrace, type UpstreamRequest } from '../upstream/upstream.js';
 import { dohEndpoint } from '../config/resolvers.js';
@@ -138,15 +137,14 @@ async function measureTransport(spec: ResolverSpec, transport: Transport, o: Res
     queryTimeoutMinMs: Math.min(DEFAULT_POOL_OPTIONS.queryTimeoutMinMs, o.queryTimeoutMs),
     queryTimeoutMaxMs: o.queryTimeoutMs,
   };
-  // Strict needs an auth name or pin; opportunistic measures whatever answers, as the proxy would use it.
-  const factory = transport === 'dot' ? dotConnectionFactory(spec, o.auth, options) : dohConnectionFactory(spec, o.auth, options);
   const fresh: number[] = [];
   const warm: number[] = [];
   const port = transport === 'doh' && spec.dohUrl ? dohEndpoint(spec.dohUrl).port : spec.port;
   try {
     for (let i = 0; i < o.fresh; i++) {
       if (cancelled()) throw new Cancelled();
-      const pool = new Pool({ protocol: transport === 'dot' ? 'DoT' : 'DoH', resolver: spec, options, factory, selfRetry: false });
+      // Strict needs an auth name or pin; opportunistic measures whatever answers, as the proxy would use it.
+      const pool = poolFor(spec, transport, { auth: o.auth, options }, false);
       live.add(pool);
       try {
         fresh.push(await timedQuery(pool, o.connectTimeoutMs + o.handshakeTimeoutMs + o.queryTimeoutMs));

@@ -18,6 +18,7 @@ import type { ConnectionEvent, StateChange, StubProxy } from '../dotstub.js';
 import { QueryLog, type QueryFilter } from './query-log.js';
 import { canAuthenticate, MAX_CUSTOM_RESOLVERS, validateCustomResolver, type ResolverContext, type ResolverStore } from '../config/resolver-store.js';
 import type { ResolverSpec } from '../config/resolvers.js';
+import { poolSettingsFrom } from '../config/run-config.js';
 import { changedFields, parseSettingsPatch, POOL_SETTINGS, type Settings, type SettingsStore } from '../config/settings.js';
 import type {
   ConnectionView,
@@ -33,13 +34,16 @@ import type {
 } from './api-types.js';
 import { ApiFailure, validationFailure } from './errors.js';
 import { StreamHub } from './stream.js';
+import { metricsView } from './metrics-view.js';
+import { captiveAction, signIn } from './captive-actions.js';
+import { retryView } from './retry-view.js';
+import { NOT_MANAGED, parseSystemDnsBody, systemDnsFailure } from './system-dns-actions.js';
 import { NetworkLadder } from './ladder.js';
 import { DEFAULT_RESOLVER_TEST, testResolvers, type MeasureScope, type ResolverTestResult } from './resolver-test.js';
 import { formatHostPort } from '../host-port.js';
 import { PRIVACY_WORDS } from '../network/privacy-words.js';
-import type { CaptiveEvent } from '../network/captive.js';
+import type { CaptiveEvent } from '../network/captive/session.js';
 import { withTakeover } from '../network/privacy-state.js';
-import { isSystemDnsError } from '../system-dns/errors.js';
 import type { SystemDnsManager, SystemDnsView } from '../system-dns/manager.js';
 
 const TIMELINE_SIZE = 500;
@@ -64,27 +68,6 @@ export interface ControlServiceOptions {
    */
   readonly systemDns?: SystemDnsManager;
 }
-
-const NOT_MANAGED = "this dotstub does not manage the system's DNS: start it with --system-dns (the dotstub service does), or use \"dotstub system-dns enable\"";
-
-/** The system-DNS layer's typed errors as API failures: code for scripts, the message for the user. */
-function systemDnsFailure(err: unknown): unknown {
-  if (!isSystemDnsError(err)) return err;
-  switch (err.code) {
-    case 'SYSDNS_NEEDS_ROOT':
-      return new ApiFailure(403, 'needs_root', err.message);
-    case 'SYSDNS_ALREADY_ENABLED':
-    case 'SYSDNS_NOT_ENABLED':
-    case 'SYSDNS_BACKEND_UNAVAILABLE':
-      return new ApiFailure(409, 'conflict', err.message);
-    case 'SYSDNS_BAD_INPUT':
-      return new ApiFailure(400, 'bad_request', err.message);
-    default:
-      return new ApiFailure(500, 'system_dns_failed', err.message);
-  }
-}
-
-const PAUSE_MIN_SECONDS = 1;
 
 export class ControlService {
   readonly proxy: StubProxy;
@@ -322,16 +305,7 @@ export class ControlService {
    * as a connection event and a state change.
    */
   retryNow(): RetryView {
-    const label = this.proxy.resolver.label;
-    const outcome = this.proxy.retryNow();
-    const message = {
-      started: `trying ${label} now`,
-      connected: `${label} is connected: nothing to retry`,
-      connecting: `an attempt to reach ${label} is already under way`,
-      scheduled: `trying ${label} within a second (it was tried moments ago)`,
-      closed: 'dotstub is not forwarding DNS',
-    }[outcome];
-    return { started: outcome === 'started' || outcome === 'scheduled', outcome, message };
+    return retryView(this.proxy.resolver.label, this.proxy.retryNow());
   }
 
   #background(p: Promise<void>): void {
@@ -354,18 +328,7 @@ export class ControlService {
    */
   async setSystemDns(raw: unknown): Promise<SystemDnsView> {
     const manager = this.#manager();
-    if (typeof raw !== 'object' || raw === null || typeof (raw as { enabled?: unknown }).enabled !== 'boolean') {
-      throw validationFailure({ enabled: 'send {"enabled": true} to point this machine\'s DNS at dotstub, {"enabled": false} to give the old DNS back' });
-    }
-    const extra = Object.keys(raw).filter((k) => k !== 'enabled' && k !== 'pauseSeconds');
-    if (extra.length > 0) throw validationFailure(Object.fromEntries(extra.map((k) => [k, `unknown field "${k}"`])));
-    const body = raw as { enabled: boolean; pauseSeconds?: unknown };
-    if (body.pauseSeconds !== undefined) {
-      const n = body.pauseSeconds;
-      if (body.enabled || typeof n !== 'number' || !Number.isInteger(n) || n < PAUSE_MIN_SECONDS || n > 86_400) {
-        throw validationFailure({ pauseSeconds: `a pause is {"enabled": false, "pauseSeconds": N} with N a whole number of seconds from ${PAUSE_MIN_SECONDS} to 86,400` });
-      }
-    }
+    const body = parseSystemDnsBody(raw);
     try {
       if (typeof body.pauseSeconds === 'number') return await manager.pause(body.pauseSeconds * 1000);
       return await (body.enabled ? manager.enable() : manager.disable());
@@ -397,41 +360,7 @@ export class ControlService {
   }
 
   metricsView(): MetricsView {
-    const c = this.proxy.counters;
-    return {
-      hitFraction: this.metrics.hitFraction(),
-      handshakes: { full: c.handshakesFull, resumed: c.handshakesResumed },
-      latency: this.metrics.latency(),
-      inFlight: this.proxy.inFlight,
-      outOfOrder: c.outOfOrder,
-      retries: c.retries,
-      servfails: c.servfails,
-      mismatches: c.mismatches,
-      padding: {
-        paddingBytes: c.paddingBytes,
-        bytesToResolver: c.bytesToResolver,
-        overhead: c.bytesToResolver === 0 ? null : c.paddingBytes / c.bytesToResolver,
-      },
-      series: this.metrics.series(),
-      cache: this.#cacheView(),
-    };
-  }
-
-  #cacheView(): MetricsView['cache'] {
-    const size = this.proxy.cacheSize;
-    if (!size) return null;
-    const c = this.proxy.counters;
-    const asked = c.cacheHits + c.cacheMisses;
-    return {
-      hits: c.cacheHits,
-      misses: c.cacheMisses,
-      stale: c.cacheStale,
-      prefetches: c.cachePrefetches,
-      hitRatio: asked === 0 ? null : c.cacheHits / asked,
-      entries: size.entries,
-      bytes: size.bytes,
-      maxBytes: size.maxBytes,
-    };
+    return metricsView(this.metrics, this.proxy.counters, this.proxy.inFlight, this.proxy.cacheSize);
   }
 
   queries(filter: QueryFilter, offset: number, limit: number): QueryPage {
@@ -457,29 +386,12 @@ export class ControlService {
    * the network, for that window's session only. 409 unless signing in is allowed now.
    */
   signIn(): SignInView {
-    const c = this.proxy.captive;
-    const proxy = this.proxy.signInProxy;
-    if (!c || c.exception !== 'active' || !proxy) throw new ApiFailure(409, 'conflict', c ? `signing in is not allowed right now (${c.exception})` : 'no captive portal is being signed in to');
-    return { portalUrl: c.portalUrl, proxy };
+    return signIn(this.proxy);
   }
 
   /** The user's answer to a captive portal ("Allow sign-in", "Not now", "5 more minutes", "Check again"). */
   captiveAction(raw: unknown): StatusView {
-    const body = (typeof raw === 'object' && raw !== null ? raw : {}) as { action?: unknown; remember?: unknown };
-    const actions = ['allow', 'decline', 'extend', 'check'] as const;
-    const action = actions.find((a) => a === body.action);
-    if (!action) throw validationFailure({ action: 'action must be "allow", "decline", "extend" or "check"' });
-    if (body.remember !== undefined && typeof body.remember !== 'boolean') throw validationFailure({ remember: 'remember must be true or false' });
-    if (!this.proxy.captiveAction(action, body.remember === true)) {
-      const why = this.proxy.captive
-        ? action === 'extend'
-          ? 'the sign-in window is not open, or already at its 15-minute limit'
-          : `the sign-in exception is already ${this.proxy.captive.exception}`
-        : action === 'check'
-          ? 'portal checks are off, or one is running'
-          : 'no captive portal is being signed in to';
-      throw new ApiFailure(409, 'conflict', `nothing to ${action}: ${why}`);
-    }
+    captiveAction(this.proxy, raw);
     return this.status();
   }
 
@@ -521,7 +433,7 @@ export class ControlService {
           allowDegraded: next.cleartextFallback,
           ...(rebuild
             ? {
-                pool: { size: next.poolSize, burstConnections: next.burstConnections, maxInFlight: next.maxInFlight, idleTimeoutMs: next.idleTimeoutSec * 1000 },
+                pool: poolSettingsFrom(next),
                 auth: { ...auth, mode: next.mode },
               }
             : {}),

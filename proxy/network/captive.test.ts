@@ -23,7 +23,7 @@ import { startFakePortal, startHotspotDns, emptyDiscoveryPaths, type FakePortal,
 import { waitForEvent, waitForState } from '../../test-support/proxy-harness.js';
 import { removeOnExit } from '../../test-support/temp.js';
 import { freePort, startUnbound, type UnboundServer } from '../../test-support/unbound.js';
-import type { CaptiveEvent } from './captive.js';
+import type { CaptiveEvent } from './captive/session.js';
 
 const LOGIN = 'login.hotspot.test';
 

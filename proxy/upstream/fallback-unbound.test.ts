@@ -14,7 +14,8 @@ import type { UpstreamAnswer } from '../dns/upstream-answer.js';
 import type { DotstubError } from '../errors.js';
 import { dohConnectionFactory } from './doh/connection.js';
 import { dotConnectionFactory } from './dot/connection.js';
-import { Fallback, type TransportChange } from './fallback.js';
+import { Fallback } from './fallback.js';
+import type { TransportChange } from './managed.js';
 import { Pool } from './pool.js';
 import { DEFAULT_POOL_OPTIONS } from './pool/options.js';
 

@@ -9,7 +9,8 @@ import { request, type TestRequest } from '../../test-support/upstream-requests.
 import { customResolver } from '../config/resolvers.js';
 import type { UpstreamAnswer } from '../dns/upstream-answer.js';
 import { CertificateError, ConnectFailedError, ConnectTimeoutError, type DotstubError } from '../errors.js';
-import { Fallback, type TransportChange } from './fallback.js';
+import { Fallback } from './fallback.js';
+import type { TransportChange } from './managed.js';
 import { Pool } from './pool.js';
 import { DEFAULT_POOL_OPTIONS } from './pool/options.js';
 

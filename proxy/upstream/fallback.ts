@@ -32,30 +32,13 @@
  */
 import { EventEmitter } from 'node:events';
 import { QueryTimeoutError, type DotstubError } from '../errors.js';
-import type { PoolConnection } from './connection/contract.js';
+import type { ManagedUpstream, ManagedUpstreamEvents, Transport, TransportChange, UpstreamSnapshot } from './managed.js';
 import type { Pool, RetryOutcome } from './pool.js';
-import type { Upstream, UpstreamCallback, UpstreamRequest } from './upstream.js';
+import { snapshotOf, translatePoolEvents } from './pool-events.js';
+import type { UpstreamCallback, UpstreamRequest } from './upstream.js';
 
-/** Each side is a pool: the fallback listens to its connection events and warms it to probe. */
+/** Each side is a pool: the fallback listens to its connection events, warms it to probe, and reports its connections. */
 export type ProbedUpstream = Pick<Pool, 'name' | 'resolver' | 'resolve' | 'close' | 'destroy' | 'warm' | 'retryNow' | 'on' | 'connections' | 'networkChanged' | 'isBurstConnection'>;
-
-export type Transport = 'dot' | 'doh';
-
-export interface TransportChange {
-  /** Which transport carries queries now; null: none can (both failing, or not yet connected). */
-  readonly transport: Transport | null;
-  /** The side queries are sent to, connected or not. */
-  readonly active: Transport;
-  /** A sentence a user can read, e.g. "port 853 is blocked here; using DNS-over-HTTPS on 443". */
-  readonly reason: string;
-  /** The failure behind it, when there is one (the pool's message). */
-  readonly detail: string | null;
-  readonly at: number;
-}
-
-export interface FallbackEvents {
-  transport: [TransportChange];
-}
 
 export interface FallbackOptions {
   /** Never switch transports more often than this (NETWORK.md: no flapping faster than 10 s). */
@@ -82,7 +65,7 @@ const INTERCEPTION = new Set(['DOTSTUB_CERTIFICATE', 'DOTSTUB_PIN_MISMATCH']);
 /** A request failed for want of a connection, not because of its own answer: safe to hand to the other side. */
 const NO_CONNECTION = new Set(['DOTSTUB_CONNECT_FAILED', 'DOTSTUB_CONNECT_TIMEOUT']);
 
-export class Fallback extends EventEmitter<FallbackEvents> implements Upstream {
+export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements ManagedUpstream {
   readonly name: string;
   readonly #primary: ProbedUpstream;
   readonly #secondary: ProbedUpstream;
@@ -123,6 +106,13 @@ export class Fallback extends EventEmitter<FallbackEvents> implements Upstream {
       this.#onPrimaryFailed(info.error ?? new QueryTimeoutError(`${conn.address} went silent: no answer on port ${this.#primaryPort} within the deadline`));
     });
     init.secondary.on('connect-failed', (f) => this.#onSecondaryFailed(f.error));
+    // After the fallback's own listeners, so what observers hear has its decision made.
+    translatePoolEvents(init.primary, 'dot', this, { speaks: () => this.#active === 'dot', message: (e) => e.message });
+    translatePoolEvents(init.secondary, 'doh', this, {
+      speaks: () => this.#active === 'doh',
+      // Ladder step 4: when DoH fails too, the reason names the first failure (DoT's) as well.
+      message: (e) => (this.#primaryError ? `${this.#primaryError.message}; DNS-over-HTTPS failed too: ${e.message}` : e.message),
+    });
   }
 
   /** The transport carrying queries now; null while the active side has no authenticated connection. */
@@ -135,14 +125,9 @@ export class Fallback extends EventEmitter<FallbackEvents> implements Upstream {
     return this.#active;
   }
 
-  /** Why the primary is down (its last connect failure), if it is. */
-  get primaryError(): DotstubError | undefined {
-    return this.#primaryError;
-  }
-
   /** The latest transport event, for a status view that starts late. */
-  get lastChange(): TransportChange | undefined {
-    return this.#lastEvent;
+  get lastChange(): TransportChange | null {
+    return this.#lastEvent ?? null;
   }
 
   /** The resolver both sides reach (the primary's spec, which carries the DoH URL). */
@@ -151,12 +136,8 @@ export class Fallback extends EventEmitter<FallbackEvents> implements Upstream {
   }
 
   /** Both sides' live connections. */
-  get connections(): readonly PoolConnection[] {
-    return [...this.#primary.connections, ...this.#secondary.connections];
-  }
-
-  isBurstConnection(conn: PoolConnection): boolean {
-    return this.#primary.isBurstConnection(conn) || this.#secondary.isBurstConnection(conn);
+  snapshot(): UpstreamSnapshot {
+    return snapshotOf([this.#primary, this.#secondary], this.#primary.resolver.id);
   }
 
   get primary(): ProbedUpstream {

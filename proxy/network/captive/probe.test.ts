@@ -9,10 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
-import { removeOnExit } from '../../test-support/temp.js';
-import { freePort } from '../../test-support/unbound.js';
-import { detectPortal, isNonPublicAddress, parseCapport } from './captive-probe.js';
-import { networkKey } from './captive.js';
+import { removeOnExit } from '../../../test-support/temp.js';
+import { freePort } from '../../../test-support/unbound.js';
+import { detectPortal, isNonPublicAddress, parseCapport } from './probe.js';
+import { networkKey } from './network-key.js';
 
 const servers: http.Server[] = [];
 afterEach(async () => {

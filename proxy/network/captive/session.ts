@@ -6,7 +6,7 @@
  *     only for the names the sign-in needs (the OS/browser check names, the
  *     portal's redirect chain, the CAPPORT API and its pages), only while the
  *     exception lasts (5 minutes, the user may extend it to 15);
- *   - every other query is held: SERVFAIL at once (CaptiveGate), or a stale
+ *   - every other query is held: SERVFAIL at once (gate.ts), or a stale
  *     answer from the cache;
  *   - strict mode asks first, once per network (the answer is remembered
  *     under a hash of the gateway's MAC address); opportunistic mode starts
@@ -15,32 +15,22 @@
  *     (`authenticated()`), when the network changes, or when the exception
  *     runs out. While it lasts it re-probes every 5 s and asks the encrypted
  *     upstream to try again; it never probes while all is well.
+ *
+ * This module is the session machine and its timers (detect → ask/allow →
+ * expire/decline → leave, re-probing every 5 s while captive). The probes
+ * are probe.ts, their DNS client lookup.ts, the network's identity
+ * network-key.ts, the remembered answers consent-store.ts, the sentences
+ * words.ts; the query path's side is gate.ts.
  */
-import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import fs from 'node:fs';
-import path from 'node:path';
-import { dnsPacket } from '../dns/dns-packet.js';
-import { parseClientQuery } from '../dns/client-query.js';
-import { encodeUpstreamQuery } from '../dns/upstream-query.js';
-import { CaptiveHeldError, CleartextFailedError } from '../errors.js';
-import { CleartextUpstream } from '../upstream/plain/cleartext.js';
-import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest } from '../upstream/upstream.js';
-import { CHECK_NAMES, detectPortal, type PortalVerdict, type ProbeTargets } from './captive-probe.js';
-import { SignInProxy, type SignInProxyInfo } from './signin-proxy.js';
-import { discoverCapportUrl, discoverNetworkResolver, type DiscoveryPaths, type NetworkResolver, SYSTEM_PATHS } from './network-resolver.js';
-
-type ExceptionState =
-  /** Cleartext for the sign-in names is on until `expiresAt`. */
-  | 'active'
-  /** Strict mode: waiting for the user's "Allow sign-in" / "Not now". */
-  | 'asking'
-  /** The user said "Not now" (or remembered "never" for this network). */
-  | 'declined'
-  /** The time ran out; the user may allow it again. */
-  | 'expired'
-  /** No network resolver is known: the sign-in names can't be looked up here. */
-  | 'no-resolver';
+import { CleartextUpstream } from '../../upstream/plain/cleartext.js';
+import { SignInProxy, type SignInProxyInfo } from '../signin-proxy.js';
+import { discoverCapportUrl, discoverNetworkResolver, type DiscoveryPaths, type NetworkResolver, SYSTEM_PATHS } from '../network-resolver.js';
+import { ConsentStore } from './consent-store.js';
+import { lookupThrough } from './lookup.js';
+import { networkKey } from './network-key.js';
+import { CHECK_NAMES, detectPortal, type PortalVerdict, type ProbeTargets } from './probe.js';
+import { allowedSentence, captiveSentence, checkedSentence, detectedSentence, extendedSentence, hostOf, letThroughSentence, STRICT_NO_LOOKUP, WORDS, type ExceptionState } from './words.js';
 
 export interface CaptiveView {
   readonly portalUrl: string;
@@ -97,121 +87,9 @@ export interface CaptiveOptions {
 const DEFAULT_EXCEPTION_MS = 5 * 60_000;
 const MAX_EXCEPTION_MS = 15 * 60_000;
 const REPROBE_MS = 5_000;
-/** Why a strict-mode probe resolves nothing (the probes' outcome says it). */
-const STRICT_NO_LOOKUP = 'strict mode: no name is looked up unencrypted before you allow sign-in';
-
-/**
- * The network we're on, privately: SHA-256 of the default gateway's MAC
- * address (from the ARP table), or of its address when the MAC isn't known.
- * Never stored or shown in the clear.
- */
-export function networkKey(routeFile = '/proc/net/route', arpFile = '/proc/net/arp'): string | null {
-  let gateway: string | undefined;
-  try {
-    for (const l of fs.readFileSync(routeFile, 'utf8').split('\n').slice(1)) {
-      const f = l.trim().split(/\s+/);
-      if (f[1] === '00000000' && f[2]) {
-        const hex = f[2];
-        // Little-endian hex in /proc/net/route.
-        gateway = [6, 4, 2, 0].map((i) => parseInt(hex.slice(i, i + 2), 16)).join('.');
-        break;
-      }
-    }
-  } catch {
-    return null;
-  }
-  if (!gateway) return null;
-  let mac: string | undefined;
-  try {
-    for (const l of fs.readFileSync(arpFile, 'utf8').split('\n').slice(1)) {
-      const f = l.trim().split(/\s+/);
-      if (f[0] === gateway && f[3] && f[3] !== '00:00:00:00:00:00') mac = f[3];
-    }
-  } catch {
-    // no ARP table: the gateway's address alone
-  }
-  return crypto.createHash('sha256').update(`dotstub-network:${mac ?? gateway}`).digest('hex').slice(0, 32);
-}
-
-/** Strict mode's answers per network, in a small JSON file (mode 0600). */
-class ConsentStore {
-  readonly #file: string;
-  constructor(file: string) {
-    this.#file = file;
-  }
-  get(key: string): 'allow' | 'decline' | undefined {
-    try {
-      const j = JSON.parse(fs.readFileSync(this.#file, 'utf8')) as { networks?: Record<string, unknown> };
-      const v = j.networks?.[key];
-      return v === 'allow' || v === 'decline' ? v : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-  set(key: string, answer: 'allow' | 'decline'): void {
-    let networks: Record<string, string> = {};
-    try {
-      const j = JSON.parse(fs.readFileSync(this.#file, 'utf8')) as { networks?: Record<string, string> };
-      networks = j.networks ?? {};
-    } catch {
-      // first answer
-    }
-    networks[key] = answer;
-    fs.mkdirSync(path.dirname(this.#file), { recursive: true, mode: 0o700 });
-    const tmp = `${this.#file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify({ version: 1, networks }, null, 2) + '\n', { mode: 0o600 });
-    fs.renameSync(tmp, this.#file);
-  }
-}
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return url;
-  }
-}
 
 function normal(name: string): string {
   return name.toLowerCase().replace(/\.$/, '');
-}
-
-function minutes(ms: number): string {
-  const m = Math.round(ms / 60_000);
-  return m === 1 ? '1 minute' : `${m} minutes`;
-}
-
-/** A lookup of A and AAAA through the network's resolver, for the probes. */
-function lookupThrough(upstream: CleartextUpstream): (host: string) => Promise<string[]> {
-  const ask = (name: string, type: 'A' | 'AAAA'): Promise<string[]> =>
-    new Promise((resolve) => {
-      const raw = dnsPacket.encode({ type: 'query', id: 0, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type, name }] });
-      const parsed = parseClientQuery(raw);
-      if (!parsed.ok) {
-        resolve([]);
-        return;
-      }
-      const { wire } = encodeUpstreamQuery(parsed.query, { pad: false, keepalive: false });
-      const req: UpstreamRequest = { wire, question: { key: parsed.query.question, bytes: parsed.query.questionBytes }, trace: newTrace() };
-      upstream.resolve(req, (_r, _err, answer) => {
-        if (!answer) {
-          resolve([]);
-          return;
-        }
-        try {
-          const decoded = dnsPacket.decode(answer.raw);
-          resolve((decoded.answers ?? []).filter((a) => a.type === type).map((a) => String((a as { data: unknown }).data)));
-        } catch {
-          resolve([]);
-        }
-      });
-    });
-  return async (host) => {
-    const [a, aaaa] = await Promise.all([ask(host, 'A'), ask(host, 'AAAA')]);
-    const all = [...a, ...aaaa];
-    if (all.length === 0) throw new CleartextFailedError(`${host} has no address at the network's resolver`);
-    return all;
-  };
 }
 
 interface Session {
@@ -282,25 +160,8 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
       allowedNames: [...s.names].sort(),
       letThrough: [...s.letThrough].sort(),
       networkResolver: s.resolver ? s.resolver.servers.map((x) => x.host).join(', ') : null,
-      sentence: this.#sentence(s),
+      sentence: captiveSentence(s.verdict.portalUrl, s.exception, s.resolver?.servers.map((x) => x.host).join(', ') ?? null),
     };
-  }
-
-  #sentence(s: Session): string {
-    const host = hostOf(s.verdict.portalUrl);
-    const head = `This Wi-Fi wants you to sign in at ${host}.`;
-    switch (s.exception) {
-      case 'active':
-        return `${head} Private DNS resumes by itself afterwards; until then only the sign-in page's names are looked up, unencrypted, at the network's resolver (${s.resolver?.servers.map((x) => x.host).join(', ') ?? '?'}).`;
-      case 'asking':
-        return `${head} Strict mode: allow dotstub to look up the sign-in page's names unencrypted at this network's resolver? Everything else stays private or blocked.`;
-      case 'declined':
-        return `${head} You chose not to allow sign-in lookups on this network: queries get SERVFAIL until it lets encrypted DNS through.`;
-      case 'expired':
-        return `${head} The sign-in window ended; allow it again to finish signing in. Meanwhile queries get SERVFAIL.`;
-      case 'no-resolver':
-        return `${head} dotstub doesn't know this network's own resolver, so it can't look up the sign-in page: set it in Settings (network DNS).`;
-    }
   }
 
   /** Whether `name` may go out in cleartext now. */
@@ -321,7 +182,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     const n = normal(name);
     if (!s || s.letThrough.has(n)) return;
     s.letThrough.add(n);
-    this.#emit({ type: 'let-through', at: this.#now(), name: n, sentence: `${n} looked up at the network's resolver for the sign-in` });
+    this.#emit({ type: 'let-through', at: this.#now(), name: n, sentence: letThroughSentence(n) });
     this.emit('change');
   }
 
@@ -351,14 +212,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
       else {
         cleartext?.destroy();
         if (verdict.kind !== 'portal') {
-          const why = verdict.outcomes.map((o) => o.detail).join('; ');
-          this.#emit({
-            type: 'checked',
-            at: this.#now(),
-            result: verdict.kind,
-            tookMs: verdict.tookMs,
-            sentence: verdict.kind === 'open' ? `No sign-in page on this network (${why})` : `No sign-in page found (${why})`,
-          });
+          this.#emit({ type: 'checked', at: this.#now(), result: verdict.kind, tookMs: verdict.tookMs, sentence: checkedSentence(verdict) });
         }
       }
       return verdict;
@@ -388,15 +242,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
       signedIn: false,
     };
     this.#session = session;
-    const byWords = { capport: "the network's CAPPORT API", interception: 'web traffic being intercepted', check: 'the connectivity check' }[verdict.by];
-    this.#emit({
-      type: 'detected',
-      at: this.#now(),
-      by: verdict.by,
-      portalHost: hostOf(verdict.portalUrl),
-      tookMs: verdict.tookMs,
-      sentence: `Sign-in page found at ${hostOf(verdict.portalUrl)} (by ${byWords}, in ${(verdict.tookMs / 1000).toFixed(1)} s)`,
-    });
+    this.#emit({ type: 'detected', at: this.#now(), by: verdict.by, portalHost: hostOf(verdict.portalUrl), tookMs: verdict.tookMs, sentence: detectedSentence(verdict) });
     this.#schedule();
     if (!cleartext) {
       session.exception = 'no-resolver';
@@ -407,8 +253,8 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
       if (remembered === 'allow') this.#start(session, true);
       else if (remembered === 'decline') {
         session.exception = 'declined';
-        this.#emit({ type: 'declined', at: this.#now(), remembered: true, sentence: 'Sign-in lookups not allowed on this network (you chose so before)' });
-      } else this.#emit({ type: 'asking', at: this.#now(), sentence: 'Strict mode: asking before looking up the sign-in page unencrypted' });
+        this.#emit({ type: 'declined', at: this.#now(), remembered: true, sentence: WORDS.declinedBefore });
+      } else this.#emit({ type: 'asking', at: this.#now(), sentence: WORDS.asking });
     }
     this.emit('change');
   }
@@ -420,13 +266,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     s.startedAt = this.#now();
     s.expiresAt = s.startedAt + ms;
     this.#armExpiry(s);
-    this.#emit({
-      type: 'allowed',
-      at: this.#now(),
-      untilMs: ms,
-      remembered,
-      sentence: `Sign-in names may be looked up unencrypted for ${minutes(ms)}${remembered ? ' (allowed before on this network)' : ''}`,
-    });
+    this.#emit({ type: 'allowed', at: this.#now(), untilMs: ms, remembered, sentence: allowedSentence(ms, remembered) });
   }
 
   /** The sign-in window's proxy, for the exception's lifetime (none without a network resolver). */
@@ -461,7 +301,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
       s.exception = 'expired';
       s.expiresAt = null;
       this.#closeProxy(s);
-      this.#emit({ type: 'expired', at: this.#now(), sentence: 'The sign-in window ended: no more unencrypted lookups' });
+      this.#emit({ type: 'expired', at: this.#now(), sentence: WORDS.expired });
       this.emit('change');
     }, Math.max(0, s.expiresAt - this.#now()));
     this.#expiry.unref();
@@ -488,7 +328,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     s.expiresAt = null;
     this.#closeProxy(s);
     clearTimeout(this.#expiry);
-    this.#emit({ type: 'declined', at: this.#now(), remembered: remember && s.key !== null, sentence: 'Sign-in lookups not allowed: everything stays encrypted or blocked' });
+    this.#emit({ type: 'declined', at: this.#now(), remembered: remember && s.key !== null, sentence: WORDS.declined });
     this.emit('change');
     return true;
   }
@@ -501,20 +341,20 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     if (s.expiresAt >= max) return false;
     s.expiresAt = Math.min(max, s.expiresAt + (this.#opts.exceptionMs ?? DEFAULT_EXCEPTION_MS));
     this.#armExpiry(s);
-    this.#emit({ type: 'allowed', at: this.#now(), untilMs: s.expiresAt - this.#now(), remembered: false, sentence: `Sign-in window extended to ${new Date(s.expiresAt).toTimeString().slice(0, 5)}` });
+    this.#emit({ type: 'allowed', at: this.#now(), untilMs: s.expiresAt - this.#now(), remembered: false, sentence: extendedSentence(s.expiresAt) });
     this.emit('change');
     return true;
   }
 
   /** An authenticated encrypted connection opened: private again. */
   authenticated(): void {
-    this.#leave('private', 'Back to private DNS: an authenticated encrypted connection works again');
+    this.#leave('private', WORDS.leftPrivate);
   }
 
   /** The network changed: the portal (and its exception) belonged to the old one. */
   networkChanged(): void {
     this.#generation++;
-    this.#leave('network-changed', 'Left the network with the sign-in page');
+    this.#leave('network-changed', WORDS.leftNetwork);
   }
 
   #leave(how: 'private' | 'network-changed' | 'portal-gone', sentence: string): void {
@@ -578,13 +418,13 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
       s.openProbes++;
       if (!s.signedIn) {
         s.signedIn = true;
-        this.#emit({ type: 'signed-in', at: this.#now(), sentence: 'The network lets traffic through now: signed in' });
+        this.#emit({ type: 'signed-in', at: this.#now(), sentence: WORDS.signedIn });
         this.emit('change');
       }
       this.#opts.retryEncrypted();
       // Open twice and still no encrypted connection: the portal is gone, and what's left is the ladder's business.
       if (s.openProbes >= 3) {
-        this.#leave('portal-gone', 'The sign-in page is gone, but encrypted DNS still fails here');
+        this.#leave('portal-gone', WORDS.leftPortalGone);
         return;
       }
     }
@@ -603,59 +443,5 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     this.#session?.cleartext?.destroy();
     if (this.#session) this.#closeProxy(this.#session);
     this.#session = null;
-  }
-}
-
-/**
- * The query path in front of the encrypted upstream (behind the cache, so
- * private answers cached earlier are still served, and stale ones when
- * nothing else can answer):
- *   - captive: the sign-in names in cleartext at the network's resolver,
- *     everything else held with a typed error at once;
- *   - degraded (opportunistic, allowed in settings, encrypted DNS blocked):
- *     every name in cleartext at the network's resolver;
- *   - otherwise straight through.
- */
-export class CaptiveGate implements Upstream {
-  readonly #portal: CaptivePortal | null;
-  readonly #degraded: () => CleartextUpstream | null;
-  readonly #inner: Upstream;
-
-  constructor(portal: CaptivePortal | null, inner: Upstream, degraded: () => CleartextUpstream | null = () => null) {
-    this.#portal = portal;
-    this.#inner = inner;
-    this.#degraded = degraded;
-  }
-
-  get name(): string {
-    return this.#inner.name;
-  }
-
-  resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void {
-    const portal = this.#portal;
-    if (!portal?.active) {
-      const plain = this.#degraded();
-      if (plain) plain.resolve(req, done);
-      else this.#inner.resolve(req, done);
-      return;
-    }
-    const name = req.question.key.name;
-    const cleartext = portal.cleartext;
-    if (cleartext && portal.allows(name)) {
-      cleartext.resolve(req, (r, err, answer) => {
-        if (answer) portal.noteLetThrough(name);
-        done(r, err, answer);
-      });
-      return;
-    }
-    done(req, new CaptiveHeldError(`${name} is held while you sign in to this network`), null);
-  }
-
-  close(): Promise<void> {
-    return this.#inner.close();
-  }
-
-  destroy(): void {
-    this.#inner.destroy();
   }
 }

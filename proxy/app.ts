@@ -1,0 +1,153 @@
+/**
+ * The app, started: the proxy (dotstub.ts), the system-DNS takeover when
+ * this run offers it, the control service and its server, and the idle
+ * collector, with one stop order. The CLI and the test harnesses all start
+ * dotstub here, so what tests run is what users run.
+ *
+ * Stop order: the control server, the service, the collector, then the old
+ * DNS back (systemDns) before the stub stops answering: no moment without DNS.
+ */
+import { ensureConfigDir } from './config/config-file.js';
+import type { ProxyConfig } from './config/proxy-config.js';
+import type { ResolverStore } from './config/resolver-store.js';
+import type { Settings, SettingsStore } from './config/settings.js';
+import { loadOrCreateToken } from './control/auth.js';
+import type { MeasureScope } from './control/resolver-test.js';
+import { ControlServer } from './control/server.js';
+import { ControlService, type ControlServiceOptions } from './control/service.js';
+import { ConfigError } from './errors.js';
+import { startDotstub, type StubProxy } from './dotstub.js';
+import { exposedGc, IdleCollector } from './idle-collect.js';
+import type { ListenAddress } from './listen/address.js';
+import type { SystemDnsManager } from './system-dns/manager.js';
+
+interface ControlPlace {
+  readonly host: string;
+  readonly port: number;
+  /** Given by the user: busy is an error. Otherwise a busy port gives way to a free one. */
+  readonly explicit: boolean;
+  readonly dashboardDir?: string;
+}
+
+/** The control API's part of a run: where it listens, what it persists, what it offers. */
+interface ControlRun {
+  readonly place: ControlPlace;
+  /** Settings in effect: persisted ones with this run's overrides. */
+  readonly effective: Settings;
+  readonly settings: SettingsStore;
+  readonly resolvers: ResolverStore;
+  /** Where the token lives. */
+  readonly configDir: string;
+  /** The system-DNS takeover this run offers, started once DNS listens. */
+  readonly systemDns?: (bound: readonly ListenAddress[]) => Promise<SystemDnsManager>;
+  readonly measureScope?: MeasureScope;
+  /** Stream batching and "Test resolvers" bounds (tests shorten them). */
+  readonly service?: Pick<ControlServiceOptions, 'streamIntervalMs' | 'resolverTest'>;
+}
+
+export interface AppRun {
+  readonly config: ProxyConfig;
+  /** null: no control API (and no system-DNS takeover). */
+  readonly control: ControlRun | null;
+  /** Runs before the proxy starts, so observers see every event. */
+  readonly observe?: (proxy: StubProxy) => void;
+  /** Runs once DNS listens, before the control API starts. */
+  readonly listening?: (proxy: StubProxy, bound: readonly ListenAddress[]) => void;
+  /** Lines for the user (the CLI prints them on stderr). */
+  readonly log?: (line: string) => void;
+}
+
+export interface App {
+  readonly proxy: StubProxy;
+  readonly bound: readonly ListenAddress[];
+  readonly service: ControlService | null;
+  readonly server: ControlServer | null;
+  readonly token: string | null;
+  stop(drainMs?: number): Promise<void>;
+}
+
+/** The control API could not start; the proxy has been stopped again. */
+export class ControlStartError extends Error {
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'ControlStartError';
+  }
+}
+
+/** Starts the app; throws the proxy's start error, or ControlStartError (everything stopped again). */
+export async function startApp(run: AppRun): Promise<App> {
+  const log = run.log ?? (() => undefined);
+  const { proxy, bound } = await startDotstub(run.config, run.observe);
+  run.listening?.(proxy, bound);
+  const collector = new IdleCollector({ activity: () => proxy.counters.queries + proxy.counters.malformed, gc: exposedGc() });
+  let service: ControlService | null = null;
+  let server: ControlServer | null = null;
+  let token: string | null = null;
+  let systemDns: SystemDnsManager | undefined;
+  const c = run.control;
+  if (c) {
+    try {
+      if (c.systemDns) systemDns = await c.systemDns(bound);
+      ensureConfigDir(c.configDir);
+      const loaded = loadOrCreateToken(c.configDir);
+      for (const note of loaded.notes) log(note);
+      token = loaded.token;
+      service = new ControlService({
+        proxy,
+        settings: c.settings,
+        resolvers: c.resolvers,
+        effective: c.effective,
+        measureScope: c.measureScope ?? 'all',
+        ...c.service,
+        ...(systemDns ? { systemDns } : {}),
+      });
+      server = await listenControl(service, token, c.place, log);
+      log(`dashboard at ${server.dashboardUrl}`);
+    } catch (err) {
+      service?.close();
+      collector.close();
+      await systemDns?.close();
+      await proxy.stop(1000);
+      throw new ControlStartError(err);
+    }
+  }
+  return {
+    proxy,
+    bound,
+    service,
+    server,
+    token,
+    async stop(drainMs?: number) {
+      await server?.close();
+      service?.close();
+      collector.close();
+      await systemDns?.close();
+      await proxy.stop(drainMs);
+    },
+  };
+}
+
+/**
+ * Starts the control server. The default port is a convenience: if another
+ * dotstub holds it, take a free port and say so; an explicit --control port
+ * that is busy is an error.
+ */
+async function listenControl(service: ControlService, token: string, control: ControlPlace, log: (line: string) => void): Promise<ControlServer> {
+  const make = (port: number): ControlServer =>
+    new ControlServer({ service, token, host: control.host, port, ...(control.dashboardDir ? { dashboardDir: control.dashboardDir } : {}) });
+  const first = make(control.port);
+  try {
+    await first.listen();
+    return first;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE') throw err;
+    if (control.explicit) {
+      throw new ConfigError(`port ${control.port} on ${control.host} is in use (another dotstub?): choose another with --control ${control.host}:PORT, or --no-control`);
+    }
+    log(`control port ${control.port} is in use (another dotstub?); using a free port instead`);
+    const second = make(0);
+    await second.listen();
+    return second;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The network we're on, privately: SHA-256 of the default gateway's MAC
+ * address (from the ARP table), or of its address when the MAC isn't known.
+ * Never stored or shown in the clear; strict mode's consent answers are kept
+ * under it (consent-store.ts).
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+
+export function networkKey(routeFile = '/proc/net/route', arpFile = '/proc/net/arp'): string | null {
+  let gateway: string | undefined;
+  try {
+    for (const l of fs.readFileSync(routeFile, 'utf8').split('\n').slice(1)) {
+      const f = l.trim().split(/\s+/);
+      if (f[1] === '00000000' && f[2]) {
+        const hex = f[2];
+        // Little-endian hex in /proc/net/route.
+        gateway = [6, 4, 2, 0].map((i) => parseInt(hex.slice(i, i + 2), 16)).join('.');
+        break;
+      }
+    }
+  } catch {
+    return null;
+  }
+  if (!gateway) return null;
+  let mac: string | undefined;
+  try {
+    for (const l of fs.readFileSync(arpFile, 'utf8').split('\n').slice(1)) {
+      const f = l.trim().split(/\s+/);
+      if (f[0] === gateway && f[3] && f[3] !== '00:00:00:00:00:00') mac = f[3];
+    }
+  } catch {
+    // no ARP table: the gateway's address alone
+  }
+  return crypto.createHash('sha256').update(`dotstub-network:${mac ?? gateway}`).digest('hex').slice(0, 32);
+}

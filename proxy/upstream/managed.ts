@@ -1,0 +1,139 @@
+/**
+ * ManagedUpstream: the Upstream contract (upstream.ts) plus what the proxy's
+ * root and its observers need from the upstream that carries queries for the
+ * active resolver, whether that is one pool (DoT) or Fallback(DoT; DoH):
+ *
+ *   warm() retryNow() networkChanged()   what the root asks of it
+ *   transport                            which transport carries queries
+ *   snapshot()                           its connections, for the status API
+ *   events                               connection life, tagged with the transport
+ *
+ * Outside upstream/, nothing looks past this contract at a pool, a
+ * fallback or a connection (for-resolver.ts builds one for a resolver).
+ */
+import type { ResolverSpec } from '../config/resolvers.js';
+import type { DotstubError } from '../errors.js';
+import type { AddressAttempt, RetryOutcome } from './pool.js';
+import type { Upstream } from './upstream.js';
+
+export type { AddressAttempt, RetryOutcome };
+
+export type Transport = 'dot' | 'doh';
+
+export interface TransportChange {
+  /** Which transport carries queries now; null: none can (both failing, or not yet connected). */
+  readonly transport: Transport | null;
+  /** The side queries are sent to, connected or not. */
+  readonly active: Transport;
+  /** A sentence a user can read, e.g. "port 853 is blocked here; using DNS-over-HTTPS on 443". */
+  readonly reason: string;
+  /** The failure behind it, when there is one (the pool's message). */
+  readonly detail: string | null;
+  readonly at: number;
+}
+
+/** One live connection, as the status API shows it. */
+export interface ConnectionSnapshot {
+  readonly id: number;
+  readonly resolverId: string;
+  readonly address: string;
+  readonly state: string;
+  readonly ageMs: number;
+  readonly queriesCarried: number;
+  readonly inFlight: number;
+  readonly resumed: boolean | null;
+  readonly verified: boolean | null;
+  readonly tlsVersion: string | null;
+  readonly cipher: string | null;
+  readonly keepaliveMs: number | null;
+  readonly idleTimeoutMs: number;
+  /** Opened for a burst of queries: closes when idle and isn't re-opened. */
+  readonly burst: boolean;
+}
+
+export interface UpstreamSnapshot {
+  readonly connections: readonly ConnectionSnapshot[];
+  /** At least one connection is open. */
+  readonly open: boolean;
+  /** At least one open connection authenticated its server. */
+  readonly verified: boolean;
+}
+
+/** A connection authenticated (or, opportunistic, didn't) and carries queries. */
+export interface ManagedOpen {
+  readonly transport: Transport;
+  readonly connectionId: number;
+  readonly address: string;
+  readonly resumed: boolean;
+  readonly verified: boolean;
+  readonly authError: string | undefined;
+  readonly tlsVersion: string;
+  readonly cipher: string;
+  readonly handshakeMs: number;
+  /** Opened for a burst of queries (issue 12): closes when idle and isn't re-opened. */
+  readonly burst: boolean;
+}
+
+interface ManagedClose {
+  readonly transport: Transport;
+  readonly connectionId: number;
+  readonly reason: string;
+  readonly failed: number;
+  readonly queriesCarried: number;
+  readonly error: DotstubError | undefined;
+  /**
+   * The side carrying queries has no connection open or connecting any more,
+   * and this one had opened: nothing is connected until something warms it.
+   */
+  readonly lastClosed: boolean;
+}
+
+interface ManagedConnectFailure {
+  readonly transport: Transport;
+  readonly address: string;
+  readonly error: DotstubError;
+  readonly retryInMs: number;
+  /** How long the attempt took to fail, ms. */
+  readonly afterMs: number;
+  readonly attempts: readonly AddressAttempt[];
+  /** The side that failed carries queries (a fallback's other side doesn't speak for the privacy state). */
+  readonly speaks: boolean;
+  /** What failed, in words: with DoH failing too, DoT's failure first (ladder step 4). */
+  readonly message: string;
+}
+
+/** A race across addresses, won after more than one address was tried. */
+interface ManagedRace {
+  readonly transport: Transport;
+  readonly winner: string;
+  readonly afterMs: number;
+  readonly attempts: readonly AddressAttempt[];
+}
+
+export interface ManagedUpstreamEvents {
+  open: [ManagedOpen];
+  close: [ManagedClose];
+  keepalive: [{ readonly connectionId: number; readonly timeoutMs: number }];
+  'connect-failed': [ManagedConnectFailure];
+  race: [ManagedRace];
+  /** Which transport carries queries changed (a fallback: DoT ⇄ DoH), and why. */
+  transport: [TransportChange];
+}
+
+export interface ManagedUpstream extends Upstream {
+  /** The resolver it reaches (for a fallback, the spec that carries the DoH URL). */
+  readonly resolver: ResolverSpec;
+  /** The transport carrying queries: set by an authenticated open, cleared by a connect failure; null before the first. */
+  readonly transport: Transport | null;
+  /** Why the transport is what it is (a fallback's latest decision); null: one transport only, or nothing decided yet. */
+  readonly lastChange: TransportChange | null;
+  /** Opens the carrying side's connections now. */
+  warm(): void;
+  /** "Retry now": an attempt at once instead of after the back-off. */
+  retryNow(): RetryOutcome;
+  /** The network changed: drop connections, forget back-off, reconnect at once. */
+  networkChanged(): void;
+  snapshot(): UpstreamSnapshot;
+  on<K extends keyof ManagedUpstreamEvents>(event: K, listener: (...args: ManagedUpstreamEvents[K]) => void): this;
+  off<K extends keyof ManagedUpstreamEvents>(event: K, listener: (...args: ManagedUpstreamEvents[K]) => void): this;
+}
