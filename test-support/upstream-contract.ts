@@ -101,7 +101,8 @@ export function upstreamContract(label: string, setup: () => Promise<ContractSub
       expect(calls.size).toBe(300);
     });
 
-    test.runIf(bursts)('a burst bigger than one window: the next bursts spread over as many connections as their answers need, every answer its own', async () => {
+    // Not applicable to this upstream: not registered at all (a skip would read as a missing part).
+    if (bursts) test('a burst bigger than one window: the next bursts spread over as many connections as their answers need, every answer its own', async () => {
       const u = make();
       const burst = async (from: number): Promise<Outcome[]> => {
         const names = Array.from({ length: 140 }, (_, i) => `n${(from + i) % 300}.test`);
@@ -159,7 +160,8 @@ export function upstreamContract(label: string, setup: () => Promise<ContractSub
       expect(Date.now() - started).toBeLessThan(5000);
     });
 
-    test.runIf(resumption)('after an idle close the next connection resumes the TLS session', async () => {
+    // Not applicable to this upstream: not registered at all (a skip would read as a missing part).
+    if (resumption) test('after an idle close the next connection resumes the TLS session', async () => {
       const u = make({ idleTimeoutMs: 200 });
       const [first] = await resolveMany(u, ['n5.test']).all;
       expect(first?.req.trace.handshake).toBe('full');
