@@ -45,25 +45,48 @@ export interface LivenessResult {
 }
 
 /** Asks once; resolves true on any answer with our ID within `timeoutMs`. */
-function probe(host: string, port: number, timeoutMs: number): Promise<boolean> {
+export function probe(host: string, port: number, timeoutMs: number): Promise<boolean> {
   return new Promise((resolve) => {
     const id = crypto.randomInt(0, 0x10000);
     const sock = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
+    let settled = false;
     const done = (ok: boolean): void => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       sock.close();
       resolve(ok);
     };
     const timer = setTimeout(() => done(false), timeoutMs);
+    // Connected: nothing listening comes back at once as ECONNREFUSED (an ICMP error) instead of a timeout.
     sock.on('error', () => done(false));
     sock.on('message', (msg) => {
       if (msg.length >= 2 && msg.readUInt16BE(0) === id) done(true);
     });
     const query = packet.encode({ id, type: 'query', flags: packet.RECURSION_DESIRED, questions: [{ name: 'liveness.dotstub.resolver.arpa', type: 'A', class: 'IN' }] });
-    sock.send(query, port, host, (err) => {
-      if (err) done(false);
+    sock.connect(port, host, () => {
+      sock.send(query, (err) => {
+        if (err) done(false);
+      });
     });
   });
+}
+
+/**
+ * Waits until dotstub answers on `host:port` (a real DNS query, as every
+ * program's lookups will be), asking every 50 ms for at most `ms`. False
+ * when it never answered, or `alive()` said the process went away.
+ */
+export async function waitAnswering(host: string, port: number, ms: number, alive: () => boolean = () => true): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (!alive()) return false;
+    const started = Date.now();
+    if (await probe(host, port, Math.max(50, Math.min(500, end - Date.now())))) return true;
+    const rest = 50 - (Date.now() - started);
+    if (rest > 0) await new Promise((r) => setTimeout(r, rest));
+  }
+  return false;
 }
 
 export function readLivenessNote(stateDir: string): LivenessNote | null {
@@ -106,7 +129,8 @@ export async function watchLiveness(o: LivenessOptions): Promise<LivenessResult>
       // The note first: whoever sees the journal gone must also find why.
       const note: LivenessNote = { at: new Date().toISOString(), why };
       fs.writeFileSync(path.join(o.ctx.stateDir, NOTE_FILE), JSON.stringify(note) + '\n', { mode: 0o600 });
-      await restore(o.ctx);
+      // Only the takeover watched: under the lock, a new one (taken meanwhile) is left alone.
+      await restore(o.ctx, { only: j });
       return { restored: true, why };
     }
   }

@@ -332,7 +332,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
     await this.#serial(async () => {
       if (!this.#ownsTakeover()) return;
       try {
-        await restore(this.#ctx);
+        // Only ours, re-checked under the journal lock.
+        await restore(this.#ctx, { ownerPid: process.pid });
       } catch (err) {
         this.#o.log?.(`could not give the old DNS back: ${(err as Error).message}`);
       }

@@ -63,6 +63,8 @@ describe.skipIf(lab !== null)('deb removal hook (lab)', () => {
     const original = 'nameserver 10.99.0.1\nsearch lab.test\n';
     running = await startLab({ resolvConf: { text: original } });
     await running.dnsServer('10.99.0.1', 53, '10.0.0.67');
+    // enable --owner-pid takes over only once something answers where the system will point.
+    await running.dnsServer('127.0.0.1', 53, '10.0.0.53');
     const on = await running.dotstub(['system-dns', 'enable', '--owner-pid', '1', '--state-dir', '/run/dotstub', '--check-name', '']);
     expect(on.code, on.stderr).toBe(0);
     expect(fs.readFileSync(path.join(running.etc, 'resolv.conf'), 'utf8')).not.toBe(original);
