@@ -61,7 +61,8 @@ export async function reloadService(host: SystemHost, target: ReloadTarget, expe
   // A D-Bus call to NetworkManager: no systemd job.
   const nm = await host.run(['nmcli', 'general', 'reload'], 15_000);
   if (nm.code === 0) return true;
-  const sc = await host.run(['systemctl', '--no-block', 'reload', 'NetworkManager.service'], 15_000);
+  // try-: a no-op when it isn't running (the boot-time restore runs before it starts; it reads the restored files then).
+  const sc = await host.run(['systemctl', '--no-block', 'try-reload-or-restart', 'NetworkManager.service'], 15_000);
   if (sc.code !== 0) {
     throw new SystemDnsError('SYSDNS_APPLY_FAILED', `could not reload NetworkManager (nmcli: ${nm.stderr.trim() || 'failed'}; systemctl: ${sc.stderr.trim() || 'failed'}): run "systemctl reload NetworkManager" by hand`);
   }
