@@ -42,16 +42,17 @@ describe.skipIf(missing !== null)('the service unit\'s commands (lab)', () => {
     const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', ''], { timeoutMs: 30_000 });
     // At once: the Firefox canary, which dotstub answers itself (NXDOMAIN) even with its resolver unreachable.
     const dig = await l.exec(['dig', '+tries=1', '+time=2', 'use-application-dns.net', 'A']);
-    expect(on.code, on.stderr).toBe(0);
+    const why = `enable: ${on.stdout}${on.stderr}\ndig: ${dig.stdout}${dig.stderr}\nproxy: ${proxy.output()}`;
+    expect(on.code, why).toBe(0);
     expect(resolvConf(l)).toMatch(/^nameserver 127\.0\.0\.1$/m);
-    expect(dig.stdout).toContain('status: NXDOMAIN');
+    expect(dig.stdout, why).toContain('status: NXDOMAIN');
     expect(dig.stdout).toMatch(/SERVER: 127\.0\.0\.1#53/);
     expect(on.stdout).toMatch(/dotstub answers on 127\.0\.0\.1:53 \(after \d+ ms\)/);
     // Quitting gives the old DNS back (once the proxy has set up its handlers; the unit's ExecStopPost covers earlier).
     await proxy.waitFor('dashboard at', 20_000);
     await proxy.signal('TERM');
     await proxy.exited;
-    expect(resolvConf(l)).toBe(ORIGINAL);
+    expect(resolvConf(l), proxy.output()).toBe(ORIGINAL);
   });
 
   test('enable --owner-pid with nothing answering changes nothing and says why', async () => {
