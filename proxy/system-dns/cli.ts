@@ -10,7 +10,7 @@ import { isSystemDnsError, NEEDS_ROOT, SystemDnsError } from './errors.js';
 import { systemHost, type SystemHost } from './host.js';
 import { Journal, pidAlive } from './journal.js';
 import { osLookup } from './os-lookup.js';
-import { spawnWatchdog, waitAnswering, watchLiveness } from './liveness.js';
+import { clearLivenessNote, describeLivenessNote, readLivenessNote, spawnWatchdog, waitAnswering, watchLiveness } from './liveness.js';
 import { RewriteWatch } from './rewrite-watch.js';
 import { detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
 
@@ -177,6 +177,8 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
     switch (parsed.command) {
       case 'restore':
       case 'disable': {
+        // The user's choice is "off" now: a watchdog waiting to take over again stops.
+        if (!parsed.onlyStale && (isRoot() || host.root !== '/')) clearLivenessNote(parsed.stateDir);
         if (new Journal(parsed.stateDir).read() === null) {
           out('nothing to restore: dotstub has not changed this system\'s DNS');
           return 0;
@@ -200,6 +202,8 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
         out(`backend: ${s.backend} (${s.enabled ? 'from the journal' : `detected: ${detection.why}`})`);
         out(`private DNS: ${s.inForce ? 'on' : 'off'} (${s.why})`);
         if (s.owner) out(`held by: process ${s.owner.pid}${s.owner.alive ? '' : ' (gone)'}`);
+        const note = readLivenessNote(parsed.stateDir);
+        if (note) out(`watchdog: ${describeLivenessNote(note)}`);
         for (const o of s.original) out(`original: ${o}`);
         if (s.leaks.length === 0) out('leaks: none seen');
         for (const l of s.leaks) out(`leak: ${l}`);
@@ -212,10 +216,20 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
           return 0;
         }
         needRoot(host);
-        out(`watching dotstub on 127.0.0.1:${parsed.probePort} (restores the old DNS after ${parsed.graceMs} ms without an answer)`);
-        const r = await watchLiveness({ ctx, probePort: parsed.probePort, graceMs: parsed.graceMs });
-        out(r.restored ? `restored the old DNS: ${r.why}` : r.why);
-        if (r.restored) await afterRestore(parsed.checkName, out);
+        out(`watching dotstub on 127.0.0.1:${parsed.probePort} (restores the old DNS after ${parsed.graceMs} ms without an answer; takes over again once it answers steadily)`);
+        const r = await watchLiveness({
+          ctx,
+          probePort: parsed.probePort,
+          graceMs: parsed.graceMs,
+          onEvent: async (e) => {
+            if (e.type === 'resumed') out(`private DNS is back: ${e.message}`);
+            else {
+              out(`restored the old DNS: ${e.why}`);
+              await afterRestore(parsed.checkName, out);
+            }
+          },
+        });
+        out(r.why);
         return 0;
       }
       case 'enable': {
@@ -223,6 +237,7 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
         const detection = await detectBackend(host, parsed.backend);
         out(`backend: ${detection.chosen.name} (${detection.why})`);
         const owner = parsed.ownerPid ?? process.pid;
+        clearLivenessNote(parsed.stateDir);
         // The service's ExecStartPost: `systemctl start` returns when this
         // does, so the first lookup after it must find dotstub answering.
         if (parsed.ownerPid !== undefined && parsed.waitMs > 0) {

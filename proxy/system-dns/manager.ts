@@ -19,7 +19,7 @@ import path from 'node:path';
 import { NEEDS_ROOT, SystemDnsError } from './errors.js';
 import type { SystemHost } from './host.js';
 import { Journal, readBootId, staleReason } from './journal.js';
-import { clearLivenessNote, LIVENESS_NOTE_FILE, readLivenessNote, spawnWatchdog } from './liveness.js';
+import { clearLivenessNote, describeLivenessNote, LIVENESS_NOTE_FILE, readLivenessNote, spawnWatchdog } from './liveness.js';
 import { runLeakTest, type LeakTestResult } from './leak-test.js';
 import { osLookup, type LookupReport } from './os-lookup.js';
 import { RewriteWatch } from './rewrite-watch.js';
@@ -176,12 +176,12 @@ export class SystemDnsManager extends EventEmitter<Events> {
     const detection = await detectBackend(this.#o.host, this.#o.backend);
     const s = await status(this.#ctx, detection, this.#o.port);
     const j = new Journal(this.#o.stateDir).read();
-    if (s.inForce) this.#set(true, `this machine's DNS goes to dotstub (${s.backend}: ${s.why})`);
+    const note = readLivenessNote(this.#o.stateDir);
+    if (s.inForce) this.#set(true, `this machine's DNS goes to dotstub (${s.backend}: ${s.why})${note?.resumedAt !== undefined ? `; ${describeLivenessNote(note)}` : ''}`);
     else if (!s.enabled && this.#pausedUntil !== null) {
       this.#set(false, `paused until ${new Date(this.#pausedUntil).toLocaleTimeString('en-GB').slice(0, 5)}: this machine asks its usual resolver, unencrypted, until then; private DNS comes back by itself`);
     } else if (!s.enabled) {
-      const note = readLivenessNote(this.#o.stateDir);
-      const fromWatchdog = note ? `${note.why}: the old DNS was given back at ${new Date(note.at).toLocaleTimeString('en-GB')}` : null;
+      const fromWatchdog = note ? describeLivenessNote(note) : null;
       this.#set(false, this.#problem ?? fromWatchdog ?? 'private DNS is not enabled for this machine: the system asks its usual resolver');
     }
     else this.#set(false, `private DNS is enabled but not in force: ${s.why}`);
@@ -271,6 +271,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
         this.#stopWatch();
         await restore(this.#ctx);
       }
+      // The user's choice is "off": a watchdog waiting to take over again stops.
+      if (this.privileged) clearLivenessNote(this.#o.stateDir);
       this.#problem = null;
       return this.#view();
     });
