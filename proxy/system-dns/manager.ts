@@ -24,7 +24,7 @@ import { runLeakTest, type LeakTestResult } from './leak-test.js';
 import { osLookup, type LookupReport } from './os-lookup.js';
 import { RewriteWatch } from './rewrite-watch.js';
 import { describeStep } from './steps.js';
-import { detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
+import { backendByName, detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
 
 export interface SystemDnsView {
   /** Whether this process may change the system's DNS (root, or a test root). */
@@ -188,7 +188,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
     // Restored elsewhere (disable from the CLI, the liveness watchdog): nothing left to defend.
     if (j === null) this.#stopWatch();
     // Held here (e.g. by the service's ExecStartPost --owner-pid): keep it held.
-    if (j !== null && j.pid === process.pid && !this.#watch && this.privileged) this.#startWatch(detection.chosen.name);
+    // Once every step is applied: while ExecStartPost's enable is still at work, "not in force" is no rewrite.
+    if (j !== null && j.pid === process.pid && !this.#watch && this.privileged && j.steps.every((e) => e.progress === 'applied')) this.#startWatch(j.backend);
     const bootId = readBootId(this.#o.bootIdFile);
     return {
       privileged: this.privileged,
@@ -298,26 +299,27 @@ export class SystemDnsManager extends EventEmitter<Events> {
 
   #startWatch(backendName: string): void {
     this.#stopWatch();
-    void detectBackend(this.#o.host, backendName).then((d) => {
-      if (this.#closed || !this.#ownsTakeover()) return;
-      this.#watch = new RewriteWatch({
-        host: this.#o.host,
-        stateDir: this.#o.stateDir,
-        backend: d.chosen,
-        target: { port: this.#o.port },
-        ...(this.#o.rewriteStepMs !== undefined ? { stepMs: this.#o.rewriteStepMs, pollMs: this.#o.rewriteStepMs * 5 } : {}),
-        onEvent: (e) => {
-          if (e.type === 'gave-up') {
-            this.#problem = e.message;
-            this.#set(false, e.message);
-          } else {
-            this.#o.log?.(`DNS settings were rewritten by ${e.by}; put dotstub back (${e.count})`);
-            void this.refresh().catch(() => undefined);
-          }
-        },
-      });
-      this.#watch.start();
+    // By name, not by detection: detection throws while the backend is briefly
+    // unusable (resolved restarting to read the drop-in), which crashed the proxy.
+    const backend = backendByName(this.#o.host, backendName);
+    if (backend === undefined || this.#closed || !this.#ownsTakeover()) return;
+    this.#watch = new RewriteWatch({
+      host: this.#o.host,
+      stateDir: this.#o.stateDir,
+      backend,
+      target: { port: this.#o.port },
+      ...(this.#o.rewriteStepMs !== undefined ? { stepMs: this.#o.rewriteStepMs, pollMs: this.#o.rewriteStepMs * 5 } : {}),
+      onEvent: (e) => {
+        if (e.type === 'gave-up') {
+          this.#problem = e.message;
+          this.#set(false, e.message);
+        } else {
+          this.#o.log?.(`DNS settings were rewritten by ${e.by}; put dotstub back (${e.count})`);
+          void this.refresh().catch(() => undefined);
+        }
+      },
     });
+    this.#watch.start();
   }
 
   #stopWatch(): void {

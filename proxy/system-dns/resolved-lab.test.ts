@@ -140,7 +140,7 @@ describe.skipIf(missing !== null)('the service on systemd-resolved 252 (real pro
     // 252 prints the server without its port 53: the shape status must read as "on".
     expect(await sh(l, 'resolvectl dns')).toMatch(/^Global: 127\.0\.0\.1\s*$/m);
     const status = await l.dotstub(['system-dns', 'status', '--state-dir', STATE, '--check-name', '']);
-    expect(status.stdout).toContain('private DNS: on (resolved sends every domain to 127.0.0.1:53)');
+    expect(status.stdout, proxy.output()).toContain('private DNS: on (resolved sends every domain to 127.0.0.1:53)');
 
     // The proxy holds the takeover (it polls the journal every 2 s): nothing to re-apply, ever.
     const reloads = (): number => fs.readFileSync(path.join(l.dir, 'systemctl.log.copy'), 'utf8').split('\n').filter((x) => x.includes('systemd-resolved')).length;

@@ -34,6 +34,11 @@ function linuxBackends(host: SystemHost): Backend[] {
   return [new ResolvedBackend(host), new NetworkManagerBackend(host), new ResolvConfBackend(host)];
 }
 
+/** A Linux backend by its name, usable or not (the one a journal names). */
+export function backendByName(host: SystemHost, name: string): Backend | undefined {
+  return linuxBackends(host).find((b) => b.name === name);
+}
+
 export interface DetectionReport {
   readonly chosen: Backend;
   readonly why: string;
