@@ -50,8 +50,12 @@ describe.skipIf(missing !== null)('the service unit\'s commands (lab)', () => {
     expect(on.stdout).toMatch(/dotstub answers on 127\.0\.0\.1:53 \(after \d+ ms\)/);
     // Quitting gives the old DNS back (once the proxy has set up its handlers; the unit's ExecStopPost covers earlier).
     await proxy.waitFor('dashboard at', 20_000);
+    const t0 = Date.now();
     await proxy.signal('TERM');
     await proxy.exited;
+    const stopMs = Date.now() - t0;
+    console.log(`resolv.conf backend: proxy stopped ${stopMs} ms after SIGTERM`);
+    expect(stopMs).toBeLessThan(2000);
     expect(resolvConf(l), proxy.output()).toBe(ORIGINAL);
   });
 
