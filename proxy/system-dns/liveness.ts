@@ -60,7 +60,7 @@ export interface LivenessResult {
 }
 
 /** Asks once; resolves true on any answer with our ID within `timeoutMs`. */
-export function probe(host: string, port: number, timeoutMs: number): Promise<boolean> {
+function probe(host: string, port: number, timeoutMs: number): Promise<boolean> {
   return new Promise((resolve) => {
     const id = crypto.randomInt(0, 0x10000);
     const sock = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
@@ -211,7 +211,7 @@ async function resumeWhenSteady(o: LivenessOptions, j: JournalData, note: Livene
   }
 }
 
-export type LivenessEvent = { readonly type: 'restored'; readonly why: string } | { readonly type: 'resumed'; readonly message: string };
+type LivenessEvent = { readonly type: 'restored'; readonly why: string } | { readonly type: 'resumed'; readonly message: string };
 
 /**
  * Watches until private DNS is disabled or its owner is gone. A stub that

@@ -111,7 +111,7 @@ function locked<T>(ctx: TakeoverContext, fn: () => Promise<T>): Promise<T> {
 }
 
 /** The same takeover: same owner, boot and start (progress marks may differ). */
-export function sameTakeover(a: JournalData, b: JournalData): boolean {
+function sameTakeover(a: JournalData, b: JournalData): boolean {
   return a.pid === b.pid && a.bootId === b.bootId && a.startedAt === b.startedAt;
 }
 
