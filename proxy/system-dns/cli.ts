@@ -24,6 +24,7 @@ export const SYSTEM_DNS_HELP = `Usage: dotstub system-dns enable|disable|status|
              nothing else running, exits 0 when there is nothing to restore.
              With --only-stale (the boot-time dotstub-restore.service), only
              a takeover whose owner is gone or that is from an earlier boot
+             is restored
   status     the backend, whether the takeover is in force, and any other
              resolver the system still knows
   watchdog   while the takeover holds, ask dotstub on loopback twice a second;
@@ -39,7 +40,7 @@ export const SYSTEM_DNS_HELP = `Usage: dotstub system-dns enable|disable|status|
                      else the config dir)
   --owner-pid PID    enable: the takeover lasts while PID runs; the command exits.
                      Takes over only once dotstub answers on 127.0.0.1:PORT
-                     (asked every 100 ms, for at most --wait-ms): never points
+                     (asked every 50 ms, for at most --wait-ms): never points
                      the machine at a stub that isn't answering yet
   --only-stale       restore: leave a takeover held by a running dotstub alone
   --wait-ms N        enable --owner-pid: how long to wait for the first answer
