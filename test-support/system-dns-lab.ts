@@ -84,7 +84,7 @@ export interface Lab {
   close(): Promise<void>;
 }
 
-interface LabProcess {
+export interface LabProcess {
   readonly child: ChildProcess;
   /** Sends a signal to the program itself inside the lab (nsenter doesn't forward signals). */
   signal(sig: 'TERM' | 'KILL' | 'INT' | 'STOP' | 'CONT'): Promise<void>;
@@ -141,15 +141,26 @@ function systemctlShim(): string {
 # The lab's stand-in for systemctl: systemd is not PID 1 here, so
 # "try-reload-or-restart systemd-resolved.service" restarts the uninstalled
 # resolved the way systemd would (only if it is running). Logs each call.
+# While /run/lab-stop-job exists, a job on resolved waits for it, as a
+# restart of resolved waits for the stop job of a unit ordered after it:
+# blocking, systemctl waits too (the stop that runs it never ends);
+# with --no-block it returns and the restart runs once the file is gone.
 echo "systemctl $*" >> /run/lab-systemctl.log
 case "$*" in *systemd-resolved*) ;; *) exit 0 ;; esac
-p=$(cat /run/lab-resolved.pid 2>/dev/null) || exit 0
-alive() { [ -d /proc/$1 ] && ! grep -q '^State:.*zombie' /proc/$1/status 2>/dev/null; }
-alive "$p" || exit 0
-kill "$p"
-while alive "$p"; do sleep 0.05; done
-setsid ${bin} >>/run/lab-resolved.log 2>&1 < /dev/null &
-echo $! > /run/lab-resolved.pid
+restart() {
+  while [ -e /run/lab-stop-job ]; do sleep 0.05; done
+  p=$(cat /run/lab-resolved.pid 2>/dev/null) || return 0
+  alive() { [ -d /proc/$1 ] && ! grep -q '^State:.*zombie' /proc/$1/status 2>/dev/null; }
+  alive "$p" || return 0
+  kill "$p"
+  while alive "$p"; do sleep 0.05; done
+  setsid ${bin} >>/run/lab-resolved.log 2>&1 < /dev/null &
+  echo $! > /run/lab-resolved.pid
+}
+case " $* " in
+  *" --no-block "*) (restart) >/dev/null 2>&1 < /dev/null & ;;
+  *) restart ;;
+esac
 `;
 }
 
@@ -304,7 +315,8 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
         return {
           queries: () => [...p.output().matchAll(/^Q (\S+) /gm)].map((m) => (m[1] as string).toLowerCase().replace(/\.$/, '')),
           stop: async () => {
-            p.child.kill('SIGTERM');
+            // The server itself: nsenter does not forward signals to it.
+            await p.signal('TERM');
             await p.exited;
           },
         };

@@ -11,7 +11,7 @@ if [ -d /run/systemd/system ] && systemctl is-active --quiet dotstub.service 2>/
   # ExecStopPost restores; the explicit restore below is then a no-op.
   systemctl stop dotstub.service || true
 fi
-if [ -d /run/systemd/system ]; then systemctl disable dotstub.service >/dev/null 2>&1 || true; fi
+systemctl disable dotstub.service dotstub-restore.service >/dev/null 2>&1 || true
 if ! $DOTSTUB_CLI system-dns restore --state-dir "$STATE_DIR"; then
   echo "dotstub: could not restore the DNS settings; the journal is kept in $STATE_DIR" >&2
 fi

@@ -8,9 +8,9 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { isSystemDnsError, NEEDS_ROOT, SystemDnsError } from './errors.js';
 import { systemHost, type SystemHost } from './host.js';
-import { Journal } from './journal.js';
+import { Journal, pidAlive } from './journal.js';
 import { osLookup } from './os-lookup.js';
-import { spawnWatchdog, watchLiveness } from './liveness.js';
+import { clearLivenessNote, describeLivenessNote, readLivenessNote, spawnWatchdog, waitAnswering, watchLiveness } from './liveness.js';
 import { RewriteWatch } from './rewrite-watch.js';
 import { detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
 
@@ -21,7 +21,10 @@ export const SYSTEM_DNS_HELP = `Usage: dotstub system-dns enable|disable|status|
              ties the takeover to another process (e.g. the dotstub service)
   disable    give the old DNS back (same as restore)
   restore    put back the DNS settings recorded in the journal; works with
-             nothing else running, exits 0 when there is nothing to restore
+             nothing else running, exits 0 when there is nothing to restore.
+             With --only-stale (the boot-time dotstub-restore.service), only
+             a takeover whose owner is gone or that is from an earlier boot
+             is restored
   status     the backend, whether the takeover is in force, and any other
              resolver the system still knows
   watchdog   while the takeover holds, ask dotstub on loopback twice a second;
@@ -35,7 +38,13 @@ export const SYSTEM_DNS_HELP = `Usage: dotstub system-dns enable|disable|status|
                      only systemd-resolved can use another)
   --state-dir DIR    where the journal lives (default /var/lib/dotstub as root,
                      else the config dir)
-  --owner-pid PID    enable: the takeover lasts while PID runs; the command exits
+  --owner-pid PID    enable: the takeover lasts while PID runs; the command exits.
+                     Takes over only once dotstub answers on 127.0.0.1:PORT
+                     (asked every 50 ms, for at most --wait-ms): never points
+                     the machine at a stub that isn't answering yet
+  --only-stale       restore: leave a takeover held by a running dotstub alone
+  --wait-ms N        enable --owner-pid: how long to wait for the first answer
+                     (default 15000; 0: don't ask)
   --watchdog         enable: also start the liveness watchdog in the background
   --probe-port N     watchdog: where dotstub answers on 127.0.0.1 (default --port)
   --grace-ms N       watchdog: how long without an answer before restoring
@@ -63,6 +72,8 @@ interface Parsed {
   readonly watchdog: boolean;
   readonly probePort: number;
   readonly graceMs: number;
+  readonly waitMs: number;
+  readonly onlyStale: boolean;
 }
 
 function intArg(value: string | undefined, flag: string, min: number, max: number): number | undefined {
@@ -93,6 +104,8 @@ export function parseSystemDnsArgs(argv: readonly string[], env: SystemDnsCliEnv
         watchdog: { type: 'boolean' },
         'probe-port': { type: 'string' },
         'grace-ms': { type: 'string' },
+        'wait-ms': { type: 'string' },
+        'only-stale': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -105,10 +118,13 @@ export function parseSystemDnsArgs(argv: readonly string[], env: SystemDnsCliEnv
   if (command !== 'enable' && command !== 'disable' && command !== 'status' && command !== 'restore' && command !== 'watchdog' && command !== 'help') {
     throw new SystemDnsError('SYSDNS_BAD_INPUT', `${command === undefined ? 'missing command' : `unknown command "${command}"`}: use enable, disable, status, restore or watchdog`);
   }
+  if (values['only-stale'] && command !== 'restore') throw new SystemDnsError('SYSDNS_BAD_INPUT', '--only-stale goes with restore');
   if (values.watchdog && command !== 'enable') throw new SystemDnsError('SYSDNS_BAD_INPUT', '--watchdog goes with enable');
   if (positionals.length > 1) throw new SystemDnsError('SYSDNS_BAD_INPUT', `unexpected "${positionals[1] ?? ''}": one command at a time`);
   const ownerPid = intArg(values['owner-pid'], '--owner-pid', 1, 2 ** 22);
   if (ownerPid !== undefined && command !== 'enable') throw new SystemDnsError('SYSDNS_BAD_INPUT', '--owner-pid goes with enable');
+  const waitMs = intArg(values['wait-ms'], '--wait-ms', 0, 600_000);
+  if (waitMs !== undefined && ownerPid === undefined) throw new SystemDnsError('SYSDNS_BAD_INPUT', '--wait-ms goes with enable --owner-pid');
   const checkName = values['check-name'] ?? 'example.com';
   if (checkName !== '' && !/^[A-Za-z0-9_.-]{1,253}$/.test(checkName)) throw new SystemDnsError('SYSDNS_BAD_INPUT', `--check-name ${checkName}: give a host name such as example.com`);
   const port = intArg(values.port, '--port', 1, 65535) ?? 53;
@@ -119,6 +135,8 @@ export function parseSystemDnsArgs(argv: readonly string[], env: SystemDnsCliEnv
     watchdog: values.watchdog ?? false,
     probePort: intArg(values['probe-port'], '--probe-port', 1, 65535) ?? port,
     graceMs: intArg(values['grace-ms'], '--grace-ms', 500, 600_000) ?? 3000,
+    waitMs: waitMs ?? 15_000,
+    onlyStale: values['only-stale'] ?? false,
     stateDir: values['state-dir'] ?? (isRoot() ? '/var/lib/dotstub' : env.configDir),
     ownerPid,
     checkName,
@@ -160,12 +178,20 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
     switch (parsed.command) {
       case 'restore':
       case 'disable': {
+        // The user's choice is "off" now: a watchdog waiting to take over again stops.
+        if (!parsed.onlyStale && (isRoot() || host.root !== '/')) clearLivenessNote(parsed.stateDir);
         if (new Journal(parsed.stateDir).read() === null) {
           out('nothing to restore: dotstub has not changed this system\'s DNS');
           return 0;
         }
         needRoot(host);
-        await restore(ctx);
+        if (parsed.onlyStale) {
+          if ((await replayStaleJournal(ctx)) === null) {
+            const j = new Journal(parsed.stateDir).read();
+            out(j ? `left alone: private DNS is held by process ${j.pid}, which is running` : "nothing to restore: dotstub has not changed this system's DNS");
+            return 0;
+          }
+        } else await restore(ctx);
         await afterRestore(parsed.checkName, out);
         return 0;
       }
@@ -177,6 +203,8 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
         out(`backend: ${s.backend} (${s.enabled ? 'from the journal' : `detected: ${detection.why}`})`);
         out(`private DNS: ${s.inForce ? 'on' : 'off'} (${s.why})`);
         if (s.owner) out(`held by: process ${s.owner.pid}${s.owner.alive ? '' : ' (gone)'}`);
+        const note = readLivenessNote(parsed.stateDir);
+        if (note) out(`watchdog: ${describeLivenessNote(note)}`);
         for (const o of s.original) out(`original: ${o}`);
         if (s.leaks.length === 0) out('leaks: none seen');
         for (const l of s.leaks) out(`leak: ${l}`);
@@ -189,10 +217,20 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
           return 0;
         }
         needRoot(host);
-        out(`watching dotstub on 127.0.0.1:${parsed.probePort} (restores the old DNS after ${parsed.graceMs} ms without an answer)`);
-        const r = await watchLiveness({ ctx, probePort: parsed.probePort, graceMs: parsed.graceMs });
-        out(r.restored ? `restored the old DNS: ${r.why}` : r.why);
-        if (r.restored) await afterRestore(parsed.checkName, out);
+        out(`watching dotstub on 127.0.0.1:${parsed.probePort} (restores the old DNS after ${parsed.graceMs} ms without an answer; takes over again once it answers steadily)`);
+        const r = await watchLiveness({
+          ctx,
+          probePort: parsed.probePort,
+          graceMs: parsed.graceMs,
+          onEvent: async (e) => {
+            if (e.type === 'resumed') out(`private DNS is back: ${e.message}`);
+            else {
+              out(`restored the old DNS: ${e.why}`);
+              await afterRestore(parsed.checkName, out);
+            }
+          },
+        });
+        out(r.why);
         return 0;
       }
       case 'enable': {
@@ -200,6 +238,21 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
         const detection = await detectBackend(host, parsed.backend);
         out(`backend: ${detection.chosen.name} (${detection.why})`);
         const owner = parsed.ownerPid ?? process.pid;
+        clearLivenessNote(parsed.stateDir);
+        // The service's ExecStartPost: `systemctl start` returns when this
+        // does, so the first lookup after it must find dotstub answering.
+        if (parsed.ownerPid !== undefined && parsed.waitMs > 0) {
+          const t0 = Date.now();
+          if (!(await waitAnswering('127.0.0.1', parsed.probePort, parsed.waitMs, () => pidAlive(owner)))) {
+            throw new SystemDnsError(
+              'SYSDNS_APPLY_FAILED',
+              pidAlive(owner)
+                ? `dotstub (process ${owner}) did not answer on 127.0.0.1:${parsed.probePort} within ${parsed.waitMs} ms: the DNS settings were not changed`
+                : `process ${owner} exited before it answered on 127.0.0.1:${parsed.probePort}: the DNS settings were not changed`,
+            );
+          }
+          out(`dotstub answers on 127.0.0.1:${parsed.probePort} (after ${Date.now() - t0} ms)`);
+        }
         await enable(ctx, detection, { port: parsed.port }, owner);
         if (parsed.watchdog) {
           const pid = spawnWatchdog({ stateDir: parsed.stateDir, root: parsed.root, probePort: parsed.probePort, graceMs: parsed.graceMs, checkName: parsed.checkName });

@@ -70,7 +70,7 @@ export function readBootId(file = '/proc/sys/kernel/random/boot_id'): string {
   }
 }
 
-function pidAlive(pid: number): boolean {
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -4,7 +4,10 @@
  * takeover tied to it the way the service does it (`enable --owner-pid
  * MAINPID --watchdog`), then dotstub is frozen with SIGSTOP: within about
  * 4 s the watchdog gives the old resolv.conf back byte for byte and a real
- * glibc lookup works again through the original ("DHCP") resolver.
+ * glibc lookup works again through the original ("DHCP") resolver. After
+ * SIGCONT, once dotstub answers steadily, private DNS comes back by itself
+ * within 5 s and status (CLI and API) says what happened; a "disable" while
+ * it waits is final.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,13 +29,14 @@ afterEach(async () => {
 });
 
 describe.skipIf(missing !== null)('liveness watchdog (lab)', () => {
-  test('SIGSTOP of dotstub: the old DNS is back within ~4 s and lookups work through the original resolver', async () => {
+  test('SIGSTOP of dotstub: the old DNS is back within ~4 s and lookups work through the original resolver; after SIGCONT private DNS is back by itself within 5 s', async () => {
     lab = await startLab({ resolvConf: { text: ORIGINAL } });
     const l = lab;
     const dhcp = await l.dnsServer('10.99.0.1', 53, '10.0.0.67');
     // A real dotstub; its resolver is unreachable, but it answers (SERVFAIL, and resolver.arpa itself): alive.
-    const proxy = l.spawnDotstub(['--listen', '127.0.0.1:53', '--resolver', '127.0.0.1:1#dns.test', '--no-control', '--config-dir', '/run/dotstub-config']);
-    await proxy.waitFor('listening on 127.0.0.1:53');
+    // As the service runs it: with --system-dns, so its API says what the watchdog did.
+    const proxy = l.spawnDotstub(['--listen', '127.0.0.1:53', '--resolver', '127.0.0.1:1#dns.test', '--control', '127.0.0.1:0', '--config-dir', '/run/dotstub-config', '--system-dns', '--system-dns-state-dir', STATE]);
+    await proxy.waitFor('dashboard at', 20_000);
     const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1];
     expect(pid).toBeDefined();
 
@@ -59,9 +63,39 @@ describe.skipIf(missing !== null)('liveness watchdog (lab)', () => {
     expect(r.stdout).toContain('10.0.0.67');
     expect(dhcp.queries().length).toBeGreaterThan(askedBefore);
     // Nothing is left to restore.
-    const again = await l.dotstub(['system-dns', 'restore', '--state-dir', STATE, '--check-name', '']);
-    expect(again.stdout).toContain('nothing to restore');
+    expect((await l.exec(['test', '-e', `${STATE}/system-dns.journal.json`])).code).toBe(1);
+    const off = await l.dotstub(['system-dns', 'status', '--state-dir', STATE, '--check-name', '']);
+    expect(off.stdout).toMatch(/watchdog: dotstub stopped answering at \d\d:\d\d \(.*\): the old DNS was given back; private DNS comes back by itself once dotstub answers steadily again/);
+
+    // dotstub answers again: private DNS comes back by itself, and status says what happened.
     await proxy.signal('CONT');
+    const contAt = Date.now();
+    await held.waitFor(/private DNS is back: dotstub stopped answering at \d\d:\d\d; private DNS resumed at \d\d:\d\d/, 10_000);
+    const backMs = Date.now() - contAt;
+    console.log(`liveness: private DNS back ${backMs} ms after SIGCONT`);
+    expect(backMs).toBeLessThan(5000);
+    expect(resolvConf()).toMatch(/^nameserver 127\.0\.0\.1$/m);
+    const on = await l.dotstub(['system-dns', 'status', '--state-dir', STATE, '--check-name', '']);
+    expect(on.stdout).toContain('private DNS: on');
+    expect(on.stdout).toMatch(/held by: process \d+\n/);
+    expect(on.stdout).toMatch(/watchdog: dotstub stopped answering at \d\d:\d\d; private DNS resumed at \d\d:\d\d/);
+    const m = /dashboard at (http:\/\/127\.0\.0\.1:\d+)\/#token=(\S+)/.exec(proxy.output());
+    await expect
+      .poll(async () => {
+        const api = await l.exec(['curl', '-s', '-H', `Authorization: Bearer ${m?.[2] ?? ''}`, `${m?.[1] ?? ''}/api/system-dns`]);
+        return (JSON.parse(api.stdout) as { inForce: boolean; reason: string }).reason;
+      }, { timeout: 10_000 })
+      .toMatch(/^this machine's DNS goes to dotstub .*; dotstub stopped answering at \d\d:\d\d; private DNS resumed at \d\d:\d\d$/);
+
+    // Frozen again, it is restored again; and the user's "off" while it waits is final.
+    await proxy.signal('STOP');
+    await held.waitFor(/restored the old DNS: dotstub stopped answering[^]*restored the old DNS: dotstub stopped answering/, 10_000);
+    expect(resolvConf()).toBe(ORIGINAL);
+    const disable = await l.dotstub(['system-dns', 'disable', '--state-dir', STATE, '--check-name', '']);
+    expect(disable.code).toBe(0);
+    await proxy.signal('CONT');
+    await held.waitFor('private DNS was turned off or on elsewhere: not taking over again', 10_000);
+    expect(resolvConf()).toBe(ORIGINAL);
     await proxy.signal('TERM');
   });
 });

@@ -8,7 +8,14 @@
  * loop, a deadlock) leaves the machine with DNS all the same: Tailscale
  * #11558 (a panicked daemon left resolv.conf pointing at nothing).
  *
- * It ends by itself when the journal goes (disabled or restored elsewhere).
+ * A stub that was only hung comes back: after such a restore the watchdog
+ * keeps asking, and once dotstub answers steadily again (3 answers in a
+ * row) it takes over again for the same owner, unless the user changed
+ * their choice meanwhile. Its note in the state dir says what happened
+ * ("dotstub stopped answering at 10:02; private DNS resumed at 10:03").
+ *
+ * It ends by itself when the journal goes (disabled or restored elsewhere)
+ * or the takeover's owner is gone.
  */
 import crypto from 'node:crypto';
 import { spawn } from 'node:child_process';
@@ -16,8 +23,8 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import path from 'node:path';
 import { dnsPacket as packet } from '../dns/dns-packet.js';
-import { Journal, readBootId, staleReason } from './journal.js';
-import { restore, type TakeoverContext } from './takeover.js';
+import { Journal, readBootId, staleReason, type JournalData } from './journal.js';
+import { detectBackend, enable, restore, type TakeoverContext } from './takeover.js';
 
 /** What the watchdog leaves in the state dir when it restored, for the proxy to tell the user. */
 export const LIVENESS_NOTE_FILE = 'system-dns.liveness.json';
@@ -26,6 +33,10 @@ const NOTE_FILE = LIVENESS_NOTE_FILE;
 export interface LivenessNote {
   readonly at: string;
   readonly why: string;
+  /** The stub stopped answering (its owner still runs): private DNS comes back when it answers again. */
+  readonly resumable?: boolean;
+  /** When private DNS was taken over again. */
+  readonly resumedAt?: string;
 }
 
 export interface LivenessOptions {
@@ -37,6 +48,10 @@ export interface LivenessOptions {
   readonly graceMs?: number;
   /** Between probes (default 500). */
   readonly intervalMs?: number;
+  /** Answers in a row before private DNS is taken over again after a restore (default 3: about 1.5 s). */
+  readonly steadyAnswers?: number;
+  /** Told as the old DNS is given back, and as private DNS is taken over again. */
+  readonly onEvent?: (e: LivenessEvent) => void | Promise<void>;
 }
 
 export interface LivenessResult {
@@ -49,21 +64,44 @@ function probe(host: string, port: number, timeoutMs: number): Promise<boolean> 
   return new Promise((resolve) => {
     const id = crypto.randomInt(0, 0x10000);
     const sock = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
+    let settled = false;
     const done = (ok: boolean): void => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       sock.close();
       resolve(ok);
     };
     const timer = setTimeout(() => done(false), timeoutMs);
+    // Connected: nothing listening comes back at once as ECONNREFUSED (an ICMP error) instead of a timeout.
     sock.on('error', () => done(false));
     sock.on('message', (msg) => {
       if (msg.length >= 2 && msg.readUInt16BE(0) === id) done(true);
     });
     const query = packet.encode({ id, type: 'query', flags: packet.RECURSION_DESIRED, questions: [{ name: 'liveness.dotstub.resolver.arpa', type: 'A', class: 'IN' }] });
-    sock.send(query, port, host, (err) => {
-      if (err) done(false);
+    sock.connect(port, host, () => {
+      sock.send(query, (err) => {
+        if (err) done(false);
+      });
     });
   });
+}
+
+/**
+ * Waits until dotstub answers on `host:port` (a real DNS query, as every
+ * program's lookups will be), asking every 50 ms for at most `ms`. False
+ * when it never answered, or `alive()` said the process went away.
+ */
+export async function waitAnswering(host: string, port: number, ms: number, alive: () => boolean = () => true): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (!alive()) return false;
+    const started = Date.now();
+    if (await probe(host, port, Math.max(50, Math.min(500, end - Date.now())))) return true;
+    const rest = 50 - (Date.now() - started);
+    if (rest > 0) await new Promise((r) => setTimeout(r, rest));
+  }
+  return false;
 }
 
 export function readLivenessNote(stateDir: string): LivenessNote | null {
@@ -74,12 +112,26 @@ export function readLivenessNote(stateDir: string): LivenessNote | null {
   }
 }
 
+/** The user's choice changed (enable, disable, pause): the watchdog's story is over. */
 export function clearLivenessNote(stateDir: string): void {
   fs.rmSync(path.join(stateDir, NOTE_FILE), { force: true });
 }
 
-/** Watches until the journal goes (returns restored: false) or the stub dies (restores, returns why). */
-export async function watchLiveness(o: LivenessOptions): Promise<LivenessResult> {
+function writeNote(stateDir: string, note: LivenessNote): void {
+  fs.writeFileSync(path.join(stateDir, NOTE_FILE), JSON.stringify(note) + '\n', { mode: 0o600 });
+}
+
+const hhmm = (iso: string): string => new Date(iso).toLocaleTimeString('en-GB').slice(0, 5);
+
+/** What the watchdog did, in words, for status, the app and the dashboard. */
+export function describeLivenessNote(n: LivenessNote): string {
+  if (n.resumedAt !== undefined) return `dotstub stopped answering at ${hhmm(n.at)}; private DNS resumed at ${hhmm(n.resumedAt)}`;
+  if (n.resumable) return `dotstub stopped answering at ${hhmm(n.at)} (${n.why}): the old DNS was given back; private DNS comes back by itself once dotstub answers steadily again`;
+  return `${n.why}: the old DNS was given back at ${hhmm(n.at)}`;
+}
+
+/** One watch of one takeover: ends when the journal goes, or restores when the stub stops answering or its owner is gone. */
+async function watchTakeover(o: LivenessOptions): Promise<{ restored: false; why: string } | { restored: true; why: string; journal: JournalData; note: LivenessNote }> {
   const host = o.probeHost ?? '127.0.0.1';
   const grace = o.graceMs ?? 3000;
   const interval = o.intervalMs ?? 500;
@@ -104,11 +156,81 @@ export async function watchLiveness(o: LivenessOptions): Promise<LivenessResult>
       if (journal.read() === null) return { restored: false, why: 'private DNS was disabled: nothing to watch' };
       o.ctx.log?.(`${why}: giving the old DNS back`);
       // The note first: whoever sees the journal gone must also find why.
-      const note: LivenessNote = { at: new Date().toISOString(), why };
-      fs.writeFileSync(path.join(o.ctx.stateDir, NOTE_FILE), JSON.stringify(note) + '\n', { mode: 0o600 });
-      await restore(o.ctx);
-      return { restored: true, why };
+      const note: LivenessNote = { at: new Date().toISOString(), why, resumable: stale === null };
+      writeNote(o.ctx.stateDir, note);
+      // Only the takeover watched: under the lock, a new one (taken meanwhile) is left alone.
+      await restore(o.ctx, { only: j });
+      return { restored: true, why, journal: j, note };
     }
+  }
+}
+
+/**
+ * After a restore because the stub stopped answering: asks it every
+ * interval; after `steadyAnswers` answers in a row, takes over again for the
+ * same owner, backend and port — as long as the user's choice is still
+ * "on" (the note is still ours: enable, disable and pause clear it) and the
+ * owner still runs. Returns the new takeover, or why not.
+ */
+async function resumeWhenSteady(o: LivenessOptions, j: JournalData, note: LivenessNote): Promise<{ resumed: true; note: LivenessNote } | { resumed: false; why: string }> {
+  const host = o.probeHost ?? '127.0.0.1';
+  const interval = o.intervalMs ?? 500;
+  const needed = o.steadyAnswers ?? 3;
+  const journal = new Journal(o.ctx.stateDir);
+  const stillOurs = (): boolean => readLivenessNote(o.ctx.stateDir)?.at === note.at;
+  let steady = 0;
+  for (;;) {
+    if (!stillOurs()) return { resumed: false, why: 'private DNS was turned off or on elsewhere: not taking over again' };
+    if (journal.read() !== null) return { resumed: false, why: 'private DNS was enabled elsewhere: nothing to resume' };
+    const gone = staleReason(j, readBootId(o.ctx.bootIdFile));
+    if (gone !== null) return { resumed: false, why: `not taking over again: ${gone}` };
+    const started = Date.now();
+    steady = (await probe(host, o.probePort, Math.min(1000, o.graceMs ?? 3000))) ? steady + 1 : 0;
+    if (steady >= needed) {
+      try {
+        const detection = await detectBackend(o.ctx.host, j.backend);
+        await enable(o.ctx, detection, { port: j.port }, j.pid);
+      } catch (err) {
+        o.ctx.log?.(`could not take over again yet: ${(err as Error).message}`);
+        steady = 0;
+      }
+      const now = journal.read();
+      if (now !== null && now.pid === j.pid) {
+        // The user may have turned it off while we took over: then give it back again.
+        if (!stillOurs()) {
+          await restore(o.ctx, { only: now });
+          return { resumed: false, why: 'private DNS was turned off meanwhile: gave the old DNS back again' };
+        }
+        const resumed: LivenessNote = { ...note, resumedAt: new Date().toISOString() };
+        writeNote(o.ctx.stateDir, resumed);
+        return { resumed: true, note: resumed };
+      }
+    }
+    const rest = interval - (Date.now() - started);
+    if (rest > 0) await new Promise((r) => setTimeout(r, rest));
+  }
+}
+
+type LivenessEvent = { readonly type: 'restored'; readonly why: string } | { readonly type: 'resumed'; readonly message: string };
+
+/**
+ * Watches until private DNS is disabled or its owner is gone. A stub that
+ * stops answering gets the old DNS given back; once it answers steadily
+ * again, private DNS is taken over again by itself (and watched again).
+ */
+export async function watchLiveness(o: LivenessOptions): Promise<LivenessResult> {
+  let restoredOnce = false;
+  for (;;) {
+    const r = await watchTakeover(o);
+    if (!r.restored) return { restored: restoredOnce, why: r.why };
+    restoredOnce = true;
+    await o.onEvent?.({ type: 'restored', why: r.why });
+    if (!r.note.resumable) return { restored: true, why: r.why };
+    const back = await resumeWhenSteady(o, r.journal, r.note);
+    if (!back.resumed) return { restored: true, why: back.why };
+    const message = describeLivenessNote(back.note);
+    o.ctx.log?.(message);
+    await o.onEvent?.({ type: 'resumed', message });
   }
 }
 

@@ -19,12 +19,12 @@ import path from 'node:path';
 import { NEEDS_ROOT, SystemDnsError } from './errors.js';
 import type { SystemHost } from './host.js';
 import { Journal, readBootId, staleReason } from './journal.js';
-import { clearLivenessNote, LIVENESS_NOTE_FILE, readLivenessNote, spawnWatchdog } from './liveness.js';
+import { clearLivenessNote, describeLivenessNote, LIVENESS_NOTE_FILE, readLivenessNote, spawnWatchdog } from './liveness.js';
 import { runLeakTest, type LeakTestResult } from './leak-test.js';
 import { osLookup, type LookupReport } from './os-lookup.js';
 import { RewriteWatch } from './rewrite-watch.js';
 import { describeStep } from './steps.js';
-import { detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
+import { backendByName, detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
 
 export interface SystemDnsView {
   /** Whether this process may change the system's DNS (root, or a test root). */
@@ -176,19 +176,20 @@ export class SystemDnsManager extends EventEmitter<Events> {
     const detection = await detectBackend(this.#o.host, this.#o.backend);
     const s = await status(this.#ctx, detection, this.#o.port);
     const j = new Journal(this.#o.stateDir).read();
-    if (s.inForce) this.#set(true, `this machine's DNS goes to dotstub (${s.backend}: ${s.why})`);
+    const note = readLivenessNote(this.#o.stateDir);
+    if (s.inForce) this.#set(true, `this machine's DNS goes to dotstub (${s.backend}: ${s.why})${note?.resumedAt !== undefined ? `; ${describeLivenessNote(note)}` : ''}`);
     else if (!s.enabled && this.#pausedUntil !== null) {
       this.#set(false, `paused until ${new Date(this.#pausedUntil).toLocaleTimeString('en-GB').slice(0, 5)}: this machine asks its usual resolver, unencrypted, until then; private DNS comes back by itself`);
     } else if (!s.enabled) {
-      const note = readLivenessNote(this.#o.stateDir);
-      const fromWatchdog = note ? `${note.why}: the old DNS was given back at ${new Date(note.at).toLocaleTimeString('en-GB')}` : null;
+      const fromWatchdog = note ? describeLivenessNote(note) : null;
       this.#set(false, this.#problem ?? fromWatchdog ?? 'private DNS is not enabled for this machine: the system asks its usual resolver');
     }
     else this.#set(false, `private DNS is enabled but not in force: ${s.why}`);
     // Restored elsewhere (disable from the CLI, the liveness watchdog): nothing left to defend.
     if (j === null) this.#stopWatch();
     // Held here (e.g. by the service's ExecStartPost --owner-pid): keep it held.
-    if (j !== null && j.pid === process.pid && !this.#watch && this.privileged) this.#startWatch(detection.chosen.name);
+    // Once every step is applied: while ExecStartPost's enable is still at work, "not in force" is no rewrite.
+    if (j !== null && j.pid === process.pid && !this.#watch && this.privileged && j.steps.every((e) => e.progress === 'applied')) this.#startWatch(j.backend);
     const bootId = readBootId(this.#o.bootIdFile);
     return {
       privileged: this.privileged,
@@ -271,6 +272,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
         this.#stopWatch();
         await restore(this.#ctx);
       }
+      // The user's choice is "off": a watchdog waiting to take over again stops.
+      if (this.privileged) clearLivenessNote(this.#o.stateDir);
       this.#problem = null;
       return this.#view();
     });
@@ -296,26 +299,27 @@ export class SystemDnsManager extends EventEmitter<Events> {
 
   #startWatch(backendName: string): void {
     this.#stopWatch();
-    void detectBackend(this.#o.host, backendName).then((d) => {
-      if (this.#closed || !this.#ownsTakeover()) return;
-      this.#watch = new RewriteWatch({
-        host: this.#o.host,
-        stateDir: this.#o.stateDir,
-        backend: d.chosen,
-        target: { port: this.#o.port },
-        ...(this.#o.rewriteStepMs !== undefined ? { stepMs: this.#o.rewriteStepMs, pollMs: this.#o.rewriteStepMs * 5 } : {}),
-        onEvent: (e) => {
-          if (e.type === 'gave-up') {
-            this.#problem = e.message;
-            this.#set(false, e.message);
-          } else {
-            this.#o.log?.(`DNS settings were rewritten by ${e.by}; put dotstub back (${e.count})`);
-            void this.refresh().catch(() => undefined);
-          }
-        },
-      });
-      this.#watch.start();
+    // By name, not by detection: detection throws while the backend is briefly
+    // unusable (resolved restarting to read the drop-in), which crashed the proxy.
+    const backend = backendByName(this.#o.host, backendName);
+    if (backend === undefined || this.#closed || !this.#ownsTakeover()) return;
+    this.#watch = new RewriteWatch({
+      host: this.#o.host,
+      stateDir: this.#o.stateDir,
+      backend,
+      target: { port: this.#o.port },
+      ...(this.#o.rewriteStepMs !== undefined ? { stepMs: this.#o.rewriteStepMs, pollMs: this.#o.rewriteStepMs * 5 } : {}),
+      onEvent: (e) => {
+        if (e.type === 'gave-up') {
+          this.#problem = e.message;
+          this.#set(false, e.message);
+        } else {
+          this.#o.log?.(`DNS settings were rewritten by ${e.by}; put dotstub back (${e.count})`);
+          void this.refresh().catch(() => undefined);
+        }
+      },
     });
+    this.#watch.start();
   }
 
   #stopWatch(): void {
@@ -332,7 +336,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
     await this.#serial(async () => {
       if (!this.#ownsTakeover()) return;
       try {
-        await restore(this.#ctx);
+        // Only ours, re-checked under the journal lock.
+        await restore(this.#ctx, { ownerPid: process.pid });
       } catch (err) {
         this.#o.log?.(`could not give the old DNS back: ${(err as Error).message}`);
       }

@@ -12,18 +12,22 @@ import { labMissing, REPO, startLab, type Lab } from '../../test-support/system-
 import { skipReason } from '../../test-support/skips.js';
 
 const UNIT = fs.readFileSync(path.join(REPO, 'packaging/dotstub.service'), 'utf8');
+const RESTORE_UNIT = fs.readFileSync(path.join(REPO, 'packaging/dotstub-restore.service'), 'utf8');
 const analyze = fs.existsSync('/usr/bin/systemd-analyze') ? null : 'systemd-analyze is not installed';
 skipReason(import.meta.url, analyze && `unit check: ${analyze}`);
 const lab = labMissing();
 skipReason(import.meta.url, lab && `removal-hook lab: ${lab}`);
 
-function verify(text: string): { code: number | null; out: string } {
+function verify(text: string, restoreText = RESTORE_UNIT): { code: number | null; out: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-unit-'));
   try {
     // The installed paths don't exist here; systemd checks that executables do.
+    // Both units together: each names the other in its ordering.
     const file = path.join(dir, 'dotstub.service');
+    const restore = path.join(dir, 'dotstub-restore.service');
     fs.writeFileSync(file, text.replaceAll('/opt/dotstub/dotstub-cli', '/bin/true'));
-    const r = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
+    fs.writeFileSync(restore, restoreText.replaceAll('/opt/dotstub/dotstub-cli', '/bin/true'));
+    const r = spawnSync('systemd-analyze', ['verify', file, restore], { encoding: 'utf8' });
     return { code: r.status, out: r.stdout + r.stderr };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -41,8 +45,46 @@ describe('packaging', () => {
   test('the unit binds 53 with a capability, ties the takeover to the proxy, and restores on every stop', () => {
     expect(UNIT).toMatch(/^AmbientCapabilities=CAP_NET_BIND_SERVICE$/m);
     expect(UNIT).toMatch(/^ExecStartPost=.* system-dns enable --owner-pid \$\{MAINPID\} /m);
+    // It waits for the proxy's first answer before taking over (no --wait-ms 0).
+    expect(UNIT).not.toMatch(/^ExecStartPost=.*--wait-ms 0/m);
     expect(UNIT).toMatch(/^ExecStopPost=.* system-dns restore --state-dir \/var\/lib\/dotstub /m);
     expect(UNIT).toMatch(/^StateDirectory=dotstub$/m);
+  });
+
+  test('nothing orders dotstub directly after resolved (a restart of resolved queued at our stop would wait for it), and it starts after the boot restore', () => {
+    const after = UNIT.split('\n').filter((l) => /^After=/.test(l)).join(' ');
+    expect(after).not.toContain('systemd-resolved.service');
+    expect(after).toContain('dotstub-restore.service');
+  });
+
+  test('the boot-time restore runs early, before name lookups, the network and the services a takeover changes, whether or not dotstub.service is enabled', () => {
+    expect(RESTORE_UNIT).toMatch(/^Type=oneshot$/m);
+    expect(RESTORE_UNIT).toMatch(/^ExecStart=\/opt\/dotstub\/dotstub-cli system-dns restore --only-stale --state-dir \/var\/lib\/dotstub /m);
+    expect(RESTORE_UNIT).toMatch(/^DefaultDependencies=no$/m);
+    const before = RESTORE_UNIT.split('\n').filter((l) => /^Before=/.test(l)).join(' ');
+    for (const u of ['nss-lookup.target', 'network-pre.target', 'systemd-resolved.service', 'NetworkManager.service', 'dotstub.service']) expect(before).toContain(u);
+    expect(RESTORE_UNIT).toMatch(/^WantedBy=sysinit\.target$/m);
+    // Not tied to dotstub.service: neither needs the other to be enabled.
+    expect(RESTORE_UNIT).not.toMatch(/^(Requires|BindsTo|PartOf)=.*dotstub\.service/m);
+    const install = fs.readFileSync(path.join(REPO, 'packaging/deb/after-install.sh'), 'utf8');
+    expect(install).toMatch(/^systemctl enable dotstub-restore\.service/m);
+    expect(install).not.toMatch(/^systemctl enable dotstub\.service/m);
+  });
+
+  test.skipIf(!fs.existsSync('/usr/bin/systemctl'))('enabling the boot-time restore (as the install script does) hooks it into sysinit.target', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-root-'));
+    try {
+      fs.mkdirSync(path.join(root, 'lib/systemd/system'), { recursive: true });
+      fs.mkdirSync(path.join(root, 'etc/systemd/system'), { recursive: true });
+      fs.writeFileSync(path.join(root, 'lib/systemd/system/dotstub-restore.service'), RESTORE_UNIT);
+      fs.writeFileSync(path.join(root, 'lib/systemd/system/dotstub.service'), UNIT);
+      const r = spawnSync('systemctl', [`--root=${root}`, 'enable', 'dotstub-restore.service'], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      expect(fs.readlinkSync(path.join(root, 'etc/systemd/system/sysinit.target.wants/dotstub-restore.service'))).toBe('/lib/systemd/system/dotstub-restore.service');
+      expect(fs.existsSync(path.join(root, 'etc/systemd/system/multi-user.target.wants/dotstub.service'))).toBe(false);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 
   for (const script of ['packaging/deb/before-remove.sh', 'packaging/deb/after-remove.sh', 'packaging/deb/after-install.sh', 'packaging/dotstub-cli']) {
@@ -64,6 +106,8 @@ describe.skipIf(lab !== null)('deb removal hook (lab)', () => {
     const original = 'nameserver 10.99.0.1\nsearch lab.test\n';
     running = await startLab({ resolvConf: { text: original } });
     await running.dnsServer('10.99.0.1', 53, '10.0.0.67');
+    // enable --owner-pid takes over only once something answers where the system will point.
+    await running.dnsServer('127.0.0.1', 53, '10.0.0.53');
     const on = await running.dotstub(['system-dns', 'enable', '--owner-pid', '1', '--state-dir', '/run/dotstub', '--check-name', '']);
     expect(on.code, on.stderr).toBe(0);
     expect(fs.readFileSync(path.join(running.etc, 'resolv.conf'), 'utf8')).not.toBe(original);

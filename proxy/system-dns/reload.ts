@@ -1,46 +1,70 @@
 /**
  * Making a service re-read its configuration, with what this machine has.
+ *
+ * Never waits on a systemd job: dotstub runs as a service itself, and at its
+ * stop a restart job of resolved can be queued behind dotstub's own stop job
+ * (units ordered with each other), so a blocking `systemctl` there waits for
+ * the stop that is waiting for it (15 s to the stop timeout, then SIGKILL).
+ * Jobs are queued with --no-block; whether the change took is then read
+ * from resolved's own state, for a bounded time.
  */
 import { SystemDnsError } from './errors.js';
 import { socketListening, type SystemHost } from './host.js';
-import { RESOLVED_SOCKET } from './resolved-backend.js';
+import { RESOLVED_SOCKET, resolvedGlobalServers } from './resolved-backend.js';
 import type { ReloadTarget } from './steps.js';
 
-async function waitListening(file: string, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await socketListening(file, 500)) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return false;
+export interface ReloadExpectation {
+  /** The server resolved should (not) list once it has read the files, "127.0.0.1:53". */
+  readonly server: string;
+  readonly present: boolean;
+  /** How long to wait for it (ms). */
+  readonly waitMs: number;
 }
 
-export async function reloadService(host: SystemHost, target: ReloadTarget): Promise<void> {
+/** True once resolved lists (or no longer lists) the server; polls resolved itself. */
+async function waitResolved(host: SystemHost, e: ReloadExpectation): Promise<boolean> {
+  const end = Date.now() + e.waitMs;
+  for (;;) {
+    if (await socketListening(host.at(RESOLVED_SOCKET), 500)) {
+      const servers = await resolvedGlobalServers(host);
+      if (servers !== null && servers.includes(e.server) === e.present) return true;
+    }
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Returns false when resolved was running and did not show the expected
+ * state within the wait (the queued restart may still come: e.g. at our own
+ * stop, when something orders it after us).
+ */
+export async function reloadService(host: SystemHost, target: ReloadTarget, expect?: ReloadExpectation): Promise<boolean> {
   if (target === 'systemd-resolved') {
-    const socket = host.at(RESOLVED_SOCKET);
-    const wasRunning = await socketListening(socket);
-    // resolved 253+ reloads on SIGHUP; 252 (Debian 12) has no reload and is
-    // restarted. try-: does nothing when it isn't running (at boot, a
-    // replayed journal finds it not started yet, and it reads the restored
-    // files when it starts).
-    const r = await host.run(['systemctl', 'try-reload-or-restart', 'systemd-resolved.service'], 30_000);
+    const wasRunning = await socketListening(host.at(RESOLVED_SOCKET));
+    // resolved 256+ reloads (SIGHUP: Debian 13's 257); 252 (Debian 12) has
+    // no reload and is restarted. try-: does nothing when it isn't running
+    // (at boot, a replayed journal finds it not started yet, and it reads
+    // the restored files when it starts).
+    const r = await host.run(['systemctl', '--no-block', 'try-reload-or-restart', 'systemd-resolved.service'], 10_000);
     if (r.code !== 0) {
       throw new SystemDnsError(
         'SYSDNS_APPLY_FAILED',
         `could not reload systemd-resolved (systemctl ${r.missing ? 'not found' : `said: ${r.stderr.trim() || `exit ${String(r.code)}`}`}): run "systemctl restart systemd-resolved" by hand`,
       );
     }
-    if (wasRunning && !(await waitListening(socket, 10_000))) {
-      throw new SystemDnsError('SYSDNS_APPLY_FAILED', 'systemd-resolved did not come back within 10 s after the reload: check "systemctl status systemd-resolved"');
-    }
+    const took = !wasRunning || expect === undefined || (await waitResolved(host, expect));
     // Answers cached from before the switch would otherwise still come from the old servers.
-    await host.run(['resolvectl', 'flush-caches'], 5000);
-    return;
+    if (took) await host.run(['resolvectl', 'flush-caches'], 5000);
+    return took;
   }
+  // A D-Bus call to NetworkManager: no systemd job.
   const nm = await host.run(['nmcli', 'general', 'reload'], 15_000);
-  if (nm.code === 0) return;
-  const sc = await host.run(['systemctl', 'reload', 'NetworkManager.service'], 15_000);
+  if (nm.code === 0) return true;
+  // try-: a no-op when it isn't running (the boot-time restore runs before it starts; it reads the restored files then).
+  const sc = await host.run(['systemctl', '--no-block', 'try-reload-or-restart', 'NetworkManager.service'], 15_000);
   if (sc.code !== 0) {
     throw new SystemDnsError('SYSDNS_APPLY_FAILED', `could not reload NetworkManager (nmcli: ${nm.stderr.trim() || 'failed'}; systemctl: ${sc.stderr.trim() || 'failed'}): run "systemctl reload NetworkManager" by hand`);
   }
+  return true;
 }

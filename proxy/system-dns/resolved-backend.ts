@@ -57,6 +57,34 @@ function parseResolvectlLines(out: string): { scope: string; values: string[] }[
     .map((m) => ({ scope: m[1] as string, values: (m[2] as string).split(/\s+/).filter(Boolean) }));
 }
 
+/**
+ * A server as any resolvectl prints it, as "ADDRESS:PORT" (port 53 when
+ * none is printed): systemd 252 (Debian 12) prints `127.0.0.1` for
+ * `DNS=127.0.0.1:53` and `127.0.0.1:5300` for another port; later versions
+ * may print the port always, an interface (`%2`, `%eth0`) and a TLS server
+ * name (`#dns.example`); IPv6 with a port is bracketed (`[::1]:53`).
+ */
+export function normalizeServer(printed: string): string | null {
+  const s = printed.replace(/#.*$/, '');
+  const v6 = /^\[([0-9A-Fa-f:.]+)\](?::(\d+))?(?:%\S*)?$/.exec(s) ?? /^([0-9A-Fa-f]*:[0-9A-Fa-f:.]*)(?:%\S*)?()$/.exec(s);
+  if (v6) return `[${(v6[1] as string).toLowerCase()}]:${v6[2] || '53'}`;
+  const v4 = /^(\d{1,3}(?:\.\d{1,3}){3})(?::(\d+))?(?:%\S*)?$/.exec(s);
+  if (v4) return `${v4[1] as string}:${v4[2] ?? '53'}`;
+  return null;
+}
+
+/** resolved's global DNS servers from `resolvectl dns` output, normalised ("127.0.0.1:53"). */
+export function globalServers(resolvectlDns: string): string[] {
+  const global = parseResolvectlLines(resolvectlDns).find((s) => s.scope === 'Global');
+  return (global?.values ?? []).flatMap((v) => normalizeServer(v) ?? []);
+}
+
+/** resolved's global DNS servers now, read from resolved itself; null when it can't be asked. */
+export async function resolvedGlobalServers(host: SystemHost): Promise<string[] | null> {
+  const dns = await host.run(['resolvectl', 'dns'], 5000);
+  return dns.code === 0 ? globalServers(dns.stdout) : null;
+}
+
 export class ResolvedBackend implements Backend {
   readonly name = 'systemd-resolved' as const;
   readonly #host: SystemHost;
@@ -106,10 +134,10 @@ export class ResolvedBackend implements Backend {
     }
     if (resolvConfMode(this.#host) !== 'stub') return { inForce: false, why: `${RESOLV_CONF} no longer points at resolved's stub` };
     if (!(await this.running())) return { inForce: false, why: 'resolved is not running' };
-    const dns = await this.#host.run(['resolvectl', 'dns'], 5000);
-    if (dns.code === 0) {
-      const global = parseResolvectlLines(dns.stdout).find((s) => s.scope === 'Global');
-      if (!global?.values.includes(`127.0.0.1:${target.port}`)) return { inForce: false, why: `resolved has not loaded the drop-in (global DNS: ${global?.values.join(' ') || 'none'})` };
+    // resolved's own state, not the file: the drop-in only counts once resolved has read it.
+    const servers = await resolvedGlobalServers(this.#host);
+    if (servers !== null && !servers.includes(`127.0.0.1:${target.port}`)) {
+      return { inForce: false, why: `resolved has not loaded the drop-in (global DNS: ${servers.join(' ') || 'none'})` };
     }
     return { inForce: true, why: `resolved sends every domain to 127.0.0.1:${target.port}` };
   }

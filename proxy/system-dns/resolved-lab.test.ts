@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, onTestFinished, test } from 'vitest';
 import { labMissing, resolvedLabMissing, startLab, type Lab, type LabDnsServer } from '../../test-support/system-dns-lab.js';
 import { skipReason } from '../../test-support/skips.js';
 
@@ -125,5 +125,55 @@ describe.skipIf(missing !== null)('system-dns, systemd-resolved backend (real re
     expect((await l.exec(['test', '-e', DROP_IN])).code).toBe(1);
     expect((await sh(l, 'cat /run/lab-systemctl.log')).split('\n').filter(Boolean).length).toBe(calls + 1);
     expect(await sh(l, 'resolvectl dns')).toMatch(/^Global:\s*$/m);
+  });
+});
+
+describe.skipIf(missing !== null)('the service on systemd-resolved 252 (real proxy on port 53 in the lab)', () => {
+  test('status reads "on" from resolved itself, the proxy leaves its drop-in alone, and stopping never waits on a resolved job', async () => {
+    const { lab: l, dhcp } = await resolvedLab();
+    const proxy = l.spawnDotstub(['--listen', '127.0.0.1:53', '--resolver', '127.0.0.1:1#dns.test', '--control', '127.0.0.1:0', '--config-dir', '/run/dotstub-config', '--system-dns', '--system-dns-state-dir', STATE]);
+    onTestFinished(() => void l.exec(['rm', '-f', '/run/lab-stop-job']));
+    await proxy.waitFor(/^LABPID \d+$/m, 5000);
+    const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1] as string;
+    // As the unit's ExecStartPost does it.
+    const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', ''], { timeoutMs: 30_000 });
+    expect(on.code, on.stderr).toBe(0);
+    // 252 prints the server without its port 53: the shape status must read as "on".
+    expect(await sh(l, 'resolvectl dns')).toMatch(/^Global: 127\.0\.0\.1\s*$/m);
+    const status = await l.dotstub(['system-dns', 'status', '--state-dir', STATE, '--check-name', '']);
+    expect(status.stdout, proxy.output()).toContain('private DNS: on (resolved sends every domain to 127.0.0.1:53)');
+
+    // The proxy holds the takeover (it polls the journal every 2 s): nothing to re-apply, ever.
+    const reloads = (): number => fs.readFileSync(path.join(l.dir, 'systemctl.log.copy'), 'utf8').split('\n').filter((x) => x.includes('systemd-resolved')).length;
+    await l.exec(['sh', '-c', `cp /run/lab-systemctl.log ${l.dir}/systemctl.log.copy`]);
+    const before = reloads();
+    await new Promise((r) => setTimeout(r, 5000));
+    await l.exec(['sh', '-c', `cp /run/lab-systemctl.log ${l.dir}/systemctl.log.copy`]);
+    expect(reloads()).toBe(before);
+    expect(proxy.output()).not.toContain('were rewritten');
+    // What the proxy tells the app and the dashboard.
+    const m = /dashboard at (http:\/\/127\.0\.0\.1:\d+)\/#token=(\S+)/.exec(proxy.output());
+    expect(m).not.toBeNull();
+    const api = await l.exec(['curl', '-s', '-H', `Authorization: Bearer ${m?.[2] ?? ''}`, `${m?.[1] ?? ''}/api/system-dns`]);
+    expect(JSON.parse(api.stdout)).toMatchObject({ enabled: true, inForce: true, reason: expect.stringContaining('resolved sends every domain to 127.0.0.1:53') });
+
+    // `systemctl stop dotstub`: while its stop job runs, a job on resolved waits for it.
+    await l.exec(['touch', '/run/lab-stop-job']);
+    const t0 = Date.now();
+    await proxy.signal('TERM');
+    const exited = await Promise.race([proxy.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+    const stopMs = Date.now() - t0;
+    console.log(`resolved backend: proxy stopped ${stopMs} ms after SIGTERM`);
+    expect(exited).toBe(true);
+    expect(stopMs).toBeLessThan(2000);
+    // The stop job ends; ExecStopPost's restore finds nothing left; the queued restart of resolved runs.
+    await l.exec(['rm', '-f', '/run/lab-stop-job']);
+    const post = await l.dotstub(['system-dns', 'restore', '--state-dir', STATE, '--check-name', '']);
+    expect(post.stdout).toContain('nothing to restore');
+    expect((await l.exec(['test', '-e', DROP_IN])).code).toBe(1);
+    await expect.poll(async () => sh(l, 'resolvectl dns'), { timeout: 10_000 }).toMatch(/^Global:\s*$/m);
+    await linkDhcp(l);
+    expect(await getent(l, 'after-stop.lab.test')).toContain('10.0.0.67');
+    expect(dhcp.queries()).toContain('after-stop.lab.test');
   });
 });

@@ -12,6 +12,7 @@ import type { Backend, Target } from './backend.js';
 import { writeState } from './file-state.js';
 import type { SystemHost } from './host.js';
 import { Journal } from './journal.js';
+import { withJournalLock } from './lock.js';
 import { reloadService } from './reload.js';
 
 type RewriteEvent =
@@ -97,7 +98,10 @@ export class RewriteWatch {
         const delay = Math.min(this.#count * (this.#o.stepMs ?? 200), 5000);
         this.#pending = setTimeout(() => {
           this.#pending = undefined;
-          void this.#reapply().then(() => this.#o.onEvent({ type: 'reapplied', count: this.#count, by }));
+          void this.#reapply().then(
+            () => this.#o.onEvent({ type: 'reapplied', count: this.#count, by }),
+            () => undefined, // the next check tries again
+          );
         }, delay);
       })
       .finally(() => {
@@ -105,15 +109,18 @@ export class RewriteWatch {
       });
   }
 
-  async #reapply(): Promise<void> {
-    if (this.#closed) return;
-    const j = new Journal(this.#o.stateDir).read();
-    if (j === null) return; // disabled meanwhile
-    let changed = false;
-    for (const e of j.steps) {
-      if (e.progress !== 'applied') continue;
-      if (e.step.kind === 'file' && writeState(e.step.path, e.step.after) !== 'unchanged') changed = true;
-      if (e.step.kind === 'reload' && changed) await reloadService(this.#o.host, e.step.target);
-    }
+  #reapply(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    // Under the journal lock: a restore running now must not be undone by a re-apply that read the journal before it.
+    return withJournalLock(this.#o.stateDir, async () => {
+      const j = new Journal(this.#o.stateDir).read();
+      if (j === null || this.#closed) return; // disabled meanwhile
+      let changed = false;
+      for (const e of j.steps) {
+        if (e.progress !== 'applied') continue;
+        if (e.step.kind === 'file' && writeState(e.step.path, e.step.after) !== 'unchanged') changed = true;
+        if (e.step.kind === 'reload' && changed) await reloadService(this.#o.host, e.step.target);
+      }
+    });
   }
 }

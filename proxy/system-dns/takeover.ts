@@ -14,6 +14,7 @@ import { SystemDnsError } from './errors.js';
 import { readState, sameState, writeState, type FileState } from './file-state.js';
 import type { SystemHost } from './host.js';
 import { Journal, readBootId, staleReason, type JournalData } from './journal.js';
+import { withJournalLock } from './lock.js';
 import { NetworkManagerBackend } from './network-manager-backend.js';
 import { reloadService } from './reload.js';
 import { ResolvConfBackend } from './resolv-conf-backend.js';
@@ -31,6 +32,11 @@ export interface TakeoverContext {
 
 function linuxBackends(host: SystemHost): Backend[] {
   return [new ResolvedBackend(host), new NetworkManagerBackend(host), new ResolvConfBackend(host)];
+}
+
+/** A Linux backend by its name, usable or not (the one a journal names). */
+export function backendByName(host: SystemHost, name: string): Backend | undefined {
+  return linuxBackends(host).find((b) => b.name === name);
 }
 
 export interface DetectionReport {
@@ -70,13 +76,19 @@ function untouched(file: string, before: FileState): boolean {
   }
 }
 
-async function applyStep(host: SystemHost, step: Step): Promise<void> {
+/** How long enable waits for resolved to show the drop-in, and restore for it to drop it (ms). */
+const RESOLVED_TAKES_MS = 10_000;
+const RESOLVED_GIVES_BACK_MS = 800;
+
+async function applyStep(host: SystemHost, step: Step, port: number): Promise<void> {
   switch (step.kind) {
     case 'file':
       writeState(step.path, step.after);
       return;
     case 'reload':
-      await reloadService(host, step.target);
+      if (!(await reloadService(host, step.target, { server: `127.0.0.1:${port}`, present: true, waitMs: RESOLVED_TAKES_MS }))) {
+        throw new SystemDnsError('SYSDNS_APPLY_FAILED', `systemd-resolved did not take dotstub's drop-in within ${RESOLVED_TAKES_MS / 1000} s: check "systemctl status systemd-resolved"`);
+      }
       return;
     case 'command': {
       const r = await host.run(step.run);
@@ -93,11 +105,42 @@ export interface RestoreResult {
   readonly undone: readonly string[];
 }
 
-/** Undoes every started or applied step of the journal, in reverse; removes the journal when all are undone. */
-export async function restore(ctx: TakeoverContext): Promise<RestoreResult> {
+/** Runs `fn` as the journal's one owner (lock.ts): every read-decide-change of the journal goes through here. */
+function locked<T>(ctx: TakeoverContext, fn: () => Promise<T>): Promise<T> {
+  return withJournalLock(ctx.stateDir, fn, { ...(ctx.bootIdFile ? { bootIdFile: ctx.bootIdFile } : {}), ...(ctx.log ? { log: ctx.log } : {}) });
+}
+
+/** The same takeover: same owner, boot and start (progress marks may differ). */
+function sameTakeover(a: JournalData, b: JournalData): boolean {
+  return a.pid === b.pid && a.bootId === b.bootId && a.startedAt === b.startedAt;
+}
+
+export interface RestoreOptions {
+  /**
+   * Restore only this takeover (the one the caller looked at): if the
+   * journal under the lock is another one (someone replayed it and took over
+   * again meanwhile), nothing is done.
+   */
+  readonly only?: JournalData;
+  /** Restore only a takeover held by this process. */
+  readonly ownerPid?: number;
+}
+
+/**
+ * Undoes every started or applied step of the journal, in reverse; removes
+ * the journal when all are undone. Holds the journal lock throughout.
+ */
+export function restore(ctx: TakeoverContext, o: RestoreOptions = {}): Promise<RestoreResult> {
+  return locked(ctx, () => restoreLocked(ctx, o));
+}
+
+async function restoreLocked(ctx: TakeoverContext, o: RestoreOptions = {}): Promise<RestoreResult> {
   const journal = new Journal(ctx.stateDir);
   const j = journal.read();
   if (j === null) return { restored: false, undone: [] };
+  if ((o.only && !sameTakeover(j, o.only)) || (o.ownerPid !== undefined && j.pid !== o.ownerPid)) {
+    return { restored: false, undone: [], backend: j.backend };
+  }
   const undone: string[] = [];
   const failures: string[] = [];
   const reloads: ReloadTarget[] = [];
@@ -137,8 +180,9 @@ export async function restore(ctx: TakeoverContext): Promise<RestoreResult> {
   }
   for (const target of reloads) {
     try {
-      await reloadService(ctx.host, target);
-      undone.push(`reloaded ${target}`);
+      // Bounded: at dotstub's own stop the restart may be queued until it has stopped (then it runs).
+      const took = await reloadService(ctx.host, target, { server: `127.0.0.1:${j.port}`, present: false, waitMs: RESOLVED_GIVES_BACK_MS });
+      undone.push(took ? `reloaded ${target}` : `asked ${target} to reload (queued)`);
     } catch (err) {
       failures.push((err as Error).message);
     }
@@ -158,12 +202,19 @@ export async function restore(ctx: TakeoverContext): Promise<RestoreResult> {
  * dotstub that isn't there. Returns null when there was nothing to replay.
  */
 export async function replayStaleJournal(ctx: TakeoverContext): Promise<(RestoreResult & { reason: string }) | null> {
+  // Nothing to do is the common case: no lock for it.
+  if (new Journal(ctx.stateDir).read() === null) return null;
+  return locked(ctx, () => replayLocked(ctx));
+}
+
+/** Under the lock: the journal is re-read and judged here, so what is restored is the stale one found. */
+async function replayLocked(ctx: TakeoverContext): Promise<(RestoreResult & { reason: string }) | null> {
   const j = new Journal(ctx.stateDir).read();
   if (j === null) return null;
   const reason = staleReason(j, readBootId(ctx.bootIdFile));
   if (reason === null) return null;
   ctx.log?.(`found a takeover journal with no owner (${reason}): restoring the DNS settings it recorded`);
-  return { ...(await restore(ctx)), reason };
+  return { ...(await restoreLocked(ctx, { only: j })), reason };
 }
 
 export interface EnableResult {
@@ -178,8 +229,12 @@ export interface EnableResult {
  * `ownerPid`: the process whose life the takeover follows (dotstub itself,
  * or this command while it holds the takeover).
  */
-export async function enable(ctx: TakeoverContext, detection: DetectionReport, target: Target, ownerPid: number): Promise<EnableResult> {
-  await replayStaleJournal(ctx);
+export function enable(ctx: TakeoverContext, detection: DetectionReport, target: Target, ownerPid: number): Promise<EnableResult> {
+  return locked(ctx, () => enableLocked(ctx, detection, target, ownerPid));
+}
+
+async function enableLocked(ctx: TakeoverContext, detection: DetectionReport, target: Target, ownerPid: number): Promise<EnableResult> {
+  await replayLocked(ctx);
   const journal = new Journal(ctx.stateDir);
   const existing = journal.read();
   if (existing !== null) {
@@ -203,7 +258,7 @@ export async function enable(ctx: TakeoverContext, detection: DetectionReport, t
     for (const entry of j.steps) {
       entry.progress = 'started';
       journal.write(j);
-      await applyStep(ctx.host, entry.step);
+      await applyStep(ctx.host, entry.step, target.port);
       entry.progress = 'applied';
       journal.write(j);
       applied.push(describeStep(entry.step));
@@ -223,7 +278,7 @@ export async function enable(ctx: TakeoverContext, detection: DetectionReport, t
     }
     let undo = 'what was changed has been put back';
     try {
-      await restore(ctx);
+      await restoreLocked(ctx);
     } catch (restoreErr) {
       undo = (restoreErr as Error).message;
     }
