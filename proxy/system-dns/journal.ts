@@ -9,9 +9,9 @@
  * when the owner is dead or the machine rebooted, nobody holds the takeover
  * any more and the journal is replayed (restored) at the next start.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeFileAtomicSync } from '../config/config-file.js';
 import { lazily } from '../config/zod.js';
 import { SystemDnsError } from './errors.js';
 import { syncDir } from './file-state.js';
@@ -118,23 +118,9 @@ export class Journal {
 
   /** Atomically replaces the journal: a reader (or a crash) sees the old or the new one, never a mix. */
   write(j: JournalData): void {
-    const dir = path.dirname(this.file);
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const tmp = `${this.file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
-    const fd = fs.openSync(tmp, 'wx', 0o600);
-    try {
-      fs.writeFileSync(fd, JSON.stringify(j, null, 2) + '\n');
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    try {
-      fs.renameSync(tmp, this.file);
-    } catch (err) {
-      fs.rmSync(tmp, { force: true });
-      throw err;
-    }
-    syncDir(dir);
+    fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+    // The project's one atomic write: temp file, fsync, rename, fsync of the directory.
+    writeFileAtomicSync(this.file, JSON.stringify(j, null, 2) + '\n');
   }
 
   remove(): void {
