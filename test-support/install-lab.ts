@@ -30,8 +30,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { testPki } from './certs.js';
 
-export const LAB_DIR = '/var/cache/dotstub-lab';
-export const BASE_DIR = path.join(LAB_DIR, 'install-base');
+const LAB_DIR = '/var/cache/dotstub-lab';
+const BASE_DIR = path.join(LAB_DIR, 'install-base');
 const RUNS_DIR = path.join(LAB_DIR, 'install-runs');
 /** Bump when the recipe below changes: the cached base is rebuilt. */
 const BASE_RECIPE = 'install-base 2: bookworm minbase, systemd dbus iproute2 ca-certificates unbound openssl, lab units';
@@ -39,10 +39,10 @@ const MARKER = path.join(BASE_DIR, '.dotstub-lab-recipe');
 const PATH_INSIDE = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** The LAN resolver (the machine's original DNS) and the DoT resolver, and what each answers for who.test. */
-export const LAN_DNS = '10.53.0.1';
-export const DOT_ADDR = '10.53.0.2';
-export const ANSWER = { lan: '10.0.0.1', private: '10.0.0.2' } as const;
-export const ORIGINAL_RESOLV_CONF = `# the LAN's resolver (install lab)\nnameserver ${LAN_DNS}\n`;
+const LAN_DNS = '10.53.0.1';
+const DOT_ADDR = '10.53.0.2';
+const ANSWER = { lan: '10.0.0.1', private: '10.0.0.2' } as const;
+const ORIGINAL_RESOLV_CONF = `# the LAN's resolver (install lab)\nnameserver ${LAN_DNS}\n`;
 
 /** Why the lab can't run here, or undefined when it can. */
 export function labUnavailable(): string | undefined {
