@@ -2,7 +2,7 @@
  * The proxy against our fault-injecting DoT server: the cases unbound can't
  * produce on demand. Everything a client sees goes through real sockets.
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import dnsPacket from 'dns-packet';
 import { expectedA, firstA, TcpClient, UdpClient } from '../test-support/dns-client.js';
 import { startFaultServer, type FaultServer } from '../test-support/fault-server.js';
@@ -10,26 +10,21 @@ import { startProxy, waitFor, waitForEvent, waitForState, type Harness } from '.
 import { testPki } from '../test-support/certs.js';
 import type { ConnectionEvent, StateChange } from './dotstub.js';
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
-
 async function server(opts: Parameters<typeof startFaultServer>[0] = {}): Promise<FaultServer> {
   const s = await startFaultServer(opts);
-  cleanups.push(() => s.stop());
+  onTestFinished(() => s.stop());
   return s;
 }
 
 async function proxyFor(s: FaultServer, opts: Partial<Parameters<typeof startProxy>[0]> = {}): Promise<Harness> {
   const h = await startProxy({ resolverArg: s.resolverArg, ...opts });
-  cleanups.push(() => h.stop());
+  onTestFinished(() => h.stop());
   return h;
 }
 
 async function udp(port: number): Promise<UdpClient> {
   const c = await UdpClient.open(port);
-  cleanups.push(() => c.close());
+  onTestFinished(() => c.close());
   return c;
 }
 
@@ -47,7 +42,7 @@ describe('pipelining and out-of-order answers', () => {
     const h = await proxyFor(s);
     await waitForState(h.proxy, 'private', 5000);
     const tcp = await TcpClient.open(h.port);
-    cleanups.push(() => tcp.close());
+    onTestFinished(() => tcp.close());
     const slow = tcp.query('q0.slow.test');
     let slowAnswered = false;
     void slow.then(() => (slowAnswered = true));
@@ -240,10 +235,10 @@ describe('authentication', () => {
       sock.end('HTTP/1.1 400 Bad Request\r\n\r\n');
     });
     await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
-    cleanups.push(() => new Promise<void>((r) => plain.close(() => r())));
+    onTestFinished(() => new Promise<void>((r) => plain.close(() => r())));
     const port = (plain.address() as import('node:net').AddressInfo).port;
     const h = await startProxy({ resolverArg: `127.0.0.1:${port}#dns.test`, mode: 'opportunistic' });
-    cleanups.push(() => h.stop());
+    onTestFinished(() => h.stop());
     const c = await udp(h.port);
     expect((await c.query('q1.clear.test')).rcode).toBe('SERVFAIL');
     await waitForState(h.proxy, 'blocked', 3000);

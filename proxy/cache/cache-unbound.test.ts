@@ -5,7 +5,7 @@
  * flush on switch.
  */
 import dnsPacket from 'dns-packet';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { expectedA, firstA, UdpClient } from '../../test-support/dns-client.js';
 import { startFaultServer } from '../../test-support/fault-server.js';
 import { startProxy, waitForState, type Harness } from '../../test-support/proxy-harness.js';
@@ -13,19 +13,14 @@ import { startUnbound, type UnboundServer } from '../../test-support/unbound.js'
 import { parseResolverArg } from '../config/resolvers.js';
 import type { QueryRecord } from '../engine/query-record.js';
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
-
 async function lab(records: string[] = []): Promise<{ u: UnboundServer; h: Harness; c: UdpClient; log: QueryRecord[] }> {
   const u = await startUnbound({ names: 50, localData: records });
-  cleanups.push(() => u.stop());
+  onTestFinished(() => u.stop());
   const h = await startProxy({ resolverArg: u.resolverArg });
-  cleanups.push(() => h.stop());
+  onTestFinished(() => h.stop());
   await waitForState(h.proxy, 'private', 5000);
   const c = await UdpClient.open(h.port);
-  cleanups.push(() => c.close());
+  onTestFinished(() => c.close());
   const log: QueryRecord[] = [];
   h.proxy.on('query', (r) => log.push(r));
   return { u, h, c, log };
@@ -127,7 +122,7 @@ describe('the answer cache against unbound', () => {
   test('switching resolvers flushes the cache: the new resolver’s answer, not the old one’s', async () => {
     const { h, c, log } = await lab();
     const other = await startUnbound({ names: 0, extra: { 'n12.test.': '198.51.100.12' } });
-    cleanups.push(() => other.stop());
+    onTestFinished(() => other.stop());
     expect(firstA(await c.query('n12.test'))).toBe(expectedA(12));
     await h.proxy.switchResolver(parseResolverArg(other.resolverArg));
     expect(firstA(await c.query('n12.test'))).toBe('198.51.100.12');
@@ -137,15 +132,15 @@ describe('the answer cache against unbound', () => {
   test('a late answer from the resolver switched away from is never cached: after the switch only the new resolver answers', async () => {
     // Resolver A answers slow.test late; B (unbound) answers it with another address.
     const a = await startFaultServer();
-    cleanups.push(() => a.stop());
+    onTestFinished(() => a.stop());
     a.behaviour.delays.set('slow.test', 600);
     const b = await startUnbound({ names: 0, extra: { 'slow.test.': '198.51.100.77' } });
-    cleanups.push(() => b.stop());
+    onTestFinished(() => b.stop());
     const h = await startProxy({ resolverArg: a.resolverArg });
-    cleanups.push(() => h.stop());
+    onTestFinished(() => h.stop());
     await waitForState(h.proxy, 'private', 5000);
     const c = await UdpClient.open(h.port);
-    cleanups.push(() => c.close());
+    onTestFinished(() => c.close());
     const log: QueryRecord[] = [];
     h.proxy.on('query', (r) => log.push(r));
 

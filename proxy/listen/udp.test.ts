@@ -5,7 +5,7 @@
  */
 import dgram from 'node:dgram';
 import fs from 'node:fs';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { queryBytes, UdpClient } from '../../test-support/dns-client.js';
 import { parseClientQuery } from '../dns/client-query.js';
 import { servfail } from '../dns/local-reply.js';
@@ -24,15 +24,10 @@ const local = (raw: Buffer, _t: 'udp' | 'tcp', reply: (a: Buffer) => void): bool
   return true;
 };
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
-
 async function listener(): Promise<{ udp: UdpListener; port: number }> {
   const udp = new UdpListener({ host: '127.0.0.1', port: 0 }, local, new ClientShares(() => 1000));
   const { port } = await udp.listen();
-  cleanups.push(() => udp.close());
+  onTestFinished(() => udp.close());
   return { udp, port };
 }
 
@@ -46,7 +41,7 @@ describe('UDP listener', () => {
   test('a burst of 5,000 malformed datagrams gets at most about a second\'s budget of FORMERR; a good query in it still gets its answer', async () => {
     const { udp, port } = await listener();
     const flood = dgram.createSocket('udp4');
-    cleanups.push(() => new Promise<void>((r) => flood.close(() => r())));
+    onTestFinished(() => new Promise<void>((r) => flood.close(() => r())));
     await new Promise<void>((r) => flood.bind(0, '127.0.0.1', r));
     flood.setRecvBufferSize(4 * 1024 * 1024);
     let replies = 0;
@@ -56,7 +51,7 @@ describe('UDP listener', () => {
     bad.writeUInt16BE(2, 4);
     for (let i = 0; i < 5000; i++) flood.send(bad, port, '127.0.0.1');
     const good = await UdpClient.open(port);
-    cleanups.push(() => good.close());
+    onTestFinished(() => good.close());
     const a = await good.query('n1.test', { timeoutMs: 2000 });
     expect(a.rcode).toBe('SERVFAIL');
     await new Promise((r) => setTimeout(r, 300));

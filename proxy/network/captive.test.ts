@@ -13,7 +13,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { parseResolverArg } from '../config/resolvers.js';
 import { defaultConfig, startDotstub, type CaptiveConfig, type StubProxy } from '../dotstub.js';
 import type { QueryRecord } from '../engine/query-record.js';
@@ -26,11 +26,6 @@ import { freePort, startUnbound, type UnboundServer } from '../../test-support/u
 import type { CaptiveEvent } from './captive/session.js';
 
 const LOGIN = 'login.hotspot.test';
-
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
 
 interface Rig {
   readonly proxy: StubProxy;
@@ -46,9 +41,9 @@ interface Rig {
 async function rig(opts: { mode: 'strict' | 'opportunistic'; captive?: Partial<CaptiveConfig>; consentFile?: string; dns?: HotspotDns; portal?: FakePortal }): Promise<Rig> {
   const pki = testPki();
   const dns = opts.dns ?? (await startHotspotDns());
-  if (!opts.dns) cleanups.push(() => dns.stop());
+  if (!opts.dns) onTestFinished(() => dns.stop());
   const portal = opts.portal ?? (await startFakePortal({ host: '127.0.0.1', port: 0, loginHost: LOGIN }));
-  if (!opts.portal) cleanups.push(() => portal.close());
+  if (!opts.portal) onTestFinished(() => portal.close());
   // The private resolver's port: nothing listens yet (the hotspot blocks it), unbound starts there after the sign-in.
   const resolverPort = await freePort();
   const consentFile = opts.consentFile ?? path.join(removeOnExit(fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-consent-'))), 'captive-consent.json');
@@ -73,9 +68,9 @@ async function rig(opts: { mode: 'strict' | 'opportunistic'; captive?: Partial<C
       captive,
     }),
   );
-  cleanups.push(() => proxy.stop(500));
+  onTestFinished(() => proxy.stop(500));
   const client = await UdpClient.open(bound[0]!.port);
-  cleanups.push(() => client.close());
+  onTestFinished(() => client.close());
   const events: CaptiveEvent[] = [];
   proxy.on('captive', (e) => events.push(e));
   const records: QueryRecord[] = [];
@@ -96,7 +91,7 @@ function signIn(portal: FakePortal): Promise<number> {
 
 async function unboundOn(port: number): Promise<UnboundServer> {
   const u = await startUnbound({ port, localData: [`${LOGIN}. 60 IN A 192.0.2.80`] });
-  cleanups.push(() => u.stop());
+  onTestFinished(() => u.stop());
   return u;
 }
 
@@ -159,7 +154,7 @@ describe('captive portal on loopback (opportunistic: no setting touched)', () =>
     // An honest network: nothing intercepts (the interception target refuses), the check answers 204.
     const open = http.createServer((_req, res) => res.writeHead(204).end());
     await new Promise<void>((resolve) => open.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise<void>((resolve) => open.close(() => resolve())));
+    onTestFinished(() => new Promise<void>((resolve) => open.close(() => resolve())));
     const port = (open.address() as AddressInfo).port;
     const closed = await freePort();
     const r = await rig({
@@ -229,7 +224,7 @@ describe('captive portal declared by an RFC 8908 CAPPORT API', () => {
       res.end(JSON.stringify({ captive: true, 'user-portal-url': 'https://portal.hotspot.test/welcome', 'venue-info-url': 'https://venue.hotspot.test/' }));
     });
     await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise<void>((resolve) => api.close(() => resolve())));
+    onTestFinished(() => new Promise<void>((resolve) => api.close(() => resolve())));
     const closed = await freePort();
     const r = await rig({
       mode: 'opportunistic',

@@ -7,16 +7,11 @@
  * a firewall in a namespace; its rule is unit-tested in classify.test.ts.)
  */
 import net from 'node:net';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { startFaultServer } from '../../test-support/fault-server.js';
 import { startProxy, waitForEvent } from '../../test-support/proxy-harness.js';
 import { freePort } from '../../test-support/unbound.js';
 import type { ConnectionEvent } from '../dotstub.js';
-
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
 
 async function listen(onConnection: (s: net.Socket) => void): Promise<number> {
   const sockets = new Set<net.Socket>();
@@ -26,7 +21,7 @@ async function listen(onConnection: (s: net.Socket) => void): Promise<number> {
     onConnection(s);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  cleanups.push(() => {
+  onTestFinished(() => {
     for (const s of sockets) s.destroy();
     return new Promise<void>((r) => server.close(() => r()));
   });
@@ -35,7 +30,7 @@ async function listen(onConnection: (s: net.Socket) => void): Promise<number> {
 
 async function firstFailure(port: number): Promise<{ event: Extract<ConnectionEvent, { type: 'connect-failed' }>; network: unknown }> {
   const h = await startProxy({ resolverArg: `127.0.0.1:${port}#dns.test`, pool: { handshakeTimeoutMs: 600 } });
-  cleanups.push(() => h.stop());
+  onTestFinished(() => h.stop());
   const events: ConnectionEvent[] = [];
   h.proxy.on('connection', (e) => events.push(e));
   await waitForEvent(h.proxy, 'connection', () => events.some((e) => e.type === 'connect-failed'), 5000, 'a connect failure');
@@ -69,7 +64,7 @@ describe('failures classified from real sockets', () => {
 
   test('an interceptor with its own CA: intercepted, and the issuer named', async () => {
     const s = await startFaultServer({ cert: 'impostor' });
-    cleanups.push(() => s.stop());
+    onTestFinished(() => s.stop());
     const { event, network } = await firstFailure(s.port);
     expect(event.kind).toBe('intercepted');
     expect(event.sentence).toMatch(/issued by evil test CA/);

@@ -6,7 +6,7 @@
  * setting. Real servers: the network's resolver (lab-dns-server.mjs) and
  * Debian's unbound appearing on the resolver's port later.
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { parseResolverArg } from '../config/resolvers.js';
 import { defaultConfig, startDotstub, type StubProxy } from '../dotstub.js';
 import type { QueryRecord } from '../engine/query-record.js';
@@ -16,14 +16,9 @@ import { startHotspotDns } from '../../test-support/fake-portal.js';
 import { waitForState } from '../../test-support/proxy-harness.js';
 import { freePort, startUnbound } from '../../test-support/unbound.js';
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
 async function start(mode: 'strict' | 'opportunistic'): Promise<{ proxy: StubProxy; client: UdpClient; resolverPort: number; asked: string[]; records: QueryRecord[] }> {
   const dns = await startHotspotDns();
-  cleanups.push(() => dns.stop());
+  onTestFinished(() => dns.stop());
   const resolverPort = await freePort();
   const { proxy, bound } = await startDotstub(
     defaultConfig(parseResolverArg(`127.0.0.1:${resolverPort}#dns.test`), {
@@ -35,9 +30,9 @@ async function start(mode: 'strict' | 'opportunistic'): Promise<{ proxy: StubPro
       pool: { ...defaultConfig(parseResolverArg('quad9')).pool, maxBackoffMs: 1000 },
     }),
   );
-  cleanups.push(() => proxy.stop(300));
+  onTestFinished(() => proxy.stop(300));
   const client = await UdpClient.open(bound[0]!.port);
-  cleanups.push(() => client.close());
+  onTestFinished(() => client.close());
   const records: QueryRecord[] = [];
   proxy.on('query', (r) => records.push(r));
   return { proxy, client, resolverPort, asked: dns.asked, records };
@@ -55,7 +50,7 @@ describe('degraded mode', () => {
     expect(r.asked.filter((q) => q === 'www.example a')).toHaveLength(2);
 
     const unbound = await startUnbound({ port: r.resolverPort, localData: ['www.example. 60 IN A 192.0.2.99'] });
-    cleanups.push(() => unbound.stop());
+    onTestFinished(() => unbound.stop());
     await waitForState(r.proxy, 'private', 5000);
     const before = r.asked.length;
     expect(firstA(await r.client.query('www.example'))).toBe('192.0.2.99');

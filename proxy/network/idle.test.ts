@@ -6,24 +6,19 @@
  * - queries flowing: the closed connection is re-opened at once, so the next
  *   query finds it open (a connection hit, no handshake to wait for).
  */
-import { afterEach, expect, test } from 'vitest';
+import { expect, onTestFinished, test } from 'vitest';
 import { UdpClient } from '../../test-support/dns-client.js';
 import { startFaultServer, type FaultServer } from '../../test-support/fault-server.js';
 import { startProxy, waitFor, waitForEvent, waitForState, type Harness } from '../../test-support/proxy-harness.js';
 import type { ConnectionEvent } from '../dotstub.js';
 import type { QueryRecord } from '../engine/query-record.js';
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
-
 async function lab(): Promise<{ s: FaultServer; h: Harness }> {
   const s = await startFaultServer();
-  cleanups.push(() => s.stop());
+  onTestFinished(() => s.stop());
   s.behaviour.idleCloseMs = 300;
   const h = await startProxy({ resolverArg: s.resolverArg, cache: false });
-  cleanups.push(() => h.stop());
+  onTestFinished(() => h.stop());
   await waitForState(h.proxy, 'private', 5000);
   return { s, h };
 }
@@ -39,7 +34,7 @@ test('nobody asking: when the server closes the connection, the state says idle 
 test('queries flowing: the closed connection is re-opened at once and the next query is a connection hit', async () => {
   const { s, h } = await lab();
   const c = await UdpClient.open(h.port);
-  cleanups.push(() => c.close());
+  onTestFinished(() => c.close());
   const records: QueryRecord[] = [];
   h.proxy.on('query', (r) => records.push(r));
   const events: ConnectionEvent[] = [];
@@ -67,13 +62,13 @@ test('queries flowing: the closed connection is re-opened at once and the next q
 
 test('a network change drops the connection, reconnects at once, and queries in flight are answered', async () => {
   const s = await startFaultServer();
-  cleanups.push(() => s.stop());
+  onTestFinished(() => s.stop());
   for (let i = 0; i < 5; i++) s.behaviour.delays.set(`n${i}.test`, 150);
   const h = await startProxy({ resolverArg: s.resolverArg, cache: false });
-  cleanups.push(() => h.stop());
+  onTestFinished(() => h.stop());
   await waitForState(h.proxy, 'private', 5000);
   const c = await UdpClient.open(h.port);
-  cleanups.push(() => c.close());
+  onTestFinished(() => c.close());
   const closes: string[] = [];
   h.proxy.on('connection', (e) => e.type === 'close' && closes.push(e.reason));
   const inFlight = Array.from({ length: 5 }, (_, i) => c.query(`n${i}.test`));

@@ -12,7 +12,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, onTestFinished, test } from 'vitest';
 import { dotstubArgv, netlabMissing, startNetlab, unboundIn, waitForListening, type Capture, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { skipReason } from '../../test-support/skips.js';
@@ -65,11 +65,6 @@ interface Dotstub {
   dig(name: string, timeoutS?: number): Promise<Answer>;
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
 beforeAll(async () => {
   if (missing) return;
   lab = await startNetlab();
@@ -110,7 +105,7 @@ async function startDotstubInClient(args: readonly string[] = [], resolver = `${
       ...args,
     ]),
   );
-  cleanups.push(() => proc.stop());
+  onTestFinished(() => proc.stop());
   const started = Date.now();
   const deadline = started + 20_000;
   while (!fs.existsSync(readyFile)) {
@@ -172,13 +167,13 @@ async function startDotstubInClient(args: readonly string[] = [], resolver = `${
 
 async function block(rule: readonly string[], nat = false): Promise<() => Promise<void>> {
   const remove = await lab.iptables(nat ? ['-t', 'nat', ...rule] : rule, nat ? 4 : 'both');
-  cleanups.push(remove);
+  onTestFinished(remove);
   return remove;
 }
 
 async function captureAll(): Promise<Capture> {
   const cap = await lab.capture();
-  cleanups.push(async () => {
+  onTestFinished(async () => {
     await cap.stop();
   });
   return cap;
@@ -287,7 +282,8 @@ for (const c of blocks) {
     // ICMP REJECT needs its IPv6 twin: ip6tables names them icmp6-*.
     const v4 = await lab.iptables(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', ...c.rule], 4);
     const v6 = await lab.iptables(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', ...c.rule.map((w) => w.replace(/^icmp-port-unreachable$/, 'icmp6-port-unreachable').replace(/^icmp-host-unreachable$/, 'icmp6-addr-unreachable'))], 6);
-    cleanups.push(v4, v6);
+    onTestFinished(v4);
+    onTestFinished(v6);
     // The block is real: a DoT client on the client's side can't get through.
     const direct = await lab.client.exec(['kdig', `@${lab.addresses.server4}`, '-p', '853', '+tls', `+tls-ca=${unbound.pki.caFile}`, '+tls-hostname=dns.test', '+time=1', '+retry=0', '+short', 'who.test']);
     expect(direct.stdout.trim()).toBe('');
@@ -326,7 +322,7 @@ test.skipIf(missing)('853 redirected to a TLS server with the wrong certificate:
   fs.writeFileSync(key, unbound.pki.impostorKey);
   fs.writeFileSync(cert, unbound.pki.impostorCert);
   const impostor = lab.server.spawn(['openssl', 's_server', '-quiet', '-accept', `${lab.addresses.serverAlt4}:853`, '-cert', cert, '-key', key]);
-  cleanups.push(() => impostor.stop());
+  onTestFinished(() => impostor.stop());
   await waitForListening(lab.server, [853]);
   const cap = await captureAll();
   const lift = await block(['-A', 'PREROUTING', '-p', 'tcp', '--dport', '853', '-j', 'DNAT', '--to-destination', `${lab.addresses.serverAlt4}:853`], true);
@@ -356,7 +352,7 @@ test.skipIf(missing)('853 redirected to a TLS server with the wrong certificate:
 
 test.skipIf(missing)('port 53 hijacked to a lying resolver: strict dotstub never asks it; answers stay right', async () => {
   const liar = lab.server.spawn([process.execPath, path.resolve(import.meta.dirname, '../../test-support/lab-dns-server.mjs'), lab.addresses.serverAlt4, '53', '10.66.6.6']);
-  cleanups.push(() => liar.stop());
+  onTestFinished(() => liar.stop());
   await liar.waitFor('READY');
   await block(['-A', 'PREROUTING', '-p', 'udp', '--dport', '53', '-j', 'DNAT', '--to-destination', `${lab.addresses.serverAlt4}:53`], true);
   await block(['-A', 'PREROUTING', '-p', 'tcp', '--dport', '53', '-j', 'DNAT', '--to-destination', `${lab.addresses.serverAlt4}:53`], true);
@@ -424,7 +420,7 @@ test.skipIf(missing)('Happy Eyeballs: IPv6 dropped, IPv4 wins about 250 ms later
   expect((await d6.status()).race).toBeNull();
   await d6.process.stop();
 
-  cleanups.push(await lab.iptables(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', '-j', 'DROP'], 6));
+  onTestFinished(await lab.iptables(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', '-j', 'DROP'], 6));
   const d = await startDotstubInClient([], both);
   const won = firstWhere(d, await d.watch((s) => s.race !== null, 3000), (s) => s.race !== null, 'a race won');
   expect(won.transport).toBe('dot');
@@ -450,7 +446,7 @@ test.skipIf(missing)('853 dropped mid-session, queries flowing: answered through
   expect((await d.status()).transport).toBe('dot');
   const cap = await captureAll();
   await block(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', '-j', 'DROP']);
-  await lab.iptables(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', '-j', 'DROP'], 6).then((r) => cleanups.push(r));
+  await lab.iptables(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', '-j', 'DROP'], 6).then((r) => onTestFinished(r));
   const blockedAt = Date.now();
   const answers: Answer[] = [];
   let i = 0;

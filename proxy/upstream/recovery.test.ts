@@ -4,25 +4,20 @@
  * queries flowing, a correct answer must follow within 2 s of its return —
  * not when the back-off timer happens to fire.
  */
-import { afterEach, expect, test } from 'vitest';
+import { expect, onTestFinished, test } from 'vitest';
 import { firstA, UdpClient } from '../../test-support/dns-client.js';
 import { startFaultServer, type FaultServer } from '../../test-support/fault-server.js';
 import { startProxy, waitForState } from '../../test-support/proxy-harness.js';
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
-
 test('after an 8 s outage the first correct answer comes within 2 s of the resolver’s return', async () => {
   let server: FaultServer = await startFaultServer();
   const port = server.port;
-  cleanups.push(() => server.stop());
+  onTestFinished(() => server.stop());
   const h = await startProxy({ resolverArg: server.resolverArg, cache: false });
-  cleanups.push(() => h.stop());
+  onTestFinished(() => h.stop());
   await waitForState(h.proxy, 'private', 5000);
   const c = await UdpClient.open(h.port);
-  cleanups.push(() => c.close());
+  onTestFinished(() => c.close());
   await server.stop();
   let backAt = 0;
   let firstAnswerAt = 0;

@@ -4,7 +4,7 @@
  * server closes the connection over, and the memory a private CA cost per
  * reconnection.
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { expectedA, firstA, UdpClient } from '../../../test-support/dns-client.js';
 import { startFaultServer, type FaultServer } from '../../../test-support/fault-server.js';
 import { startProxy, waitForState, type Harness } from '../../../test-support/proxy-harness.js';
@@ -14,21 +14,16 @@ import type { ConnectionEvent } from '../../dotstub.js';
 import { DEFAULT_POOL_OPTIONS } from '../pool/options.js';
 import { dotConnectionFactory } from './connection.js';
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
-
 async function faultProxy(): Promise<{ s: FaultServer; h: Harness; c: UdpClient; closes: ConnectionEvent[] }> {
   const s = await startFaultServer();
-  cleanups.push(() => s.stop());
+  onTestFinished(() => s.stop());
   const h = await startProxy({ resolverArg: s.resolverArg });
-  cleanups.push(() => h.stop());
+  onTestFinished(() => h.stop());
   const closes: ConnectionEvent[] = [];
   h.proxy.on('connection', (e) => e.type === 'close' && closes.push(e));
   await waitForState(h.proxy, 'private', 5000);
   const c = await UdpClient.open(h.port);
-  cleanups.push(() => c.close());
+  onTestFinished(() => c.close());
   return { s, h, c, closes };
 }
 
@@ -78,7 +73,7 @@ describe('a query the server closes the connection over', () => {
 describe('a private CA (--ca) costs nothing per reconnection', () => {
   test('400 fresh TLS connections with an extra trust anchor: resident memory stays flat', async () => {
     const unbound = await startUnbound({ names: 10 });
-    cleanups.push(() => unbound.stop());
+    onTestFinished(() => unbound.stop());
     const resolver = customResolver({ address: unbound.host, port: unbound.port, authName: 'dns.test' });
     const auth = { mode: 'strict' as const, ca: [unbound.pki.caPem] };
     const factory = dotConnectionFactory(resolver, auth, DEFAULT_POOL_OPTIONS);
