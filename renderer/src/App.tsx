@@ -4,6 +4,7 @@ import { Icon, type IconName } from './components/Icon.js';
 import { NetworkView } from './components/Network.js';
 import { Overview } from './components/Overview.js';
 import { PrivacyBanner } from './components/PrivacyBanner.js';
+import { PrivacySwitch } from './components/PrivacySwitch.js';
 import { CaptiveCard } from './components/CaptiveCard.js';
 import { QueryLog } from './components/QueryLog.js';
 import { AddResolverForm, ResolverSwitcher } from './components/Resolvers.js';
@@ -14,6 +15,7 @@ import { Timeline } from './components/Timeline.js';
 import { placeholder } from './lib/link-status.js';
 import { parseRoute, ROUTES, type Route } from './lib/routes.js';
 import { useDashboard, useReach } from './state/context.js';
+import { useSystemDnsSync } from './state/system-dns.js';
 
 const ICONS: Record<Route, IconName> = {
   overview: 'overview',
@@ -159,6 +161,7 @@ export function App() {
   const r = useReach();
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
+  useSystemDnsSync();
 
   // Move focus to the new page's heading so keyboard and screen-reader users land in it.
   useEffect(() => {
@@ -194,6 +197,7 @@ export function App() {
             ))}
           </ul>
         </nav>
+        <PrivacySwitch />
         <LinkIndicator />
       </header>
       <main id="main" ref={main} tabIndex={-1} className={`main route-${route}${r === 'lost' || r === 'signed-out' ? ' stale' : ''}`}>

@@ -7,10 +7,13 @@ import type { PrivacyState, ResolverView, StatusView } from '../../../proxy/cont
 import { PRIVACY_WORDS, type PrivacyWords } from '../../../proxy/network/privacy-words.js';
 
 export type Tone = 'good' | 'caution' | 'warning' | 'danger' | 'neutral';
-export type BannerIcon = 'shield-check' | 'shield-question' | 'wifi-sign-in' | 'unlocked' | 'blocked' | 'power';
+export type BannerIcon = 'shield-check' | 'shield-question' | 'wifi-sign-in' | 'unlocked' | 'blocked' | 'power' | 'pause';
+
+/** The privacy states, and "paused": Off for a while by the user's choice, coming back by itself (issue 24, item 1). */
+export type BannerState = PrivacyState | 'paused';
 
 export interface BannerModel {
-  readonly state: PrivacyState;
+  readonly state: BannerState;
   readonly tone: Tone;
   readonly icon: BannerIcon;
   /** Short label for the state, e.g. "Private". */
@@ -59,7 +62,24 @@ export function stateText(state: PrivacyState): StateText {
   return STATES[state];
 }
 
-export function bannerModel(status: Pick<StatusView, 'state' | 'reason' | 'leaves' | 'resolver'>): BannerModel {
+const PAUSED: StateText = {
+  tone: 'caution',
+  icon: 'pause',
+  label: 'Paused',
+  title: 'Private DNS is paused: this machine uses its usual DNS for now',
+  leaves: 'Cleartext DNS to your usual resolver, as before dotstub, until the pause ends.',
+};
+
+/** The banner's state: Off while the system-DNS takeover is paused (pausedUntil set) reads "paused". */
+export function bannerState(state: PrivacyState, pausedUntil: number | null | undefined): BannerState {
+  return state === 'off' && pausedUntil != null ? 'paused' : state;
+}
+
+export function bannerModel(status: Pick<StatusView, 'state' | 'reason' | 'leaves' | 'resolver'>, pausedUntil: number | null = null): BannerModel {
+  if (bannerState(status.state, pausedUntil) === 'paused') {
+    // The countdown and "Resume now" say when and how it ends; the proxy's reason would repeat them.
+    return { state: 'paused', tone: PAUSED.tone, icon: PAUSED.icon, label: PAUSED.label, title: PAUSED.title, reason: '', leaves: PAUSED.leaves };
+  }
   const t = STATES[status.state] ?? STATES.off;
   let leaves: string;
   if (status.state === 'private') leaves = `Only encrypted DNS to ${describeResolver(status.resolver, true)}.`;
