@@ -15,7 +15,9 @@ import { Timeline } from './components/Timeline.js';
 import { placeholder } from './lib/link-status.js';
 import { parseRoute, ROUTES, type Route } from './lib/routes.js';
 import { useDashboard, useReach } from './state/context.js';
-import { useSystemDnsSync } from './state/system-dns.js';
+import { useSystemDns, useSystemDnsSync } from './state/system-dns.js';
+import { bannerState } from './lib/banner.js';
+import { tabIcon, tabTitle, type TabState } from './lib/tab-state.js';
 
 const ICONS: Record<Route, IconName> = {
   overview: 'overview',
@@ -171,9 +173,18 @@ export function App() {
     }
     window.scrollTo(0, 0);
     main.current?.querySelector('h1')?.focus({ preventScroll: true });
-    const label = ROUTES.find((r) => r.route === route)?.label;
-    document.title = `${label ?? 'dotstub'} · dotstub`;
   }, [route]);
+
+  // The tab says the privacy state, in its title and its icon: a background tab must not look protected.
+  const privacy = useDashboard((s) => s.status?.state);
+  const pausedUntil = useSystemDns()?.pausedUntil ?? null;
+  const tab: TabState = r === 'lost' || r === 'signed-out' || privacy === undefined ? 'unknown' : bannerState(privacy, pausedUntil);
+  useEffect(() => {
+    const label = ROUTES.find((x) => x.route === route)?.label ?? 'Overview';
+    document.title = tabTitle(tab, label === 'Queries' ? 'Query log' : label);
+    const link = document.querySelector<HTMLLinkElement>('link[rel="icon"]');
+    if (link) link.href = tabIcon(tab);
+  }, [route, tab]);
 
   return (
     <div className="app">

@@ -10,6 +10,11 @@ import { transportModel } from '../lib/ladder.js';
 import { pauseCountdown, switchState } from '../lib/switch.js';
 import { useSystemDns, useSystemDnsChange } from '../state/system-dns.js';
 
+/** "retrying in 3 s." but "retrying now…", not "now….". */
+function withStop(text: string): string {
+  return /[.…]$/.test(text) ? text : `${text}.`;
+}
+
 /**
  * The way on, where the Off (or Paused) state is said: "Turn on private
  * DNS", "Resume now" with the pause's countdown, or "Turn back on" when it
@@ -134,7 +139,7 @@ export function PrivacyBanner() {
               <dd data-testid="banner-reason">
                 {rec.reason}{' '}
                 {/* Counted down each second for the eye; a screen reader gets the time once, not a tick a second. */}
-                <span aria-hidden="true" data-testid="retry-countdown">{retryText(rec.retryAt, now)}.</span>
+                <span aria-hidden="true" data-testid="retry-countdown">{withStop(retryText(rec.retryAt, now))}</span>
                 <span className="sr-only">next try at {formatClockShort(rec.retryAt)}.</span> <RetryNow />
               </dd>
             </div>
