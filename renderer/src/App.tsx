@@ -13,6 +13,7 @@ import { SettingsForm } from './components/SettingsForm.js';
 import { SystemDnsPanel } from './components/SystemDns.js';
 import { Timeline } from './components/Timeline.js';
 import { placeholder } from './lib/link-status.js';
+import { formatClockShort } from './lib/format.js';
 import { parseRoute, ROUTES, type Route } from './lib/routes.js';
 import { useDashboard, useReach } from './state/context.js';
 import { useSystemDns, useSystemDnsSync } from './state/system-dns.js';
@@ -59,6 +60,20 @@ function LinkIndicator() {
       <span className="dot" aria-hidden="true" />
       {text}
     </span>
+  );
+}
+
+/** Not connected: the figures below are the last known ones, and say since when (readable text, not greyed out). */
+function StaleStamp() {
+  const r = useReach();
+  const lostAt = useDashboard((s) => s.lostAt);
+  const hadStatus = useDashboard((s) => s.status !== null);
+  if (r !== 'lost' || !hadStatus || lostAt === null) return null;
+  return (
+    <p className="stale-stamp" data-testid="stale-stamp">
+      <Icon name="clock" />
+      <strong>Last known {formatClockShort(lostAt).slice(0, 5)}</strong> — figures below are from before the connection was lost.
+    </p>
   );
 }
 
@@ -213,6 +228,7 @@ export function App() {
       </header>
       <main id="main" ref={main} tabIndex={-1} className={`main route-${route}${r === 'lost' || r === 'signed-out' ? ' stale' : ''}`}>
         <PrivacyBanner />
+        <StaleStamp />
         <CaptiveCard />
         <View route={route} />
       </main>

@@ -1,6 +1,6 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { PAUSE_CHOICES, switchModel } from '../lib/switch.js';
-import { useAsOf } from '../state/context.js';
+import { useAsOf, useReach } from '../state/context.js';
 import { useSystemDns, useSystemDnsChange } from '../state/system-dns.js';
 
 /**
@@ -19,6 +19,8 @@ export function PrivacySwitch() {
   const [error, setError] = useState<string | null>(null);
   const id = useId();
   const box = useRef<HTMLDivElement>(null);
+  // Not connected or not signed in: the switch's state is unknown, and it couldn't change anything.
+  const reach = useReach();
 
   useEffect(() => {
     if (!open) return;
@@ -29,7 +31,7 @@ export function PrivacySwitch() {
     return () => document.removeEventListener('mousedown', close);
   }, [open]);
 
-  if (m.state === 'none') return null;
+  if (m.state === 'none' || reach === 'lost' || reach === 'signed-out') return null;
 
   const run = async (c: Parameters<typeof change>[0]): Promise<void> => {
     setBusy(true);
