@@ -8,12 +8,19 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.js';
 import { tempDir } from './support/lab.js';
 
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nsearch lab.test\n';
 const SHOTS = path.join(import.meta.dirname, 'screenshots');
+
+/** Serious and critical axe violations, as short lines. */
+async function axe(page: Page, where: string): Promise<string[]> {
+  const r = await new AxeBuilder({ page }).analyze();
+  return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${where}: ${v.id} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(' | ')}`);
+}
 
 async function shots(page: Page, name: string): Promise<void> {
   for (const scheme of ['light', 'dark'] as const) {
@@ -46,6 +53,7 @@ test('Off has a primary "Turn on"; the header switch pauses for a while, and a p
   await expect(turnOn).toBeVisible();
   const headerSwitch = page.getByRole('banner').getByRole('switch', { name: 'Private DNS' });
   await expect(headerSwitch).toHaveAttribute('aria-checked', 'false');
+  const found = await axe(page, 'off');
   await shots(page, 'switch-off');
 
   await turnOn.click();
@@ -57,6 +65,13 @@ test('Off has a primary "Turn on"; the header switch pauses for a while, and a p
   await headerSwitch.click();
   const choices = page.getByRole('group', { name: 'Turn private DNS off for' });
   await expect(choices.getByRole('button')).toHaveText(['5 min', '1 hour', 'Until I resume']);
+  found.push(...(await axe(page, 'menu open')));
+  // Escape closes it without changing anything.
+  await page.keyboard.press('Escape');
+  await expect(choices).toHaveCount(0);
+  await expect(headerSwitch).toBeFocused();
+  await expect(headerSwitch).toHaveAttribute('aria-checked', 'true');
+  await headerSwitch.click();
   await choices.getByRole('button', { name: '5 min' }).click();
   await expect(dashboard.banner).toHaveAttribute('data-state', 'paused');
   await expect(dashboard.banner).toContainText('Paused');
@@ -65,7 +80,11 @@ test('Off has a primary "Turn on"; the header switch pauses for a while, and a p
   await expect(headerSwitch).toHaveAttribute('aria-checked', 'false');
   await expect(page.getByRole('banner')).toContainText('Paused');
   expect(fs.readFileSync(resolvConf, 'utf8')).toBe(ORIGINAL);
+  found.push(...(await axe(page, 'paused')));
+  await page.emulateMedia({ colorScheme: 'dark' });
+  found.push(...(await axe(page, 'paused, dark')));
   await shots(page, 'switch-paused');
+  expect(found).toEqual([]);
 
   await dashboard.banner.getByRole('button', { name: 'Resume now' }).click();
   await expect(dashboard.banner).toHaveAttribute('data-state', 'private');

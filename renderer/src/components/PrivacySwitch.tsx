@@ -19,6 +19,7 @@ export function PrivacySwitch() {
   const [error, setError] = useState<string | null>(null);
   const id = useId();
   const box = useRef<HTMLDivElement>(null);
+  const button = useRef<HTMLButtonElement>(null);
   // Not connected or not signed in: the switch's state is unknown, and it couldn't change anything.
   const reach = useReach();
 
@@ -54,10 +55,12 @@ export function PrivacySwitch() {
         if (e.key === 'Escape' && open) {
           e.stopPropagation();
           setOpen(false);
+          button.current?.focus();
         }
       }}
     >
       <button
+        ref={button}
         type="button"
         role="switch"
         aria-checked={m.checked}
