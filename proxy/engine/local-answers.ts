@@ -25,7 +25,7 @@ export interface LocalAnswerPolicy {
 }
 
 /** The name the liveness watchdog (system-dns/liveness.ts) asks. */
-export const LIVENESS_NAME = 'liveness.dotstub.resolver.arpa';
+const LIVENESS_NAME = 'liveness.dotstub.resolver.arpa';
 
 function canonical(name: string): string {
   const n = name.toLowerCase();
