@@ -45,6 +45,8 @@ for (const size of [
           found.push(...(await violations(page)).map((v) => `${scheme} ${view}: ${v}`));
           await dashboard.openQuery('which.test');
           found.push(...(await violations(page)).map((v) => `${scheme} ${view} (row selected): ${v}`));
+          // Narrow, the detail is a full-height sheet over the log: back to the log first.
+          if (size.width <= 560) await page.getByRole('button', { name: 'Back to the log' }).click();
           // Paused with the keyboard on the newest row, then new queries arrive.
           await dashboard.queryLog.focus();
           await page.keyboard.press('Home');

@@ -135,7 +135,7 @@ test.describe('dashboard against the real proxy and unbound', () => {
     // A query finds the resolver gone: it must still get an answer (SERVFAIL), never silence.
     expect(['SERVFAIL', 'NOERROR']).toContain(lab.dig('n1.test').status);
     await expect(dashboard.banner).toHaveAttribute('data-state', 'blocked');
-    await expect(dashboard.banner).toContainText('DNS is stopped to keep it private');
+    await expect(dashboard.banner).toContainText('Stopped — failing safe, no DNS');
     await expect(dashboard.banner.getByTestId('banner-reason')).toContainText(/retrying/);
     await expect(dashboard.banner.getByTestId('banner-leaves')).toContainText(/^Nothing/);
     await dashboard.page.screenshot({ path: path.join(import.meta.dirname, 'screenshots', 'banner-blocked-light.png') });
@@ -151,8 +151,8 @@ test.describe('dashboard against the real proxy and unbound', () => {
     expect(lab.dig('n1.test').answers).toEqual(['192.0.2.2']);
 
     await dashboard.goTo('Events');
-    await expect(dashboard.events).toContainText('Privacy: Private → Blocked');
-    await expect(dashboard.events).toContainText('Privacy: Blocked → Private');
+    await expect(dashboard.events).toContainText('Privacy: Private → Stopped');
+    await expect(dashboard.events).toContainText('Privacy: Stopped → Private');
   });
 
   test('a changed setting survives a proxy restart', async ({ lab, dashboard, page }) => {

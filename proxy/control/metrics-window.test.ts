@@ -10,6 +10,16 @@ function rec(latencyMs: number, resolverId: string | null = 'a', reused: boolean
 }
 
 describe('MetricsWindow', () => {
+  test("dotstub's own checks are not in the series or the hit fraction", () => {
+    const now = 2_000_000;
+    const m = new MetricsWindow(() => now);
+    m.record({ ...rec(1, null, null), source: 'local', internal: true });
+    m.record({ ...rec(1, null, null), source: 'local', internal: true });
+    m.record(rec(2));
+    expect(m.series().reduce((n, p) => n + p.queries, 0)).toBe(1);
+    expect(m.hitFraction().sinceStart).toBe(1);
+  });
+
   test('percentiles within the histogram precision (±2.2%)', () => {
     let now = 1_000_000;
     const m = new MetricsWindow(() => now);

@@ -100,6 +100,8 @@ export class MetricsWindow {
   }
 
   record(r: QueryRecord): void {
+    // dotstub's own checks (the liveness probe) are not the user's queries.
+    if (r.internal) return;
     const slot = this.#slot(Math.floor(this.#now() / 1000));
     slot.queries++;
     if (r.reused !== null) {

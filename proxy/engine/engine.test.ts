@@ -132,4 +132,23 @@ describe('engine', () => {
     ask('notresolver.arpa', 'A', 5);
     expect(up.wires).toHaveLength(2);
   });
+
+  test("dotstub's own liveness check is answered here, tagged internal, and counted apart from the user's queries", () => {
+    const { engine, up, replies, records } = setup();
+    const ask = (name: string, id: number): void => {
+      engine.handle(dnsPacket.encode({ type: 'query', id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'A', name }] }), 'udp', (b) => replies.push(b));
+    };
+    ask('liveness.dotstub.resolver.arpa', 1);
+    ask('LIVENESS.dotstub.resolver.arpa.', 2);
+    ask('_dns.resolver.arpa', 3);
+    expect(up.wires).toHaveLength(0);
+    expect(replies).toHaveLength(3);
+    expect(records.map((r) => [r.source, r.internal ?? false])).toEqual([
+      ['local', true],
+      ['local', true],
+      ['local', false],
+    ]);
+    expect(engine.counters.internalChecks).toBe(2);
+    expect(engine.counters.queries).toBe(1);
+  });
 });

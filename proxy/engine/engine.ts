@@ -19,7 +19,7 @@ import type { UpstreamAnswer } from '../dns/upstream-answer.js';
 import { encodeUpstreamQuery, type UpstreamQuestion } from '../dns/upstream-query.js';
 import { isDotstubError, type DotstubError } from '../errors.js';
 import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest, type UpstreamTrace } from '../upstream/upstream.js';
-import { localVerdict } from './local-answers.js';
+import { isOwnCheck, localVerdict } from './local-answers.js';
 import { newCounters, type AnswerSource, type Counters, type QueryRecord, type Transport } from './query-record.js';
 
 export interface EngineOptions {
@@ -119,9 +119,11 @@ export class Engine extends EventEmitter<EngineEvents> {
       reply(parsed.reply);
       return true;
     }
-    this.counters.queries++;
     const query = parsed.query;
     const local = localVerdict(query, this.#options);
+    // dotstub's own checks are counted apart (their records are tagged in #record).
+    if (local !== null && isOwnCheck(query.question.name)) this.counters.internalChecks++;
+    else this.counters.queries++;
     if (local) {
       this.counters.localAnswers++;
       const job: Job = { wire: NO_WIRE, question: { key: query.question, bytes: query.questionBytes }, trace: newTrace(), query, transport, reply, receivedAt, startedAt: wallNow };
@@ -176,7 +178,7 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   #record(job: Job, source: AnswerSource, rcode: string, truncated: boolean, error: string | null, answeredAt: number): QueryRecord {
     const t: UpstreamTrace = job.trace;
-    return {
+    const record: QueryRecord = {
       seq: ++this.#seq,
       startedAt: job.startedAt,
       name: this.#options.recordNames ? job.query.question.name : null,
@@ -196,5 +198,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       truncated,
       error,
     };
+    // Only a locally answered name can be one of dotstub's own checks: the hot path pays one comparison.
+    return source === 'local' && isOwnCheck(job.query.question.name) ? { ...record, internal: true } : record;
   }
 }

@@ -8,6 +8,12 @@
  * - `use-application-dns.net` (Firefox's canary): NXDOMAIN while "keep
  *   browsers on dotstub" is on, so Firefox's default-on DoH stays off and its
  *   lookups come here.
+ *
+ * Among them, dotstub's own checks: the system-DNS watchdog asks
+ * `liveness.dotstub.resolver.arpa` about once a second to see that dotstub
+ * answers. Those lookups are dotstub's, not the user's: their records are
+ * tagged `internal` and kept out of the counts, the per-second series and
+ * the dashboard's top names (issue 24, item 5).
  */
 import type { ClientQuery } from '../dns/client-query.js';
 
@@ -17,6 +23,9 @@ export interface LocalAnswerPolicy {
   /** Answer Firefox's canary NXDOMAIN (default on). */
   readonly keepBrowsersOnStub: boolean;
 }
+
+/** The name the liveness watchdog (system-dns/liveness.ts) asks. */
+const LIVENESS_NAME = 'liveness.dotstub.resolver.arpa';
 
 function canonical(name: string): string {
   const n = name.toLowerCase();
@@ -28,4 +37,9 @@ export function localVerdict(query: ClientQuery, policy: LocalAnswerPolicy): Loc
   if (name === 'resolver.arpa' || name.endsWith('.resolver.arpa')) return 'NOERROR';
   if (policy.keepBrowsersOnStub && name === 'use-application-dns.net') return 'NXDOMAIN';
   return null;
+}
+
+/** A lookup dotstub makes itself (answered here, under resolver.arpa), not one of the user's programs. */
+export function isOwnCheck(name: string): boolean {
+  return canonical(name) === LIVENESS_NAME;
 }

@@ -66,11 +66,20 @@ export interface QueryRecord {
   readonly truncated: boolean;
   /** Error code when the answer is a synthesised SERVFAIL. */
   readonly error: string | null;
+  /**
+   * True for dotstub's own lookups (the liveness watchdog's probe,
+   * engine/local-answers.ts): not counted in `queries`, the series or top
+   * names; the dashboard's log hides them unless asked. Absent otherwise.
+   */
+  readonly internal?: true;
 }
 
 /** What the engine counts; it is their only writer. */
 interface EngineCounters {
+  /** Client queries, dotstub's own checks not included. */
   queries: number;
+  /** dotstub's own lookups (the liveness watchdog's probe), answered here and counted apart. */
+  internalChecks: number;
   answers: number;
   servfails: number;
   /** Client messages refused at parsing: malformed, unsupported or refused (answered FORMERR, NOTIMP, REFUSED or BADVERS, or dropped). */
@@ -89,6 +98,7 @@ export interface Counters extends EngineCounters, CacheCounters, UpstreamCounter
 export function newCounters(): Counters {
   return {
     queries: 0,
+    internalChecks: 0,
     answers: 0,
     servfails: 0,
     malformed: 0,
@@ -113,5 +123,5 @@ export function formatRecord(r: QueryRecord): string {
   ]
     .filter(Boolean)
     .join(' ');
-  return `${new Date(r.startedAt).toISOString()} ${r.transport} ${r.name ?? '(name not recorded)'} ${r.type} ${r.rcode} ${ms} ms ${conn} depth ${r.depth}${extra ? ` ${extra}` : ''}`;
+  return `${new Date(r.startedAt).toISOString()}${r.internal ? ' (own check)' : ''} ${r.transport} ${r.name ?? '(name not recorded)'} ${r.type} ${r.rcode} ${ms} ms ${conn} depth ${r.depth}${extra ? ` ${extra}` : ''}`;
 }

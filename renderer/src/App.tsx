@@ -4,6 +4,7 @@ import { Icon, type IconName } from './components/Icon.js';
 import { NetworkView } from './components/Network.js';
 import { Overview } from './components/Overview.js';
 import { PrivacyBanner } from './components/PrivacyBanner.js';
+import { PrivacySwitch } from './components/PrivacySwitch.js';
 import { CaptiveCard } from './components/CaptiveCard.js';
 import { QueryLog } from './components/QueryLog.js';
 import { AddResolverForm, ResolverSwitcher } from './components/Resolvers.js';
@@ -12,8 +13,12 @@ import { SettingsForm } from './components/SettingsForm.js';
 import { SystemDnsPanel } from './components/SystemDns.js';
 import { Timeline } from './components/Timeline.js';
 import { placeholder } from './lib/link-status.js';
+import { formatClockShort } from './lib/format.js';
 import { parseRoute, ROUTES, type Route } from './lib/routes.js';
 import { useDashboard, useReach } from './state/context.js';
+import { useSystemDns, useSystemDnsSync } from './state/system-dns.js';
+import { bannerState } from './lib/banner.js';
+import { tabIcon, tabTitle, type TabState } from './lib/tab-state.js';
 
 const ICONS: Record<Route, IconName> = {
   overview: 'overview',
@@ -55,6 +60,20 @@ function LinkIndicator() {
       <span className="dot" aria-hidden="true" />
       {text}
     </span>
+  );
+}
+
+/** Not connected: the figures below are the last known ones, and say since when (readable text, not greyed out). */
+function StaleStamp() {
+  const r = useReach();
+  const lostAt = useDashboard((s) => s.lostAt);
+  const hadStatus = useDashboard((s) => s.status !== null);
+  if (r !== 'lost' || !hadStatus || lostAt === null) return null;
+  return (
+    <p className="stale-stamp" data-testid="stale-stamp">
+      <Icon name="clock" />
+      <strong>Last known {formatClockShort(lostAt).slice(0, 5)}</strong> — figures below are from before the connection was lost.
+    </p>
   );
 }
 
@@ -159,6 +178,7 @@ export function App() {
   const r = useReach();
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
+  useSystemDnsSync();
 
   // Move focus to the new page's heading so keyboard and screen-reader users land in it.
   useEffect(() => {
@@ -168,9 +188,18 @@ export function App() {
     }
     window.scrollTo(0, 0);
     main.current?.querySelector('h1')?.focus({ preventScroll: true });
-    const label = ROUTES.find((r) => r.route === route)?.label;
-    document.title = `${label ?? 'dotstub'} · dotstub`;
   }, [route]);
+
+  // The tab says the privacy state, in its title and its icon: a background tab must not look protected.
+  const privacy = useDashboard((s) => s.status?.state);
+  const pausedUntil = useSystemDns()?.pausedUntil ?? null;
+  const tab: TabState = r === 'lost' || r === 'signed-out' || privacy === undefined ? 'unknown' : bannerState(privacy, pausedUntil);
+  useEffect(() => {
+    const label = ROUTES.find((x) => x.route === route)?.label ?? 'Overview';
+    document.title = tabTitle(tab, label === 'Queries' ? 'Query log' : label);
+    const link = document.querySelector<HTMLLinkElement>('link[rel="icon"]');
+    if (link) link.href = tabIcon(tab);
+  }, [route, tab]);
 
   return (
     <div className="app">
@@ -194,10 +223,12 @@ export function App() {
             ))}
           </ul>
         </nav>
+        <PrivacySwitch />
         <LinkIndicator />
       </header>
       <main id="main" ref={main} tabIndex={-1} className={`main route-${route}${r === 'lost' || r === 'signed-out' ? ' stale' : ''}`}>
         <PrivacyBanner />
+        <StaleStamp />
         <CaptiveCard />
         <View route={route} />
       </main>

@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import { bannerModel } from '../lib/banner.js';
 import { formatAge, formatClockShort } from '../lib/format.js';
 import { unknownModel } from '../lib/link-status.js';
@@ -6,6 +7,57 @@ import { useAsOf, useDashboard, useReach } from '../state/context.js';
 import { Icon } from './Icon.js';
 import { RetryNow } from './RetryNow.js';
 import { transportModel } from '../lib/ladder.js';
+import { pauseCountdown, switchState } from '../lib/switch.js';
+import { useSystemDns, useSystemDnsChange } from '../state/system-dns.js';
+
+/** "retrying in 3 s." but "retrying now…", not "now….". */
+function withStop(text: string): string {
+  return /[.…]$/.test(text) ? text : `${text}.`;
+}
+
+/**
+ * The way on, where the Off (or Paused) state is said: "Turn on private
+ * DNS", "Resume now" with the pause's countdown, or "Turn back on" when it
+ * is enabled but not in force. Nothing when this dotstub can't change it.
+ */
+function SwitchAction({ now }: { now: number }) {
+  const view = useSystemDns();
+  const change = useSystemDnsChange();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const st = switchState(view);
+  if (st === 'none' || st === 'on' || !view) return null;
+  const on = async (): Promise<void> => {
+    setBusy(true);
+    setError(null);
+    try {
+      await change({ enabled: true });
+    } catch (err) {
+      setError(`${err instanceof Error ? err.message : String(err)}. Nothing was changed.`);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const label = st === 'paused' ? 'Resume now' : st === 'stuck' ? 'Turn back on' : 'Turn on private DNS';
+  return (
+    <div className="banner-switch">
+      {st === 'paused' && view.pausedUntil !== null && (
+        <p className="banner-countdown">
+          <span aria-hidden="true" data-testid="pause-countdown">{pauseCountdown(view.pausedUntil, now)}</span>
+          <span className="sr-only">Private DNS comes back by itself at {formatClockShort(view.pausedUntil)}.</span>
+        </p>
+      )}
+      <button type="button" className="btn btn-primary" disabled={busy} onClick={() => void on()}>
+        {busy ? 'Working…' : label}
+      </button>
+      {error && (
+        <p className="banner-error" role="alert">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
 
 /**
  * Is my DNS private? The state in words, with its reason and what leaves the
@@ -19,6 +71,7 @@ export function PrivacyBanner() {
   const events = useDashboard((s) => s.events);
   const r = useReach();
   const now = useAsOf(1000);
+  const pausedUntil = useSystemDns()?.pausedUntil ?? null;
   const unknown = unknownModel(r, lostAt, authProblem, status !== null);
   if (unknown) {
     return (
@@ -49,7 +102,7 @@ export function PrivacyBanner() {
       </section>
     );
   }
-  const m = bannerModel(status);
+  const m = bannerModel(status, pausedUntil);
   // While the resolver can't be reached: what failed, in words, and a live countdown to the next try.
   const rec = recovery(status, events);
   const carrier = transportModel(status);
@@ -86,7 +139,7 @@ export function PrivacyBanner() {
               <dd data-testid="banner-reason">
                 {rec.reason}{' '}
                 {/* Counted down each second for the eye; a screen reader gets the time once, not a tick a second. */}
-                <span aria-hidden="true" data-testid="retry-countdown">{retryText(rec.retryAt, now)}.</span>
+                <span aria-hidden="true" data-testid="retry-countdown">{withStop(retryText(rec.retryAt, now))}</span>
                 <span className="sr-only">next try at {formatClockShort(rec.retryAt)}.</span> <RetryNow />
               </dd>
             </div>
@@ -96,13 +149,14 @@ export function PrivacyBanner() {
               <dt>Why</dt>
               <dd data-testid="banner-reason">This network has a sign-in page: see below.</dd>
             </div>
-          ) : m.reason && (
+          ) : m.state === 'paused' ? null : m.reason && (
             <div className="banner-why">
               <dt>Why</dt>
               <dd data-testid="banner-reason">{m.reason}</dd>
             </div>
           )}
         </dl>
+        {(m.state === 'off' || m.state === 'paused') && <SwitchAction now={now} />}
       </div>
       <p className="banner-since" title={new Date(status.since).toLocaleString()}>
         since {formatClockShort(status.since)}

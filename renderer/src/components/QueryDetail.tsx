@@ -1,4 +1,4 @@
-import { useId } from 'react';
+import { useEffect, useId, useRef } from 'react';
 import type { QueryRecord } from '../../../proxy/control/api-types.js';
 import { formatLatencyUs } from '../lib/format.js';
 import { detailFacts } from '../lib/query-row.js';
@@ -10,8 +10,16 @@ export function QueryDetail({ r, resolver, handshakeMs, onClose }: { r: QueryRec
   const segments = timingBreakdown(r, handshakeMs);
   const headingId = useId();
   const facts = detailFacts(r, resolver);
+  const back = useRef<HTMLButtonElement>(null);
+  // Narrow (the tray popover): the detail is a full-height sheet over the log; the keyboard goes to its Back.
+  useEffect(() => {
+    if (window.matchMedia('(max-width: 560px)').matches) back.current?.focus();
+  }, []);
   return (
     <aside className="detail" aria-labelledby={headingId}>
+      <button ref={back} type="button" className="btn btn-small detail-back" onClick={onClose}>
+        ← Back to the log
+      </button>
       <header className="detail-head">
         <h2 id={headingId} className="mono">
           {r.name ?? '(name not recorded)'} <span className="muted">{r.type}</span>

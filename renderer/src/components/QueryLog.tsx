@@ -78,6 +78,8 @@ export function QueryLog() {
     estimateSize: rowHeight,
     overscan: 6,
     scrollMargin: ROW_HEIGHT,
+    // The sticky header row covers the grid's first 32 px: a row scrolled to must land below it, not under it.
+    scrollPaddingStart: ROW_HEIGHT,
     // Index keys: a custom getItemKey would make the virtualizer re-key all
     // 100,000 rows on every render (every scroll frame).
   });
@@ -90,13 +92,15 @@ export function QueryLog() {
   const selectedRef = useRef(selected);
   selectedRef.current = selected;
   const focused = useRef(false);
+  // Home or "show newest": the newest row stays on top as rows arrive, keyboard in the grid or not.
+  const following = useRef(true);
   const [above, setAbove] = useState(0);
   useLayoutEffect(() => {
     const added = end - prevEnd.current;
     prevEnd.current = end;
     if (added <= 0) return;
     const el = scrollRef.current;
-    const hold = el !== null && (el.scrollTop > ROW_HEIGHT || selectedRef.current !== null || focused.current);
+    const hold = el !== null && !following.current && (el.scrollTop > ROW_HEIGHT || selectedRef.current !== null || focused.current);
     if (hold) {
       el.scrollTop += added * ROW_HEIGHT;
       setAbove((n) => n + added);
@@ -104,6 +108,7 @@ export function QueryLog() {
     setActiveIndex((a) => (a > 0 || hold ? a + added : a));
   }, [end]);
   const showNewest = (): void => {
+    following.current = true;
     setAbove(0);
     setSelected(null);
     setActiveIndex(0);
@@ -112,6 +117,8 @@ export function QueryLog() {
   };
   const onScroll = (): void => {
     const el = scrollRef.current;
+    // Scrolled down to read: stop following (rows then hold still and "N new" counts above).
+    if (el && el.scrollTop > ROW_HEIGHT) following.current = false;
     // Cheap on every scroll frame: only when there is a cue to clear.
     if (above > 0 && el && el.scrollTop <= ROW_HEIGHT / 2 && selectedRef.current === null && !focused.current) setAbove(0);
   };
@@ -144,6 +151,7 @@ export function QueryLog() {
   const rcodes = useMemo(() => union(COMMON_RCODES, seenRcodes), [seenRcodes]);
 
   const pick = (i: number): void => {
+    following.current = false;
     setActiveIndex(i);
     const a = abs(i);
     const r = a === undefined ? undefined : store.queries.atAbsolute(a);
@@ -156,12 +164,20 @@ export function QueryLog() {
   const stablePick = useCallback((i: number) => pickRef.current(i), []);
 
   const onKeyDown = (e: KeyboardEvent<HTMLDivElement>): void => {
-    const action = gridKey(e.key, activeIndex, count, rowsPerPage(scrollRef.current?.clientHeight ?? 300, ROW_HEIGHT));
+    const action = gridKey(e.key, activeIndex, count, rowsPerPage(scrollRef.current?.clientHeight ?? 300, ROW_HEIGHT, ROW_HEIGHT));
     if (action === null) return;
     e.preventDefault();
     if (action.kind === 'close') setSelected(null);
     else if (action.kind === 'open') pick(action.index);
-    else {
+    else if (action.kind === 'newest') {
+      // The detail stays open if one is (Escape closes it); the log follows live again.
+      following.current = true;
+      setAbove(0);
+      setActiveIndex(0);
+      const el = scrollRef.current;
+      if (el) el.scrollTop = 0;
+    } else {
+      following.current = action.index === 0 && selectedRef.current === null;
       setActiveIndex(action.index);
       virtualizer.scrollToIndex(action.index, { align: 'auto' });
     }

@@ -61,8 +61,12 @@ export function QueryLogToolbar({ filter, onFilter, types, rcodes, paused, onPau
         />
         <span aria-hidden="true">ms</span>
       </label>
+      <label className="inline-field check">
+        <input type="checkbox" checked={filter.showOwn} onChange={(e) => onFilter({ ...filter, showOwn: e.target.checked })} />
+        <span>Show dotstub’s own checks</span>
+      </label>
       {isFilterActive(filter) && (
-        <button type="button" className="btn btn-ghost" onClick={() => onFilter({ ...EMPTY_FILTER, slowMs: filter.slowMs })}>
+        <button type="button" className="btn btn-ghost" onClick={() => onFilter({ ...EMPTY_FILTER, slowMs: filter.slowMs, showOwn: filter.showOwn })}>
           <Icon name="x" /> Clear filters
         </button>
       )}

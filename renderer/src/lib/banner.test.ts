@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PrivacyState } from '../../../proxy/control/api-types.js';
-import { bannerModel, describeResolver, PRIVACY_STATES } from './banner.js';
+import { bannerModel, bannerState, describeResolver, PRIVACY_STATES } from './banner.js';
 import { status } from './fixtures.test-helpers.js';
 
 describe('bannerModel', () => {
@@ -44,6 +44,18 @@ describe('bannerModel', () => {
     }
     expect(icons.size).toBe(PRIVACY_STATES.length);
     expect(labels.size).toBe(PRIVACY_STATES.length);
+  });
+
+  it('Off while the takeover is paused is its own state: not Off, with its own icon and words', () => {
+    expect(bannerState('off', 1_000)).toBe('paused');
+    expect(bannerState('off', null)).toBe('off');
+    // Only Off can be a pause: a private proxy with a stale pausedUntil is private.
+    expect(bannerState('private', 1_000)).toBe('private');
+    const m = bannerModel(status({ state: 'off', reason: 'paused until 14:05: this machine asks its usual resolver' }), 1_000);
+    expect(m).toMatchObject({ state: 'paused', label: 'Paused', icon: 'pause', tone: 'caution', reason: '' });
+    expect(m.leaves).toMatch(/^Cleartext DNS to your usual resolver/);
+    const labels = new Set(PRIVACY_STATES.map((s) => bannerModel(status({ state: s as PrivacyState })).label));
+    expect(labels.has(m.label)).toBe(false);
   });
 
   it('describes a resolver without an auth name by address', () => {

@@ -7,10 +7,13 @@ import type { PrivacyState, ResolverView, StatusView } from '../../../proxy/cont
 import { PRIVACY_WORDS, type PrivacyWords } from '../../../proxy/network/privacy-words.js';
 
 export type Tone = 'good' | 'caution' | 'warning' | 'danger' | 'neutral';
-export type BannerIcon = 'shield-check' | 'shield-question' | 'wifi-sign-in' | 'unlocked' | 'blocked' | 'power';
+export type BannerIcon = 'shield-check' | 'shield-question' | 'wifi-sign-in' | 'unlocked' | 'blocked' | 'power' | 'pause';
+
+/** The privacy states, and "paused": Off for a while by the user's choice, coming back by itself (issue 24, item 1). */
+export type BannerState = PrivacyState | 'paused';
 
 export interface BannerModel {
-  readonly state: PrivacyState;
+  readonly state: BannerState;
   readonly tone: Tone;
   readonly icon: BannerIcon;
   /** Short label for the state, e.g. "Private". */
@@ -40,8 +43,21 @@ const LOOKS: Readonly<Record<PrivacyState, StateLook>> = {
 
 type StateText = StateLook & PrivacyWords;
 
+/**
+ * Where the dashboard's words differ from the shared ones. "Blocked" is the
+ * good number in Pi-hole and AdGuard (ads blocked); here it meant "your DNS
+ * is failing": the state is named for what the user gets (issue 24, item 6).
+ */
+const WORDS: Partial<Record<PrivacyState, Partial<PrivacyWords>>> = {
+  blocked: {
+    label: 'Stopped',
+    title: 'Stopped — failing safe, no DNS',
+    leaves: 'Nothing: lookups fail at once, rather than leave unencrypted, until encrypted DNS works again.',
+  },
+};
+
 const STATES = Object.fromEntries(
-  (Object.keys(LOOKS) as PrivacyState[]).map((state) => [state, { ...LOOKS[state], ...PRIVACY_WORDS[state] }]),
+  (Object.keys(LOOKS) as PrivacyState[]).map((state) => [state, { ...LOOKS[state], ...PRIVACY_WORDS[state], ...WORDS[state] }]),
 ) as Readonly<Record<PrivacyState, StateText>>;
 
 export const PRIVACY_STATES = Object.keys(STATES) as PrivacyState[];
@@ -59,7 +75,24 @@ export function stateText(state: PrivacyState): StateText {
   return STATES[state];
 }
 
-export function bannerModel(status: Pick<StatusView, 'state' | 'reason' | 'leaves' | 'resolver'>): BannerModel {
+const PAUSED: StateText = {
+  tone: 'caution',
+  icon: 'pause',
+  label: 'Paused',
+  title: 'Private DNS is paused: this machine uses its usual DNS for now',
+  leaves: 'Cleartext DNS to your usual resolver, as before dotstub, until the pause ends.',
+};
+
+/** The banner's state: Off while the system-DNS takeover is paused (pausedUntil set) reads "paused". */
+export function bannerState(state: PrivacyState, pausedUntil: number | null | undefined): BannerState {
+  return state === 'off' && pausedUntil != null ? 'paused' : state;
+}
+
+export function bannerModel(status: Pick<StatusView, 'state' | 'reason' | 'leaves' | 'resolver'>, pausedUntil: number | null = null): BannerModel {
+  if (bannerState(status.state, pausedUntil) === 'paused') {
+    // The countdown and "Resume now" say when and how it ends; the proxy's reason would repeat them.
+    return { state: 'paused', tone: PAUSED.tone, icon: PAUSED.icon, label: PAUSED.label, title: PAUSED.title, reason: '', leaves: PAUSED.leaves };
+  }
   const t = STATES[status.state] ?? STATES.off;
   let leaves: string;
   if (status.state === 'private') leaves = `Only encrypted DNS to ${describeResolver(status.resolver, true)}.`;

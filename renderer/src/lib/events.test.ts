@@ -51,7 +51,7 @@ describe('describeEvent', () => {
       kind: 'state',
       event: { state: 'blocked', previous: 'private', reason: 'port 853 timed out from this network', at: 3, resolverId: 'quad9' },
     });
-    expect(l.title).toBe('Privacy: Private → Blocked');
+    expect(l.title).toBe('Privacy: Private → Stopped');
     expect(l.detail).toBe('Port 853 timed out from this network.');
     expect(l.tone).toBe('danger');
   });
@@ -69,7 +69,7 @@ describe('describeEvent', () => {
     ).toBe('Refused. Retrying in 250 ms.');
     expect(
       describeEvent({ kind: 'state', event: { state: 'blocked', previous: 'blocked', reason: 'r', at: 1, resolverId: 'q' } }).title,
-    ).toBe('Privacy: still Blocked');
+    ).toBe('Privacy: still Stopped');
     expect(describeEvent({ kind: 'resolver', at: 1, from: 'quad9', to: 'lab' }, names).title).toBe('Resolver switched from Quad9 to Lab resolver');
     expect(describeEvent({ kind: 'settings', at: 1, changed: ['padding', 'recordNames'] }).detail).toBe('padding, recordNames');
   });

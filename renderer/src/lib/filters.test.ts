@@ -17,6 +17,16 @@ describe('compileFilter', () => {
     expect(f(record({ name: null }))).toBe(false);
   });
 
+  it("hides dotstub's own checks unless asked, with and without other filters", () => {
+    const own = record({ name: 'liveness.dotstub.resolver.arpa', source: 'local', internal: true });
+    expect(compileFilter(EMPTY_FILTER)(own)).toBe(false);
+    expect(compileFilter({ ...EMPTY_FILTER, name: 'liveness' })(own)).toBe(false);
+    expect(compileFilter({ ...EMPTY_FILTER, showOwn: true })(own)).toBe(true);
+    expect(compileFilter({ ...EMPTY_FILTER, showOwn: true, name: 'liveness' })(own)).toBe(true);
+    // Showing them is not a filter: the count still reads "held", not "match".
+    expect(isFilterActive({ ...EMPTY_FILTER, showOwn: true })).toBe(false);
+  });
+
   it('type, rcode and slow-only combine', () => {
     const f = compileFilter({ ...EMPTY_FILTER, type: 'aaaa', rcode: 'NXDOMAIN', slowOnly: true, slowMs: 50 });
     expect(f(record({ type: 'AAAA', rcode: 'NXDOMAIN', latencyUs: 60_000 }))).toBe(true);
@@ -26,7 +36,7 @@ describe('compileFilter', () => {
   });
 
   it('turns into the API’s query parameters', () => {
-    expect(filterToParams({ name: ' n1.test ', type: 'A', rcode: '', slowOnly: true, slowMs: 100 }).toString()).toBe(
+    expect(filterToParams({ name: ' n1.test ', type: 'A', rcode: '', slowOnly: true, slowMs: 100, showOwn: false }).toString()).toBe(
       'name=n1.test&type=A&minLatencyMs=100',
     );
     expect(filterToParams(EMPTY_FILTER).toString()).toBe('');

@@ -16,9 +16,11 @@ export interface QueryFilter {
   readonly slowOnly: boolean;
   /** What counts as slow, ms. */
   readonly slowMs: number;
+  /** Show dotstub's own checks (the liveness probe, records tagged `internal`); hidden by default. */
+  readonly showOwn: boolean;
 }
 
-export const EMPTY_FILTER: QueryFilter = Object.freeze({ name: '', type: '', rcode: '', slowOnly: false, slowMs: 100 });
+export const EMPTY_FILTER: QueryFilter = Object.freeze({ name: '', type: '', rcode: '', slowOnly: false, slowMs: 100, showOwn: false });
 
 export function isFilterActive(f: QueryFilter): boolean {
   return f.name.trim() !== '' || f.type !== '' || f.rcode !== '' || f.slowOnly;
@@ -30,8 +32,10 @@ export function compileFilter(f: QueryFilter): (r: QueryRecord) => boolean {
   const type = f.type.toUpperCase();
   const rcode = f.rcode.toUpperCase();
   const minUs = f.slowOnly ? Math.max(0, f.slowMs) * 1000 : -1;
-  if (!needle && !type && !rcode && minUs < 0) return () => true;
+  const showOwn = f.showOwn;
+  if (!needle && !type && !rcode && minUs < 0) return showOwn ? () => true : (r) => r.internal !== true;
   return (r) => {
+    if (!showOwn && r.internal === true) return false;
     if (type && r.type !== type) return false;
     if (rcode && r.rcode !== rcode) return false;
     if (minUs >= 0 && r.latencyUs < minUs) return false;

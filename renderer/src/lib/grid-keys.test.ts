@@ -8,7 +8,8 @@ describe('query log keyboard', () => {
     expect(gridKey('ArrowUp', 0, 10, 5)).toEqual({ kind: 'move', index: 0 });
     expect(gridKey('PageDown', 7, 10, 5)).toEqual({ kind: 'move', index: 9 });
     expect(gridKey('PageUp', 3, 10, 5)).toEqual({ kind: 'move', index: 0 });
-    expect(gridKey('Home', 5, 10, 5)).toEqual({ kind: 'move', index: 0 });
+    // Home is the newest row, following live (not just index 0 of a list that keeps growing above it).
+    expect(gridKey('Home', 5, 10, 5)).toEqual({ kind: 'newest' });
     expect(gridKey('End', 5, 10, 5)).toEqual({ kind: 'move', index: 9 });
     // An active row beyond the end (rows were filtered away) is pulled back in.
     expect(gridKey('ArrowUp', 50, 10, 5)).toEqual({ kind: 'move', index: 8 });
@@ -31,5 +32,7 @@ describe('query log keyboard', () => {
   it('a page is a screenful less one row, at least one', () => {
     expect(rowsPerPage(320, 32)).toBe(9);
     expect(rowsPerPage(10, 32)).toBe(1);
+    // The sticky header row is not part of the screenful.
+    expect(rowsPerPage(352, 32, 32)).toBe(9);
   });
 });

@@ -1,11 +1,14 @@
 /**
  * Keyboard navigation of the query log's grid (WAI-ARIA grid pattern, rows
- * only): arrows move one row, Page keys a screenful, Home/End to the ends,
+ * only): arrows move one row, Page keys a screenful, Home to the newest
+ * (following live), End to the oldest,
  * Enter/Space open the active row, Escape closes the detail. Pure: the
  * component applies the result.
  */
 export type GridAction =
   | { readonly kind: 'move'; readonly index: number }
+  /** Home: the newest row, and follow the live log from there (new rows arrive above it, in view). */
+  | { readonly kind: 'newest' }
   | { readonly kind: 'open'; readonly index: number }
   | { readonly kind: 'close' };
 
@@ -29,7 +32,7 @@ export function gridKey(key: string, active: number, count: number, pageRows: nu
     case 'PageUp':
       return move(at - page);
     case 'Home':
-      return move(0);
+      return { kind: 'newest' };
     case 'End':
       return move(count - 1);
     case 'Enter':
@@ -42,7 +45,7 @@ export function gridKey(key: string, active: number, count: number, pageRows: nu
   }
 }
 
-/** Rows a Page key moves: a screenful less one, so the last row read stays in view. */
-export function rowsPerPage(viewportPx: number, rowPx: number): number {
-  return Math.max(1, Math.floor(viewportPx / rowPx) - 1);
+/** Rows a Page key moves: a screenful (below the sticky header row) less one, so the last row read stays in view. */
+export function rowsPerPage(viewportPx: number, rowPx: number, headerPx = 0): number {
+  return Math.max(1, Math.floor((viewportPx - headerPx) / rowPx) - 1);
 }

@@ -14,6 +14,14 @@ describe('breakdown', () => {
     record({ name: 'old.test', startedAt: now - 120_000 }),
   ];
 
+  it("leaves dotstub's own checks out of the top names and the total", () => {
+    const own = Array.from({ length: 20 }, (_, i) => record({ name: 'liveness.dotstub.resolver.arpa', source: 'local', internal: true, startedAt: now - i * 100 }));
+    const b = breakdown([...records, ...own], now, 60_000);
+    expect(b.total).toBe(5);
+    expect(b.names[0]?.key).toBe('a.test');
+    expect(b.names.map((n) => n.key)).not.toContain('liveness.dotstub.resolver.arpa');
+  });
+
   it('ranks names and counts response codes over the window', () => {
     const b = breakdown(records, now, 60_000);
     expect(b.total).toBe(5);

@@ -53,7 +53,8 @@ export function breakdown(records: Iterable<QueryRecord>, now: number, windowMs:
   let total = 0;
   let from: number | null = null;
   for (const r of records) {
-    if (r.startedAt < since) continue;
+    // dotstub's own checks (the liveness probe, about once a second) are not what this machine looked up.
+    if (r.startedAt < since || r.internal === true) continue;
     total++;
     if (from === null || r.startedAt < from) from = r.startedAt;
     const name = r.name ?? UNRECORDED;

@@ -37,7 +37,7 @@ describe('storyline', () => {
     ]);
     expect(lines[0]!.line.title).toBe('Could not connect to Lab at 127.0.0.1:1: couldn’t connect to the resolver');
     expect(lines[0]!.line.detail).toBe('3 attempts since 07:45:01, each backing off longer; the last at 07:45:07, the next at 07:45:09.');
-    expect(lines[1]!.line.title).toBe('Privacy: Private → Blocked');
+    expect(lines[1]!.line.title).toBe('Privacy: Private → Stopped');
   });
 
   it('a connection that opened and closed is a line of its own', () => {

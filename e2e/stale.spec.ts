@@ -1,0 +1,52 @@
+/**
+ * "Not connected" (issue 24, item 9): once the proxy stops answering, the
+ * figures below the banner are from before, and say so with a "last known
+ * HH:MM" stamp, in text that stays readable: axe finds no serious or
+ * critical violation in that state, light and dark.
+ */
+import { AxeBuilder } from '@axe-core/playwright';
+import path from 'node:path';
+import type { Page } from '@playwright/test';
+import type { Section } from './support/dashboard.js';
+import { expect, test } from './support/fixtures.js';
+
+const SHOTS = path.join(import.meta.dirname, 'screenshots');
+
+async function serious(page: Page): Promise<string[]> {
+  const result = await new AxeBuilder({ page }).analyze();
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.length} nodes) — ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+}
+
+test('stale figures carry a "last known" stamp and stay readable (axe: no serious violation)', async ({ lab, dashboard, page }) => {
+  test.setTimeout(90_000);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  lab.digMany(Array.from({ length: 20 }, (_, i) => `n${i}.test`));
+  await dashboard.goTo('Queries');
+  await expect(dashboard.logCount).toHaveText('20 queries held');
+  await dashboard.goTo('Overview');
+  await lab.proxy.stop();
+  await expect(dashboard.liveIndicator).toHaveText('Not connected', { timeout: 10_000 });
+
+  const stamp = page.getByTestId('stale-stamp');
+  await expect(stamp).toHaveText(/^Last known \d\d:\d\d(:\d\d)? — figures below are from before the connection was lost\.?$/);
+
+  const found: string[] = [];
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const view of ['Overview', 'Queries', 'Connections', 'Events'] as readonly Section[]) {
+      await dashboard.nav.getByRole('link', { name: view }).click();
+      await page.waitForTimeout(250);
+      found.push(...(await serious(page)).map((v) => `${scheme} ${view}: ${v}`));
+    }
+    await dashboard.nav.getByRole('link', { name: 'Overview' }).click();
+    for (const width of [1280, 420]) {
+      await page.setViewportSize({ width, height: width === 420 ? 800 : 900 });
+      await page.waitForTimeout(150);
+      await page.screenshot({ path: path.join(SHOTS, `not-connected-${width}-${scheme}.png`) });
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
+  expect(found).toEqual([]);
+});

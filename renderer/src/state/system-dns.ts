@@ -1,0 +1,55 @@
+/**
+ * The system-DNS view shared by the header switch and the banner: fetched
+ * once per privacy change (not per component), replaced by what each PUT
+ * returns. undefined: not known yet; null: this dotstub does not manage
+ * system DNS (404), or the view could not be read.
+ */
+import { useEffect, useSyncExternalStore } from 'react';
+import type { SystemDnsView } from '../../../proxy/control/api-types.js';
+import { api } from '../api/client.js';
+import { useDashboard, useStore } from './context.js';
+
+let current: SystemDnsView | null | undefined = undefined;
+const listeners = new Set<() => void>();
+
+function set(v: SystemDnsView | null): void {
+  current = v;
+  for (const l of listeners) l();
+}
+
+function subscribe(l: () => void): () => void {
+  listeners.add(l);
+  return () => listeners.delete(l);
+}
+
+async function refresh(): Promise<void> {
+  try {
+    set(await api.systemDns());
+  } catch {
+    set(null);
+  }
+}
+
+export function useSystemDns(): SystemDnsView | null | undefined {
+  return useSyncExternalStore(subscribe, () => current);
+}
+
+/** Mounted once (App): looks again whenever the privacy state or its reason changes, or the link comes back. */
+export function useSystemDnsSync(): void {
+  const state = useDashboard((s) => s.status?.state);
+  const reason = useDashboard((s) => s.status?.reason);
+  const live = useDashboard((s) => s.link === 'live');
+  useEffect(() => {
+    if (live && state !== undefined) void refresh();
+  }, [state, reason, live]);
+}
+
+/** Changes system DNS; the view and the status follow. Throws the API's error (its message says what is left). */
+export function useSystemDnsChange(): (change: { enabled: true } | { enabled: false; pauseSeconds: number | null }) => Promise<void> {
+  const store = useStore();
+  return async (change) => {
+    const v = change.enabled ? await api.setSystemDns(true) : change.pauseSeconds === null ? await api.setSystemDns(false) : await api.pauseSystemDns(change.pauseSeconds);
+    set(v);
+    await store.refresh('status');
+  };
+}
