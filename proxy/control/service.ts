@@ -43,8 +43,8 @@ import { DEFAULT_RESOLVER_TEST, testResolvers, type MeasureScope, type ResolverT
 import { formatHostPort } from '../host-port.js';
 import { PRIVACY_WORDS } from '../network/privacy-words.js';
 import type { CaptiveEvent } from '../network/captive/session.js';
-import { withTakeover } from '../network/privacy-state.js';
 import type { SystemDnsManager, SystemDnsView } from '../system-dns/manager.js';
+import { ShownState } from './shown-state.js';
 
 const TIMELINE_SIZE = 500;
 
@@ -86,6 +86,8 @@ export class ControlService {
   readonly #onError: (err: unknown) => void;
   readonly #unsubscribe: () => void;
   readonly #systemDns: SystemDnsManager | undefined;
+  /** The privacy state shown (the proxy's own, or off while the takeover isn't in force) and since when. */
+  readonly #shown: ShownState;
   /** Names seen by the leak test while it runs, with where their answer came from (from query events, so it works whatever the log keeps). */
   #leakNames: Map<string, QueryRecord['source']> | undefined;
   readonly #measureScope: MeasureScope;
@@ -127,6 +129,7 @@ export class ControlService {
     this.proxy.on('captive', onCaptive);
     this.proxy.on('network-change', onNetworkChange);
     this.#systemDns = options.systemDns;
+    this.#shown = new ShownState(this.proxy, this.#systemDns);
     // The takeover starting or ending is a privacy-state change the user sees.
     let shown = this.status();
     const onTakeover = (): void => {
@@ -138,6 +141,7 @@ export class ControlService {
     };
     this.#systemDns?.on('change', onTakeover);
     this.#unsubscribe = () => {
+      this.#shown.close();
       this.proxy.off('query', onQuery);
       this.proxy.off('connection', onConnection);
       this.proxy.off('state', onState);
@@ -184,14 +188,13 @@ export class ControlService {
   }
 
   status(): StatusView {
-    const own = this.proxy.state;
-    const seen = withTakeover(own, this.#systemDns ? { inForce: this.#systemDns.inForce, reason: this.#systemDns.reason } : null);
-    const s = { ...own, ...seen };
+    const since = this.#shown.since;
+    const s = this.#shown.now();
     const problems = this.problems();
     return {
       state: s.state,
       reason: s.reason,
-      since: s.since,
+      since,
       leaves: PRIVACY_WORDS[s.state].leaves,
       resolver: this.#view(this.proxy.resolver),
       transport: this.proxy.transport,

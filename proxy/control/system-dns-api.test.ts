@@ -89,6 +89,7 @@ describe('/api/system-dns', () => {
     expect(leaky.lastLeakTest?.lines.join('\n')).toMatch(/did NOT reach dotstub/);
     expect(leaky.lastLeakTest?.lines).toContain("Firefox's canary (use-application-dns.net) was NOT answered by dotstub: Firefox may send its lookups to its own DNS-over-HTTPS provider.");
 
+    const enabledAt = Date.now();
     const on = await api.put('/api/system-dns', { enabled: true });
     expect(on.status).toBe(200);
     const enabled = on.json<SystemDnsView>();
@@ -101,6 +102,8 @@ describe('/api/system-dns', () => {
 
     const s = (await api.get('/api/status')).json<StatusView>();
     expect(s.state).toBe('private');
+    // "Private since": when the machine's DNS became private, not when the proxy's own connection did (issue 24 item 2).
+    expect(s.since).toBeGreaterThanOrEqual(enabledAt);
     // The dashboard hears of it through the timeline (a state event refetches the status).
     const events = (await api.get('/api/events/recent')).json<TimelineEvent[]>();
     expect(events.some((e) => e.kind === 'state' && e.event.previous === 'off' && e.event.state === 'private')).toBe(true);
@@ -116,12 +119,16 @@ describe('/api/system-dns', () => {
     ]);
     expect(tested.lastLeakTest?.lines).toContain('Encrypted-resolver discovery (_dns.resolver.arpa) was answered by dotstub itself.');
 
+    const disabledAt = Date.now();
     const off = await api.put('/api/system-dns', { enabled: false });
     expect(off.status).toBe(200);
     expect(off.json<SystemDnsView>()).toMatchObject({ enabled: false, inForce: false, changed: [] });
     expect(resolvConf()).toBe(ORIGINAL);
     expect(journalExists()).toBe(false);
-    expect((await api.get('/api/status')).json<StatusView>().state).toBe('off');
+    const after = (await api.get('/api/status')).json<StatusView>();
+    expect(after.state).toBe('off');
+    // "Off since": the disable, not the start.
+    expect(after.since).toBeGreaterThanOrEqual(disabledAt);
     // Disabling again is nothing to do, not an error.
     expect((await api.put('/api/system-dns', { enabled: false })).status).toBe(200);
     expect(resolvConf()).toBe(ORIGINAL);
