@@ -61,7 +61,7 @@ describe.skipIf(!built)('DesktopController with the real proxy', () => {
     expect(blocked.activeResolverId).toBe('custom:127.0.0.1:1');
     expect(blocked.reason).toMatch(/ECONNREFUSED/);
     expect(blocked.resolvers.map((r) => r.id)).toContain('quad9');
-    expect(createTemplate(blocked)[3]).toEqual({ type: 'label', id: 'status', label: 'Private DNS: blocked — DNS stopped until TLS works' });
+    expect(createTemplate(blocked)[3]).toEqual({ type: 'label', id: 'status', label: 'Private DNS: stopped — failing safe until encrypted DNS works' });
 
     await ctl.dispatch({ type: 'switch-resolver', id: 'cloudflare' }, ui);
     expect((await until(ctl, (s) => s.activeResolverId === 'cloudflare')).proxyRunning).toBe(true);

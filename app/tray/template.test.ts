@@ -96,7 +96,7 @@ describe('createTemplate', () => {
     expect(line('private-unverified')).toBe('Private DNS: on — Quad9, not verified');
     expect(line('captive')).toBe('Private DNS: waiting for a Wi-Fi sign-in');
     expect(line('degraded')).toBe('Private DNS: off — TLS blocked, using plain DNS');
-    expect(line('blocked')).toBe('Private DNS: blocked — DNS stopped until TLS works');
+    expect(line('blocked')).toBe('Private DNS: stopped — failing safe until encrypted DNS works');
     expect(line('off')).toBe('Private DNS: off');
     const blocked = createTemplate({ ...privateState, privacy: 'blocked', reason: 'port 853 timed out from this network' });
     expect(find(blocked, 'reason')).toEqual({ type: 'label', id: 'reason', label: 'port 853 timed out from this network' });

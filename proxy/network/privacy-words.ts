@@ -36,10 +36,11 @@ export const PRIVACY_WORDS: Readonly<Record<PrivacyState, PrivacyWords>> = {
     title: 'Your DNS is not private: encrypted DNS is blocked on this network',
     leaves: "Cleartext DNS to this network's resolver: anyone on the path can read the names you look up.",
   },
+  // Named for what the user gets: "blocked" is the good number in Pi-hole and AdGuard (ads blocked); here DNS is failing (issue 24).
   blocked: {
-    label: 'Blocked',
-    title: 'DNS is stopped to keep it private',
-    leaves: 'Nothing: lookups fail at once until encrypted DNS works again.',
+    label: 'Stopped',
+    title: 'Stopped — failing safe, no DNS',
+    leaves: 'Nothing: lookups fail at once, rather than leave unencrypted, until encrypted DNS works again.',
   },
   off: {
     label: 'Off',
@@ -60,7 +61,7 @@ export function trayStatusLine(state: PrivacyState, resolver: string | null): st
     case 'degraded':
       return 'Private DNS: off — TLS blocked, using plain DNS';
     case 'blocked':
-      return 'Private DNS: blocked — DNS stopped until TLS works';
+      return 'Private DNS: stopped — failing safe until encrypted DNS works';
     case 'off':
       return 'Private DNS: off';
   }

@@ -43,21 +43,8 @@ const LOOKS: Readonly<Record<PrivacyState, StateLook>> = {
 
 type StateText = StateLook & PrivacyWords;
 
-/**
- * Where the dashboard's words differ from the shared ones. "Blocked" is the
- * good number in Pi-hole and AdGuard (ads blocked); here it meant "your DNS
- * is failing": the state is named for what the user gets (issue 24, item 6).
- */
-const WORDS: Partial<Record<PrivacyState, Partial<PrivacyWords>>> = {
-  blocked: {
-    label: 'Stopped',
-    title: 'Stopped — failing safe, no DNS',
-    leaves: 'Nothing: lookups fail at once, rather than leave unencrypted, until encrypted DNS works again.',
-  },
-};
-
 const STATES = Object.fromEntries(
-  (Object.keys(LOOKS) as PrivacyState[]).map((state) => [state, { ...LOOKS[state], ...PRIVACY_WORDS[state], ...WORDS[state] }]),
+  (Object.keys(LOOKS) as PrivacyState[]).map((state) => [state, { ...LOOKS[state], ...PRIVACY_WORDS[state] }]),
 ) as Readonly<Record<PrivacyState, StateText>>;
 
 export const PRIVACY_STATES = Object.keys(STATES) as PrivacyState[];
