@@ -5,7 +5,7 @@
  * flush on switch.
  */
 import dnsPacket from 'dns-packet';
-import { describe, expect, onTestFinished, test } from 'vitest';
+import { describe, expect, onTestFinished, test, vi } from 'vitest';
 import { expectedA, firstA, UdpClient } from '../../test-support/dns-client.js';
 import { startFaultServer } from '../../test-support/fault-server.js';
 import { startProxy, waitForState, type Harness } from '../../test-support/proxy-harness.js';
@@ -64,7 +64,10 @@ describe('the answer cache against unbound', () => {
     const { c } = await lab();
     const first = await c.query('n8.test');
     expect(ttl(first)).toBe(300);
-    await new Promise((r) => setTimeout(r, 2100));
+    // The cache's clock moves 2.1 s on, not the test's wall time (timers stay real: the proxy runs as ever).
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    onTestFinished(() => void vi.useRealTimers());
+    vi.setSystemTime(Date.now() + 2100);
     const later = await c.query('n8.test');
     expect(ttl(later)).toBeLessThanOrEqual(298);
     expect(ttl(later)).toBeGreaterThanOrEqual(297);
@@ -104,11 +107,14 @@ describe('the answer cache against unbound', () => {
   test('an expired answer is served stale (TTL 30, marked) when the resolver is gone, and never while it answers', async () => {
     const { u, c, log } = await lab(['short.test. 1 IN A 192.0.2.200']);
     expect(ttl(await c.query('short.test'))).toBe(1);
-    await new Promise((r) => setTimeout(r, 1200));
+    // The clock moves on by itself and in jumps past each TTL; timers stay real.
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    onTestFinished(() => void vi.useRealTimers());
+    vi.setSystemTime(Date.now() + 1200);
     const refreshed = await c.query('short.test');
     expect(log[1]?.source).toBe('upstream');
     expect(ttl(refreshed)).toBe(1);
-    await new Promise((r) => setTimeout(r, 1200));
+    vi.setSystemTime(Date.now() + 1200);
     await u.stop();
     const stale = await c.query('short.test', { timeoutMs: 5000 });
     expect(stale.rcode).toBe('NOERROR');

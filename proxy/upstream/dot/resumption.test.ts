@@ -26,10 +26,12 @@ test('opportunistic: an unverified connection yields no ticket, so the next one 
   const pool = new Pool({ protocol: 'DoT', resolver, options, factory: dotConnectionFactory(resolver, { mode: 'opportunistic', ca: [] }, options) });
   const opened: HandshakeInfo[] = [];
   pool.on('open', (_c, info) => opened.push(info));
+  const closed = new Promise<void>((r) => pool.once('close', () => r()));
   const ask = (name: string): Promise<void> => new Promise((r) => pool.resolve(request(name), () => r()));
   try {
     await ask('n1.test');
-    await new Promise((r) => setTimeout(r, 400));
+    // The idle close (150 ms), awaited rather than slept through.
+    await closed;
     await ask('n2.test');
     expect(opened).toHaveLength(2);
     expect(opened.map((o) => o.verified)).toEqual([false, false]);
