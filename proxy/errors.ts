@@ -83,6 +83,16 @@ export class ConnectFailedError extends DotstubError {
   }
 }
 
+/** OpenSSL's codes for a chain that ends at no trusted root: an unknown CA issued the certificate (TLS interception?). */
+export const UNKNOWN_ISSUER_CODES: ReadonlySet<string> = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_UNTRUSTED',
+]);
+
 /** Strict authentication failed: the server's certificate did not verify. */
 export class CertificateError extends DotstubError {
   /** OpenSSL/Node code, e.g. SELF_SIGNED_CERT_IN_CHAIN or ERR_TLS_CERT_ALTNAME_INVALID. */

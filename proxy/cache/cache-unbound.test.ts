@@ -16,14 +16,19 @@ import type { QueryRecord } from '../engine/query-record.js';
 async function lab(records: string[] = []): Promise<{ u: UnboundServer; h: Harness; c: UdpClient; log: QueryRecord[] }> {
   const u = await startUnbound({ names: 50, localData: records });
   onTestFinished(() => u.stop());
-  const h = await startProxy({ resolverArg: u.resolverArg });
+  return { u, ...(await proxyTo(u.resolverArg)) };
+}
+
+/** dotstub (cache on, as shipped) forwarding to `resolverArg`, private, with a client and the query log. */
+async function proxyTo(resolverArg: string): Promise<{ h: Harness; c: UdpClient; log: QueryRecord[] }> {
+  const h = await startProxy({ resolverArg });
   onTestFinished(() => h.stop());
   await waitForState(h.proxy, 'private', 5000);
   const c = await UdpClient.open(h.port);
   onTestFinished(() => c.close());
   const log: QueryRecord[] = [];
   h.proxy.on('query', (r) => log.push(r));
-  return { u, h, c, log };
+  return { h, c, log };
 }
 
 function ttl(a: { packet: dnsPacket.DecodedPacket }): number | undefined {
@@ -142,13 +147,7 @@ describe('the answer cache against unbound', () => {
     a.behaviour.delays.set('slow.test', 600);
     const b = await startUnbound({ names: 0, extra: { 'slow.test.': '198.51.100.77' } });
     onTestFinished(() => b.stop());
-    const h = await startProxy({ resolverArg: a.resolverArg });
-    onTestFinished(() => h.stop());
-    await waitForState(h.proxy, 'private', 5000);
-    const c = await UdpClient.open(h.port);
-    onTestFinished(() => c.close());
-    const log: QueryRecord[] = [];
-    h.proxy.on('query', (r) => log.push(r));
+    const { h, c, log } = await proxyTo(a.resolverArg);
 
     const inFlight = c.query('slow.test', { timeoutMs: 5000 });
     await new Promise((r) => setTimeout(r, 100));

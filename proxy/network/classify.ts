@@ -3,7 +3,7 @@
  * the connection failed with (NETWORK.md, "Classifying 853 failures"): a
  * stable code for programs, a sentence for people. Pure: no I/O.
  */
-import { CertificateError, ConnectFailedError, ConnectTimeoutError, PinMismatchError, type DotstubError } from '../errors.js';
+import { CertificateError, ConnectFailedError, ConnectTimeoutError, PinMismatchError, UNKNOWN_ISSUER_CODES, type DotstubError } from '../errors.js';
 
 export type FailureKind =
   | 'dropped'
@@ -27,14 +27,6 @@ export interface Classification {
   readonly interception: boolean;
 }
 
-const UNKNOWN_ISSUER = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'CERT_UNTRUSTED',
-]);
 
 function of(kind: FailureKind, sentence: string, interception = false): Classification {
   return { kind, code: `NET_${kind.toUpperCase().replace(/-/g, '_')}`, sentence, interception };
@@ -64,7 +56,7 @@ export function classifyFailure(err: DotstubError, port: number, what: string): 
     return of('other', `Couldn't connect to ${what}: ${err.message}`);
   }
   if (err instanceof CertificateError) {
-    if (UNKNOWN_ISSUER.has(err.tlsCode)) {
+    if (UNKNOWN_ISSUER_CODES.has(err.tlsCode)) {
       const by = err.issuer ? `, issued by ${err.issuer}` : '';
       return of('intercepted', `Someone is intercepting encrypted DNS: the certificate presented for ${what} isn't from a trusted authority${by}.`, true);
     }

@@ -15,6 +15,7 @@ import type { ResolverSpec } from '../config/resolvers.js';
 import type { DotstubError } from '../errors.js';
 import type { AddressAttempt, RetryOutcome } from './pool.js';
 import type { Upstream } from './upstream.js';
+import type { HandshakeInfo } from './connection/contract.js';
 
 export type { AddressAttempt, RetryOutcome };
 
@@ -60,16 +61,8 @@ export interface UpstreamSnapshot {
 }
 
 /** A connection authenticated (or, opportunistic, didn't) and carries queries. */
-export interface ManagedOpen {
+export interface ManagedOpen extends HandshakeInfo {
   readonly transport: Transport;
-  readonly connectionId: number;
-  readonly address: string;
-  readonly resumed: boolean;
-  readonly verified: boolean;
-  readonly authError: string | undefined;
-  readonly tlsVersion: string;
-  readonly cipher: string;
-  readonly handshakeMs: number;
   /** Opened for a burst of queries (issue 12): closes when idle and isn't re-opened. */
   readonly burst: boolean;
 }

@@ -14,7 +14,7 @@
 import crypto from 'node:crypto';
 import tls from 'node:tls';
 import { formatHostPort } from '../../host-port.js';
-import { CertificateError, ConnectFailedError, ConnectionClosedError, PinMismatchError, type DotstubError } from '../../errors.js';
+import { CertificateError, ConnectFailedError, ConnectionClosedError, PinMismatchError, UNKNOWN_ISSUER_CODES, type DotstubError } from '../../errors.js';
 import type { AuthMode, AuthPolicy } from '../auth-policy.js';
 import type { CloseReason } from './contract.js';
 
@@ -106,19 +106,11 @@ export function secureContextFor(auth: AuthPolicy): tls.SecureContext | undefine
   return ctx;
 }
 
-const UNKNOWN_CA = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'CERT_UNTRUSTED',
-]);
 
 /** A reason a user can read for a certificate that failed to verify. */
 function describeCertError(code: string, authName: string | undefined, address: string): string {
   const who = authName ?? address;
-  if (UNKNOWN_CA.has(code)) return `certificate for ${who} was issued by an unknown CA: TLS interception? (${code})`;
+  if (UNKNOWN_ISSUER_CODES.has(code)) return `certificate for ${who} was issued by an unknown CA: TLS interception? (${code})`;
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH') {
     return `certificate presented at ${address} is not valid for ${who}: wrong server or TLS interception? (${code})`;
   }
