@@ -27,7 +27,14 @@ export interface BenchSettings {
   readonly clients: number;
   readonly timeoutSeconds: number;
   readonly names: number;
+  /** Each peer's own cache on, as users start them (absent in results written before it existed: off). */
+  readonly caches?: boolean;
   readonly peers: readonly string[];
+}
+
+/** `latest` for the forwarding bench (caches off), `latest-caches` with each peer's cache on. */
+export function resultsName(s: BenchSettings): string {
+  return s.caches ? 'latest-caches' : 'latest';
 }
 
 export interface BenchResults {
@@ -91,7 +98,7 @@ export function markdown(r: BenchResults): string {
     `# dotstub vs peers: UDP on loopback, DoT to one upstream unbound`,
     '',
     `${r.meta.date}, commit ${r.meta.commit}${r.meta.proxyDirty ? ' (proxy/ had uncommitted changes)' : ''}, node ${r.meta.node}, ${r.meta.cores} × ${r.meta.cpuModel}. Upstream: ${r.meta.upstream}.`,
-    `${s.rounds} rounds; per round and peer: ${s.maxSeconds} s unthrottled (dnsperf -q ${s.outstanding} -c ${s.clients}), then ${s.rateSeconds} s at ${s.rateQps} qps; ${s.names} names × A/AAAA. Medians over rounds; ratios are per round against stubby in the same round, then the median.`,
+    `${s.rounds} rounds; per round and peer: ${s.maxSeconds} s unthrottled (dnsperf -q ${s.outstanding} -c ${s.clients}), then ${s.rateSeconds} s at ${s.rateQps} qps; ${s.names} names × A/AAAA; ${s.caches ? 'each peer with its own cache on, as users start it' : 'caches off: every query is forwarded'}. Medians over rounds; ratios are per round against stubby in the same round, then the median.`,
     '',
     main,
     '',
@@ -113,8 +120,8 @@ export function markdown(r: BenchResults): string {
 /** Writes latest.json and latest.md into `dir`; returns their paths. */
 export function writeResults(dir: string, r: BenchResults): { json: string; md: string } {
   fs.mkdirSync(dir, { recursive: true });
-  const json = path.join(dir, 'latest.json');
-  const md = path.join(dir, 'latest.md');
+  const json = path.join(dir, `${resultsName(r.settings)}.json`);
+  const md = path.join(dir, `${resultsName(r.settings)}.md`);
   fs.writeFileSync(json, `${JSON.stringify(r, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2)}\n`);
   fs.writeFileSync(md, markdown(r));
   return { json, md };

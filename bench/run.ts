@@ -19,7 +19,7 @@ import { PEER_NAMES, startPeer, type Peer, type PeerName } from './peers.js';
 import { renderPng, svgChart } from './plot.js';
 import { processMemory } from './procstat.js';
 import { profileMarkdown, summariseProfile } from './profile.js';
-import { markdown, writeResults, type BenchResults, type BenchSettings } from './report.js';
+import { markdown, resultsName, writeResults, type BenchResults, type BenchSettings } from './report.js';
 import { limits, summarise, verdict, type PeerRecord } from './summary.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -33,6 +33,7 @@ interface Options extends BenchSettings {
 const USAGE = `usage: npm run bench -- paper|desktop [--quick] [--only …]   (the link-lab experiments; see bench/README.md)
        npm run bench -- [--quick] [--rounds N] [--seconds S] [--rate-seconds S] [--rate QPS]
                         [--peers dotstub,stubby,dnsdist,unbound-fwd] [--outstanding N] [--clients N]
+                        [--names N] [--caches]   (each peer's own cache on, as users start it: latest-caches.md)
                         [--out DIR] [--no-build] [--profile]`;
 
 function int(v: string | undefined, flag: string, fallback: number, lo: number, hi: number): number {
@@ -54,6 +55,8 @@ function parseOptions(argv: readonly string[]): Options {
       peers: { type: 'string' },
       outstanding: { type: 'string' },
       clients: { type: 'string' },
+      names: { type: 'string' },
+      caches: { type: 'boolean' },
       out: { type: 'string' },
       'no-build': { type: 'boolean' },
       profile: { type: 'boolean' },
@@ -80,7 +83,8 @@ function parseOptions(argv: readonly string[]): Options {
     outstanding: int(values.outstanding, 'outstanding', 200, 1, 10_000),
     clients: int(values.clients, 'clients', 4, 1, 256),
     timeoutSeconds: 3,
-    names: 1000,
+    names: int(values.names, 'names', 1000, 1, 100_000),
+    caches: values.caches ?? false,
     peers,
     build: !values['no-build'],
     out: path.resolve(values.out ?? path.join(ROOT, 'bench', 'results')),
@@ -112,7 +116,7 @@ async function benchmark(o: Options, lab: Lab): Promise<void> {
   const skipped: string[] = [];
   for (const name of o.peers as PeerName[]) {
     try {
-      peers.push(await startPeer(name, { upstream: lab.upstream, dir: lab.dir, root: ROOT }));
+      peers.push(await startPeer(name, { upstream: lab.upstream, dir: lab.dir, root: ROOT, caches: o.caches }));
       log(`started ${name} on 127.0.0.1:${peers[peers.length - 1]?.port}`);
     } catch (err) {
       // A missing or broken peer costs its row, not the run (but dotstub is the point of the bench).
@@ -153,7 +157,7 @@ async function benchmark(o: Options, lab: Lab): Promise<void> {
     records: peerRecords,
   };
   const { json, md } = writeResults(o.out, results);
-  const svg = path.join(o.out, 'latest.svg');
+  const svg = path.join(o.out, `${resultsName(results.settings)}.svg`);
   const title = `dotstub vs stub peers over DoT (${meta.cores} cores, ${o.rounds} rounds)`;
   fs.writeFileSync(svg, svgChart(summary, title, `${meta.date.slice(0, 16).replace('T', ' ')} UTC, commit ${meta.commit}${meta.proxyDirty ? '+dirty' : ''}`, o.rateQps));
   const png = renderPng(svg);
