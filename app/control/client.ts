@@ -204,9 +204,13 @@ export class ControlClient {
     }
   }
 
-  /** Points the machine's DNS at dotstub, or gives the old DNS back. Fails with ControlHttpError 'needs_root' when the proxy is unprivileged. */
-  setSystemDns(enabled: boolean, signal?: AbortSignal): Promise<SystemDnsView> {
-    return this.#json<SystemDnsView>('PUT', '/api/system-dns', { enabled }, signal);
+  /**
+   * Points the machine's DNS at dotstub, or gives the old DNS back (for
+   * `pauseSeconds`, then private DNS comes back by itself). Fails with
+   * ControlHttpError 'needs_root' when the proxy is unprivileged.
+   */
+  setSystemDns(enabled: boolean, signal?: AbortSignal, pauseSeconds?: number): Promise<SystemDnsView> {
+    return this.#json<SystemDnsView>('PUT', '/api/system-dns', pauseSeconds === undefined ? { enabled } : { enabled, pauseSeconds }, signal);
   }
 
   updateSettings(patch: Partial<Settings>, signal?: AbortSignal): Promise<Settings> {

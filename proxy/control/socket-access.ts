@@ -28,9 +28,15 @@ export type SocketProblemKind = 'not-installed' | 'not-running' | 'denied' | 'fa
 export class SocketAccessError extends Error {
   override readonly name = 'SocketAccessError';
   readonly kind: SocketProblemKind;
-  constructor(kind: SocketProblemKind, message: string, options?: ErrorOptions) {
+  /** The short version for a menu line: "you are not in the dotstub group". */
+  readonly short: string;
+  /** What to do, as a command or a step ("sudo adduser alice dotstub, then log in again"); '' when nothing is known. */
+  readonly hint: string;
+  constructor(kind: SocketProblemKind, message: string, options?: ErrorOptions & { short?: string; hint?: string }) {
     super(message, options);
     this.kind = kind;
+    this.short = options?.short ?? message;
+    this.hint = options?.hint ?? '';
   }
 }
 
@@ -66,16 +72,32 @@ export function explainSocketError(err: unknown, place: SocketPlace): SocketAcce
   const where = place.socketPath;
   if (code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'ENOTDIR') {
     if (!serviceInstalled(place)) {
-      return new SocketAccessError('not-installed', `the dotstub service is not installed on this machine (no ${where}): install the dotstub package (sudo apt install ./dotstub_*.deb), or run dotstub by hand`, { cause: err });
+      return new SocketAccessError('not-installed', `the dotstub service is not installed on this machine (no ${where}): install the dotstub package (sudo apt install ./dotstub_*.deb), or run dotstub by hand`, {
+        cause: err,
+        short: 'the dotstub service is not installed',
+        hint: 'sudo apt install ./dotstub_*.deb',
+      });
     }
-    return new SocketAccessError('not-running', `the dotstub service is not running (nothing at ${where}): turn it on with "${TURN_ON_COMMAND}", or with "Turn on private DNS" in the dotstub app (it asks for an administrator's password once)`, { cause: err });
+    return new SocketAccessError('not-running', `the dotstub service is not running (nothing at ${where}): turn it on with "${TURN_ON_COMMAND}", or with "Turn on private DNS" in the dotstub app (it asks for an administrator's password once)`, {
+      cause: err,
+      short: 'the dotstub service is not running',
+      hint: TURN_ON_COMMAND,
+    });
   }
   if (code === 'EACCES' || code === 'EPERM') {
     const user = os.userInfo().username;
     if (listedInGroup(user, CONTROL_GROUP, place.groupFile ?? '/etc/group')) {
-      return new SocketAccessError('denied', `permission denied on ${where}: you were added to the ${CONTROL_GROUP} group after this session started; log out and in again (or run: newgrp ${CONTROL_GROUP})`, { cause: err });
+      return new SocketAccessError('denied', `permission denied on ${where}: you were added to the ${CONTROL_GROUP} group after this session started; log out and in again (or run: newgrp ${CONTROL_GROUP})`, {
+        cause: err,
+        short: `your ${CONTROL_GROUP} group counts from your next login`,
+        hint: 'log out and in again',
+      });
     }
-    return new SocketAccessError('denied', `permission denied on ${where}: you are not in the ${CONTROL_GROUP} group; an administrator adds you with "sudo adduser ${user} ${CONTROL_GROUP}", then log out and in again`, { cause: err });
+    return new SocketAccessError('denied', `permission denied on ${where}: you are not in the ${CONTROL_GROUP} group; an administrator adds you with "sudo adduser ${user} ${CONTROL_GROUP}", then log out and in again`, {
+      cause: err,
+      short: `you are not in the ${CONTROL_GROUP} group`,
+      hint: `sudo adduser ${user} ${CONTROL_GROUP}, then log in again`,
+    });
   }
   return new SocketAccessError('failed', `cannot reach the dotstub service at ${where}: ${(err as Error | undefined)?.message ?? String(err)}`, { cause: err });
 }
