@@ -222,6 +222,8 @@ describe('createTemplate with the installed service (one proxy per machine)', ()
     ]);
     expect(find(items, 'pause')).toBeUndefined();
     expect(find(items, 'resume')).toBeUndefined();
+    expect(find(items, 'status')).toMatchObject({ label: 'Private DNS: off — the dotstub service is not running' });
+    expect(find(items, 'reason')).toBeUndefined();
   });
   it('not allowed: the toggle disabled, why, and what to ask an administrator for', () => {
     const items = createTemplate(service({ proxyRunning: false, service: { state: 'denied', reason: 'you are not in the dotstub group', hint: 'sudo adduser alice dotstub, then log in again' } }));
@@ -230,6 +232,7 @@ describe('createTemplate with the installed service (one proxy per machine)', ()
       { type: 'label', id: 'system-dns-reason', label: 'Not allowed — you are not in the dotstub group' },
       { type: 'label', id: 'service-hint', label: 'sudo adduser alice dotstub, then log in again' },
     ]);
+    expect(find(items, 'status')).toMatchObject({ label: 'Private DNS: unknown — not allowed to ask the service' });
   });
   it('no service, own unprivileged proxy: says what it cannot do', () => {
     const items = createTemplate({ ...privateState, systemDns: { enabled: false, inForce: false, reason: 'not enabled', blocked: 'needs root: run with sudo, or install the service' } });

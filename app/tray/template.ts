@@ -73,7 +73,9 @@ function pauseItem(state: TrayState): MenuItemSpec[] {
 export function createTemplate(state: TrayState): MenuItemSpec[] {
   const items: MenuItemSpec[] = [...systemDnsItems(state), { type: 'separator' }, { type: 'label', id: 'status', label: statusLine(state) }];
   // The reason says why ("port 853 timed out from this network"); not needed when all is well.
-  if (state.reason !== '' && !(state.proxyRunning && state.privacy === 'private')) {
+  // (With the service off or not allowed, the first lines already say why.)
+  const serviceSaid = state.service !== undefined && state.service.state !== 'on';
+  if (state.reason !== '' && !serviceSaid && !(state.proxyRunning && state.privacy === 'private')) {
     items.push({ type: 'label', id: 'reason', label: clip(state.reason, MAX_LINE) });
   }
   if (state.proxyRunning && state.p50Ms !== null) {
