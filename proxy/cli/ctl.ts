@@ -16,7 +16,7 @@ Usage: dotstub ctl status                 private DNS on or off, why, the resolv
        dotstub ctl pause [DURATION]       the old DNS for a while (default 5m; 30s, 10m, 1h, up to 24h),
                                           then private DNS again by itself
        dotstub ctl resume                 end a pause now
-       dotstub ctl use RESOLVER           switch resolver (an id or a name from status, e.g. quad9)
+       dotstub ctl use RESOLVER           switch resolver (an id or a name status lists, e.g. quad9)
        dotstub ctl dashboard              print the browser dashboard's link (it holds the access token)
 
   --socket PATH   the service's control socket (default $DOTSTUB_CONTROL_SOCKET or ${DEFAULT_CONTROL_SOCKET})
@@ -96,13 +96,17 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
       case 'status': {
         want(0);
         const status = await call<StatusView>('GET', '/api/status');
-        const sys = await call<SystemDnsView>('GET', '/api/system-dns');
-        if (values.json) out(JSON.stringify({ status, systemDns: sys }, null, 2));
+        // A dotstub started without --system-dns doesn't manage the machine's DNS (404): said, not an error.
+        const sysAnswer = await socketRequest(place, 'GET', '/api/system-dns');
+        const sys = sysAnswer.status === 200 ? (sysAnswer.body as SystemDnsView) : null;
+        const list = await call<ResolversView>('GET', '/api/resolvers');
+        if (values.json) out(JSON.stringify({ status, systemDns: sys, resolvers: list }, null, 2));
         else {
-          out(systemDnsLine(sys));
+          out(sys ? systemDnsLine(sys) : "private DNS: off — this dotstub doesn't manage the machine's DNS");
           out(`state: ${status.state} — ${status.reason}`);
           out(`resolver: ${status.resolver.label} (${status.resolver.id})`);
-          if (sys.pausedUntil !== null) out(`paused until ${until(sys.pausedUntil)}`);
+          if (sys?.pausedUntil != null) out(`paused until ${until(sys.pausedUntil)}`);
+          out(`resolvers: ${list.resolvers.map((r) => r.id).join(', ')} (dotstub ctl use ID)`);
         }
         return 0;
       }
@@ -131,7 +135,7 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
       case 'use': {
         want(1);
         const wanted = rest[0];
-        if (wanted === undefined) throw new Usage('use: which resolver? e.g. dotstub ctl use quad9 (dotstub ctl status --json lists them)');
+        if (wanted === undefined) throw new Usage('use: which resolver? e.g. dotstub ctl use quad9 (dotstub ctl status lists them)');
         const list = await call<ResolversView>('GET', '/api/resolvers');
         const w = wanted.toLowerCase();
         const found =

@@ -153,6 +153,7 @@ describe('the control API on a Unix socket', () => {
     const ctl = (args: string[]): Promise<number> => runCtl([...args, '--socket', sock], { out: (l) => lines.push(l), err: (l) => errs.push(l) });
     expect(await ctl(['status'])).toBe(0);
     expect(lines.join('\n')).toMatch(/^private DNS: off — private DNS is not enabled for this machine/m);
+    expect(lines.join('\n')).toMatch(/^resolvers: .*quad9.* \(dotstub ctl use ID\)$/m);
     expect(await ctl(['dashboard'])).toBe(0);
     expect(lines.at(-1)).toBe(`${h.url}/#token=${encodeURIComponent(h.token)}`);
     expect(await ctl(['pause', 'forever'])).toBe(2);
