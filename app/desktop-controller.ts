@@ -55,7 +55,7 @@ async function signInWhenReady(client: ControlClient): Promise<SignInView> {
 }
 
 /** A service pause from the tray: 5 minutes, then private DNS comes back by itself. */
-export const TRAY_PAUSE_SECONDS = 300;
+const TRAY_PAUSE_SECONDS = 300;
 
 export class DesktopController extends EventEmitter<Events> {
   readonly #supervisor: ProxySupervisor | ServiceConnection;

@@ -46,13 +46,13 @@ interface CommonOptions {
   readonly maxBodyBytes?: number;
 }
 
-export interface HttpControlOptions extends CommonOptions {
+interface HttpControlOptions extends CommonOptions {
   /** The control server's URL from the ready file, e.g. http://127.0.0.1:5380. */
   readonly baseUrl: string;
   readonly token: string;
 }
 
-export interface SocketControlOptions extends CommonOptions {
+interface SocketControlOptions extends CommonOptions {
   /** The service's control socket, e.g. /run/dotstub/control.sock. */
   readonly socketPath: string;
   /** The loopback dashboard's link, from GET /api/dashboard-link on the socket (its origin is the window's allowed origin). */

@@ -28,7 +28,7 @@ export function chooseProxy(place: SocketPlace = { socketPath: DEFAULT_CONTROL_S
 }
 
 /** The administrator's one step: turn the service on, now and at every boot. Rejects with what went wrong. */
-export function pkexecTurnOn(): Promise<void> {
+function pkexecTurnOn(): Promise<void> {
   return new Promise((resolve, reject) => {
     execFile('pkexec', ['systemctl', 'enable', '--now', 'dotstub'], { timeout: 120_000 }, (err, _stdout, stderr) => {
       if (!err) return resolve();

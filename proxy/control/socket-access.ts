@@ -15,12 +15,12 @@ import os from 'node:os';
 /** Where the service (packaging/dotstub.service) serves the control API for local clients. */
 export const DEFAULT_CONTROL_SOCKET = '/run/dotstub/control.sock';
 /** The group the package creates; its members may control the service. */
-export const CONTROL_GROUP = 'dotstub';
+const CONTROL_GROUP = 'dotstub';
 /** Where an installed dotstub.service's unit file lives (the package's, or an administrator's copy). */
-export const SERVICE_UNIT_FILES: readonly string[] = ['/lib/systemd/system/dotstub.service', '/usr/lib/systemd/system/dotstub.service', '/etc/systemd/system/dotstub.service'];
+const SERVICE_UNIT_FILES: readonly string[] = ['/lib/systemd/system/dotstub.service', '/usr/lib/systemd/system/dotstub.service', '/etc/systemd/system/dotstub.service'];
 
 /** The command that turns the service on (once, as an administrator). */
-export const TURN_ON_COMMAND = 'sudo systemctl enable --now dotstub';
+const TURN_ON_COMMAND = 'sudo systemctl enable --now dotstub';
 
 export type SocketProblemKind = 'not-installed' | 'not-running' | 'denied' | 'failed';
 
