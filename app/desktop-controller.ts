@@ -3,6 +3,12 @@
  * control client for the running proxy and the live tray state, and carries
  * out tray actions. main.ts only connects it to Electron (tray, window, IPC).
  *
+ * Two sources of a proxy: where the dotstub service is installed it is the
+ * proxy (ServiceConnection: its control socket; the app never starts a
+ * second one), else the app's own unprivileged proxy (ProxySupervisor).
+ * With the service, pause gives the old DNS back for 5 minutes, quit leaves
+ * the service as it is, and "Turn on private DNS" runs pkexec once.
+ *
  * Invariant: `client` is the client for the proxy that is running now, or
  * undefined; a restart (new control port) replaces it and re-attaches the
  * tray state.
@@ -11,6 +17,7 @@ import { EventEmitter } from 'node:events';
 import { ControlClient } from './control/client.js';
 import { isControlError } from './control/errors.js';
 import type { ProxySupervisor, ReadyInfo } from './proxy-process/supervisor.js';
+import { ServiceConnection } from './proxy-process/service-connection.js';
 import { LiveTrayState, type LiveTrayStateOptions } from './tray/live-tray-state.js';
 import type { TrayAction, TrayState } from './tray/types.js';
 import { captiveNotice, type Notice } from './tray/captive-notices.js';
@@ -47,15 +54,18 @@ async function signInWhenReady(client: ControlClient): Promise<SignInView> {
   }
 }
 
+/** A service pause from the tray: 5 minutes, then private DNS comes back by itself. */
+const TRAY_PAUSE_SECONDS = 300;
+
 export class DesktopController extends EventEmitter<Events> {
-  readonly #supervisor: ProxySupervisor;
+  readonly #supervisor: ProxySupervisor | ServiceConnection;
   readonly #tray: LiveTrayState;
   #client: ControlClient | undefined;
   #shutdown: Promise<void> | undefined;
   #lastTray: TrayState;
   #lastNoticeAt = -Infinity;
 
-  constructor(supervisor: ProxySupervisor, trayOptions: LiveTrayStateOptions = {}) {
+  constructor(supervisor: ProxySupervisor | ServiceConnection, trayOptions: LiveTrayStateOptions = {}) {
     super();
     this.#supervisor = supervisor;
     this.#tray = new LiveTrayState(trayOptions);
@@ -69,13 +79,19 @@ export class DesktopController extends EventEmitter<Events> {
         this.emit('notice', notice);
       }
     });
+    const service = supervisor instanceof ServiceConnection ? supervisor : undefined;
+    if (service) this.#tray.setService(service.service);
     supervisor.on('state', (s) => {
       if (s.phase !== 'running') this.#dropClient();
+      if (service) this.#tray.setService(service.service);
       this.#tray.setSupervisor(s);
     });
     supervisor.on('ready', (info) => {
       this.#dropClient();
-      this.#client = new ControlClient({ baseUrl: info.control, token: info.token });
+      this.#client =
+        info.socket !== undefined && info.dashboard !== undefined
+          ? new ControlClient({ socketPath: info.socket, dashboardUrl: info.dashboard })
+          : new ControlClient({ baseUrl: info.control, token: info.token });
       this.#tray.attach(this.#client);
       this.emit('ready', info);
     });
@@ -132,15 +148,39 @@ export class DesktopController extends EventEmitter<Events> {
       }
       case 'open-dashboard':
         return ui.openDashboard();
-      case 'pause':
-        // Pause = stop the proxy. Once the proxy manages system DNS (DESIGN.md,
-        // "never leave the machine without DNS") its SIGTERM path restores the
-        // original settings; today it only stops listening on loopback.
+      case 'pause': {
+        if (this.#supervisor instanceof ServiceConnection) {
+          // The service stays; the machine gets its old DNS for a while, then private DNS by itself.
+          const client = this.#client;
+          if (!client) return ui.report('the dotstub service is not running');
+          try {
+            await client.setSystemDns(false, undefined, TRAY_PAUSE_SECONDS);
+            ui.report('Private DNS is paused for 5 minutes: this machine asks its usual resolver, unencrypted, until then.');
+          } catch (err) {
+            ui.report(`Could not pause private DNS: ${isControlError(err) || err instanceof Error ? err.message : String(err)}`);
+          }
+          await this.#tray.refresh();
+          return;
+        }
+        // Own proxy: pause = stop it (its SIGTERM path gives any DNS it changed back).
         await this.#supervisor.stop('paused');
         return;
+      }
       case 'resume':
+        if (this.#supervisor instanceof ServiceConnection && this.#client) return this.dispatch({ type: 'set-system-dns', enabled: true }, ui);
         await this.start();
         return;
+      case 'turn-on-service': {
+        const service = this.#supervisor;
+        if (!(service instanceof ServiceConnection)) return ui.report('the dotstub service is not installed on this machine');
+        try {
+          await service.turnOn();
+          ui.report('The dotstub service is on: private DNS for this machine, now and at every start.');
+        } catch (err) {
+          ui.report(`Could not turn on private DNS: ${err instanceof Error ? err.message : String(err)}`);
+        }
+        return;
+      }
       case 'quit':
         await this.shutdown();
         return ui.quit();

@@ -31,6 +31,8 @@ import { DesktopController, type DesktopUi } from './desktop-controller.js';
 import { IPC, type DesktopInfo } from './ipc.js';
 import { isAllowedExternal, isAllowedNavigation, isTrustedSender } from './security/urls.js';
 import { ProxySupervisor } from './proxy-process/supervisor.js';
+import { chooseProxy, ServiceConnection } from './proxy-process/service-connection.js';
+import { DEFAULT_CONTROL_SOCKET } from '../proxy/control/socket-access.js';
 import { toElectronMenu } from './tray/electron-menu.js';
 import { APP_ICON, iconForState } from './tray/icon-for-state.js';
 import { createTemplate } from './tray/template.js';
@@ -56,7 +58,15 @@ function proxyArgs(): string[] {
   return ['--system-dns', ...(process.env.DOTSTUB_PROXY_ARGS ?? '').split(/\s+/).filter((a) => a !== '')];
 }
 
-function run(): void {
+/**
+ * One proxy per machine: where the dotstub service is installed (its unit
+ * file or its socket), the app drives it over /run/dotstub/control.sock and
+ * never starts its own; else it starts its own, unprivileged proxy.
+ * DOTSTUB_CONTROL_SOCKET points at another socket (development).
+ */
+function proxySource(): ProxySupervisor | ServiceConnection {
+  const socketPath = process.env.DOTSTUB_CONTROL_SOCKET ?? DEFAULT_CONTROL_SOCKET;
+  if (chooseProxy({ socketPath }) === 'service') return new ServiceConnection({ socketPath });
   const supervisor = new ProxySupervisor({
     script: path.join(root, 'bin', 'dotstub.js'),
     args: proxyArgs(),
@@ -65,7 +75,12 @@ function run(): void {
     env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
   });
   supervisor.on('log', (line) => console.error(line));
-  const controller = new DesktopController(supervisor);
+  return supervisor;
+}
+
+function run(): void {
+  const source = proxySource();
+  const controller = new DesktopController(source);
 
   let tray: Tray | undefined;
   let win: BrowserWindow | undefined;
@@ -165,7 +180,9 @@ function run(): void {
 
   function showDashboard(): void {
     const client = controller.client;
-    if (!client) return ui.report('dotstub is not running: choose Resume private DNS first');
+    if (!client) {
+      return ui.report(source instanceof ServiceConnection ? `The dotstub service is not available: ${source.service.reason || 'not running'}` : 'dotstub is not running: choose Resume private DNS first');
+    }
     win ??= createWindow();
     if (!isAllowedNavigation(win.webContents.getURL(), client.origin)) void win.loadURL(client.dashboardUrl);
     win.show();

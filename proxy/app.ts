@@ -13,7 +13,7 @@ import type { ResolverStore } from './config/resolver-store.js';
 import type { Settings, SettingsStore } from './config/settings.js';
 import { loadOrCreateToken } from './control/auth.js';
 import type { MeasureScope } from './control/resolver-test.js';
-import { ControlServer } from './control/server.js';
+import { ControlServer, type ControlSocketOptions } from './control/server.js';
 import { ControlService, type ControlServiceOptions } from './control/service.js';
 import { ConfigError } from './errors.js';
 import { startDotstub, type StubProxy } from './dotstub.js';
@@ -27,6 +27,8 @@ interface ControlPlace {
   /** Given by the user: busy is an error. Otherwise a busy port gives way to a free one. */
   readonly explicit: boolean;
   readonly dashboardDir?: string;
+  /** Also serve the API on this Unix socket (the service's /run/dotstub/control.sock), its group the authorization. */
+  readonly socket?: ControlSocketOptions;
 }
 
 /** The control API's part of a run: where it listens, what it persists, what it offers. */
@@ -103,6 +105,7 @@ export async function startApp(run: AppRun): Promise<App> {
       });
       server = await listenControl(service, token, c.place, log);
       log(`dashboard at ${server.dashboardUrl}`);
+      if (server.socketPath) log(`control socket at ${server.socketPath} (for members of its group: dotstub ctl status)`);
     } catch (err) {
       service?.close();
       collector.close();
@@ -134,7 +137,14 @@ export async function startApp(run: AppRun): Promise<App> {
  */
 async function listenControl(service: ControlService, token: string, control: ControlPlace, log: (line: string) => void): Promise<ControlServer> {
   const make = (port: number): ControlServer =>
-    new ControlServer({ service, token, host: control.host, port, ...(control.dashboardDir ? { dashboardDir: control.dashboardDir } : {}) });
+    new ControlServer({
+      service,
+      token,
+      host: control.host,
+      port,
+      ...(control.dashboardDir ? { dashboardDir: control.dashboardDir } : {}),
+      ...(control.socket ? { socket: control.socket } : {}),
+    });
   const first = make(control.port);
   try {
     await first.listen();

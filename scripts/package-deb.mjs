@@ -390,7 +390,8 @@ exec /opt/dotstub/node/bin/node ${PROXY_NODE_FLAGS.join(' ')} /opt/dotstub/app/b
       'Maintainer: dotstub maintainers <dotstub@users.noreply.github.com>',
       `Installed-Size: ${installedKb}`,
       // The runtime's needs (objdump -T: GLIBC_2.28, GLIBCXX_3.4.21, GCC_3.4).
-      'Depends: libc6 (>= 2.28), libgcc-s1 (>= 3.4), libstdc++6 (>= 5.2)',
+      // adduser: the postinst creates the dotstub group (addgroup --system).
+      'Depends: libc6 (>= 2.28), libgcc-s1 (>= 3.4), libstdc++6 (>= 5.2), adduser',
       'Section: net',
       'Priority: optional',
       'Homepage: https://github.com/dotstub/dotstub',

@@ -8,7 +8,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { startApp } from '../proxy/app.js';
-import type { ControlServer } from '../proxy/control/server.js';
+import type { ControlServer, ControlSocketOptions } from '../proxy/control/server.js';
 import type { ControlService } from '../proxy/control/service.js';
 import { defaultConfig, type CaptiveConfig } from '../proxy/config/proxy-config.js';
 import { poolOptionsFrom } from '../proxy/config/run-config.js';
@@ -58,6 +58,8 @@ export interface ControlHarnessOptions {
   readonly systemDns?: (dnsPort: number) => Promise<SystemDnsManager>;
   /** "Test resolvers" scope: tests measure only resolvers on this machine (the presets point at the Internet). */
   readonly measureScope?: 'all' | 'local';
+  /** Also serve the API on this Unix socket (--control-socket). */
+  readonly socket?: ControlSocketOptions;
 }
 
 /** A config dir of the test's own, removed when the test process ends. */
@@ -87,7 +89,13 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
       pool: poolOptionsFrom(effective),
     }),
     control: {
-      place: { host: '127.0.0.1', port: 0, explicit: true, ...(options.dashboardDir ? { dashboardDir: options.dashboardDir } : {}) },
+      place: {
+        host: '127.0.0.1',
+        port: 0,
+        explicit: true,
+        ...(options.dashboardDir ? { dashboardDir: options.dashboardDir } : {}),
+        ...(options.socket ? { socket: options.socket } : {}),
+      },
       effective,
       settings: settingsStore,
       resolvers: resolverStore,

@@ -3,7 +3,8 @@
  * `npm run package:deb`, installed with apt into a booted Debian 12
  * container (test-support/install-lab.ts), through a user's whole life with
  * it: install, enable, stop, a crash, reboots, power cuts, a hung proxy,
- * uninstall and purge. Each step checks what a user would notice: where a
+ * a desktop user driving the service over its control socket (and one
+ * outside the dotstub group refused), uninstall and purge. Each step checks what a user would notice: where a
  * lookup goes (private DNS, the LAN in cleartext, nowhere) and whether
  * /etc/resolv.conf is exactly what it was.
  *
@@ -233,6 +234,51 @@ describe.skipIf(skipReason !== undefined)('the dotstub package in a booted Debia
     expect(restored, 'the watchdog gives the old DNS back while the proxy is stopped').toBeDefined();
     expect(during).toBe<DnsPath>('lan');
     expect(back, 'private DNS back within 5 s of SIGCONT').toBeDefined();
+  });
+
+  test('a user in the dotstub group drives the service over its socket without sudo: disable, enable, pause, resume, switch resolver; a user outside it is refused with what to do', async () => {
+    if ((await m.waitFor('private', 5000)) === undefined) m.exec(['systemctl', 'restart', 'dotstub']);
+    expect(await m.waitFor('private', 10_000)).toBeDefined();
+    // The package made the group and the socket: root:dotstub 0660 in /run/dotstub.
+    expect(m.run('getent group dotstub').stdout).toMatch(/^dotstub:x:\d+:/);
+    expect(m.run('stat -c "%U:%G %a" /run/dotstub/control.sock').stdout.trim()).toBe('root:dotstub 660');
+    m.run('useradd -m -G dotstub alice && useradd -m bob');
+    const as = (user: string, args: string): ReturnType<Machine['exec']> => m.exec(['runuser', '-u', user, '--', 'sh', '-c', `dotstub ctl ${args}`]);
+    const steps: string[] = [];
+    const step = async (user: string, args: string, want: DnsPath): Promise<void> => {
+      const r = as(user, args);
+      expect(r.code, `${user}: dotstub ctl ${args}: ${r.stderr}`).toBe(0);
+      const t = await m.waitFor(want, 5000);
+      steps.push(`${args} ${ms(r.ms)}${t !== undefined && t > 0 ? ` (+${ms(t)})` : ''}`);
+      expect(t, `${user}: dotstub ctl ${args} → lookups ${want}`).toBeDefined();
+    };
+    const status = as('alice', 'status');
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/^private DNS: on — /m);
+    await step('alice', 'disable', 'lan');
+    expect(resolvIsOriginal()).toBe(true);
+    await step('alice', 'enable', 'private');
+    await step('alice', 'pause 5m', 'lan');
+    expect(as('alice', 'status').stdout).toMatch(/^paused until \d\d:\d\d/m);
+    await step('alice', 'resume', 'private');
+    // A preset on the Internet, which this lab has none of: lookups fail, so the switch took effect; then back.
+    await step('alice', 'use quad9', 'none');
+    await step('alice', "use 'lab DoT'", 'private');
+    const link = as('alice', 'dashboard');
+    expect(link.stdout.trim()).toMatch(/^http:\/\/127\.0\.0\.1:5380\/#token=[A-Za-z0-9_-]{43}$/);
+    const refused = as('bob', 'disable');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('you are not in the dotstub group; an administrator adds you with "sudo adduser bob dotstub", then log out and in again');
+    expect(m.lookup()).toBe<DnsPath>('private');
+    m.run('systemctl stop dotstub');
+    const down = as('alice', 'status');
+    expect(down.code).toBe(1);
+    expect(down.stderr).toContain('the dotstub service is not running');
+    expect(down.stderr).toContain('sudo systemctl enable --now dotstub');
+    m.run('systemctl start dotstub');
+    expect(await m.waitFor('private', 10_000)).toBeDefined();
+    rows.push({ scenario: 'user in the dotstub group, dotstub ctl (no sudo)', result: 'disable, enable, pause, resume, use ×2 all took effect', timings: steps.join('; ') });
+    rows.push({ scenario: 'user outside the group / service stopped', result: 'refused: "not in the dotstub group … adduser"; "not running … enable --now"', timings: `${ms(refused.ms)}; ${ms(down.ms)}` });
   });
 
   test('uninstall (apt-get remove, service enabled and running): resolv.conf byte for byte, lookups to the LAN, unit gone', async () => {

@@ -3,7 +3,12 @@
  * the contract). Used by the Electron main process for the tray; plain
  * node:http, so it runs (and is tested) without Electron.
  *
- * - Auth: `Authorization: Bearer <token>` on every call.
+ * - Two transports: loopback HTTP to a proxy this app started (the token
+ *   from its ready file), or the installed service's Unix socket
+ *   (`socketPath`), where the socket's permissions are the authorization and
+ *   no token is sent; the dashboard's origin and link then come from the
+ *   socket's GET /api/dashboard-link (fetchDashboardLink).
+ * - Auth over HTTP: `Authorization: Bearer <token>` on every call.
  * - State-changing calls (POST/PUT/DELETE) carry `Origin: <control origin>`:
  *   the server refuses changes without its own Origin (its CSRF gate).
  * - Every call has a deadline covering connect, headers and body.
@@ -14,6 +19,7 @@
 import http from 'node:http';
 import type {
   ApiError,
+  DashboardLinkView,
   MetricsView,
   ResolversView,
   Settings,
@@ -33,14 +39,45 @@ import {
 } from './errors.js';
 import { SseParser } from './sse.js';
 
-export interface ControlClientOptions {
-  /** The control server's URL from the ready file, e.g. http://127.0.0.1:5380. */
-  readonly baseUrl: string;
-  readonly token: string;
+interface CommonOptions {
   /** Deadline for one call, ms (default 5000). */
   readonly timeoutMs?: number;
   /** Largest JSON answer accepted, bytes (default 8 MiB). */
   readonly maxBodyBytes?: number;
+}
+
+interface HttpControlOptions extends CommonOptions {
+  /** The control server's URL from the ready file, e.g. http://127.0.0.1:5380. */
+  readonly baseUrl: string;
+  readonly token: string;
+}
+
+interface SocketControlOptions extends CommonOptions {
+  /** The service's control socket, e.g. /run/dotstub/control.sock. */
+  readonly socketPath: string;
+  /** The loopback dashboard's link, from GET /api/dashboard-link on the socket (its origin is the window's allowed origin). */
+  readonly dashboardUrl: string;
+}
+
+export type ControlClientOptions = HttpControlOptions | SocketControlOptions;
+
+/** The installed service's dashboard link, asked on its socket (the one place the token is handed out). */
+export function fetchDashboardLink(socketPath: string, timeoutMs = 5000): Promise<DashboardLinkView> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ socketPath, path: '/api/dashboard-link', method: 'GET', agent: false, headers: { Accept: 'application/json' } }, (res) => {
+      readBody(res, 64 * 1024).then((text) => {
+        if (res.statusCode !== 200) return reject(httpError(res.statusCode ?? 0, text));
+        try {
+          resolve(JSON.parse(text) as DashboardLinkView);
+        } catch (err) {
+          reject(new ControlBadResponseError('GET /api/dashboard-link: the answer is not valid JSON', { cause: err }));
+        }
+      }, reject);
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new ControlTimeoutError(`GET /api/dashboard-link: no answer on ${socketPath} within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 export interface StreamOptions {
@@ -67,32 +104,43 @@ function isLoopbackHostname(host: string): boolean {
 
 export class ControlClient {
   readonly #base: URL;
-  readonly #token: string;
+  readonly #token: string | undefined;
+  readonly #socketPath: string | undefined;
+  readonly #dashboardUrl: string;
   readonly #timeoutMs: number;
   readonly #maxBody: number;
   readonly #requests = new Set<http.ClientRequest>();
   #closed = false;
 
   constructor(options: ControlClientOptions) {
+    const socket = 'socketPath' in options;
+    const baseUrl = socket ? dashboardOrigin(options.dashboardUrl) : options.baseUrl;
     let base: URL;
     try {
-      base = new URL(options.baseUrl);
+      base = new URL(baseUrl);
     } catch (err) {
-      throw new TypeError(`control client: baseUrl ${JSON.stringify(options.baseUrl)} is not a URL; use the "control" URL from the ready file, e.g. http://127.0.0.1:5380`, { cause: err });
+      throw new TypeError(`control client: baseUrl ${JSON.stringify(baseUrl)} is not a URL; use the "control" URL from the ready file, e.g. http://127.0.0.1:5380`, { cause: err });
     }
     if (base.protocol !== 'http:' || !isLoopbackHostname(base.hostname) || base.port === '') {
-      throw new TypeError(`control client: baseUrl ${options.baseUrl} must be http://<loopback address>:<port> (the control API listens on loopback only)`);
+      throw new TypeError(`control client: baseUrl ${baseUrl} must be http://<loopback address>:<port> (the control API listens on loopback only)`);
     }
     if (base.pathname !== '/' || base.search !== '' || base.username !== '' || base.password !== '') {
-      throw new TypeError(`control client: baseUrl ${options.baseUrl} must be an origin only (no path, query or user), e.g. http://127.0.0.1:5380`);
+      throw new TypeError(`control client: baseUrl ${baseUrl} must be an origin only (no path, query or user), e.g. http://127.0.0.1:5380`);
     }
-    if (typeof options.token !== 'string' || !/^[\x21-\x7e]+$/.test(options.token)) {
-      throw new TypeError('control client: token must be the non-empty token from the ready file or the config dir');
+    if (socket) {
+      if (typeof options.socketPath !== 'string' || !options.socketPath.startsWith('/')) throw new TypeError('control client: socketPath must be an absolute path, e.g. /run/dotstub/control.sock');
+      this.#socketPath = options.socketPath;
+      this.#dashboardUrl = options.dashboardUrl;
+    } else {
+      if (typeof options.token !== 'string' || !/^[\x21-\x7e]+$/.test(options.token)) {
+        throw new TypeError('control client: token must be the non-empty token from the ready file or the config dir');
+      }
+      this.#token = options.token;
+      this.#dashboardUrl = `${base.origin}/#token=${encodeURIComponent(options.token)}`;
     }
     const timeoutMs = options.timeoutMs ?? 5000;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError(`control client: timeoutMs must be a positive number of milliseconds, not ${timeoutMs}`);
     this.#base = base;
-    this.#token = options.token;
     this.#timeoutMs = timeoutMs;
     this.#maxBody = options.maxBodyBytes ?? 8 << 20;
   }
@@ -108,7 +156,17 @@ export class ControlClient {
    * and sends it as a Bearer header (no cookie: issue 13).
    */
   get dashboardUrl(): string {
-    return `${this.origin}/#token=${encodeURIComponent(this.#token)}`;
+    return this.#dashboardUrl;
+  }
+
+  /** The service's control socket, when this client talks to it (else undefined: loopback HTTP). */
+  get socketPath(): string | undefined {
+    return this.#socketPath;
+  }
+
+  /** Where calls go, for messages: the socket's path or the HTTP origin. */
+  get #where(): string {
+    return this.#socketPath ?? this.origin;
   }
 
   status(signal?: AbortSignal): Promise<StatusView> {
@@ -146,9 +204,13 @@ export class ControlClient {
     }
   }
 
-  /** Points the machine's DNS at dotstub, or gives the old DNS back. Fails with ControlHttpError 'needs_root' when the proxy is unprivileged. */
-  setSystemDns(enabled: boolean, signal?: AbortSignal): Promise<SystemDnsView> {
-    return this.#json<SystemDnsView>('PUT', '/api/system-dns', { enabled }, signal);
+  /**
+   * Points the machine's DNS at dotstub, or gives the old DNS back (for
+   * `pauseSeconds`, then private DNS comes back by itself). Fails with
+   * ControlHttpError 'needs_root' when the proxy is unprivileged.
+   */
+  setSystemDns(enabled: boolean, signal?: AbortSignal, pauseSeconds?: number): Promise<SystemDnsView> {
+    return this.#json<SystemDnsView>('PUT', '/api/system-dns', pauseSeconds === undefined ? { enabled } : { enabled, pauseSeconds }, signal);
   }
 
   updateSettings(patch: Partial<Settings>, signal?: AbortSignal): Promise<Settings> {
@@ -231,7 +293,7 @@ export class ControlClient {
       res.on('end', () => end(new ControlUnreachableError(`control stream: ${this.origin} ended the stream`)));
       res.on('error', (err) => end(new ControlUnreachableError(`control stream: ${err.message}`, { cause: err })));
     });
-    req.on('error', (err) => end(this.#closed ? new ControlAbortedError('control client closed') : unreachable(this.origin, err)));
+    req.on('error', (err) => end(this.#closed ? new ControlAbortedError('control client closed') : unreachable(this.#where, err)));
     req.end();
     return {
       ended,
@@ -247,21 +309,24 @@ export class ControlClient {
   }
 
   #request(method: string, path: string, headers: Record<string, string>): http.ClientRequest {
-    const req = http.request({
-      protocol: 'http:',
-      hostname: this.#base.hostname.replace(/^\[(.*)\]$/, '$1'),
-      port: Number(this.#base.port),
-      method,
-      path,
-      // A fresh connection per call: the proxy restarts on new ports, and a
-      // pooled socket to a dead process would only fail later.
-      agent: false,
-      headers: {
-        Host: this.#base.host,
-        Authorization: `Bearer ${this.#token}`,
-        ...headers,
-      },
-    });
+    // A fresh connection per call: the proxy restarts on new ports, and a
+    // pooled socket to a dead process would only fail later.
+    const req = this.#socketPath
+      ? // The socket: its permissions are the authorization; no token is sent.
+        http.request({ socketPath: this.#socketPath, method, path, agent: false, headers: { Host: 'localhost', ...headers } })
+      : http.request({
+          protocol: 'http:',
+          hostname: this.#base.hostname.replace(/^\[(.*)\]$/, '$1'),
+          port: Number(this.#base.port),
+          method,
+          path,
+          agent: false,
+          headers: {
+            Host: this.#base.host,
+            Authorization: `Bearer ${this.#token ?? ''}`,
+            ...headers,
+          },
+        });
     this.#requests.add(req);
     req.once('close', () => this.#requests.delete(req));
     return req;
@@ -298,7 +363,7 @@ export class ControlClient {
       );
       const onAbort = (): void => fail(new ControlAbortedError(`${method} ${path}: aborted`));
       signal?.addEventListener('abort', onAbort, { once: true });
-      req.on('error', (err) => fail(err instanceof ControlAbortedError ? err : unreachable(this.origin, err)));
+      req.on('error', (err) => fail(err instanceof ControlAbortedError ? err : unreachable(this.#where, err)));
       req.on('response', (res) => {
         readBody(res, this.#maxBody).then(
           (text) => {
@@ -320,6 +385,15 @@ export class ControlClient {
       });
       req.end(payload);
     });
+  }
+}
+
+/** http://127.0.0.1:5380/#token=… → http://127.0.0.1:5380 (anything unparsable is passed on for the constructor's message). */
+function dashboardOrigin(link: string): string {
+  try {
+    return new URL(link).origin;
+  } catch {
+    return link;
   }
 }
 

@@ -12,6 +12,10 @@ export interface ReadyInfo {
   readonly control: string;
   readonly token: string;
   readonly pid: number;
+  /** The installed service's control socket, when this is the service (not a proxy this app started). */
+  readonly socket?: string;
+  /** The dashboard's link (the service's, from its socket). */
+  readonly dashboard?: string;
 }
 
 class ReadyFileError extends Error {

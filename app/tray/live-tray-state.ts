@@ -16,7 +16,7 @@ import type { MetricsView, ResolversView, StatusView, StreamBatch, SystemDnsView
 import type { ControlClient, StreamHandle } from '../control/client.js';
 import type { SupervisorState } from '../proxy-process/supervisor.js';
 import { trayStateFrom } from './tray-state.js';
-import { INITIAL_TRAY_STATE, type TrayState } from './types.js';
+import { INITIAL_TRAY_STATE, type TrayService, type TrayState } from './types.js';
 
 export interface LiveTrayStateOptions {
   readonly refreshMs?: number;
@@ -33,6 +33,7 @@ export class LiveTrayState extends EventEmitter<Events> {
   readonly #eventDelayMs: number;
   readonly #streamRetryMs: number;
   #supervisor: SupervisorState = { phase: 'stopped', reason: 'not started' };
+  #service: TrayService | undefined;
   #status: StatusView | undefined;
   #resolvers: ResolversView | undefined;
   #metrics: MetricsView | undefined;
@@ -57,6 +58,12 @@ export class LiveTrayState extends EventEmitter<Events> {
 
   get current(): TrayState {
     return this.#current;
+  }
+
+  /** The installed service's state (undefined: the app runs its own proxy). Call before setSupervisor. */
+  setService(service: TrayService | undefined): void {
+    this.#service = service;
+    this.#publish();
   }
 
   /** The supervisor's phase changed. */
@@ -114,7 +121,7 @@ export class LiveTrayState extends EventEmitter<Events> {
   }
 
   #publish(): void {
-    const next = trayStateFrom({ supervisor: this.#supervisor, status: this.#status, resolvers: this.#resolvers, metrics: this.#metrics, systemDns: this.#systemDns });
+    const next = trayStateFrom({ supervisor: this.#supervisor, status: this.#status, resolvers: this.#resolvers, metrics: this.#metrics, systemDns: this.#systemDns, service: this.#service });
     const key = JSON.stringify(next);
     if (key === this.#currentKey) return;
     this.#current = next;

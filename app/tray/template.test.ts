@@ -193,3 +193,51 @@ describe('a Wi-Fi that wants a sign-in', () => {
     expect(find(createTemplate(privateState), 'sign-in')).toBeUndefined();
   });
 });
+
+describe('createTemplate with the installed service (one proxy per machine)', () => {
+  const service = (over: Partial<TrayState>): TrayState => ({
+    ...privateState,
+    service: { state: 'on', reason: '', hint: '' },
+    systemDns: { enabled: true, inForce: true, reason: "this machine's DNS goes to dotstub", blocked: null },
+    ...over,
+  });
+  it('on: the toggle first; pause gives the old DNS back for 5 minutes; quit leaves private DNS as it is', () => {
+    const items = createTemplate(service({}));
+    expect(items[0]).toMatchObject({ id: 'system-dns', checked: true, enabled: true });
+    expect(find(items, 'pause')).toEqual({ type: 'normal', id: 'pause', label: 'Pause private DNS for 5 minutes', enabled: true, action: { type: 'pause' } });
+    expect(find(items, 'resume')).toBeUndefined();
+    expect(find(items, 'quit')).toMatchObject({ label: 'Quit (private DNS stays as it is)', action: { type: 'quit' } });
+    expect(find(items, 'own-proxy')).toBeUndefined();
+  });
+  it('paused: resume instead of pause', () => {
+    const items = createTemplate(service({ systemDns: { enabled: false, inForce: false, reason: 'paused until 10:05', blocked: null, paused: true } }));
+    expect(find(items, 'resume')).toMatchObject({ label: 'Resume private DNS', action: { type: 'resume' } });
+    expect(find(items, 'pause')).toBeUndefined();
+  });
+  it('installed but off: "Turn on private DNS…" first (the one step that needs an administrator); no pause, no resume', () => {
+    const items = createTemplate(service({ proxyRunning: false, privacy: 'off', service: { state: 'off', reason: 'the dotstub service is not running', hint: 'sudo systemctl enable --now dotstub' } }));
+    expect(items.slice(0, 2)).toEqual([
+      { type: 'normal', id: 'turn-on-service', label: 'Turn on private DNS…', enabled: true, action: { type: 'turn-on-service' } },
+      { type: 'label', id: 'system-dns-reason', label: 'Off — the dotstub service is not running' },
+    ]);
+    expect(find(items, 'pause')).toBeUndefined();
+    expect(find(items, 'resume')).toBeUndefined();
+    expect(find(items, 'status')).toMatchObject({ label: 'Private DNS: off — the dotstub service is not running' });
+    expect(find(items, 'reason')).toBeUndefined();
+  });
+  it('not allowed: the toggle disabled, why, and what to ask an administrator for', () => {
+    const items = createTemplate(service({ proxyRunning: false, service: { state: 'denied', reason: 'you are not in the dotstub group', hint: 'sudo adduser alice dotstub, then log in again' } }));
+    expect(items.slice(0, 3)).toEqual([
+      { type: 'checkbox', id: 'system-dns', label: 'Enable private DNS', checked: false, enabled: false, action: { type: 'set-system-dns', enabled: true } },
+      { type: 'label', id: 'system-dns-reason', label: 'Not allowed — you are not in the dotstub group' },
+      { type: 'label', id: 'service-hint', label: 'sudo adduser alice dotstub, then log in again' },
+    ]);
+    expect(find(items, 'status')).toMatchObject({ label: 'Private DNS: unknown — not allowed to ask the service' });
+  });
+  it('no service, own unprivileged proxy: says what it cannot do', () => {
+    const items = createTemplate({ ...privateState, systemDns: { enabled: false, inForce: false, reason: 'not enabled', blocked: 'needs root: run with sudo, or install the service' } });
+    expect(find(items, 'own-proxy')).toEqual({ type: 'label', id: 'own-proxy', label: 'No dotstub service: install it to turn this on' });
+    expect(find(items, 'pause')).toMatchObject({ label: 'Pause private DNS' });
+    expect(find(items, 'quit')).toMatchObject({ label: 'Quit dotstub' });
+  });
+});

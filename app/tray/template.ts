@@ -27,6 +27,21 @@ function systemDnsItems(state: TrayState): MenuItemSpec[] {
     enabled,
     action: { type: 'set-system-dns', enabled: !checked },
   });
+  const svc = state.service;
+  // The installed service is off: turning it on is the one step that needs an administrator (polkit asks once).
+  if (svc?.state === 'off') {
+    return [
+      { type: 'normal', id: 'turn-on-service', label: 'Turn on private DNS…', enabled: true, action: { type: 'turn-on-service' } },
+      { type: 'label', id: 'system-dns-reason', label: clip(`Off — ${svc.reason}`, MAX_LINE) },
+    ];
+  }
+  if (svc?.state === 'denied') {
+    return [
+      toggle(false, false),
+      { type: 'label', id: 'system-dns-reason', label: clip(`Not allowed — ${svc.reason}`, MAX_LINE) },
+      ...(svc.hint !== '' ? [{ type: 'label' as const, id: 'service-hint', label: clip(svc.hint, MAX_LINE) }] : []),
+    ];
+  }
   if (!state.proxyRunning) return [toggle(false, false), { type: 'label', id: 'system-dns-reason', label: 'Off — dotstub is not running' }];
   if (!s) return [toggle(false, false), { type: 'label', id: 'system-dns-reason', label: "Off — this dotstub doesn't manage system DNS" }];
   const words = s.blocked !== null && !s.enabled ? s.blocked : s.reason;
@@ -34,13 +49,33 @@ function systemDnsItems(state: TrayState): MenuItemSpec[] {
     // Unprivileged, the toggle stays clickable: the click says what to do (needs root), as a notification.
     toggle(s.enabled, true),
     { type: 'label', id: 'system-dns-reason', label: clip(`${s.inForce ? 'On' : 'Off'} — ${words}`, MAX_LINE) },
+    // No service: say what this app's own proxy can't do.
+    ...(!svc && s.blocked !== null ? [{ type: 'label' as const, id: 'own-proxy', label: 'No dotstub service: install it to turn this on' }] : []),
   ];
+}
+
+/** Pause/resume: the app's own proxy stops and starts; the service gives the old DNS back for 5 minutes. */
+function pauseItem(state: TrayState): MenuItemSpec[] {
+  const svc = state.service;
+  if (!svc) {
+    return [
+      state.proxyRunning
+        ? { type: 'normal', id: 'pause', label: 'Pause private DNS', enabled: true, action: { type: 'pause' } }
+        : { type: 'normal', id: 'resume', label: 'Resume private DNS', enabled: true, action: { type: 'resume' } },
+    ];
+  }
+  const s = state.systemDns;
+  if (svc.state !== 'on' || !s) return [];
+  if (s.paused) return [{ type: 'normal', id: 'resume', label: 'Resume private DNS', enabled: true, action: { type: 'resume' } }];
+  return [{ type: 'normal', id: 'pause', label: 'Pause private DNS for 5 minutes', enabled: s.enabled, action: { type: 'pause' } }];
 }
 
 export function createTemplate(state: TrayState): MenuItemSpec[] {
   const items: MenuItemSpec[] = [...systemDnsItems(state), { type: 'separator' }, { type: 'label', id: 'status', label: statusLine(state) }];
   // The reason says why ("port 853 timed out from this network"); not needed when all is well.
-  if (state.reason !== '' && !(state.proxyRunning && state.privacy === 'private')) {
+  // (With the service off or not allowed, the first lines already say why.)
+  const serviceSaid = state.service !== undefined && state.service.state !== 'on';
+  if (state.reason !== '' && !serviceSaid && !(state.proxyRunning && state.privacy === 'private')) {
     items.push({ type: 'label', id: 'reason', label: clip(state.reason, MAX_LINE) });
   }
   if (state.proxyRunning && state.p50Ms !== null) {
@@ -78,11 +113,8 @@ export function createTemplate(state: TrayState): MenuItemSpec[] {
   }
   items.push({ type: 'normal', id: 'open-dashboard', label: 'Open dashboard', enabled: state.proxyRunning, action: { type: 'open-dashboard' } });
   items.push({ type: 'separator' });
-  items.push(
-    state.proxyRunning
-      ? { type: 'normal', id: 'pause', label: 'Pause private DNS', enabled: true, action: { type: 'pause' } }
-      : { type: 'normal', id: 'resume', label: 'Resume private DNS', enabled: true, action: { type: 'resume' } },
-  );
-  items.push({ type: 'normal', id: 'quit', label: 'Quit dotstub', enabled: true, action: { type: 'quit' } });
+  items.push(...pauseItem(state));
+  // With the service, quitting the app leaves private DNS as it is.
+  items.push({ type: 'normal', id: 'quit', label: state.service ? 'Quit (private DNS stays as it is)' : 'Quit dotstub', enabled: true, action: { type: 'quit' } });
   return items;
 }

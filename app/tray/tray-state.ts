@@ -7,7 +7,7 @@
  */
 import type { MetricsView, ResolversView, StatusView, SystemDnsView } from '../../proxy/control/api-types.js';
 import type { SupervisorState } from '../proxy-process/supervisor.js';
-import type { TrayResolver, TrayState, TraySystemDns } from './types.js';
+import type { TrayResolver, TrayService, TrayState, TraySystemDns } from './types.js';
 
 export interface TrayInputs {
   readonly supervisor: SupervisorState;
@@ -16,10 +16,18 @@ export interface TrayInputs {
   readonly metrics?: MetricsView | undefined;
   /** null: this proxy does not manage system DNS. */
   readonly systemDns?: SystemDnsView | null | undefined;
+  /** The installed service this app drives; absent when the app runs its own proxy. */
+  readonly service?: TrayService | undefined;
 }
 
 function traySystemDns(v: SystemDnsView): TraySystemDns {
-  return { enabled: v.enabled, inForce: v.inForce, reason: v.problem ?? v.reason, blocked: v.privileged ? null : v.privilegeNote };
+  return {
+    enabled: v.enabled,
+    inForce: v.inForce,
+    reason: v.problem ?? v.reason,
+    blocked: v.privileged ? null : v.privilegeNote,
+    ...(v.pausedUntil !== null ? { paused: true } : {}),
+  };
 }
 
 function supervisorReason(s: SupervisorState): string {
@@ -38,6 +46,11 @@ function supervisorReason(s: SupervisorState): string {
 }
 
 export function trayStateFrom(input: TrayInputs): TrayState {
+  const service = input.service ? { service: input.service } : {};
+  return { ...ownProxyState(input), ...service };
+}
+
+function ownProxyState(input: TrayInputs): TrayState {
   const resolvers: TrayResolver[] = (input.resolvers?.resolvers ?? []).map((r) => ({ id: r.id, label: r.label, medianLatencyMs: r.medianLatencyMs }));
   const activeResolverId = input.status?.resolver.id ?? input.resolvers?.active ?? null;
   if (input.supervisor.phase !== 'running') {

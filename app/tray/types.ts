@@ -32,6 +32,21 @@ export interface TrayState {
    * (not running, not answered yet, or the proxy doesn't manage it).
    */
   readonly systemDns?: TraySystemDns;
+  /**
+   * The installed dotstub service, when there is one: then it is the proxy
+   * and the app only drives it (absent: no service; the app runs its own,
+   * unprivileged proxy).
+   */
+  readonly service?: TrayService;
+}
+
+export interface TrayService {
+  /** on: it answers on its socket; off: installed, not running; denied: this user may not use it. */
+  readonly state: 'on' | 'off' | 'denied';
+  /** Why not, short ("you are not in the dotstub group"); '' when on. */
+  readonly reason: string;
+  /** What to do ("sudo adduser alice dotstub, then log in again"); '' when nothing. */
+  readonly hint: string;
 }
 
 export interface TraySystemDns {
@@ -43,6 +58,8 @@ export interface TraySystemDns {
   readonly reason: string;
   /** Why the toggle can't work here ("needs root: …"), or null. */
   readonly blocked: string | null;
+  /** Paused by the user: the old DNS until it comes back by itself. */
+  readonly paused?: boolean;
 }
 
 /** What a menu item does, as data: tests compare these, the adapter dispatches them. */
@@ -51,7 +68,10 @@ export type TrayAction =
   | { readonly type: 'set-system-dns'; readonly enabled: boolean }
   | { readonly type: 'switch-resolver'; readonly id: string }
   | { readonly type: 'open-dashboard' }
+  /** Own proxy: stop it. Service: give the old DNS back for 5 minutes (it comes back by itself). */
   | { readonly type: 'pause' }
+  /** The installed service is off: turn it on (pkexec systemctl enable --now dotstub; an administrator's password once). */
+  | { readonly type: 'turn-on-service' }
   | { readonly type: 'resume' }
   | { readonly type: 'quit' }
   /** Opens the "Sign in to network" window on the portal's page (its own session, through the sign-in proxy). */

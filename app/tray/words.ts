@@ -27,6 +27,8 @@ export function clip(text: string, max: number): string {
  */
 export function statusLine(state: TrayState): string {
   const resolver = activeResolverLabel(state);
+  if (state.service?.state === 'denied') return 'Private DNS: unknown — not allowed to ask the service';
+  if (state.service?.state === 'off') return 'Private DNS: off — the dotstub service is not running';
   if (!state.proxyRunning) return 'Private DNS: off — dotstub is not running';
   return trayStatusLine(state.privacy, resolver);
 }

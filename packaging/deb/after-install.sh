@@ -5,6 +5,16 @@
 # that choice: at boot it gives back DNS settings a power cut left taken
 # over (with dotstub.service disabled, nothing else would).
 set -e
+# The dotstub group: its members may control the service through its control
+# socket (/run/dotstub/control.sock, root:dotstub 0660) without sudo. A group
+# of dotstub's own, not netdev: choosing the resolver decides who sees every
+# name this machine looks up, which is more than "manage network
+# connections", so it is given on purpose (sudo adduser USER dotstub) and not
+# to everyone netdev already holds. Kept on purge (files may still name it),
+# as Debian does with system groups.
+if ! getent group dotstub >/dev/null; then
+  if command -v addgroup >/dev/null; then addgroup --system dotstub >/dev/null; else groupadd --system dotstub; fi
+fi
 install -m 0644 /opt/dotstub/resources/dotstub.service /lib/systemd/system/dotstub.service
 install -m 0644 /opt/dotstub/resources/dotstub-restore.service /lib/systemd/system/dotstub-restore.service
 if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi

@@ -26,6 +26,7 @@ pipelined DNS-over-TLS to the resolver you choose.
 Usage: dotstub [options]
        dotstub system-dns enable|disable|status|restore [options]   (see dotstub system-dns --help)
        dotstub leak-test [options]                                   (see dotstub leak-test --help)
+       dotstub ctl status|enable|disable|pause|resume|use|dashboard     (see dotstub ctl --help)
 
   --resolver R        ${Object.keys(PRESETS).join(' | ')}
                       or ADDRESS[:PORT][#AUTHNAME], e.g. 9.9.9.9:853#dns.quad9.net,
@@ -75,6 +76,11 @@ Usage: dotstub [options]
   --control ADDR      control API and dashboard address, loopback only
                       (default 127.0.0.1:${DEFAULT_CONTROL_PORT}; 127.0.0.1:0 picks a free port)
   --no-control        no control API or dashboard
+  --control-socket PATH  also serve the control API on this Unix socket (the
+                      service: /run/dotstub/control.sock); whoever may open it
+                      may use it, no token (see dotstub ctl --help)
+  --control-socket-group GROUP  the group whose members may (mode 0660, owner
+                      root; the service: dotstub)
   --measure-only-local  "Test resolvers" measures only resolvers on this machine
                       (loopback addresses) and lists the others as not measured,
                       sending them nothing: for test labs without the Internet
@@ -116,7 +122,12 @@ function positiveInt(value: string | undefined, flag: string, max: number, min =
 export interface ParsedCli extends RunFlags {
   readonly pins: readonly string[];
   /** null: --no-control. */
-  readonly control: { readonly host: string; readonly port: number; readonly explicit: boolean } | null;
+  readonly control: {
+    readonly host: string;
+    readonly port: number;
+    readonly explicit: boolean;
+    readonly socket?: { readonly path: string; readonly group?: string };
+  } | null;
   readonly readyFile: string | undefined;
   /** --system-dns: null when this run does not manage the system's DNS. */
   readonly systemDns: { readonly stateDir: string | undefined; readonly backend: string | undefined; readonly root: string } | null;
@@ -161,6 +172,8 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         log: { type: 'boolean' },
         control: { type: 'string' },
         'no-control': { type: 'boolean' },
+        'control-socket': { type: 'string' },
+        'control-socket-group': { type: 'string' },
         'measure-only-local': { type: 'boolean' },
         'config-dir': { type: 'string' },
         'ready-file': { type: 'string' },
@@ -242,11 +255,18 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
   const sysFlags = (['system-dns-state-dir', 'system-dns-backend', 'system-dns-root'] as const).filter((k) => values[k] !== undefined);
   if (!values['system-dns'] && sysFlags.length > 0) throw new ConfigError(`--${sysFlags[0] ?? ''} goes with --system-dns`);
   if (values['system-dns'] && values['no-control']) throw new ConfigError('--system-dns is offered through the control API: drop --no-control');
+  if (values['control-socket-group'] !== undefined && values['control-socket'] === undefined) throw new ConfigError('--control-socket-group goes with --control-socket');
+  if (values['control-socket'] !== undefined && values['no-control']) throw new ConfigError('--control-socket serves the control API: drop --no-control');
+  const socket =
+    values['control-socket'] !== undefined
+      ? { path: path.resolve(values['control-socket']), ...(values['control-socket-group'] !== undefined ? { group: values['control-socket-group'] } : {}) }
+      : undefined;
   const control = values['no-control']
     ? null
-    : values.control !== undefined
-      ? { ...parseControlArg(values.control), explicit: true }
-      : { host: '127.0.0.1', port: DEFAULT_CONTROL_PORT, explicit: false };
+    : {
+        ...(values.control !== undefined ? { ...parseControlArg(values.control), explicit: true } : { host: '127.0.0.1', port: DEFAULT_CONTROL_PORT, explicit: false }),
+        ...(socket ? { socket } : {}),
+      };
   return {
     resolver,
     resolverArg: values.resolver,

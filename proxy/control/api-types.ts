@@ -52,6 +52,7 @@
  *   GET    /api/system-dns                  → SystemDnsView (404 when this dotstub does not manage system DNS: start it with --system-dns)
  *   PUT    /api/system-dns                  { enabled: boolean } → SystemDnsView | 403 needs_root | 409 conflict | 500 system_dns_failed (nothing left changed)
  *   POST   /api/system-dns/leak-test        → SystemDnsView with lastLeakTest
+ *   GET    /api/dashboard-link              → DashboardLinkView (the Unix socket only: the browser link with the token)
  *   GET    /api/stream                      → text/event-stream; `event: batch` with StreamBatch every 250 ms
  *                                             (only when something happened; a `: ping` comment every 15 s)
  */
@@ -93,6 +94,15 @@ export type ApiErrorCode =
   | 'system_dns_failed';
 
 export type ConnectionView = ConnectionSnapshot;
+
+/** GET /api/dashboard-link, on the control socket only: how a browser signs in to the loopback dashboard. */
+export interface DashboardLinkView {
+  /** http://127.0.0.1:PORT/#token=… */
+  readonly url: string;
+  /** The loopback API's origin, e.g. http://127.0.0.1:5380. */
+  readonly origin: string;
+  readonly token: string;
+}
 
 export interface ApiError {
   readonly error: {

@@ -17,16 +17,27 @@
  *      preflight), at most `maxBodyBytes`, valid JSON, then the schema.
  * No CORS headers are ever sent, so cross-origin preflights fail.
  * The dashboard's files (HTML, JS, CSS) hold no data and load without the token.
+ *
+ * The same API is also served on a Unix socket when `socket` is given (the
+ * service's /run/dotstub/control.sock, mode 0660, owned by root and the
+ * `dotstub` group). There, the file's permissions are the authorization:
+ * the kernel lets only root and the group's members connect, so no token,
+ * Host or Origin is asked for (no browser can reach a Unix socket). The
+ * socket serves only /api, plus GET /api/dashboard-link: the browser
+ * dashboard's link with the token, handed out to whoever may connect.
+ * (Node gives no SO_PEERCRED, so the peer's uid is not logged.)
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import fs from 'node:fs';
 import net from 'node:net';
 import { dashboardLink, isAuthenticated, safeEqual } from './auth.js';
 import { ApiFailure } from './errors.js';
 import { matchRoute, routes, type Reply, type Route } from './routes.js';
 import type { ControlService } from './service.js';
 import { defaultDashboardDir, sendHtml, StaticFiles } from './static.js';
-import type { ApiError } from './api-types.js';
+import type { ApiError, DashboardLinkView } from './api-types.js';
 import { formatHostPort } from '../host-port.js';
+import { ConfigError } from '../errors.js';
 
 export const DEFAULT_CONTROL_PORT = 5380;
 const MAX_BODY_BYTES = 64 * 1024;
@@ -41,6 +52,45 @@ export interface ControlServerOptions {
   /** The built dashboard (default: <package>/renderer/dist). */
   readonly dashboardDir?: string;
   readonly maxBodyBytes?: number;
+  /** Also serve the API on this Unix socket, where the file's permissions are the authorization. */
+  readonly socket?: ControlSocketOptions;
+}
+
+export interface ControlSocketOptions {
+  readonly path: string;
+  /** The group allowed to connect (name or gid); the socket is chowned to it. Default: the process's own group. */
+  readonly group?: string | number;
+  /** Default 0o660: the owner and the group may connect, nobody else. */
+  readonly mode?: number;
+}
+
+/** The gid of a group named in /etc/group (system groups, as addgroup --system creates them), or a ConfigError saying what to do. */
+export function groupId(group: string | number, groupFile = '/etc/group'): number {
+  if (typeof group === 'number') return group;
+  if (/^\d+$/.test(group)) return Number(group);
+  let text = '';
+  try {
+    text = fs.readFileSync(groupFile, 'utf8');
+  } catch {
+    // no group file: not found below
+  }
+  for (const line of text.split('\n')) {
+    const [name, , gid] = line.split(':');
+    if (name === group && gid !== undefined && /^\d+$/.test(gid)) return Number(gid);
+  }
+  throw new ConfigError(`the group "${group}" does not exist: the dotstub package creates it (addgroup --system ${group}); create it, or give --control-socket-group an existing group`);
+}
+
+/** Is something answering on this Unix socket? */
+function socketAnswers(file: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const c = net.connect(file);
+    c.once('connect', () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.once('error', () => resolve(false));
+  });
 }
 
 /** Is this a loopback address or the name localhost? */
@@ -91,6 +141,8 @@ export class ControlServer {
   readonly #maxBody: number;
   readonly #routes: Route[];
   readonly #server: http.Server;
+  readonly #socket: ControlSocketOptions | undefined;
+  #socketServer: http.Server | undefined;
   #bound: number | undefined;
 
   constructor(options: ControlServerOptions) {
@@ -106,10 +158,44 @@ export class ControlServer {
     this.#static = new StaticFiles(options.dashboardDir ?? defaultDashboardDir());
     this.#maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
     this.#routes = routes(this.#service);
-    this.#server = http.createServer((req, res) => this.#handle(req, res));
+    this.#server = http.createServer((req, res) => this.#handle(req, res, 'loopback'));
     // Slow clients can't hold the server: headers and bodies have deadlines.
     this.#server.headersTimeout = 10_000;
     this.#server.requestTimeout = 30_000;
+    this.#socket = options.socket;
+  }
+
+  /**
+   * Listens on the Unix socket: a stale file (nothing answers) is replaced,
+   * a live one is another dotstub (an error). Then chowned to the group and
+   * given its mode. (Under the usual umask 022 it is born 0755: connecting
+   * needs write permission, so nobody else can connect in between; the umask
+   * is process-wide, so it is not changed here.)
+   */
+  async #listenSocket(o: ControlSocketOptions): Promise<void> {
+    const gid = o.group === undefined ? undefined : groupId(o.group);
+    if (fs.existsSync(o.path)) {
+      if (await socketAnswers(o.path)) throw new ConfigError(`${o.path} is in use: another dotstub serves its control API there`);
+      fs.rmSync(o.path, { force: true });
+    }
+    const server = http.createServer((req, res) => this.#handle(req, res, 'socket'));
+    server.headersTimeout = 10_000;
+    server.requestTimeout = 30_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(o.path, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.#socketServer = server;
+    if (gid !== undefined) fs.chownSync(o.path, -1, gid);
+    fs.chmodSync(o.path, o.mode ?? 0o660);
+  }
+
+  /** The Unix socket's path, when the API is served there too. */
+  get socketPath(): string | undefined {
+    return this.#socketServer ? this.#socket?.path : undefined;
   }
 
   async listen(): Promise<{ host: string; port: number; url: string }> {
@@ -122,6 +208,14 @@ export class ControlServer {
     });
     this.#bound = (this.#server.address() as net.AddressInfo).port;
     this.#service.controlUrl = this.url;
+    if (this.#socket) {
+      try {
+        await this.#listenSocket(this.#socket);
+      } catch (err) {
+        await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+        throw err;
+      }
+    }
     return { host: this.#host, port: this.#bound, url: this.url };
   }
 
@@ -143,6 +237,15 @@ export class ControlServer {
     this.#service.stream.close();
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     this.#server.closeAllConnections();
+    const socket = this.#socketServer;
+    if (socket) {
+      const socketClosed = new Promise<void>((resolve) => socket.close(() => resolve()));
+      socket.closeAllConnections();
+      await socketClosed;
+      // server.close() unlinks it; a file left would only look like a dead service.
+      if (this.#socket) fs.rmSync(this.#socket.path, { force: true });
+      this.#socketServer = undefined;
+    }
     await closed;
   }
 
@@ -156,14 +259,30 @@ export class ControlServer {
     return name === 'localhost' || bare === this.#host || bare === '127.0.0.1' || bare === '::1';
   }
 
-  #handle(req: IncomingMessage, res: ServerResponse): void {
+  #handle(req: IncomingMessage, res: ServerResponse, via: 'loopback' | 'socket'): void {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
-    this.#route(req, res).catch((err: unknown) => {
+    (via === 'socket' ? this.#routeSocket(req, res) : this.#route(req, res)).catch((err: unknown) => {
       const failure = err instanceof ApiFailure ? err : new ApiFailure(500, 'internal', 'internal error; see the dotstub log');
       if (!(err instanceof ApiFailure)) console.error('dotstub: control API:', err);
       if (!res.headersSent) sendError(res, failure);
       else res.destroy();
     });
+  }
+
+  /** A request on the Unix socket: the kernel let this peer connect, which is the authorization (see the header). */
+  async #routeSocket(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== '/api' && !url.pathname.startsWith('/api/')) {
+      throw new ApiFailure(404, 'not_found', `the control socket serves the API only; the dashboard is at ${this.url} (its link: GET /api/dashboard-link)`);
+    }
+    if (url.pathname === '/api/dashboard-link') {
+      if (method !== 'GET') throw new ApiFailure(405, 'method_not_allowed', `${method} is not allowed on ${url.pathname}`);
+      const body: DashboardLinkView = { url: this.dashboardUrl, origin: this.url, token: this.#token };
+      this.#send(res, { kind: 'json', status: 200, body });
+      return;
+    }
+    await this.#api(req, res, method, url);
   }
 
   async #route(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -1,0 +1,187 @@
+/**
+ * app/main.ts where the dotstub service is installed (issue 20, "one proxy
+ * per machine"), against the same stand-in `electron` as main.test.ts: the
+ * "service" is a real app (startApp) serving its control API on a temp
+ * socket (DOTSTUB_CONTROL_SOCKET), managing the DNS of a resolv.conf copy.
+ * The app starts no proxy of its own; the tray's toggle goes through the
+ * socket; the window shows the service's dashboard (its link handed out on
+ * the socket); quitting the app leaves the service and its takeover alone.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, test, vi } from 'vitest';
+import { startControl, type ControlHarness } from '../test-support/control-harness.js';
+import { startUnbound, type UnboundServer } from '../test-support/unbound.js';
+import { systemHost } from '../proxy/system-dns/host.js';
+import { SystemDnsManager } from '../proxy/system-dns/manager.js';
+import { resolvConfLookup } from '../proxy/system-dns/os-lookup.js';
+
+interface MenuItem {
+  readonly id?: string;
+  readonly type?: string;
+  readonly label?: string;
+  readonly checked?: boolean;
+  readonly enabled?: boolean;
+  readonly click?: () => void;
+}
+type Handler = (...args: unknown[]) => unknown;
+
+const rec = vi.hoisted(() => {
+  const r = {
+    menus: [] as MenuItem[][],
+    tooltips: [] as string[],
+    windows: [] as { opts: { webPreferences: Record<string, unknown> }; url: string }[],
+    notifications: [] as string[],
+    ipc: new Map<string, Handler>(),
+    appHandlers: new Map<string, Handler[]>(),
+    exited: false,
+  };
+  return r;
+});
+
+vi.mock('electron', () => {
+  class Tray {
+    setImage(): void {}
+    setToolTip(t: string): void {
+      rec.tooltips.push(t);
+    }
+    setContextMenu(m: MenuItem[]): void {
+      rec.menus.push(m);
+    }
+    on(): void {}
+  }
+  class BrowserWindow {
+    readonly opts: { webPreferences: Record<string, unknown> };
+    url = '';
+    readonly webContents = { getURL: (): string => this.url };
+    constructor(opts: { webPreferences: Record<string, unknown> }) {
+      this.opts = opts;
+      rec.windows.push(this);
+    }
+    loadURL(u: string): Promise<void> {
+      this.url = u;
+      return Promise.resolve();
+    }
+    on(): void {}
+    once(): void {}
+    show(): void {}
+    focus(): void {}
+    hide(): void {}
+  }
+  class Notification {
+    readonly body: string;
+    static isSupported(): boolean {
+      return true;
+    }
+    constructor(o: { body: string }) {
+      this.body = o.body;
+    }
+    show(): void {
+      rec.notifications.push(this.body);
+    }
+  }
+  const emit = (event: string, ...args: unknown[]): void => {
+    for (const h of rec.appHandlers.get(event) ?? []) h(...args);
+  };
+  const app = {
+    requestSingleInstanceLock: () => true,
+    whenReady: () => Promise.resolve(),
+    getVersion: () => '0.1.0',
+    on: (event: string, h: Handler) => rec.appHandlers.set(event, [...(rec.appHandlers.get(event) ?? []), h]),
+    // As Electron does: quit emits before-quit, which may prevent it.
+    quit: () => {
+      let prevented = false;
+      emit('before-quit', { preventDefault: () => (prevented = true) });
+      if (!prevented) rec.exited = true;
+    },
+  };
+  return {
+    app,
+    BrowserWindow,
+    Notification,
+    Tray,
+    ipcMain: { handle: (channel: string, h: Handler) => rec.ipc.set(channel, h) },
+    Menu: { buildFromTemplate: (t: MenuItem[]) => t },
+    nativeImage: { createFromPath: (p: string) => ({ path: p }) },
+    session: { defaultSession: { setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined } },
+    shell: { openExternal: () => Promise.resolve() },
+  };
+});
+
+const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\n';
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-main-service-'));
+let unbound: UnboundServer | undefined;
+let service: ControlHarness | undefined;
+afterAll(async () => {
+  if (!rec.exited) rec.appHandlers.get('before-quit')?.forEach((h) => h({ preventDefault: () => undefined }));
+  await until(() => rec.exited, 10_000).catch(() => undefined);
+  await service?.stop();
+  await unbound?.stop();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+async function until<T>(get: () => T | undefined | false, ms = 15_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = get();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`${what} not reached in ${ms} ms; last menu: ${JSON.stringify(rec.menus.at(-1)?.slice(0, 4))}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const lastMenu = (): MenuItem[] => rec.menus.at(-1) ?? [];
+const item = (id: string): MenuItem | undefined => lastMenu().find((i) => i.id === id);
+
+describe('app/main.ts with the dotstub service installed', () => {
+  test('no proxy of its own: the tray drives the service over its socket, the window shows the service\'s dashboard, quit leaves private DNS on', async () => {
+    unbound = await startUnbound({ names: 10 });
+    const root = path.join(tmp, 'root');
+    fs.mkdirSync(path.join(root, 'etc'), { recursive: true });
+    const resolvConf = path.join(root, 'etc', 'resolv.conf');
+    fs.writeFileSync(resolvConf, ORIGINAL);
+    const sock = path.join(tmp, 'control.sock');
+    const u = unbound;
+    service = await startControl({
+      resolverArg: u.resolverArg,
+      socket: { path: sock },
+      systemDns: async (dnsPort) => {
+        const m = new SystemDnsManager({
+          host: systemHost(root),
+          stateDir: path.join(root, 'state'),
+          port: 53,
+          privileged: true,
+          lookup: resolvConfLookup(resolvConf, dnsPort),
+          pollMs: 200,
+          rewriteStepMs: 50,
+        });
+        await m.start();
+        return m;
+      },
+    });
+    process.env.DOTSTUB_CONTROL_SOCKET = sock;
+    // Were the app to start a proxy of its own, this would make it fail loudly.
+    process.env.DOTSTUB_PROXY_ARGS = '--no-such-flag';
+
+    await import('./main.js');
+
+    const toggle = await until(() => item('system-dns')?.enabled === true && item('system-dns'), 20_000, 'an enabled toggle');
+    expect(toggle).toMatchObject({ type: 'checkbox', label: 'Enable private DNS', checked: false });
+    expect(item('quit')?.label).toBe('Quit (private DNS stays as it is)');
+    toggle.click?.();
+    await until(() => rec.notifications.length > 0, 10_000, 'a notification');
+    expect(rec.notifications[0]).toBe('Private DNS is on for this machine: every program now asks dotstub.');
+    expect(fs.readFileSync(resolvConf, 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m);
+
+    item('open-dashboard')?.click?.();
+    const win = await until(() => rec.windows[0], 5000, 'a window');
+    expect(win.url).toBe(`${service.url}/#token=${encodeURIComponent(service.token)}`);
+
+    item('quit')?.click?.();
+    await until(() => rec.exited, 15_000, 'the app to exit');
+    // The service runs on, private DNS still on.
+    expect(fs.readFileSync(resolvConf, 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m);
+    expect(fs.statSync(sock).isSocket()).toBe(true);
+  });
+});

@@ -1,0 +1,144 @@
+/**
+ * The installed dotstub service, as the desktop app sees it: where a
+ * service is installed, it is the one proxy on the machine and the app
+ * never starts its own (DESIGN.md, "Installed: one service, many
+ * clients"). This watches the service's control socket and reports, in the
+ * supervisor's terms (so the tray and the controller need no second
+ * vocabulary):
+ *   running  the socket answers; `ready` carries the socket and the
+ *            dashboard link handed out there;
+ *   stopped  installed, not running ("Turn on private DNS" runs
+ *            `pkexec systemctl enable --now dotstub`: the one step that
+ *            needs an administrator);
+ *   failed   this user may not use it (not in the dotstub group).
+ *
+ * chooseProxy() decides between this and the app's own proxy.
+ */
+import { execFile } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { DEFAULT_CONTROL_SOCKET, explainSocketError, serviceInstalled, SocketAccessError, type SocketPlace } from '../../proxy/control/socket-access.js';
+import type { DashboardLinkView } from '../../proxy/control/api-types.js';
+import { fetchDashboardLink } from '../control/client.js';
+import type { TrayService } from '../tray/types.js';
+import type { ReadyInfo, SupervisorState } from './supervisor.js';
+
+/** Which proxy the app uses: the installed service, or one of its own (unprivileged, on a high port). */
+export function chooseProxy(place: SocketPlace = { socketPath: DEFAULT_CONTROL_SOCKET }): 'service' | 'own' {
+  return serviceInstalled(place) ? 'service' : 'own';
+}
+
+/** The administrator's one step: turn the service on, now and at every boot. Rejects with what went wrong. */
+function pkexecTurnOn(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile('pkexec', ['systemctl', 'enable', '--now', 'dotstub'], { timeout: 120_000 }, (err, _stdout, stderr) => {
+      if (!err) return resolve();
+      const code = typeof err.code === 'number' ? err.code : undefined;
+      // pkexec: 126 the password dialog was dismissed, 127 not authorized (or no polkit agent).
+      if (code === 126) return reject(new Error('the administrator password was not given; private DNS stays off'));
+      if (code === 127) return reject(new Error('not authorized to turn on the dotstub service (is a polkit agent running?); or run: sudo systemctl enable --now dotstub'));
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return reject(new Error('pkexec is not installed; run: sudo systemctl enable --now dotstub'));
+      reject(new Error(`could not turn on the dotstub service: ${stderr.trim() || err.message}`));
+    });
+  });
+}
+
+export interface ServiceConnectionOptions extends SocketPlace {
+  /** How often the socket is looked at, ms (default 2000): the service can be started, stopped or restarted at any time. */
+  readonly pollMs?: number;
+  /** Turns the service on (default: pkexec systemctl enable --now dotstub). */
+  readonly turnOn?: () => Promise<void>;
+  /** How long to wait for the socket after turning on, ms (default 20000). */
+  readonly turnOnWaitMs?: number;
+}
+
+interface Events {
+  state: [SupervisorState];
+  ready: [ReadyInfo];
+}
+
+export class ServiceConnection extends EventEmitter<Events> {
+  readonly #o: ServiceConnectionOptions;
+  #state: SupervisorState = { phase: 'stopped', reason: 'looking for the dotstub service' };
+  #service: TrayService = { state: 'off', reason: 'looking for the dotstub service', hint: '' };
+  #link: DashboardLinkView | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #watching = false;
+
+  constructor(options: ServiceConnectionOptions) {
+    super();
+    this.#o = options;
+  }
+
+  get state(): SupervisorState {
+    return this.#state;
+  }
+
+  /** What the tray says about the service. */
+  get service(): TrayService {
+    return this.#service;
+  }
+
+  /** Looks at the socket now, then keeps watching it. */
+  async start(): Promise<void> {
+    this.#watching = true;
+    await this.probe();
+    this.#schedule();
+  }
+
+  /** Stops watching. The service itself keeps running: quitting the app never turns private DNS off. */
+  stop(_reason?: string): Promise<void> {
+    this.#watching = false;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    return Promise.resolve();
+  }
+
+  /** Runs the administrator's step (pkexec), then waits for the socket to answer. */
+  async turnOn(): Promise<void> {
+    await (this.#o.turnOn ?? pkexecTurnOn)();
+    const deadline = Date.now() + (this.#o.turnOnWaitMs ?? 20_000);
+    for (;;) {
+      await this.probe();
+      if (this.#state.phase === 'running') return;
+      if (this.#state.phase === 'failed') throw new Error(this.#state.reason);
+      if (Date.now() > deadline) throw new Error(`the dotstub service was turned on but its control socket ${this.#o.socketPath} did not answer`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  /** One look at the socket; emits state (and ready, when the service is new or its link changed). */
+  async probe(): Promise<void> {
+    let link: DashboardLinkView;
+    try {
+      link = await fetchDashboardLink(this.#o.socketPath);
+    } catch (err) {
+      const e = err instanceof SocketAccessError ? err : explainSocketError(err, this.#o);
+      this.#link = undefined;
+      this.#service = { state: e.kind === 'denied' ? 'denied' : 'off', reason: e.short, hint: e.hint };
+      this.#set(e.kind === 'denied' ? { phase: 'failed', reason: e.message } : { phase: 'stopped', reason: e.short });
+      return;
+    }
+    const changed = this.#link?.url !== link.url || this.#state.phase !== 'running';
+    this.#link = link;
+    this.#service = { state: 'on', reason: '', hint: '' };
+    if (!changed) return;
+    const ready: ReadyInfo = { dns: [], control: link.origin, token: link.token, pid: 0, socket: this.#o.socketPath, dashboard: link.url };
+    this.#set({ phase: 'running', ready, since: Date.now() });
+    this.emit('ready', ready);
+  }
+
+  #set(next: SupervisorState): void {
+    const same = JSON.stringify(next) === JSON.stringify(this.#state);
+    this.#state = next;
+    if (!same) this.emit('state', next);
+  }
+
+  #schedule(): void {
+    if (!this.#watching) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      void this.probe().finally(() => this.#schedule());
+    }, this.#o.pollMs ?? 2000);
+    this.#timer.unref();
+  }
+}
