@@ -9,7 +9,9 @@
  * - wake-ups: context switches of all its threads (voluntary and not) from
  *   /proc/PID/task/TID/status: every time the process left the CPU because it
  *   waited or was preempted, i.e. every time something woke it;
- * - CPU: utime + stime of the whole process from /proc/PID/stat.
+ * - CPU: the time its threads ran, from /proc/PID/task/TID/schedstat (ns;
+ *   /proc/PID/stat's utime+stime count whole 10 ms ticks, too coarse for a
+ *   process that runs a few milliseconds a minute).
  *
  * Both are reported per minute, with the process's RSS. Every process stops
  * at the end (and on Ctrl-C); traffic stays on 127.0.0.1.
@@ -20,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { runDnsperf, writeQueryFile } from './dnsperf.js';
 import { benchMeta, buildProxy, closeOnSignal, openLab, ROOT } from './lab.js';
 import { PEER_NAMES, startPeer, type Peer, type PeerName } from './peers.js';
-import { processCpu, processMemory } from './procstat.js';
+import { processMemory } from './procstat.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -37,10 +39,11 @@ interface IdleSample {
   readonly threads: number;
 }
 
-/** Voluntary + involuntary context switches of every thread of `pid` so far. */
-export function contextSwitches(pid: number): { readonly switches: number; readonly threads: number } {
+/** Voluntary + involuntary context switches of every thread of `pid` so far, and the CPU time its threads ran (ms). */
+export function contextSwitches(pid: number): { readonly switches: number; readonly threads: number; readonly cpuMs: number } {
   let switches = 0;
   let threads = 0;
+  let cpuNs = 0;
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     let status: string;
     try {
@@ -50,8 +53,14 @@ export function contextSwitches(pid: number): { readonly switches: number; reado
     }
     threads++;
     for (const m of status.matchAll(/^(?:voluntary|nonvoluntary)_ctxt_switches:\s+(\d+)$/gm)) switches += Number(m[1]);
+    try {
+      // schedstat: time on the CPU (ns), time waiting to run (ns), timeslices.
+      cpuNs += Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // the thread ended meanwhile
+    }
   }
-  return { switches, threads };
+  return { switches, threads, cpuMs: cpuNs / 1e6 };
 }
 
 async function main(): Promise<void> {
@@ -95,7 +104,7 @@ async function main(): Promise<void> {
     log(`bench:idle: ${peers.join(', ')} in use for 15 s (20 lookups/s each), then ${quietS} s quiet, then ${measureS} s watched`);
     await Promise.all(started.map((p) => runDnsperf({ port: p.port, queryFile, seconds: 15, maxQps: 20, outstanding: 10, clients: 1, timeoutSeconds: 3 })));
     await new Promise((r) => setTimeout(r, quietS * 1000));
-    const before = started.map((p) => ({ cs: contextSwitches(p.pid), cpu: processCpu(p.pid) }));
+    const before = started.map((p) => contextSwitches(p.pid));
     const t0 = performance.now();
     await new Promise((r) => setTimeout(r, measureS * 1000));
     const minutes = (performance.now() - t0) / 60_000;
@@ -105,8 +114,8 @@ async function main(): Promise<void> {
       return {
         peer: p.name,
         notes: p.notes,
-        wakeupsPerMinute: Math.round(((cs.switches - b.cs.switches) / minutes) * 10) / 10,
-        cpuMsPerMinute: Math.round((((processCpu(p.pid) - b.cpu) * 1000) / minutes) * 10) / 10,
+        wakeupsPerMinute: Math.round(((cs.switches - b.switches) / minutes) * 10) / 10,
+        cpuMsPerMinute: Math.round(((cs.cpuMs - b.cpuMs) / minutes) * 100) / 100,
         rssMiB: Math.round((processMemory(p.pid).rss / 2 ** 20) * 10) / 10,
         threads: cs.threads,
       };
@@ -119,7 +128,7 @@ async function main(): Promise<void> {
     const md = [
       '# Idle: what each stub costs when nobody asks',
       '',
-      `${meta.date}, commit ${meta.commit}, node ${meta.node}, ${meta.cores} × ${meta.cpuModel}. Each stub used for 15 s (20 lookups/s, its own cache on), then ${quietS} s without a query, then watched for ${measureS} s. Wake-ups: context switches of all its threads (/proc/PID/task/*/status); CPU: utime+stime (/proc/PID/stat). Reproduce: \`npm run bench:idle${quick ? ' -- --quick' : ''}\`.`,
+      `${meta.date}, commit ${meta.commit}, node ${meta.node}, ${meta.cores} × ${meta.cpuModel}. Each stub used for 15 s (20 lookups/s, its own cache on), then ${quietS} s without a query, then watched for ${measureS} s. Wake-ups: context switches of all its threads (/proc/PID/task/*/status); CPU: time its threads ran (/proc/PID/task/*/schedstat, ns). Reproduce: \`npm run bench:idle${quick ? ' -- --quick' : ''}\`.`,
       '',
       '| stub | wake-ups per minute | CPU ms per minute | RSS MiB | threads | notes |',
       '| --- | ---: | ---: | ---: | ---: | --- |',
