@@ -29,6 +29,8 @@ export interface BenchSettings {
   readonly names: number;
   /** Each peer's own cache on, as users start them (absent in results written before it existed: off). */
   readonly caches?: boolean;
+  /** The checkout whose bin/dotstub.js ran (this one unless --dotstub-root). */
+  readonly dotstubRoot?: string;
   readonly peers: readonly string[];
 }
 

@@ -28,12 +28,14 @@ interface Options extends BenchSettings {
   readonly build: boolean;
   readonly out: string;
   readonly profile: boolean;
+  readonly dotstubRoot: string;
 }
 
 const USAGE = `usage: npm run bench -- paper|desktop [--quick] [--only …]   (the link-lab experiments; see bench/README.md)
        npm run bench -- [--quick] [--rounds N] [--seconds S] [--rate-seconds S] [--rate QPS]
                         [--peers dotstub,stubby,dnsdist,unbound-fwd] [--outstanding N] [--clients N]
                         [--names N] [--caches]   (each peer's own cache on, as users start it: latest-caches.md)
+                        [--dotstub-root DIR]     (the dotstub of another checkout, built, e.g. an older commit's worktree)
                         [--out DIR] [--no-build] [--profile]`;
 
 function int(v: string | undefined, flag: string, fallback: number, lo: number, hi: number): number {
@@ -57,6 +59,7 @@ function parseOptions(argv: readonly string[]): Options {
       clients: { type: 'string' },
       names: { type: 'string' },
       caches: { type: 'boolean' },
+      'dotstub-root': { type: 'string' },
       out: { type: 'string' },
       'no-build': { type: 'boolean' },
       profile: { type: 'boolean' },
@@ -85,6 +88,7 @@ function parseOptions(argv: readonly string[]): Options {
     timeoutSeconds: 3,
     names: int(values.names, 'names', 1000, 1, 100_000),
     caches: values.caches ?? false,
+    dotstubRoot: path.resolve(values['dotstub-root'] ?? ROOT),
     peers,
     build: !values['no-build'],
     out: path.resolve(values.out ?? path.join(ROOT, 'bench', 'results')),
@@ -116,7 +120,7 @@ async function benchmark(o: Options, lab: Lab): Promise<void> {
   const skipped: string[] = [];
   for (const name of o.peers as PeerName[]) {
     try {
-      peers.push(await startPeer(name, { upstream: lab.upstream, dir: lab.dir, root: ROOT, caches: o.caches }));
+      peers.push(await startPeer(name, { upstream: lab.upstream, dir: lab.dir, root: name === 'dotstub' ? o.dotstubRoot : ROOT, caches: o.caches }));
       log(`started ${name} on 127.0.0.1:${peers[peers.length - 1]?.port}`);
     } catch (err) {
       // A missing or broken peer costs its row, not the run (but dotstub is the point of the bench).
