@@ -10,6 +10,7 @@ import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { ListenAddress } from '../listen/address.js';
 import { DEFAULT_PROBES } from '../network/captive/probe.js';
+import { SYSTEM_PATHS } from '../network/network-resolver.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../upstream/pool/options.js';
 import { defaultConfig, type ProxyConfig } from './proxy-config.js';
 import { canAuthenticate } from './resolver-store.js';
@@ -75,6 +76,8 @@ export function resolveRun(flags: RunFlags, settings: Settings, savedResolver: R
         : null,
     allowDegraded: effective.cleartextFallback && effective.mode === 'opportunistic',
     networkDns: effective.networkDns,
+    // Routing by name owner: the networks' own names to their links (the journal may also be in the config dir, without root).
+    names: { paths: { ...SYSTEM_PATHS, stateDirs: [...SYSTEM_PATHS.stateDirs, flags.configDir] }, localNames: 'ask' },
   });
   return { config, effective };
 }
