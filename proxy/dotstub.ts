@@ -131,7 +131,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   /** Binds the listeners (UDP and TCP share each port) and opens the pool. */
   async start(): Promise<readonly ListenAddress[]> {
     if (this.running) throw new Error('proxy already started');
-    await this.#routing?.refresh();
+    await this.#routing?.start();
     const bound = await this.#listeners.bind(this.#config.listen, (w) => this.emit('warning', w));
     this.#startedAt = Date.now();
     this.#privacy.started();
@@ -206,7 +206,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     await drain(this.#engine, drainMs);
     this.#listeners.stopUdp();
     this.#upstream.destroy();
-    this.#routing?.router.destroy();
+    this.#routing?.stop();
     await this.#engine.idle();
     await this.#listeners.close();
     this.#privacy.stopped();

@@ -102,12 +102,25 @@ export class NameRouter {
 /** A router and what keeps its table current (read at start and on each network change), for a proxy with routing on. */
 export interface Routing {
   readonly router: NameRouter;
+  /** Reads the table and keeps it current. */
+  start(): Promise<void>;
+  /** Read it again now (the network changed). */
   refresh(): Promise<void>;
+  /** Stops watching; fails what is in flight on the cleartext paths. */
+  stop(): void;
 }
 
 export function routingFor(names: NameRouting | null, options: RouterOptions): Routing | null {
   if (!names) return null;
   const router = new NameRouter(options);
   const refresher = new NameOwnersRefresher(names.paths, (owners) => router.setOwners(owners));
-  return { router, refresh: () => refresher.refresh() };
+  return {
+    router,
+    start: () => refresher.start(),
+    refresh: () => refresher.refresh(),
+    stop: () => {
+      refresher.stop();
+      router.destroy();
+    },
+  };
 }

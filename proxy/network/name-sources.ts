@@ -20,6 +20,7 @@
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { MANAGED_MARKER, parseResolvConf } from '../system-dns/resolv-conf.js';
 import { NameOwners, type Lan, type NameOwner } from './name-owners.js';
 import { journalResolvConfs, leaseFiles, readText, usable, type DiscoveryPaths, type NetworkServer } from './network-resolver.js';
@@ -187,9 +188,11 @@ export async function learnNameOwners(paths: DiscoveryPaths, run: RunCommand = r
 }
 
 /**
- * Keeps a router's table current: read at start and again on each network
- * change (a VPN up or down). Asks that come while a read runs coalesce into
- * one more read after it, so the last change is always seen.
+ * Keeps a router's table current: read at start, again on each network
+ * change (a VPN up or down: the proxy calls refresh), and when resolv.conf
+ * or a resolvconf record is written (the takeover itself, a VPN's hook):
+ * inotify on their directories. Asks that come while a read runs coalesce
+ * into one more read after it, so the last change is always seen.
  */
 export class NameOwnersRefresher {
   readonly #paths: DiscoveryPaths;
@@ -202,6 +205,35 @@ export class NameOwnersRefresher {
     this.#paths = paths;
     this.#apply = apply;
     this.#run = run;
+  }
+
+  #watchers: fs.FSWatcher[] = [];
+  #settle: NodeJS.Timeout | undefined;
+
+  /** Reads the table, then watches the files it came from. */
+  async start(): Promise<void> {
+    await this.refresh();
+    const file = path.basename(this.#paths.resolvConf);
+    const watch = (dir: string, only?: string): void => {
+      try {
+        const w = fs.watch(dir, (_event, name) => {
+          if (only !== undefined && name !== only) return;
+          clearTimeout(this.#settle);
+          this.#settle = setTimeout(() => void this.refresh(), 50);
+        });
+        w.on('error', () => w.close());
+        this.#watchers.push(w);
+      } catch {
+        // not there: the network watch's refresh covers it
+      }
+    };
+    watch(path.dirname(this.#paths.resolvConf), file);
+    watch(this.#paths.resolvconfInterfaces ?? '/run/resolvconf/interface');
+  }
+
+  stop(): void {
+    clearTimeout(this.#settle);
+    for (const w of this.#watchers.splice(0)) w.close();
   }
 
   refresh(): Promise<void> {
