@@ -58,7 +58,7 @@ export interface LabOptions {
    * dns= mode ('default': it writes /etc/resolv.conf; 'systemd-resolved':
    * it hands the link's DNS to resolved, which needs `resolved` too).
    */
-  readonly networkManager?: { readonly dns: 'default' | 'systemd-resolved' };
+  readonly networkManager?: { readonly dns: 'default' | 'systemd-resolved'; /** The profile's search domain (ipv4.dns-search). */ readonly dnsSearch?: string };
 }
 
 interface ExecResult {
@@ -223,7 +223,7 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
       );
       fs.writeFileSync(
         path.join(nm, 'system-connections', 'lab.nmconnection'),
-        '[connection]\nid=lab\ntype=ethernet\ninterface-name=veth0\nautoconnect=true\n[ipv4]\nmethod=manual\naddress1=10.99.0.2/24\ndns=10.99.0.1;\n[ipv6]\nmethod=disabled\n',
+        `[connection]\nid=lab\ntype=ethernet\ninterface-name=veth0\nautoconnect=true\n[ipv4]\nmethod=manual\naddress1=10.99.0.2/24\ndns=10.99.0.1;\n${opts.networkManager.dnsSearch ? `dns-search=${opts.networkManager.dnsSearch};\n` : ''}[ipv6]\nmethod=disabled\n`,
         { mode: 0o600 },
       );
     }

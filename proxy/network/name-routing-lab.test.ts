@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { skipReason } from '../../test-support/skips.js';
-import { labMissing, startLab, type Lab } from '../../test-support/system-dns-lab.js';
+import { labMissing, networkManagerLabMissing, startLab, type Lab, type LabOptions } from '../../test-support/system-dns-lab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import type { QueryRecord } from '../engine/query-record.js';
 
@@ -54,9 +54,15 @@ async function getent(l: Lab, db: 'hosts' | 'ahosts' | 'ahostsv6', name: string)
   return (await l.exec(['getent', db, name], { timeoutMs: 20_000 })).stdout;
 }
 
-describe.skipIf(missing !== null)('routing by name owner, resolv.conf backend (lab)', () => {
-  test('local, VPN and private-reverse names resolve from their owner; no public name (nor its search-suffixed form) leaves in cleartext; VPN routes follow within 1 s', async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL } });
+const BACKENDS: readonly { readonly backend: string; readonly options: LabOptions; readonly missing: string | null }[] = [
+  { backend: 'resolv.conf', options: { resolvConf: { text: ORIGINAL } }, missing: null },
+  // NetworkManager writes resolv.conf from its profile (DNS 10.99.0.1, search lan); the takeover sets dns=none.
+  { backend: 'networkmanager', options: { resolvConf: { text: '# NetworkManager writes this\n' }, networkManager: { dns: 'default', dnsSearch: 'lan' } }, missing: networkManagerLabMissing() },
+];
+
+describe.skipIf(missing !== null).each(BACKENDS)('routing by name owner, $backend backend (lab)', ({ backend, options, missing: backendMissing }) => {
+  test.skipIf(backendMissing !== null)('local, VPN and private-reverse names resolve from their owner; no public name (nor its search-suffixed form) leaves in cleartext; VPN routes follow within 1 s', async () => {
+    lab = await startLab(options);
     const l = lab;
     const lan = await l.zoneServer('10.99.0.1', 53, {
       'printer.lan': { A: '10.99.0.7' },
@@ -74,6 +80,7 @@ describe.skipIf(missing !== null)('routing by name owner, resolv.conf backend (l
     const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1] as string;
     const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', '']);
     expect(on.code, on.stderr).toBe(0);
+    expect(on.stdout).toContain(`backend: ${backend}`);
     expect(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m);
     await new Promise((r) => setTimeout(r, 300)); // the router re-reads on the resolv.conf write
 
@@ -125,7 +132,7 @@ describe.skipIf(missing !== null)('routing by name owner, resolv.conf backend (l
     const toPublic = records.filter((r) => r.route === undefined && r.source !== 'local');
     const answeredHere = records.filter((r) => r.route?.kind === 'answered');
     console.log(
-      JSON.stringify({ figures, cleartextInCapture: names, lanAsked: lan.queries(), vpnAsked: vpn.queries(), records: records.length, sentClear: sentClear.length, toPublic: toPublic.map((r) => `${r.name} ${r.type}`), answeredHere: answeredHere.map((r) => `${r.name} ${r.type}`) }, null, 1),
+      JSON.stringify({ backend, figures, cleartextInCapture: names, lanAsked: lan.queries(), vpnAsked: vpn.queries(), records: records.length, sentClear: sentClear.length, toPublic: toPublic.map((r) => `${r.name} ${r.type}`), answeredHere: answeredHere.map((r) => `${r.name} ${r.type}`) }, null, 1),
     );
 
     // What left in cleartext: only names the LAN or the VPN owns, each to its owner.
