@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { skipReason } from '../../test-support/skips.js';
-import { labMissing, networkManagerLabMissing, startLab, type Lab, type LabOptions } from '../../test-support/system-dns-lab.js';
+import { labMissing, networkManagerLabMissing, resolvedLabMissing, startLab, type Lab, type LabOptions } from '../../test-support/system-dns-lab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import type { QueryRecord } from '../engine/query-record.js';
 
@@ -54,25 +54,81 @@ async function getent(l: Lab, db: 'hosts' | 'ahosts' | 'ahostsv6', name: string)
   return (await l.exec(['getent', db, name], { timeoutMs: 20_000 })).stdout;
 }
 
-const BACKENDS: readonly { readonly backend: string; readonly options: LabOptions; readonly missing: string | null }[] = [
-  { backend: 'resolv.conf', options: { resolvConf: { text: ORIGINAL } }, missing: null },
+interface Backend {
+  /** For the title: the OS's setup. */
+  readonly label: string;
+  /** The backend the takeover must choose. */
+  readonly backend: string;
+  readonly options: LabOptions;
+  readonly missing: string | null;
+  /** The LAN's DNS as its DHCP client would hand it over, once the lab runs. */
+  readonly lanUp?: (l: Lab) => Promise<void>;
+  /** How the VPN announces and withdraws its resolver and domain. */
+  readonly vpnUp: (l: Lab) => Promise<void>;
+  readonly vpnDown: (l: Lab) => Promise<void>;
+  /**
+   * Open gap (issue 21): resolved itself sends a name under a link's search
+   * domain (NAME.lan, including a public name glibc glued `lan` onto) to that
+   * link's server, around dotstub. Fixing it needs the resolved backend to
+   * point the links' servers at dotstub (recording theirs in the journal);
+   * until then the capture may hold those glued forms, and only those.
+   */
+  readonly resolvedSearchLeak?: true;
+}
+
+const sh = async (l: Lab, script: string): Promise<void> => {
+  const r = await l.exec(['sh', '-c', script]);
+  if (r.code !== 0) throw new Error(`${script}: ${r.stderr}`);
+};
+// A VPN on a machine without resolved: its hook registers a resolvconf record (openvpn's update-resolv-conf, wg-quick).
+const resolvconfVpn = {
+  vpnUp: (l: Lab) => sh(l, "mkdir -p /run/resolvconf/interface && printf 'nameserver 10.98.0.1\\nsearch corp.example\\n' > /run/resolvconf/interface/vpn0 && ip addr add 10.98.0.2/24 dev vpn0 && ip link set vpn0 up"),
+  vpnDown: (l: Lab) => sh(l, 'rm /run/resolvconf/interface/vpn0 && ip link del vpn0'),
+};
+
+const BACKENDS: readonly Backend[] = [
+  { label: 'plain resolv.conf', backend: 'resolv.conf', options: { resolvConf: { text: ORIGINAL } }, missing: null, ...resolvconfVpn },
   // NetworkManager writes resolv.conf from its profile (DNS 10.99.0.1, search lan); the takeover sets dns=none.
-  { backend: 'networkmanager', options: { resolvConf: { text: '# NetworkManager writes this\n' }, networkManager: { dns: 'default', dnsSearch: 'lan' } }, missing: networkManagerLabMissing() },
+  { label: 'NetworkManager', backend: 'networkmanager', options: { resolvConf: { text: '# NetworkManager writes this\n' }, networkManager: { dns: 'default', dnsSearch: 'lan' } }, missing: networkManagerLabMissing(), ...resolvconfVpn },
+  // resolved: the links' DNS and domains set over its API, as networkd or a VPN's update-systemd-resolved hook does.
+  {
+    label: 'systemd-resolved',
+    backend: 'systemd-resolved',
+    options: { resolvConf: { symlink: '../run/systemd/resolve/stub-resolv.conf' }, resolved: true },
+    missing: resolvedLabMissing(),
+    lanUp: (l) => sh(l, 'resolvectl dns veth0 10.99.0.1 && resolvectl domain veth0 lan'),
+    vpnUp: (l) => sh(l, 'ip addr add 10.98.0.2/24 dev vpn0 && ip link set vpn0 up && resolvectl dns vpn0 10.98.0.1 && resolvectl domain vpn0 corp.example'),
+    vpnDown: (l) => sh(l, 'ip link del vpn0'),
+    resolvedSearchLeak: true,
+  },
+  // NetworkManager hands the link's DNS and search domain to resolved.
+  {
+    label: 'NetworkManager + systemd-resolved',
+    backend: 'systemd-resolved',
+    options: { resolvConf: { symlink: '../run/systemd/resolve/stub-resolv.conf' }, resolved: true, networkManager: { dns: 'systemd-resolved', dnsSearch: 'lan' } },
+    missing: resolvedLabMissing() ?? networkManagerLabMissing(),
+    vpnUp: (l) => sh(l, 'ip addr add 10.98.0.2/24 dev vpn0 && ip link set vpn0 up && resolvectl dns vpn0 10.98.0.1 && resolvectl domain vpn0 corp.example'),
+    vpnDown: (l) => sh(l, 'ip link del vpn0'),
+    resolvedSearchLeak: true,
+  },
 ];
 
-describe.skipIf(missing !== null).each(BACKENDS)('routing by name owner, $backend backend (lab)', ({ backend, options, missing: backendMissing }) => {
-  test.skipIf(backendMissing !== null)('local, VPN and private-reverse names resolve from their owner; no public name (nor its search-suffixed form) leaves in cleartext; VPN routes follow within 1 s', async () => {
+describe.skipIf(missing !== null).each(BACKENDS)('routing by name owner, $label (lab)', ({ label: describeLabel, backend, options, missing: backendMissing, lanUp, vpnUp, vpnDown, resolvedSearchLeak }) => {
+  test.skipIf(backendMissing !== null)('local, VPN and private-reverse names resolve from their owner, none reaches the public resolver; dotstub sends no public name (nor a search-suffixed one) in cleartext; VPN up: its names within 1 s; VPN down: none in cleartext', async () => {
     lab = await startLab(options);
     const l = lab;
+    await lanUp?.(l);
     const lan = await l.zoneServer('10.99.0.1', 53, {
       'printer.lan': { A: '10.99.0.7' },
       'nas.home.arpa': { A: '10.99.0.8' },
       '8.0.99.10.in-addr.arpa': { PTR: 'nas.home.arpa' },
     });
-    await l.exec(['sh', '-c', 'ip link add vpn0 type veth peer name vpn1 && ip addr add 10.98.0.1/24 dev vpn1 && ip link set vpn1 up']);
+    // The VPN's far end (its resolver's address); NetworkManager, where it runs, is told to leave both ends alone.
+    const nm = options.networkManager ? 'sleep 0.3 && nmcli device set vpn0 managed no && nmcli device set vpn1 managed no && ' : '';
+    await sh(l, `ip link add vpn0 type veth peer name vpn1 && ${nm}ip addr add 10.98.0.1/24 dev vpn1 && ip link set vpn1 up`);
     const vpn = await l.zoneServer('10.98.0.1', 53, { 'intranet.corp.example': { A: '10.98.0.9' } });
     unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80' }, launch: l.unboundLaunch(['127.0.0.1']) });
-    const capture = l.spawn(['tcpdump', '-n', '-U', '-i', 'any', '-w', '/run/cleartext.pcap', 'port 53 and not net 127.0.0.0/8']);
+    const capture = l.spawn(['tcpdump', '-n', '-U', '--immediate-mode', '-Z', 'root', '-i', 'any', '-w', '/run/cleartext.pcap', 'port 53 and not net 127.0.0.0/8']);
     await capture.waitFor('listening on', 10_000);
 
     const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
@@ -81,7 +137,7 @@ describe.skipIf(missing !== null).each(BACKENDS)('routing by name owner, $backen
     const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', '']);
     expect(on.code, on.stderr).toBe(0);
     expect(on.stdout).toContain(`backend: ${backend}`);
-    expect(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m);
+    if (backend !== 'systemd-resolved') expect(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m);
     await new Promise((r) => setTimeout(r, 300)); // the router re-reads on the resolv.conf write
 
     const figures: Record<string, string> = {};
@@ -103,9 +159,8 @@ describe.skipIf(missing !== null).each(BACKENDS)('routing by name owner, $backen
     await check('hosts', 'nothing.public.test', null);
 
     // VPN up: its resolvconf record and its link; its names resolve from its resolver within a second.
-    await l.exec(['sh', '-c', "mkdir -p /run/resolvconf/interface && printf 'nameserver 10.98.0.1\\nsearch corp.example\\n' > /run/resolvconf/interface/vpn0"]);
     const upAt = Date.now();
-    await l.exec(['sh', '-c', 'ip addr add 10.98.0.2/24 dev vpn0 && ip link set vpn0 up']);
+    await vpnUp(l);
     let vpnMs = -1;
     while (Date.now() - upAt < 5000) {
       if ((await getent(l, 'hosts', 'intranet.corp.example')).includes('10.98.0.9')) {
@@ -119,7 +174,7 @@ describe.skipIf(missing !== null).each(BACKENDS)('routing by name owner, $backen
     expect(vpnMs).toBeLessThan(1000);
 
     // VPN down: none of its names sent anywhere in cleartext.
-    await l.exec(['sh', '-c', 'rm /run/resolvconf/interface/vpn0 && ip link del vpn0']);
+    await vpnDown(l);
     await new Promise((r) => setTimeout(r, 500));
     const recordsBeforeDown = proxy.output().split('\n').filter((x) => x.startsWith('REC ')).length;
     await check('hosts', 'intranet.corp.example', null);
@@ -132,18 +187,25 @@ describe.skipIf(missing !== null).each(BACKENDS)('routing by name owner, $backen
     const toPublic = records.filter((r) => r.route === undefined && r.source !== 'local');
     const answeredHere = records.filter((r) => r.route?.kind === 'answered');
     console.log(
-      JSON.stringify({ backend, figures, cleartextInCapture: names, lanAsked: lan.queries(), vpnAsked: vpn.queries(), records: records.length, sentClear: sentClear.length, toPublic: toPublic.map((r) => `${r.name} ${r.type}`), answeredHere: answeredHere.map((r) => `${r.name} ${r.type}`) }, null, 1),
+      JSON.stringify({ label: describeLabel, figures, cleartextInCapture: names, lanAsked: lan.queries(), vpnAsked: vpn.queries(), records: records.length, sentClear: sentClear.length, toPublic: toPublic.map((r) => `${r.name} ${r.type}`), answeredHere: answeredHere.map((r) => `${r.name} ${r.type}`) }, null, 1),
     );
 
     // What left in cleartext: only names the LAN or the VPN owns, each to its owner.
-    expect(new Set(names)).toEqual(new Set(['printer.lan', 'nas.home.arpa', '8.0.99.10.in-addr.arpa', '66.0.99.10.in-addr.arpa', 'intranet.corp.example']));
+    // The capture is whole: it saw every query the LAN's and the VPN's resolvers were asked.
+    expect(new Set(names)).toEqual(new Set([...lan.queries(), ...vpn.queries()]));
+    const owned = ['printer.lan', 'nas.home.arpa', '8.0.99.10.in-addr.arpa', '66.0.99.10.in-addr.arpa', 'intranet.corp.example'];
+    if (resolvedSearchLeak) {
+      // resolved's own search-domain routing (the open gap above): glued forms only, and never by dotstub.
+      expect(names.filter((n) => !owned.includes(n)).every((n) => /\.[a-z.]+\.(lan|corp\.example)$/.test(n))).toBe(true);
+      expect(sentClear.filter((r) => !owned.includes(r.name ?? ''))).toEqual([]);
+    } else expect(new Set(names)).toEqual(new Set(owned));
     expect(lan.queries().every((n) => n.endsWith('.lan') || n.endsWith('.home.arpa') || n.endsWith('.in-addr.arpa'))).toBe(true);
-    expect(lan.queries().some((n) => n.includes('public.test'))).toBe(false);
-    expect(vpn.queries().every((n) => n === 'intranet.corp.example')).toBe(true);
+    if (!resolvedSearchLeak) expect(lan.queries().some((n) => n.includes('public.test'))).toBe(false);
+    if (!resolvedSearchLeak) expect(vpn.queries().every((n) => n === 'intranet.corp.example')).toBe(true);
     // The public resolver got no private reverse lookup, no local name.
     expect(toPublic.filter((r) => /in-addr\.arpa|ip6\.arpa|\.lan$|home\.arpa/.test(r.name ?? ''))).toEqual([]);
     // The search-suffixed public name was answered here.
-    expect(answeredHere.map((r) => r.name)).toContain('www.public.test.lan');
+    if (!resolvedSearchLeak) expect(answeredHere.map((r) => r.name)).toContain('www.public.test.lan');
     // After the VPN went down, its names went only to the encrypted resolver.
     expect(records.slice(recordsBeforeDown).filter((r) => r.route?.kind === 'link' && (r.name ?? '').includes('corp.example'))).toEqual([]);
   }, 120_000);
