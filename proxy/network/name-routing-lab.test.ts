@@ -210,3 +210,48 @@ describe.skipIf(missing !== null).each(BACKENDS)('routing by name owner, $label 
     expect(records.slice(recordsBeforeDown).filter((r) => r.route?.kind === 'link' && (r.name ?? '').includes('corp.example'))).toEqual([]);
   }, 120_000);
 });
+
+describe.skipIf(missing !== null)('routing by name owner, a VPN hook that rewrites resolv.conf itself (lab)', () => {
+  test("the takeover puts dotstub back in resolv.conf, and dotstub keeps routing the VPN's domain to the VPN's resolver after that; after the VPN's down hook none of its names is sent in cleartext", async () => {
+    lab = await startLab({ resolvConf: { text: ORIGINAL } });
+    const l = lab;
+    await l.zoneServer('10.99.0.1', 53, { 'printer.lan': { A: '10.99.0.7' } });
+    await sh(l, 'ip link add vpn0 type veth peer name vpn1 && ip addr add 10.98.0.1/24 dev vpn1 && ip link set vpn1 up');
+    const vpn = await l.zoneServer('10.98.0.1', 53, { 'intranet.corp.example': { A: '10.98.0.9' } });
+    unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80' }, launch: l.unboundLaunch(['127.0.0.1']) });
+    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
+    await proxy.waitFor('PROXY-READY', 30_000);
+    // The takeover held by a running process, with its rewrite watch (as the service runs it).
+    const held = l.spawnDotstub(['system-dns', 'enable', '--state-dir', STATE, '--check-name', '']);
+    await held.waitFor('private DNS enabled');
+    expect((await getent(l, 'hosts', 'printer.lan'))).toContain('10.99.0.7');
+
+    // openvpn's up script without resolvconf: its servers and domain written straight into resolv.conf.
+    const vpnConf = 'nameserver 10.98.0.1\nnameserver 10.99.0.1\nsearch corp.example lan\n';
+    const upAt = Date.now();
+    await sh(l, `ip addr add 10.98.0.2/24 dev vpn0 && ip link set vpn0 up && printf '${vpnConf.replace(/\n/g, '\\n')}' > /etc/.rc.vpn && mv /etc/.rc.vpn /etc/resolv.conf`);
+    // Asked only once the rewrite watch put dotstub back: glibc would otherwise read the VPN's file and ask 10.98.0.1 itself.
+    await held.waitFor('DNS settings were rewritten');
+    const revertedAt = Date.now();
+    // A second on, the table has been read again from the file as dotstub wrote it back: the VPN's routes must survive that.
+    await new Promise((r) => setTimeout(r, 1000));
+    const seen = proxy.output().split('\n').filter((x) => x.startsWith('REC ')).length;
+    expect(await getent(l, 'hosts', 'intranet.corp.example')).toContain('10.98.0.9');
+    const viaDotstub = proxy.output().split('\n').filter((x) => x.startsWith('REC ')).slice(seen).map((x) => JSON.parse(x.slice(4)) as QueryRecord);
+    expect(viaDotstub.filter((r) => r.name === 'intranet.corp.example' && r.route?.kind === 'link').length).toBeGreaterThan(0);
+    console.log(`VPN hook rewrote resolv.conf; dotstub put back ${revertedAt - upAt} ms later; intranet.corp.example through dotstub to the VPN's resolver 1 s after that`);
+    expect(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m); // still on dotstub
+    expect(vpn.queries()).toContain('intranet.corp.example');
+
+    // The down hook writes the file back as it was; the VPN's names are no longer its link's.
+    await sh(l, `ip link del vpn0 && printf '${ORIGINAL.replace(/\n/g, '\\n')}' > /etc/.rc.vpn && mv /etc/.rc.vpn /etc/resolv.conf`);
+    await new Promise((r) => setTimeout(r, 500));
+    const before = proxy.output().split('\n').filter((x) => x.startsWith('REC ')).length;
+    expect(await getent(l, 'hosts', 'intranet.corp.example')).toBe('');
+    const after = proxy.output().split('\n').filter((x) => x.startsWith('REC ')).slice(before).map((x) => JSON.parse(x.slice(4)) as QueryRecord);
+    expect(after.filter((r) => r.route?.kind === 'link')).toEqual([]);
+    expect((await getent(l, 'hosts', 'printer.lan'))).toContain('10.99.0.7');
+    await held.signal('TERM');
+    expect(await held.exited).toBe(0);
+  }, 120_000);
+});

@@ -146,7 +146,13 @@ export function fromLeaseText(text: string, file: string): Learned {
 }
 
 /** Everything the OS says, most specific source first; the LAN is the first link that has servers. */
-export async function learnNameOwners(paths: DiscoveryPaths, run: RunCommand = runCommand): Promise<NameOwners> {
+/**
+ * `foreign`: the last resolv.conf another program wrote while dotstub held
+ * the file (a VPN's hook rewriting it directly), which the takeover's
+ * rewrite watch puts back: its servers and search list still say which names
+ * that program's link owns, so routing follows the VPN instead of fighting it.
+ */
+export async function learnNameOwners(paths: DiscoveryPaths, run: RunCommand = runCommand, foreign?: string): Promise<NameOwners> {
   const learned: Learned[] = [];
   const [dns, domains] = await Promise.all([
     run(['busctl', '--json=short', 'get-property', 'org.freedesktop.resolve1', '/org/freedesktop/resolve1', 'org.freedesktop.resolve1.Manager', 'DNS']),
@@ -176,6 +182,7 @@ export async function learnNameOwners(paths: DiscoveryPaths, run: RunCommand = r
   const current = readText(paths.resolvConf);
   // A file dotstub didn't write (a VPN's hook rewrote it, or no takeover): what it says now comes first.
   if (current !== undefined && !current.includes(MANAGED_MARKER)) learned.push(fromResolvConfText(current, 'resolv.conf', paths.resolvConf));
+  else if (foreign !== undefined) learned.push(fromResolvConfText(foreign, 'resolv.conf', `what another program last wrote to ${paths.resolvConf}`));
   for (const j of journalResolvConfs(paths.stateDirs)) learned.push(fromResolvConfText(j.text, 'the network', `${j.path} before the takeover`));
   for (const file of leaseFiles(paths.leases)) {
     const text = readText(file);
@@ -209,15 +216,18 @@ export class NameOwnersRefresher {
 
   #watchers: fs.FSWatcher[] = [];
   #settle: NodeJS.Timeout | undefined;
+  /** The last resolv.conf dotstub didn't write, read the moment it appeared (the rewrite watch may put ours back soon after). */
+  #foreign: string | undefined;
 
   /** Reads the table, then watches the files it came from. */
   async start(): Promise<void> {
     await this.refresh();
     const file = path.basename(this.#paths.resolvConf);
-    const watch = (dir: string, only?: string): void => {
+    const watch = (dir: string, only?: string, now?: () => void): void => {
       try {
         const w = fs.watch(dir, (_event, name) => {
           if (only !== undefined && name !== only) return;
+          now?.();
           clearTimeout(this.#settle);
           this.#settle = setTimeout(() => void this.refresh(), 50);
         });
@@ -227,7 +237,10 @@ export class NameOwnersRefresher {
         // not there: the network watch's refresh covers it
       }
     };
-    watch(path.dirname(this.#paths.resolvConf), file);
+    watch(path.dirname(this.#paths.resolvConf), file, () => {
+      const text = readText(this.#paths.resolvConf);
+      if (text !== undefined && !text.includes(MANAGED_MARKER)) this.#foreign = text;
+    });
     watch(this.#paths.resolvconfInterfaces ?? '/run/resolvconf/interface');
   }
 
@@ -244,7 +257,7 @@ export class NameOwnersRefresher {
     this.#running = (async () => {
       do {
         this.#again = false;
-        this.#apply(await learnNameOwners(this.#paths, this.#run));
+        this.#apply(await learnNameOwners(this.#paths, this.#run, this.#foreign));
       } while (this.#again);
       this.#running = null;
     })();
