@@ -77,7 +77,7 @@ export function resolveRun(flags: RunFlags, settings: Settings, savedResolver: R
     allowDegraded: effective.cleartextFallback && effective.mode === 'opportunistic',
     networkDns: effective.networkDns,
     // Routing by name owner: the networks' own names to their links (the journal may also be in the config dir, without root).
-    names: { paths: { ...SYSTEM_PATHS, stateDirs: [...SYSTEM_PATHS.stateDirs, flags.configDir] }, localNames: 'ask' },
+    names: { paths: { ...SYSTEM_PATHS, stateDirs: [...SYSTEM_PATHS.stateDirs, flags.configDir] }, localNames: 'ask', memoryFile: path.join(flags.configDir, 'networks.json') },
   });
   return { config, effective };
 }

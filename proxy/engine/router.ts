@@ -17,6 +17,8 @@
  * it; the table is replaced whole (setOwners) when the network changes.
  */
 import { NameOwners, type LocalNamesPolicy, type NameOwner, type NameRouting } from '../network/name-owners.js';
+import { networkKey } from '../network/captive/network-key.js';
+import { NetworkMemory } from '../network/network-memory.js';
 import { NameOwnersRefresher } from '../network/name-sources.js';
 import { CleartextUpstream } from '../upstream/plain/cleartext.js';
 import type { Upstream } from '../upstream/upstream.js';
@@ -99,9 +101,16 @@ export class NameRouter {
   }
 }
 
-/** A router and what keeps its table current (read at start and on each network change), for a proxy with routing on. */
+/**
+ * A router and what keeps its table current (read at start and on each
+ * network change), for a proxy with routing on; with the user's local-names
+ * choice remembered per network (network/network-memory.ts), looked up again
+ * whenever the table is read (a rejoin finds its choice at once).
+ */
 export interface Routing {
   readonly router: NameRouter;
+  /** The user's choice for the network we're on, remembered for it; false when the network can't be told (no gateway) or nothing is remembered. */
+  setLocalNames(policy: 'allow' | 'deny'): boolean;
   /** Reads the table and keeps it current. */
   start(): Promise<void>;
   /** Read it again now (the network changed). */
@@ -112,10 +121,30 @@ export interface Routing {
 
 export function routingFor(names: NameRouting | null, options: RouterOptions): Routing | null {
   if (!names) return null;
-  const router = new NameRouter(options);
-  const refresher = new NameOwnersRefresher(names.paths, (owners) => router.setOwners(owners));
+  const memory = names.memoryFile ? new NetworkMemory(names.memoryFile) : null;
+  const keyOf = names.networkKey ?? (() => networkKey());
+  let key: string | null = null;
+  let remembered: LocalNamesPolicy | undefined;
+  const router = new NameRouter({ ...options, localNames: () => remembered ?? options.localNames() });
+  const apply = (owners: NameOwners): void => {
+    router.setOwners(owners);
+    key = keyOf();
+    const entry = key && memory ? memory.get(key) : undefined;
+    remembered = entry?.localNames;
+    const domains = [...new Set(owners.owners.map((o) => o.suffix))].sort();
+    if (key && memory && domains.length > 0 && domains.join() !== (entry?.localDomains ?? []).join()) {
+      memory.update(key, { localDomains: domains, seenAt: new Date().toISOString() });
+    }
+  };
+  const refresher = new NameOwnersRefresher(names.paths, apply, names.run);
   return {
     router,
+    setLocalNames: (policy) => {
+      if (!key || !memory) return false;
+      memory.update(key, { localNames: policy, seenAt: new Date().toISOString() });
+      remembered = policy;
+      return true;
+    },
     start: () => refresher.start(),
     refresh: () => refresher.refresh(),
     stop: () => {

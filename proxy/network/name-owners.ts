@@ -57,7 +57,14 @@ export type LocalNamesPolicy = 'allow' | 'deny' | 'ask';
 export interface NameRouting {
   /** Where the OS keeps what the networks own (tests point it at their own files). */
   readonly paths: DiscoveryPaths;
+  /** The default for a network the user hasn't decided on ('ask': strict mode refuses until asked). */
   readonly localNames: LocalNamesPolicy;
+  /** Per-network memory (network-memory.ts): the user's choice per network; absent: nothing remembered. */
+  readonly memoryFile?: string;
+  /** The network we're on (tests); captive/network-key.ts otherwise. */
+  readonly networkKey?: () => string | null;
+  /** How the OS's tools are run (tests: none). */
+  readonly run?: (argv: readonly string[]) => Promise<string | null>;
 }
 
 export type Route =
