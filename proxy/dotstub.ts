@@ -44,7 +44,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #privacy: PrivacyController;
   readonly #listeners: Listeners;
   readonly #watch: NetworkWatch | null;
-  readonly #routing: Routing | null;
+  readonly #routing: Routing | null; // by name owner (engine/router.ts); null: off
   #startedAt = 0;
 
   constructor(config: ProxyConfig) {
@@ -97,7 +97,6 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   get engine(): Engine {
     return this.#engine;
   }
-  /** Routing by name owner (engine/router.ts: who owns which names, the local-names choice per network); null: off. */
   get routing(): Routing | null { return this.#routing; } // prettier-ignore
   get running(): boolean {
     return this.#startedAt !== 0;
