@@ -104,13 +104,13 @@ const NOBODYS_REVERSE: readonly string[] = [
 ];
 const LAN_DOMAINS: readonly string[] = ['home.arpa', 'internal'];
 
-export function canonicalName(name: string): string {
+function canonicalName(name: string): string {
   const n = name.toLowerCase();
   return n.endsWith('.') ? n.slice(0, -1) : n;
 }
 
 /** `name` is `suffix` or under it. */
-export function isUnder(name: string, suffix: string): boolean {
+function isUnder(name: string, suffix: string): boolean {
   return name === suffix || name.endsWith(`.${suffix}`);
 }
 
@@ -121,7 +121,7 @@ function longest(name: string, suffixes: readonly string[]): string | null {
 }
 
 /** A private address: RFC 1918, RFC 6598, ULA, link-local. */
-export function isPrivateAddress(host: string): boolean {
+function isPrivateAddress(host: string): boolean {
   const h = host.replace(/%.*$/, '').toLowerCase();
   if (net.isIPv4(h)) {
     const [a, b] = h.split('.').map(Number) as [number, number];

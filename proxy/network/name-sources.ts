@@ -28,7 +28,7 @@ import { journalResolvConfs, leaseFiles, readText, usable, type DiscoveryPaths, 
 /** Runs a read-only command; resolves to its stdout, or null when it failed or isn't there. */
 export type RunCommand = (argv: readonly string[]) => Promise<string | null>;
 
-export const runCommand: RunCommand = (argv) =>
+const runCommand: RunCommand = (argv) =>
   new Promise((resolve) => {
     execFile(argv[0] as string, argv.slice(1), { timeout: 2000, encoding: 'utf8' }, (err, stdout) => resolve(err ? null : stdout));
   });
@@ -152,7 +152,7 @@ export function fromLeaseText(text: string, file: string): Learned {
  * rewrite watch puts back: its servers and search list still say which names
  * that program's link owns, so routing follows the VPN instead of fighting it.
  */
-export async function learnNameOwners(paths: DiscoveryPaths, run: RunCommand = runCommand, foreign?: string): Promise<NameOwners> {
+async function learnNameOwners(paths: DiscoveryPaths, run: RunCommand = runCommand, foreign?: string): Promise<NameOwners> {
   const learned: Learned[] = [];
   const [dns, domains] = await Promise.all([
     run(['busctl', '--json=short', 'get-property', 'org.freedesktop.resolve1', '/org/freedesktop/resolve1', 'org.freedesktop.resolve1.Manager', 'DNS']),
