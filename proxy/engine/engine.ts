@@ -135,7 +135,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#finish(job, localAnswer(query, local), 'local', local, false, null);
       return true;
     }
-    const routed = this.#router?.pick(query.question.name);
+    const routed = this.#router?.pick(query.question.name, query.question.type);
     if (routed && routed.kind !== 'public') {
       if (routed.kind === 'link') {
         // The owning link's resolver, in cleartext: no padding or keepalive (they'd only make it stand out).

@@ -71,8 +71,8 @@ export class NameRouter {
     }
   }
 
-  pick(name: string): Routed {
-    const route = this.#owners.route(name);
+  pick(name: string, type = ''): Routed {
+    const route = this.#owners.route(name, type);
     if (route.kind === 'public') return PUBLIC;
     if (route.kind === 'nxdomain') return { kind: 'nxdomain', mark: { kind: 'answered', why: route.why } };
     const owner = route.owner;

@@ -29,6 +29,13 @@ describe('routing by name owner', () => {
     expect(where(table, 'planet')).toBe('public');
   });
 
+  test('a single-label A/AAAA question nobody owns is answered here; other types (a TLD\'s NS, DS) still go out', () => {
+    expect(table.route('printer', 'AAAA').kind).toBe('nxdomain');
+    expect(table.route('printer', 'A').kind).toBe('nxdomain');
+    expect(table.route('com', 'NS').kind).toBe('public');
+    expect(table.route('lan', 'A').kind).toBe('link');
+  });
+
   test('a public name with the search domain glued on (www.public.test.lan) is answered here, never sent to the LAN', () => {
     const r = table.route('www.public.test.lan');
     expect(r).toEqual({ kind: 'nxdomain', why: 'a multi-label name with the search domain lan glued on: never sent in cleartext' });

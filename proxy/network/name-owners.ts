@@ -26,7 +26,9 @@
  * name under a search domain still resolves when the link also lists its
  * parent as a routing domain (`~office.lan`), which has no search behaviour.
  * Names with one label under SUFFIX (`printer.lan`, what `printer` becomes
- * through the search list) go to the link.
+ * through the search list) go to the link. A single-label A/AAAA question
+ * nobody owns (`printer`, asked as-is once the search list failed) is
+ * answered NXDOMAIN here: no public name has an address at the top level.
  */
 import net from 'node:net';
 import type { DiscoveryPaths, NetworkServer } from './network-resolver.js';
@@ -149,7 +151,8 @@ export class NameOwners {
     return out;
   }
 
-  route(rawName: string): Route {
+  /** Where a question for `rawName` (of query type `type`, e.g. 'A') goes. */
+  route(rawName: string, type = ''): Route {
     const name = canonicalName(rawName);
     if (isUnder(name, 'local')) return { kind: 'nxdomain', why: '.local names are mDNS\'s (RFC 6762): never sent as unicast DNS' };
     const owner = this.owners.find((o) => isUnder(name, o.suffix));
@@ -171,6 +174,9 @@ export class NameOwners {
       if (this.lan) return { kind: 'link', owner: { ...this.lan, suffix: lanDomain, search: false } };
       return { kind: 'nxdomain', why: `${lanDomain} names are the local network's and no network resolver is known` };
     }
+    // glibc asks a short name as-is once the search list failed (`printer` AAAA after printer.lan had no AAAA):
+    // no public name has an address at the top level (ICANN's dotless-domain rule), so it never needs to leave.
+    if (name !== '' && !name.includes('.') && (type === 'A' || type === 'AAAA')) return { kind: 'nxdomain', why: 'a single-label name has no public address: never sent to the public resolver' };
     return PUBLIC;
   }
 }
