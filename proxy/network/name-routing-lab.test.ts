@@ -255,3 +255,43 @@ describe.skipIf(missing !== null)('routing by name owner, a VPN hook that rewrit
     expect(await held.exited).toBe(0);
   }, 120_000);
 });
+
+describe.skipIf(missing !== null)('routing by name owner, an IPv6-only LAN (lab)', () => {
+  test("with a ULA-addressed resolver (fd00:99::1): local names and their ULA reverse (d.f.ip6.arpa) from the LAN's resolver, search-suffixed public names answered here, only owned names in cleartext", async () => {
+    lab = await startLab({ resolvConf: { text: '# from RA/DHCPv6\nnameserver fd00:99::1\nsearch lan\noptions timeout:1 attempts:1\n' } });
+    const l = lab;
+    // The LAN as IPv6 only: no IPv4 on it, ULA addresses (nodad: usable at once).
+    await sh(l, 'ip addr flush dev veth0 && ip addr flush dev veth1 && ip addr add fd00:99::2/64 dev veth0 nodad && ip addr add fd00:99::1/64 dev veth1 nodad');
+    const nasReverse = `8.${'0.'.repeat(23)}9.9.0.0.0.0.d.f.ip6.arpa`; // fd00:99::8
+    const lan = await l.zoneServer('fd00:99::1', 53, {
+      'printer.lan': { AAAA: 'fd00:99::7' },
+      'nas.home.arpa': { AAAA: 'fd00:99::8' },
+      [nasReverse]: { PTR: 'nas.home.arpa' },
+    });
+    unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80' }, launch: l.unboundLaunch(['127.0.0.1']) });
+    const capture = l.spawn(['tcpdump', '-n', '-U', '--immediate-mode', '-Z', 'root', '-i', 'any', '-w', '/run/cleartext.pcap', 'port 53 and not net 127.0.0.0/8']);
+    await capture.waitFor('listening on', 10_000);
+    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
+    await proxy.waitFor('PROXY-READY', 30_000);
+    const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1] as string;
+    const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', '']);
+    expect(on.code, on.stderr).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+
+    expect(await getent(l, 'ahostsv6', 'printer.lan')).toContain('fd00:99::7');
+    expect(await getent(l, 'ahostsv6', 'printer')).toContain('fd00:99::7');
+    expect(await getent(l, 'ahostsv6', 'nas.home.arpa')).toContain('fd00:99::8');
+    expect(await getent(l, 'hosts', 'fd00:99::8')).toContain('nas.home.arpa');
+    expect(await getent(l, 'ahostsv6', 'www.public.test')).toContain('::ffff:192.0.2.80');
+
+    await capture.signal('INT');
+    await capture.exited;
+    const names = (await l.exec(['tshark', '-r', '/run/cleartext.pcap', '-Y', 'dns.flags.response == 0', '-T', 'fields', '-e', 'dns.qry.name'])).stdout.trim().split('\n').filter(Boolean);
+    const records = proxy.output().split('\n').filter((x) => x.startsWith('REC ')).map((x) => JSON.parse(x.slice(4)) as QueryRecord);
+    console.log(JSON.stringify({ ipv6: true, cleartextInCapture: names, lanAsked: lan.queries(), toPublic: records.filter((r) => r.route === undefined && r.source !== 'local').map((r) => `${r.name} ${r.type}`) }, null, 1));
+    expect(new Set(names)).toEqual(new Set(lan.queries()));
+    expect(new Set(names)).toEqual(new Set(['printer.lan', 'nas.home.arpa', nasReverse]));
+    expect(records.filter((r) => r.route === undefined && r.source !== 'local' && /ip6\.arpa|\.lan$|home\.arpa|^printer$/.test(r.name ?? ''))).toEqual([]);
+    expect(records.some((r) => r.name === 'www.public.test.lan' && r.route?.kind === 'answered')).toBe(true);
+  }, 120_000);
+});
