@@ -2,6 +2,7 @@ import { defineConfig } from '@playwright/test';
 
 // No dotstub an e2e test starts may probe for captive portals beyond this machine (they inherit this).
 process.env.DOTSTUB_PORTAL_CHECK = 'off';
+process.env.DOTSTUB_NAME_ROUTING = 'off';
 
 // Debian's Chromium, never a downloaded browser (no internet here).
 export default defineConfig({

@@ -10,7 +10,7 @@ export default defineConfig({
     fileParallelism: false,
     // No portal probe (http://192.0.2.1/, the check name at the system's resolver) may leave the machine from a
     // test: every dotstub a test starts inherits this. Tests of the probes point them at their own servers.
-    env: { DOTSTUB_PORTAL_CHECK: 'off' },
+    env: { DOTSTUB_PORTAL_CHECK: 'off', DOTSTUB_NAME_ROUTING: 'off' },
     // The run's temporary files in one directory, removed at the end (test-support/vitest-global.ts).
     globalSetup: ['./test-support/vitest-global.ts'],
   },

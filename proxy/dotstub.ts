@@ -1,10 +1,10 @@
 /**
- * The proxy, wired: listeners → engine → cache → captive gate → the active
- * resolver's upstream (upstream/for-resolver.ts), with every decision made
- * while it runs in a named observer: the privacy controller
- * (network/privacy-controller.ts: privacy state, connection events, warm
- * re-open, portal checks, degraded mode) and the network watch. The app
- * (app.ts) and the test harnesses build it with startDotstub.
+ * The proxy, wired: listeners → engine (its router sends the networks' own
+ * names to their links) → cache → captive gate → the active resolver's
+ * upstream (upstream/for-resolver.ts); decisions in named observers: the
+ * privacy controller (network/privacy-controller.ts: privacy state,
+ * connection events, warm re-open, portal checks, degraded mode) and the
+ * network watch. The app and the test harnesses build it with startDotstub.
  *
  * Events (events.ts) are the only interface for observers (control API, CLI log).
  */
@@ -16,6 +16,7 @@ import { describeResolver, type ResolverSpec } from './config/resolvers.js';
 import { drain } from './engine/drain.js';
 import { Engine } from './engine/engine.js';
 import { newCounters, type Counters } from './engine/query-record.js';
+import { routingFor, type Routing } from './engine/router.js';
 import type { StubProxyEvents } from './events.js';
 import type { ListenAddress } from './listen/address.js';
 import { ClientShares } from './listen/client-shares.js';
@@ -43,6 +44,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #privacy: PrivacyController;
   readonly #listeners: Listeners;
   readonly #watch: NetworkWatch | null;
+  readonly #routing: Routing | null; // by name owner (engine/router.ts); null: off
   #startedAt = 0;
 
   constructor(config: ProxyConfig) {
@@ -52,7 +54,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     const first = this.#makeUpstream(config.resolver);
     this.#upstream = new ActiveUpstream(first);
     this.#privacy = new PrivacyController({ out: this, config: () => this.#config, lastQueryAt: () => this.#engine.lastReceivedAt, upstream: first });
-    this.#engine = new Engine(this.#gated(first), { padding: config.padding, recordNames: config.recordNames, keepBrowsersOnStub: config.keepBrowsersOnStub }, this.#counters);
+    this.#routing = routingFor(config.names, { strict: () => this.#config.auth.mode === 'strict', localNames: () => this.#config.names?.localNames ?? 'ask' });
+    this.#engine = new Engine(this.#gated(first), { padding: config.padding, recordNames: config.recordNames, keepBrowsersOnStub: config.keepBrowsersOnStub }, this.#counters, this.#routing?.router ?? null);
     this.#engine.on('query', (r) => this.emit('query', r));
     this.#engine.on('malformed', (why) => this.emit('malformed', why));
     // Every listener's clients share the pool's capacity fairly.
@@ -94,6 +97,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   get engine(): Engine {
     return this.#engine;
   }
+  get routing(): Routing | null { return this.#routing; } // prettier-ignore
   get running(): boolean {
     return this.#startedAt !== 0;
   }
@@ -128,6 +132,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   /** Binds the listeners (UDP and TCP share each port) and opens the pool. */
   async start(): Promise<readonly ListenAddress[]> {
     if (this.running) throw new Error('proxy already started');
+    await this.#routing?.start();
     const bound = await this.#listeners.bind(this.#config.listen, (w) => this.emit('warning', w));
     this.#startedAt = Date.now();
     this.#privacy.started();
@@ -154,11 +159,9 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   }
 
   /**
-   * Applies new settings at run time. `padding` and `recordNames` take
-   * effect with the next query. Pool options and the authentication mode
-   * only apply to new pools, so changing them rebuilds the pool with the same
-   * mechanism as switchResolver: nothing is dropped. Resolves once the old
-   * pool has drained.
+   * Applies new settings at run time: `padding` and `recordNames` from the
+   * next query; pool options and the authentication mode rebuild the pool as
+   * switchResolver does (nothing dropped). Resolves once the old pool drained.
    */
   async reconfigure(changes: RuntimeChanges): Promise<void> {
     this.#engine.configure({
@@ -179,11 +182,12 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   networkChanged(change: NetworkChange): void {
     if (!this.running) return;
     this.emit('network-change', change);
+    void this.#routing?.refresh();
     this.#privacy.networkChanged();
     this.#upstream.current.networkChanged();
   }
 
-  /** "Retry now": the active upstream tries to connect at once instead of waiting out its back-off. */
+  /** "Retry now": connect at once instead of waiting out the back-off. */
   retryNow(): RetryOutcome {
     return this.running ? this.#upstream.current.retryNow() : 'closed';
   }
@@ -203,6 +207,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     await drain(this.#engine, drainMs);
     this.#listeners.stopUdp();
     this.#upstream.destroy();
+    this.#routing?.stop();
     await this.#engine.idle();
     await this.#listeners.close();
     this.#privacy.stopped();

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 // DOTSTUB_PORTAL_CHECK=off: no dotstub started by a test probes for captive portals beyond this machine.
-const env = { ...process.env, NO_COLOR: '1', DOTSTUB_PORTAL_CHECK: 'off' };
+const env = { ...process.env, NO_COLOR: '1', DOTSTUB_PORTAL_CHECK: 'off', DOTSTUB_NAME_ROUTING: 'off' };
 delete env.FORCE_COLOR;
 let passed = 0;
 let failed = 0;

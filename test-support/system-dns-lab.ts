@@ -23,9 +23,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dotstubArgv, endInit, outputWatcher } from './netlab.js';
+import type { UnboundLaunch } from './unbound.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const LAB_DNS_SERVER = path.join(REPO, 'test-support', 'lab-dns-server.mjs');
+const LAB_ZONE_SERVER = path.join(REPO, 'test-support', 'lab-zone-server.mjs');
 /** Where an extracted systemd-resolved .deb lives (dpkg-deb -x of the version matching installed systemd). */
 const RESOLVED_ROOT = process.env.DOTSTUB_LAB_RESOLVED_ROOT ?? '/var/cache/dotstub-lab/root';
 /** Where an extracted network-manager .deb lives (dpkg-deb -x; its libraries libnm0 and libndp0 installed). */
@@ -56,7 +58,7 @@ export interface LabOptions {
    * dns= mode ('default': it writes /etc/resolv.conf; 'systemd-resolved':
    * it hands the link's DNS to resolved, which needs `resolved` too).
    */
-  readonly networkManager?: { readonly dns: 'default' | 'systemd-resolved' };
+  readonly networkManager?: { readonly dns: 'default' | 'systemd-resolved'; /** The profile's search domain (ipv4.dns-search). */ readonly dnsSearch?: string };
 }
 
 interface ExecResult {
@@ -81,6 +83,10 @@ export interface Lab {
   spawnDotstub(args: readonly string[]): LabProcess;
   /** A lab DNS server answering every A query with `answer`; counts what it was asked. */
   dnsServer(host: string, port: number, answer: string, logFile?: string): Promise<LabDnsServer>;
+  /** A lab DNS server answering from `zone` (name → type → data; NXDOMAIN for other names), a LAN's or VPN's own resolver; counts what it was asked. */
+  zoneServer(host: string, port: number, zone: Readonly<Record<string, Readonly<Record<string, string>>>>): Promise<LabDnsServer>;
+  /** How to run test-support/unbound.ts's unbound inside the lab (its `launch` option), listening on `addresses`. */
+  unboundLaunch(addresses: readonly string[]): UnboundLaunch;
   close(): Promise<void>;
 }
 
@@ -217,7 +223,7 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
       );
       fs.writeFileSync(
         path.join(nm, 'system-connections', 'lab.nmconnection'),
-        '[connection]\nid=lab\ntype=ethernet\ninterface-name=veth0\nautoconnect=true\n[ipv4]\nmethod=manual\naddress1=10.99.0.2/24\ndns=10.99.0.1;\n[ipv6]\nmethod=disabled\n',
+        `[connection]\nid=lab\ntype=ethernet\ninterface-name=veth0\nautoconnect=true\n[ipv4]\nmethod=manual\naddress1=10.99.0.2/24\ndns=10.99.0.1;\n${opts.networkManager.dnsSearch ? `dns-search=${opts.networkManager.dnsSearch};\n` : ''}[ipv6]\nmethod=disabled\n`,
         { mode: 0o600 },
       );
     }
@@ -264,7 +270,8 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
     if (!nsPid) throw new Error('lab: cannot find the namespace init');
     const labPath = `${dir}/bin:${path.join(RESOLVED_ROOT, 'usr/bin')}:${path.join(NM_ROOT, 'usr/bin')}:${path.join(NM_ROOT, 'usr/sbin')}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
     const enter = (argv: readonly string[]): string[] => ['--target', String(nsPid), '--mount', '--net', '--pid', `--wd=${REPO}`, '--', ...argv];
-    const labEnv = (extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({ ...process.env, PATH: labPath, NO_COLOR: '1', ...extra });
+    // Name routing on inside the lab (its own network and resolv.conf: a link's resolver here is the lab's); test rigs keep it off elsewhere.
+    const labEnv = (extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({ ...process.env, PATH: labPath, NO_COLOR: '1', DOTSTUB_NAME_ROUTING: 'on', ...extra });
 
     const labSpawn = (argv: readonly string[], o?: { env?: NodeJS.ProcessEnv }): LabProcess => {
       // The shell prints the program's PID inside the lab, then becomes it.
@@ -301,6 +308,18 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
       processes.delete(child);
       return { code, stdout, stderr };
     };
+    const server = async (argv: readonly string[]): Promise<LabDnsServer> => {
+      const p = labSpawn(argv);
+      await p.waitFor('READY');
+      return {
+        queries: () => [...p.output().matchAll(/^Q (\S+) /gm)].map((m) => (m[1] as string).toLowerCase().replace(/\.$/, '')),
+        stop: async () => {
+          // The server itself: nsenter does not forward signals to it.
+          await p.signal('TERM');
+          await p.exited;
+        },
+      };
+    };
     const lab: Lab = {
       dir,
       etc,
@@ -309,18 +328,23 @@ export async function startLab(opts: LabOptions): Promise<Lab> {
       spawn: labSpawn,
       dotstub: (args, o) => exec(o?.user ? ['setpriv', `--reuid=${o.user}`, `--regid=${o.user}`, '--clear-groups', ...dotstubArgv(args)] : dotstubArgv(args), o),
       spawnDotstub: (args) => labSpawn(dotstubArgv(args)),
-      dnsServer: async (host, port, answer, logFile) => {
-        const p = labSpawn([process.execPath, LAB_DNS_SERVER, host, String(port), answer, ...(logFile ? [logFile] : [])]);
-        await p.waitFor('READY');
-        return {
-          queries: () => [...p.output().matchAll(/^Q (\S+) /gm)].map((m) => (m[1] as string).toLowerCase().replace(/\.$/, '')),
-          stop: async () => {
-            // The server itself: nsenter does not forward signals to it.
-            await p.signal('TERM');
-            await p.exited;
-          },
-        };
-      },
+      dnsServer: (host, port, answer, logFile) => server([process.execPath, LAB_DNS_SERVER, host, String(port), answer, ...(logFile ? [logFile] : [])]),
+      zoneServer: (host, port, zone) => server([process.execPath, LAB_ZONE_SERVER, host, String(port), JSON.stringify(zone)]),
+      unboundLaunch: (addresses) => ({
+        addresses,
+        spawn: (argv) => {
+          const p = labSpawn(argv);
+          return { child: p.child, signal: (sig) => void p.signal(sig.replace(/^SIG/, '') as 'TERM' | 'KILL') };
+        },
+        ready: async (ports) => {
+          for (const deadline = Date.now() + 10_000; ; ) {
+            const listening = (await exec(['ss', '-Hltn'])).stdout;
+            if (ports.every((p) => new RegExp(`:${p}\\s`).test(listening))) return;
+            if (Date.now() > deadline) throw new Error(`unbound did not listen on ${ports.join(', ')} in the lab`);
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        },
+      }),
       close,
     };
     if (opts.resolved) {

@@ -280,6 +280,8 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     capportUrl,
     // Test rigs set DOTSTUB_PORTAL_CHECK=off so no probe can ever leave the machine from a test.
     portalCheckAllowed: env.DOTSTUB_PORTAL_CHECK !== 'off',
+    // And DOTSTUB_NAME_ROUTING=off, so no name a test asks is routed to this machine's own network resolver (a namespace lab turns it on).
+    nameRoutingAllowed: env.DOTSTUB_NAME_ROUTING !== 'off',
     readyFile: values['ready-file'],
     systemDns: values['system-dns']
       ? {

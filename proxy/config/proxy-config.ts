@@ -6,6 +6,7 @@
 import type { AnswerCacheOptions } from '../cache/answer-cache.js';
 import { DEFAULT_LISTEN, type ListenAddress } from '../listen/address.js';
 import type { ProbeTargets } from '../network/captive/probe.js';
+import type { NameRouting } from '../network/name-owners.js';
 import type { DiscoveryPaths } from '../network/network-resolver.js';
 import type { AuthPolicy } from '../upstream/auth-policy.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../upstream/pool/options.js';
@@ -51,6 +52,8 @@ export interface ProxyConfig {
   readonly allowDegraded: boolean;
   /** The network's own resolver for degraded mode when captive handling is off (empty: discovered). */
   readonly networkDns: readonly string[];
+  /** Routing by name owner (engine/router.ts): local and VPN names to their link's resolver; null: every name to the resolver. */
+  readonly names: NameRouting | null;
 }
 
 export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyConfig> = {}): ProxyConfig {
@@ -68,6 +71,7 @@ export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyCo
     captive: null,
     allowDegraded: false,
     networkDns: [],
+    names: null,
     ...overrides,
   };
 }

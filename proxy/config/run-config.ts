@@ -10,6 +10,7 @@ import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { ListenAddress } from '../listen/address.js';
 import { DEFAULT_PROBES } from '../network/captive/probe.js';
+import { SYSTEM_PATHS } from '../network/network-resolver.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../upstream/pool/options.js';
 import { defaultConfig, type ProxyConfig } from './proxy-config.js';
 import { canAuthenticate } from './resolver-store.js';
@@ -42,6 +43,8 @@ export interface RunFlags {
   readonly capportUrl: string | null;
   /** False when the environment forbids portal probes (DOTSTUB_PORTAL_CHECK=off, set by test rigs). */
   readonly portalCheckAllowed: boolean;
+  /** False when the environment forbids routing names to the networks' own resolvers (DOTSTUB_NAME_ROUTING=off, set by test rigs). */
+  readonly nameRoutingAllowed?: boolean;
   /** --cache-size in MiB; undefined: the default; 0: no cache. */
   readonly cacheMb: number | undefined;
 }
@@ -75,6 +78,10 @@ export function resolveRun(flags: RunFlags, settings: Settings, savedResolver: R
         : null,
     allowDegraded: effective.cleartextFallback && effective.mode === 'opportunistic',
     networkDns: effective.networkDns,
+    // Routing by name owner: the networks' own names to their links (the journal may also be in the config dir, without root).
+    names: flags.nameRoutingAllowed !== false
+      ? { paths: { ...SYSTEM_PATHS, stateDirs: [...SYSTEM_PATHS.stateDirs, flags.configDir] }, localNames: 'ask', memoryFile: path.join(flags.configDir, 'networks.json') }
+      : null,
   });
   return { config, effective };
 }

@@ -3,6 +3,7 @@
  * or a SERVFAIL. Never silence: every parseable query gets exactly one reply.
  *
  *   client ─► parse ─┬─ malformed or answered locally ─► FORMERR / NOTIMP / REFUSED / BADVERS (or drop: handle() returns false)
+ *                    ├─ name router (router.ts): a link's name ─► that link's cleartext resolver; .local, unowned private reverse ─► NXDOMAIN
  *                    └─► upstream.resolve ─┬─ answer ─► restore ID, strip TLS-hop EDNS, TC if too big ─► client
  *                                          └─ typed error ─► SERVFAIL
  *
@@ -20,7 +21,8 @@ import { encodeUpstreamQuery, type UpstreamQuestion } from '../dns/upstream-quer
 import { isDotstubError, type DotstubError } from '../errors.js';
 import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest, type UpstreamTrace } from '../upstream/upstream.js';
 import { isOwnCheck, localVerdict } from './local-answers.js';
-import { newCounters, type AnswerSource, type Counters, type QueryRecord, type Transport } from './query-record.js';
+import { newCounters, type AnswerSource, type Counters, type QueryRecord, type RouteMark, type Transport } from './query-record.js';
+import type { NameRouter } from './router.js';
 
 export interface EngineOptions {
   /** EDNS padding of queries to 128-octet blocks (RFC 8467). */
@@ -47,6 +49,8 @@ interface Job extends UpstreamRequest {
   readonly reply: Reply;
   /** performance.now() on arrival. */
   readonly receivedAt: number;
+  /** Where the name router sent it, when not to the encrypted resolver. */
+  route?: RouteMark;
   /** Date.now() on arrival. */
   readonly startedAt: number;
 }
@@ -60,10 +64,12 @@ export class Engine extends EventEmitter<EngineEvents> {
   #seq = 0;
   #idleWaiters: (() => void)[] = [];
   #lastReceivedAt = 0;
+  readonly #router: NameRouter | null;
 
-  constructor(upstream: Upstream, options: EngineOptions, counters: Counters = newCounters()) {
+  constructor(upstream: Upstream, options: EngineOptions, counters: Counters = newCounters(), router: NameRouter | null = null) {
     super();
     this.#upstream = upstream;
+    this.#router = router;
     this.#options = options;
     this.counters = counters;
   }
@@ -129,6 +135,28 @@ export class Engine extends EventEmitter<EngineEvents> {
       const job: Job = { wire: NO_WIRE, question: { key: query.question, bytes: query.questionBytes }, trace: newTrace(), query, transport, reply, receivedAt, startedAt: wallNow };
       this.#inFlight++;
       this.#finish(job, localAnswer(query, local), 'local', local, false, null);
+      return true;
+    }
+    const routed = this.#router?.pick(query.question.name, query.question.type);
+    if (routed && routed.kind !== 'public') {
+      if (routed.kind === 'link') {
+        // The owning link's resolver, in cleartext: no padding or keepalive (they'd only make it stand out).
+        const { wire } = encodeUpstreamQuery(query, { pad: false, keepalive: false });
+        const job: Job = { wire, question: { key: query.question, bytes: query.questionBytes }, trace: newTrace(), query, transport, reply, receivedAt, startedAt: wallNow, route: routed.mark };
+        this.counters.localNames++;
+        this.#inFlight++;
+        routed.upstream.resolve(job, this.#onResult);
+        return true;
+      }
+      const job: Job = { wire: NO_WIRE, question: { key: query.question, bytes: query.questionBytes }, trace: newTrace(), query, transport, reply, receivedAt, startedAt: wallNow, route: routed.mark };
+      this.#inFlight++;
+      if (routed.kind === 'nxdomain') {
+        this.counters.localAnswers++;
+        this.#finish(job, localAnswer(query, 'NXDOMAIN'), 'local', 'NXDOMAIN', false, null);
+      } else {
+        this.counters.servfails++;
+        this.#finish(job, servfail(query), 'servfail', 'SERVFAIL', false, 'DOTSTUB_LOCAL_NAMES_NOT_ALLOWED');
+      }
       return true;
     }
     const { wire, padding } = encodeUpstreamQuery(query, { pad: this.#options.padding, keepalive: true });
@@ -197,6 +225,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       attempts: t.attempts,
       truncated,
       error,
+      ...(job.route ? { route: job.route } : {}),
     };
     // Only a locally answered name can be one of dotstub's own checks: the hot path pays one comparison.
     return source === 'local' && isOwnCheck(job.query.question.name) ? { ...record, internal: true } : record;

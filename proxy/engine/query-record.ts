@@ -35,6 +35,19 @@ export type AnswerSource =
   /** Unencrypted, from the network's own resolver: a captive portal's sign-in names (or degraded mode). Never cached. */
   | 'cleartext';
 
+/**
+ * Where the name router (engine/router.ts) sent a query, when it did not go
+ * to the chosen encrypted resolver: to the resolver of the link that owns
+ * the name ('link': answered by your network's own resolver, unencrypted),
+ * answered here ('answered': .local, an unowned private reverse zone, a
+ * search-suffixed name), or refused ('refused': strict mode, local names not
+ * allowed on this network).
+ */
+export type RouteMark =
+  | { readonly kind: 'link'; readonly link: string; readonly suffix: string; readonly servers: string; readonly source: string }
+  | { readonly kind: 'answered'; readonly why: string }
+  | { readonly kind: 'refused'; readonly why: string };
+
 export interface QueryRecord {
   /** Monotonic per proxy, for ordering and de-duplication in clients. */
   readonly seq: number;
@@ -72,6 +85,8 @@ export interface QueryRecord {
    * names; the dashboard's log hides them unless asked. Absent otherwise.
    */
   readonly internal?: true;
+  /** Set when the name router sent the query elsewhere than the encrypted resolver (absent: it went there). */
+  readonly route?: RouteMark;
 }
 
 /** What the engine counts; it is their only writer. */
@@ -85,8 +100,10 @@ interface EngineCounters {
   /** Client messages refused at parsing: malformed, unsupported or refused (answered FORMERR, NOTIMP, REFUSED or BADVERS, or dropped). */
   malformed: number;
   truncated: number;
-  /** Names answered here, never forwarded (engine/local-answers.ts). */
+  /** Names answered here, never forwarded (engine/local-answers.ts, and the router's NXDOMAINs). */
   localAnswers: number;
+  /** Local names sent to the owning link's resolver, unencrypted (engine/router.ts). */
+  localNames: number;
   /** Queries that found an open connection. */
   connectionHits: number;
   paddingBytes: number;
@@ -104,6 +121,7 @@ export function newCounters(): Counters {
     malformed: 0,
     truncated: 0,
     localAnswers: 0,
+    localNames: 0,
     connectionHits: 0,
     paddingBytes: 0,
     ...newCacheCounters(),
@@ -120,6 +138,7 @@ export function formatRecord(r: QueryRecord): string {
     r.attempts > 1 ? 'retried' : '',
     r.truncated ? 'TC' : '',
     r.error ? r.error : '',
+    r.route?.kind === 'link' ? `local: answered by ${r.route.link}'s resolver ${r.route.servers}, unencrypted` : r.route ? `${r.route.kind} here: ${r.route.why}` : '',
   ]
     .filter(Boolean)
     .join(' ');

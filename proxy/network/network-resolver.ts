@@ -36,6 +36,8 @@ export interface DiscoveryPaths {
   readonly resolvedUplink: string;
   /** Files or directories of DHCP leases. */
   readonly leases: readonly string[];
+  /** resolvconf's per-interface records (default /run/resolvconf/interface). */
+  readonly resolvconfInterfaces?: string;
 }
 
 export const SYSTEM_PATHS: DiscoveryPaths = {
@@ -65,7 +67,7 @@ function isLocalStub(host: string): boolean {
   return host.startsWith('127.') || host === '::1' || host === '0.0.0.0' || host === '::';
 }
 
-function usable(list: readonly string[]): NetworkServer[] {
+export function usable(list: readonly string[]): NetworkServer[] {
   const out: NetworkServer[] = [];
   for (const s of list) {
     const server = parseServer(s);
@@ -75,7 +77,7 @@ function usable(list: readonly string[]): NetworkServer[] {
   return out;
 }
 
-function readText(file: string): string | undefined {
+export function readText(file: string): string | undefined {
   try {
     return fs.readFileSync(file, 'utf8');
   } catch {
@@ -83,8 +85,9 @@ function readText(file: string): string | undefined {
   }
 }
 
-/** The nameservers resolv.conf had before dotstub took the system's DNS over, from the journal's recorded file states. */
-function fromJournal(stateDirs: readonly string[]): NetworkResolver | null {
+/** The resolv.conf texts recorded before dotstub took the system's DNS over (the journal's file states), with where each came from. */
+export function journalResolvConfs(stateDirs: readonly string[]): { readonly text: string; readonly path: string; readonly dir: string }[] {
+  const out: { text: string; path: string; dir: string }[] = [];
   for (const dir of stateDirs) {
     let journal;
     try {
@@ -95,15 +98,23 @@ function fromJournal(stateDirs: readonly string[]): NetworkResolver | null {
     if (!journal) continue;
     for (const { step } of journal.steps) {
       if (step.kind !== 'file' || !step.path.endsWith('resolv.conf') || step.before.type !== 'file') continue;
-      const servers = usable(parseResolvConf(Buffer.from(step.before.base64, 'base64').toString('utf8')).nameservers);
-      if (servers.length) return { servers, source: `what ${step.path} named before dotstub took over (journal in ${dir})` };
+      out.push({ text: Buffer.from(step.before.base64, 'base64').toString('utf8'), path: step.path, dir });
     }
+  }
+  return out;
+}
+
+/** The nameservers resolv.conf had before dotstub took the system's DNS over, from the journal's recorded file states. */
+function fromJournal(stateDirs: readonly string[]): NetworkResolver | null {
+  for (const { text, path: file, dir } of journalResolvConfs(stateDirs)) {
+    const servers = usable(parseResolvConf(text).nameservers);
+    if (servers.length) return { servers, source: `what ${file} named before dotstub took over (journal in ${dir})` };
   }
   return null;
 }
 
 /** The lease files under `places` (files, or directories of them), newest first: the newest lease is the network we're on. */
-function leaseFiles(places: readonly string[]): string[] {
+export function leaseFiles(places: readonly string[]): string[] {
   const files: { file: string; mtime: number }[] = [];
   for (const p of places) {
     let names: string[];

@@ -1,0 +1,155 @@
+/**
+ * Routing by name owner (issue 21; DESIGN.md "Where names go"), the engine's
+ * one decision before the upstream: each question goes to the resolver that
+ * owns its name (network/name-owners.ts), routedns-style:
+ *
+ *   Router ─┬─ a name a link owns ─► Cleartext(that link's resolvers)   (marked: local, unencrypted)
+ *           ├─ .local, special or unowned private reverse, a search-suffixed multi-label name ─► NXDOMAIN here
+ *           ├─ strict mode, local names not allowed on this network ─► SERVFAIL with the reason
+ *           └─ everything else ─► the engine's upstream: Cache(captive gate(the chosen encrypted resolver))
+ *
+ * Local names are allowed per the user's choice for this network: 'allow',
+ * 'deny', or 'ask' (not asked yet). In opportunistic mode 'ask' allows (the
+ * OS sent them there before); in strict mode 'ask' refuses until the user
+ * allows it (no name leaves in cleartext without consent).
+ *
+ * One cleartext upstream per owner's server list, kept while an owner uses
+ * it; the table is replaced whole (setOwners) when the network changes.
+ */
+import { NameOwners, type LocalNamesPolicy, type NameOwner, type NameRouting } from '../network/name-owners.js';
+import { networkKey } from '../network/captive/network-key.js';
+import { NetworkMemory } from '../network/network-memory.js';
+import { NameOwnersRefresher } from '../network/name-sources.js';
+import { CleartextUpstream } from '../upstream/plain/cleartext.js';
+import type { Upstream } from '../upstream/upstream.js';
+import type { RouteMark } from './query-record.js';
+
+export interface RouterOptions {
+  /** Strict mode (auth.mode 'strict'): local names go out only where allowed. */
+  readonly strict: () => boolean;
+  /** The user's choice for the network we're on. */
+  readonly localNames: () => LocalNamesPolicy;
+  /** Per cleartext attempt (default 1500 ms). */
+  readonly timeoutMs?: number;
+}
+
+export type Routed =
+  | { readonly kind: 'public' }
+  | { readonly kind: 'link'; readonly upstream: Upstream; readonly mark: RouteMark }
+  | { readonly kind: 'nxdomain'; readonly mark: RouteMark }
+  | { readonly kind: 'refused'; readonly mark: RouteMark };
+
+const PUBLIC: Routed = { kind: 'public' };
+
+function serversKey(owner: NameOwner): string {
+  return owner.servers.map((s) => `${s.host}#${s.port}`).join(',');
+}
+
+export class NameRouter {
+  readonly #options: RouterOptions;
+  #owners: NameOwners = NameOwners.empty;
+  readonly #links = new Map<string, CleartextUpstream>();
+
+  constructor(options: RouterOptions) {
+    this.#options = options;
+  }
+
+  get owners(): NameOwners {
+    return this.#owners;
+  }
+
+  /** A new table (the network changed): routes follow at once; cleartext paths no owner uses any more close after their queries finish. */
+  setOwners(owners: NameOwners): void {
+    this.#owners = owners;
+    const used = new Set(owners.owners.map(serversKey));
+    if (owners.lan) used.add(serversKey({ ...owners.lan, suffix: '', search: false }));
+    for (const [key, upstream] of this.#links) {
+      if (!used.has(key)) {
+        this.#links.delete(key);
+        void upstream.close();
+      }
+    }
+  }
+
+  pick(name: string, type = ''): Routed {
+    const route = this.#owners.route(name, type);
+    if (route.kind === 'public') return PUBLIC;
+    if (route.kind === 'nxdomain') return { kind: 'nxdomain', mark: { kind: 'answered', why: route.why } };
+    const owner = route.owner;
+    const servers = owner.servers.map((s) => (s.port === 53 ? s.host : `${s.host}:${s.port}`)).join(', ');
+    const policy = this.#options.localNames();
+    if (policy === 'deny' || (policy === 'ask' && this.#options.strict())) {
+      const why =
+        policy === 'deny'
+          ? `${owner.suffix} is a local name (${owner.link}); local names are not allowed on this network`
+          : `${owner.suffix} is a local name (${owner.link}): strict mode sends local names to the network's resolver only once you allow it for this network`;
+      return { kind: 'refused', mark: { kind: 'refused', why } };
+    }
+    const key = serversKey(owner);
+    let upstream = this.#links.get(key);
+    if (!upstream) {
+      upstream = new CleartextUpstream({ servers: owner.servers, ...(this.#options.timeoutMs !== undefined ? { timeoutMs: this.#options.timeoutMs } : {}) });
+      this.#links.set(key, upstream);
+    }
+    return { kind: 'link', upstream, mark: { kind: 'link', link: owner.link, suffix: owner.suffix, servers, source: owner.source } };
+  }
+
+  /** Fails whatever is in flight on the cleartext paths (stop). */
+  destroy(): void {
+    for (const u of this.#links.values()) u.destroy();
+    this.#links.clear();
+  }
+}
+
+/**
+ * A router and what keeps its table current (read at start and on each
+ * network change), for a proxy with routing on; with the user's local-names
+ * choice remembered per network (network/network-memory.ts), looked up again
+ * whenever the table is read (a rejoin finds its choice at once).
+ */
+export interface Routing {
+  readonly router: NameRouter;
+  /** The user's choice for the network we're on, remembered for it; false when the network can't be told (no gateway) or nothing is remembered. */
+  setLocalNames(policy: 'allow' | 'deny'): boolean;
+  /** Reads the table and keeps it current. */
+  start(): Promise<void>;
+  /** Read it again now (the network changed). */
+  refresh(): Promise<void>;
+  /** Stops watching; fails what is in flight on the cleartext paths. */
+  stop(): void;
+}
+
+export function routingFor(names: NameRouting | null, options: RouterOptions): Routing | null {
+  if (!names) return null;
+  const memory = names.memoryFile ? new NetworkMemory(names.memoryFile) : null;
+  const keyOf = names.networkKey ?? (() => networkKey());
+  let key: string | null = null;
+  let remembered: LocalNamesPolicy | undefined;
+  const router = new NameRouter({ ...options, localNames: () => remembered ?? options.localNames() });
+  const apply = (owners: NameOwners): void => {
+    router.setOwners(owners);
+    key = keyOf();
+    const entry = key && memory ? memory.get(key) : undefined;
+    remembered = entry?.localNames;
+    const domains = [...new Set(owners.owners.map((o) => o.suffix))].sort();
+    if (key && memory && domains.length > 0 && domains.join() !== (entry?.localDomains ?? []).join()) {
+      memory.update(key, { localDomains: domains, seenAt: new Date().toISOString() });
+    }
+  };
+  const refresher = new NameOwnersRefresher(names.paths, apply, names.run);
+  return {
+    router,
+    setLocalNames: (policy) => {
+      if (!key || !memory) return false;
+      memory.update(key, { localNames: policy, seenAt: new Date().toISOString() });
+      remembered = policy;
+      return true;
+    },
+    start: () => refresher.start(),
+    refresh: () => refresher.refresh(),
+    stop: () => {
+      refresher.stop();
+      router.destroy();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+// A small authoritative-style DNS server for the name-routing lab (run
+// inside the lab's namespaces), standing in for a LAN's or a VPN's own
+// resolver: answers from a zone given as JSON ({"printer.lan": {"A":
+// "10.99.0.7"}, "8.0.99.10.in-addr.arpa": {"PTR": "nas.home.arpa"}}),
+// NODATA for a name it has without that type, NXDOMAIN for everything else;
+// prints one line per query ("Q <name> <type>") so the test sees what this
+// resolver was asked. Usage: node lab-zone-server.mjs HOST PORT ZONE_JSON
+import dgram from 'node:dgram';
+import net from 'node:net';
+import { Buffer } from 'node:buffer';
+import packet from 'dns-packet';
+
+const [host, portText, zoneText] = process.argv.slice(2);
+const port = Number(portText);
+const zone = Object.fromEntries(Object.entries(JSON.parse(zoneText)).map(([k, v]) => [k.toLowerCase(), v]));
+
+function respond(buf) {
+  const q = packet.decode(buf);
+  const question = q.questions?.[0];
+  if (!question) return null;
+  process.stdout.write(`Q ${question.name} ${question.type}\n`);
+  const records = zone[question.name.toLowerCase().replace(/\.$/, '')];
+  const data = records?.[question.type];
+  const answers = data ? [{ type: question.type, name: question.name, ttl: 1, data }] : [];
+  return packet.encode({
+    id: q.id,
+    type: 'response',
+    flags: packet.RECURSION_DESIRED | packet.RECURSION_AVAILABLE | (records ? 0 : 3),
+    questions: q.questions,
+    answers,
+  });
+}
+
+const udp = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
+udp.on('message', (msg, rinfo) => {
+  try {
+    const out = respond(msg);
+    if (out) udp.send(out, rinfo.port, rinfo.address);
+  } catch {
+    /* malformed: ignore */
+  }
+});
+const tcp = net.createServer((sock) => {
+  let buf = Buffer.alloc(0);
+  sock.on('data', (d) => {
+    buf = Buffer.concat([buf, d]);
+    while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+      const len = buf.readUInt16BE(0);
+      const out = respond(buf.subarray(2, 2 + len));
+      buf = buf.subarray(2 + len);
+      if (out) sock.write(Buffer.concat([Buffer.from([out.length >> 8, out.length & 255]), out]));
+    }
+  });
+  sock.on('error', () => {});
+});
+let ready = 0;
+const up = () => {
+  if (++ready === 2) process.stdout.write(`READY ${host} ${port}\n`);
+};
+udp.bind(port, host, up);
+tcp.listen(port, host, up);
+process.on('SIGTERM', () => process.exit(0));
