@@ -10,7 +10,7 @@ import path from 'node:path';
 import { startApp } from '../proxy/app.js';
 import type { ControlServer, ControlSocketOptions } from '../proxy/control/server.js';
 import type { ControlService } from '../proxy/control/service.js';
-import { defaultConfig, type CaptiveConfig } from '../proxy/config/proxy-config.js';
+import { defaultConfig, type CaptiveConfig, type ProxyConfig } from '../proxy/config/proxy-config.js';
 import { poolOptionsFrom } from '../proxy/config/run-config.js';
 import type { StubProxy } from '../proxy/dotstub.js';
 import type { ListenAddress } from '../proxy/listen/address.js';
@@ -60,6 +60,8 @@ export interface ControlHarnessOptions {
   readonly measureScope?: 'all' | 'local';
   /** Also serve the API on this Unix socket (--control-socket). */
   readonly socket?: ControlSocketOptions;
+  /** Routing by name owner, read from the test's own files (off unless given, as DOTSTUB_NAME_ROUTING=off keeps it in every rig). */
+  readonly names?: ProxyConfig['names'];
 }
 
 /** A config dir of the test's own, removed when the test process ends. */
@@ -87,6 +89,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
       captive: options.captive ?? null,
       warm: options.warm ?? true,
       pool: poolOptionsFrom(effective),
+      names: options.names ?? null,
     }),
     control: {
       place: {

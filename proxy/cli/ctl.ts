@@ -5,7 +5,7 @@
  * 2 bad usage.
  */
 import { parseArgs } from 'node:util';
-import type { ApiError, DashboardLinkView, ResolversView, StatusView, SystemDnsView } from '../control/api-types.js';
+import type { ApiError, DashboardLinkView, LocalNamesView, ResolversView, StatusView, SystemDnsView } from '../control/api-types.js';
 import { DEFAULT_CONTROL_SOCKET, SocketAccessError, socketRequest, type SocketAnswer, type SocketPlace } from '../control/socket-access.js';
 
 export const CTL_HELP = `dotstub ctl: control the dotstub service on this machine, without sudo.
@@ -18,6 +18,10 @@ Usage: dotstub ctl status                 private DNS on or off, why, the resolv
        dotstub ctl resume                 end a pause now
        dotstub ctl use RESOLVER           switch resolver (an id or a name status lists, e.g. quad9)
        dotstub ctl dashboard              print the browser dashboard's link (it holds the access token)
+       dotstub ctl local-names [allow|deny]
+                                          this network's own names (printer.lan, a VPN's intranet) and where
+                                          they go; allow: to the network's own resolver, unencrypted; deny: never
+                                          (remembered for this network)
 
   --socket PATH   the service's control socket (default $DOTSTUB_CONTROL_SOCKET or ${DEFAULT_CONTROL_SOCKET})
   --json          print the API's answer as JSON
@@ -145,6 +149,19 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
         if (!found) throw new Refused(`no resolver "${wanted}"; choose one of: ${list.resolvers.map((r) => r.id).join(', ')}`);
         const status = await call<StatusView>('PUT', '/api/resolvers/active', { id: found.id });
         show(status, `resolver: ${found.label} (${found.id})`);
+        return 0;
+      }
+      case 'local-names': {
+        want(1);
+        const choice = rest[0];
+        if (choice !== undefined && choice !== 'allow' && choice !== 'deny') throw new Usage(`local-names ${choice}: allow or deny`);
+        const v =
+          choice === undefined
+            ? await call<LocalNamesView>('GET', '/api/network/local-names')
+            : await call<LocalNamesView>('PUT', '/api/network/local-names', { allow: choice === 'allow' });
+        const words = { allow: 'sent to the network’s own resolver, unencrypted', deny: 'never sent (answered with an error here)', ask: 'not decided for this network (strict mode refuses them until you allow them)' };
+        const owned = v.owners.map((o) => `  ${o.suffix} → ${o.servers.join(', ') || 'no resolver'} (${o.link}; from ${o.source})`);
+        show(v, [`local names on this network: ${words[v.policy]}${v.remembered ? ' (remembered for this network)' : ''}`, ...owned].join('\n'));
         return 0;
       }
       case 'dashboard': {

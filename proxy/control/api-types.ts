@@ -272,3 +272,6 @@ export interface StreamBatch {
   readonly counters: Counters;
   readonly inFlight: number;
 }
+
+/** GET/PUT /api/network/local-names: the names this network's links own, where they go, and the user's choice for this network. */
+export type { LocalNamesView } from '../engine/router.js';

@@ -5,6 +5,7 @@
 import type { QueryRecord } from '../engine/query-record.js';
 import { csvHeader, csvRow, type QueryFilter } from './query-log.js';
 import { ApiFailure, validationFailure } from './errors.js';
+import { localNamesView, setLocalNames } from './local-names-actions.js';
 import type { ControlService } from './service.js';
 
 export type Reply =
@@ -135,6 +136,8 @@ export function routes(service: ControlService): Route[] {
     { method: 'POST', path: '/api/captive', body: true, handler: ({ body }) => json(service.captiveAction(body)) },
     { method: 'GET', path: '/api/settings', handler: () => json(service.settings()) },
     { method: 'PUT', path: '/api/settings', body: true, handler: async ({ body }) => json(await service.updateSettings(body)) },
+    { method: 'GET', path: '/api/network/local-names', handler: () => json(localNamesView(service.proxy)) },
+    { method: 'PUT', path: '/api/network/local-names', body: true, handler: ({ body }) => json(setLocalNames(service.proxy, body)) },
     { method: 'GET', path: '/api/system-dns', handler: async () => json(await service.systemDns()) },
     { method: 'PUT', path: '/api/system-dns', body: true, handler: async ({ body }) => json(await service.setSystemDns(body)) },
     { method: 'POST', path: '/api/system-dns/leak-test', handler: async () => json(await service.leakTest()) },

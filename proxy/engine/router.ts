@@ -107,8 +107,22 @@ export class NameRouter {
  * choice remembered per network (network/network-memory.ts), looked up again
  * whenever the table is read (a rejoin finds its choice at once).
  */
+/** What the user is shown of routing on the network they're on (the Network view, `dotstub ctl local-names`). */
+export interface LocalNamesView {
+  /** The network could be told apart (a gateway): a choice can be remembered for it. */
+  readonly knownNetwork: boolean;
+  /** What applies now: the remembered choice for this network, else the default ('ask': strict refuses, opportunistic sends). */
+  readonly policy: LocalNamesPolicy;
+  readonly remembered: boolean;
+  /** The names this network's links own, and where they go. */
+  readonly owners: readonly { readonly suffix: string; readonly link: string; readonly servers: readonly string[]; readonly source: string }[];
+  /** The LAN's resolver (home.arpa, .internal, private reverse zones), if known. */
+  readonly lan: { readonly link: string; readonly servers: readonly string[] } | null;
+}
+
 export interface Routing {
   readonly router: NameRouter;
+  view(): LocalNamesView;
   /** The user's choice for the network we're on, remembered for it; false when the network can't be told (no gateway) or nothing is remembered. */
   setLocalNames(policy: 'allow' | 'deny'): boolean;
   /** Reads the table and keeps it current. */
@@ -137,8 +151,20 @@ export function routingFor(names: NameRouting | null, options: RouterOptions): R
     }
   };
   const refresher = new NameOwnersRefresher(names.paths, apply, names.run);
+  const serverText = (servers: readonly { readonly host: string; readonly port: number }[]): string[] =>
+    servers.map((x) => (x.port === 53 ? x.host : x.host.includes(':') ? `[${x.host}]:${x.port}` : `${x.host}:${x.port}`));
   return {
     router,
+    view: () => {
+      const owners = router.owners;
+      return {
+        knownNetwork: key !== null,
+        policy: remembered ?? options.localNames(),
+        remembered: remembered !== undefined,
+        owners: owners.owners.map((o) => ({ suffix: o.suffix, link: o.link, servers: serverText(o.servers), source: o.source })),
+        lan: owners.lan ? { link: owners.lan.link, servers: serverText(owners.lan.servers) } : null,
+      };
+    },
     setLocalNames: (policy) => {
       if (!key || !memory) return false;
       memory.update(key, { localNames: policy, seenAt: new Date().toISOString() });
