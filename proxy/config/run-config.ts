@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { ListenAddress } from '../listen/address.js';
 import { DEFAULT_PROBES } from '../network/captive/probe.js';
-import { SYSTEM_PATHS } from '../network/network-resolver.js';
+import { SYSTEM_PATHS, type DiscoveryPaths } from '../network/network-resolver.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../upstream/pool/options.js';
 import { defaultConfig, type ProxyConfig } from './proxy-config.js';
 import { canAuthenticate } from './resolver-store.js';
@@ -45,6 +45,8 @@ export interface RunFlags {
   readonly portalCheckAllowed: boolean;
   /** False when the environment forbids routing names to the networks' own resolvers (DOTSTUB_NAME_ROUTING=off, set by test rigs). */
   readonly nameRoutingAllowed?: boolean;
+  /** --system-dns with --system-dns-root: the copy of the system files the takeover acts on (tests); names are read there too. */
+  readonly systemDns?: { readonly root: string } | null;
   /** --cache-size in MiB; undefined: the default; 0: no cache. */
   readonly cacheMb: number | undefined;
 }
@@ -79,9 +81,23 @@ export function resolveRun(flags: RunFlags, settings: Settings, savedResolver: R
     allowDegraded: effective.cleartextFallback && effective.mode === 'opportunistic',
     networkDns: effective.networkDns,
     // Routing by name owner: the networks' own names to their links (the journal may also be in the config dir, without root).
+    // With --system-dns-root (a copy of the system files: tests), the names are read from that copy too, as the takeover acts on it.
     names: flags.nameRoutingAllowed !== false
-      ? { paths: { ...SYSTEM_PATHS, stateDirs: [...SYSTEM_PATHS.stateDirs, flags.configDir] }, localNames: 'ask', memoryFile: path.join(flags.configDir, 'networks.json') }
+      ? { paths: { ...underRoot(SYSTEM_PATHS, flags.systemDns?.root ?? '/'), stateDirs: [...SYSTEM_PATHS.stateDirs, flags.configDir] }, localNames: 'ask', memoryFile: path.join(flags.configDir, 'networks.json') }
       : null,
   });
   return { config, effective };
+}
+
+/** The system's discovery paths under `root` (`/`: as they are). */
+function underRoot(paths: DiscoveryPaths, root: string): DiscoveryPaths {
+  if (root === '/') return paths;
+  const at = (p: string): string => path.join(root, p);
+  return {
+    ...paths,
+    resolvConf: at(paths.resolvConf),
+    resolvedUplink: at(paths.resolvedUplink),
+    leases: paths.leases.map(at),
+    ...(paths.resolvconfInterfaces !== undefined ? { resolvconfInterfaces: at(paths.resolvconfInterfaces) } : {}),
+  };
 }

@@ -8,6 +8,7 @@ import type {
   ApiError,
   ConnectionView,
   CustomResolverBody,
+  LocalNamesView,
   MetricsView,
   QueryPage,
   ResolverView,
@@ -106,4 +107,6 @@ export const api = {
   setSystemDns: (enabled: boolean) => request<SystemDnsView>('PUT', '/api/system-dns', { enabled }),
   pauseSystemDns: (seconds: number) => request<SystemDnsView>('PUT', '/api/system-dns', { enabled: false, pauseSeconds: seconds }),
   runLeakTest: () => request<SystemDnsView>('POST', '/api/system-dns/leak-test'),
+  localNames: () => request<LocalNamesView>('GET', '/api/network/local-names'),
+  setLocalNames: (allow: boolean) => request<LocalNamesView>('PUT', '/api/network/local-names', { allow }),
 };

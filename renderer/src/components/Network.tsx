@@ -2,6 +2,7 @@ import { formatDateTime } from '../lib/format.js';
 import { ladderLines, raceModel, transportModel } from '../lib/ladder.js';
 import { useDashboard } from '../state/context.js';
 import { Icon } from './Icon.js';
+import { LocalNames } from './LocalNames.js';
 import { RetryNow } from './RetryNow.js';
 
 /**
@@ -103,6 +104,7 @@ export function NetworkView() {
           <p className="muted small">at {formatDateTime(race.at)}</p>
         </section>
       )}
+      <LocalNames />
       {status.network && (
         <section className="card" aria-labelledby="net-problem">
           <h2 id="net-problem">Last problem</h2>
