@@ -24,9 +24,9 @@ describe('retry countdown', () => {
   });
 
   it('the banner reason counts down while blocked, and defers to the proxy otherwise', () => {
-    const blocked = { state: 'blocked' as const, since: 3000, resolver: { id: 'lab' } };
+    const blocked = { state: 'blocked' as const, since: 3000, resolver: { id: 'lab', label: 'Lab', port: 853 } };
     const events = [failed(3000, 16_000)];
-    expect(recovery(blocked, events)).toEqual({ reason: 'Couldn’t connect to the resolver (127.0.0.1:1); queries get SERVFAIL,', retryAt: 19_000 });
+    expect(recovery(blocked, events)).toEqual({ reason: 'Couldn’t connect to the resolver: Lab (127.0.0.1:853); queries get SERVFAIL,', retryAt: 19_000 });
     expect(retryText(19_000, 12_000)).toBe('retrying in 7 s');
     expect(recovery({ ...blocked, state: 'private' }, events)).toBeNull();
     expect(recovery(blocked, [])).toBeNull();

@@ -7,6 +7,7 @@
 import type { PrivacyState, TimelineEvent } from '../../../proxy/control/api-types.js';
 import { errorWords } from './error-words.js';
 import { formatAge } from './format.js';
+import { nameWithPort } from './resolver-switch.js';
 
 /** "retrying in 12 s", then "retrying now…" once the wait is over (the proxy is trying). */
 export function retryText(retryAt: number, now: number): string {
@@ -47,7 +48,7 @@ export interface Recovery {
  * stands (not waiting, or no failure reported since the state began).
  */
 export function recovery(
-  status: { readonly state: PrivacyState; readonly since: number; readonly resolver: { readonly id: string } },
+  status: { readonly state: PrivacyState; readonly since: number; readonly resolver: { readonly id: string; readonly label: string; readonly port: number } },
   events: readonly TimelineEvent[],
 ): Recovery | null {
   if (!WAITING.has(status.state)) return null;
@@ -56,5 +57,5 @@ export function recovery(
   if (!f) return null;
   const what = errorWords(f.code);
   const consequence = status.state === 'blocked' ? 'queries get SERVFAIL' : 'queries go to the network’s resolver';
-  return { reason: `${what[0]!.toUpperCase()}${what.slice(1)} (${f.address}); ${consequence},`, retryAt: f.retryAt };
+  return { reason: `${what[0]!.toUpperCase()}${what.slice(1)}: ${nameWithPort(status.resolver.label, f.address, status.resolver.port)}; ${consequence},`, retryAt: f.retryAt };
 }
