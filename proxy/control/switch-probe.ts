@@ -12,6 +12,7 @@
  */
 import type { ResolverSpec } from '../config/resolvers.js';
 import type { AuthPolicy } from '../upstream/auth-policy.js';
+import { failureShort } from './failure-words.js';
 import { measureOnce, type MeasureScope } from './resolver-test.js';
 
 export interface SwitchProbeView {
@@ -32,19 +33,6 @@ export interface SwitchProbeView {
 /** Timers of the probe: the whole of it stays near a second on a dead path. */
 export const SWITCH_PROBE_TIMERS = { connectTimeoutMs: 1_000, handshakeTimeoutMs: 1_000, queryTimeoutMs: 1_000 } as const;
 
-const SHORT: Readonly<Record<string, string>> = {
-  refused: 'connection refused',
-  dropped: 'no answer on its port',
-  unreachable: 'no route to it',
-  'reset-after-hello': 'connection reset during the handshake',
-  'handshake-stall': 'the handshake never finished',
-  intercepted: 'its certificate did not verify',
-  'name-mismatch': 'its certificate is for another name',
-  resigned: 'its pinned key was replaced',
-  'not-tls': 'not an encrypted DNS server',
-  timeout: 'no answer within a second',
-};
-
 export async function probeForSwitch(spec: ResolverSpec, auth: AuthPolicy, scope: MeasureScope): Promise<SwitchProbeView> {
   const base = { id: spec.id, label: spec.label, port: spec.port };
   if (scope === 'local' && !spec.addresses.every((a) => a.startsWith('127.') || a === '::1')) {
@@ -52,5 +40,5 @@ export async function probeForSwitch(spec: ResolverSpec, auth: AuthPolicy, scope
   }
   const m = await measureOnce(spec, auth, SWITCH_PROBE_TIMERS);
   if (m.ok) return { ...base, probed: true, ok: true, ms: m.freshMs, why: null, detail: null };
-  return { ...base, probed: true, ok: false, ms: null, why: (m.kind && SHORT[m.kind]) ?? 'no answer', detail: m.error };
+  return { ...base, probed: true, ok: false, ms: null, why: m.kind === 'timeout' ? 'no answer within a second' : failureShort(m.kind), detail: m.error };
 }

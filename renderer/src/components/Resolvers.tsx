@@ -6,7 +6,11 @@ import { formatLatencyMs } from '../lib/format.js';
 import { EMPTY_FORM, formToBody, refusalSummary, type FieldName, type FormText } from '../lib/resolver-form.js';
 import { retryText } from '../lib/retry.js';
 import { nameWithPort, switchOutcome, type SwitchAttempt } from '../lib/resolver-switch.js';
-import { recovery } from '../lib/retry.js';
+import { lastFailure, recovery } from '../lib/retry.js';
+import { cardMeasures, cardOrder, testModel, type CardMeasure } from '../lib/resolver-test.js';
+import { errorWords } from '../lib/error-words.js';
+import { formatClockShort } from '../lib/format.js';
+import { useTestResult } from '../state/test-result.js';
 import { useAsOf, useDashboard, useStore } from '../state/context.js';
 import { setLastSwitch, useLastSwitch } from '../state/last-switch.js';
 import { Icon } from './Icon.js';
@@ -59,6 +63,43 @@ function SwitchResult({ attempt, onSwitchBack, busy }: { attempt: SwitchAttempt;
   }
 }
 
+/** The last test's figures on a resolver's card: bars per transport, or unreachable, or not measured. */
+function Measured({ m }: { m: CardMeasure }) {
+  if (m.kind === 'skipped') {
+    return (
+      <p className="resolver-measured muted small" data-testid="card-test">
+        Not tested: {m.why}.
+      </p>
+    );
+  }
+  if (m.kind === 'failed') {
+    return (
+      <p className="resolver-measured error-text small" data-testid="card-test" title={m.why}>
+        <Icon name="error" /> Test: {m.text}.
+      </p>
+    );
+  }
+  return (
+    <div className="resolver-measured" data-testid="card-test">
+      <span className="small">
+        Test: #{m.rank} · {m.best}
+        {m.versus ? ` · ${m.versus}` : ''}
+      </span>
+      <div className="test-bars">
+        {m.bars.map((b) => (
+          <div key={b.transport} className={`test-bar${b.ok ? '' : ' failed'}`}>
+            <span className="test-bar-name">{b.name}</span>
+            <span className="meter" aria-hidden="true">
+              <span className={`meter-fill meter-${b.transport}`} style={{ width: `${b.share * 100}%` }} />
+            </span>
+            <span className="small test-bar-text">{b.text}</span>
+          </div>
+        ))}
+      </div>
+    </div>
+  );
+}
+
 /**
  * Switches the active resolver from this page, keeping the outcome (and the
  * way back) in the last-switch state that the Resolvers view shows.
@@ -107,6 +148,7 @@ export function ResolverSwitcher() {
   const sw = useLastSwitch();
   const status = useDashboard((s) => s.status);
   const events = useDashboard((s) => s.events);
+  const tested = useTestResult();
   const [removing, setRemoving] = useState<string | null>(null);
   const [removeError, setRemoveError] = useState<string | null>(null);
 
@@ -133,6 +175,9 @@ export function ResolverSwitcher() {
   const busy = sw.phase === 'switching' || sw.phase === 'probing';
   // The one in use is failing: its card says so in red (not a green "in use" over a dead resolver).
   const failingId = status && recovery(status, events) ? status.resolver.id : null;
+  // The last test's figures, merged into the cards; the one in use first, then fastest first.
+  const measures = tested ? cardMeasures(testModel(tested, resolvers.active), tested, formatClockShort) : null;
+  const ordered = cardOrder(resolvers.resolvers, resolvers.active, tested);
 
   return (
     <div className="resolvers">
@@ -167,11 +212,17 @@ export function ResolverSwitcher() {
           : 'Bars: median latency of each resolver’s answers over the last 5 minutes (none answered yet).'}
       </p>
       <ul className="resolver-list" aria-label="Resolvers">
-        {resolvers.resolvers.map((r) => {
+        {ordered.map((r) => {
           const active = r.id === resolvers.active;
           const target = (sw.phase === 'switching' || sw.phase === 'probing') && sw.to.id === r.id;
           const failing = active && failingId === r.id;
           const asked = sw.phase === 'unanswered' && sw.to.id === r.id ? sw : null;
+          const measure = measures?.get(r.id) ?? null;
+          // Never tried is not the same as refused: a failure the proxy saw says so, with when.
+          const seen = r.medianLatencyMs === null ? lastFailure(events, r.id, 0) : null;
+          const idle =
+            measure?.kind === 'failed' ? measure.text : seen ? `unreachable: ${errorWords(seen.code)} at ${formatClockShort(seen.at)}` : 'not measured';
+          const unreachable = measure?.kind === 'failed' || seen !== null;
           return (
             <li
               key={r.id}
@@ -183,6 +234,11 @@ export function ResolverSwitcher() {
                 <div className="resolver-name">
                   <strong>{r.label}</strong>
                   <span className="badge">{r.preset ? 'preset' : 'custom'}</span>
+                  {measure?.kind === 'ranked' && measure.fastest && (
+                    <span className="badge badge-good" data-testid="fastest">
+                      fastest
+                    </span>
+                  )}
                   {active &&
                     (failing ? (
                       <span className="badge badge-bad">
@@ -200,11 +256,22 @@ export function ResolverSwitcher() {
                   {r.pins.length > 0 ? ` · ${r.pins.length} pin${r.pins.length > 1 ? 's' : ''}` : ''}
                 </div>
               </div>
-              <div className="resolver-latency" aria-label={`Median latency over the last 5 minutes: ${r.medianLatencyMs === null ? 'no answers' : formatLatencyMs(r.medianLatencyMs)}`}>
-                <span className="mono">{r.medianLatencyMs === null ? 'no answers' : formatLatencyMs(r.medianLatencyMs)}</span>
-                <span className="meter" aria-hidden="true">
-                  <span className="meter-fill" style={{ width: `${barShare(r.medianLatencyMs, scale) * 100}%` }} />
-                </span>
+              <div className="resolver-latency" aria-label={`Median latency over the last 5 minutes: ${r.medianLatencyMs === null ? idle : formatLatencyMs(r.medianLatencyMs)}`}>
+                {r.medianLatencyMs === null ? (
+                  // Nothing to draw: the words take the bar's room.
+                  <span className={`resolver-idle small${unreachable ? ' error-text' : ' muted'}`} data-testid="resolver-median">
+                    {idle}
+                  </span>
+                ) : (
+                  <>
+                    <span className="mono" data-testid="resolver-median">
+                      {formatLatencyMs(r.medianLatencyMs)}
+                    </span>
+                    <span className="meter" aria-hidden="true">
+                      <span className="meter-fill" style={{ width: `${barShare(r.medianLatencyMs, scale) * 100}%` }} />
+                    </span>
+                  </>
+                )}
                 <span className="muted small">median, 5 min</span>
               </div>
               <div className="resolver-actions">
@@ -229,6 +296,7 @@ export function ResolverSwitcher() {
                   </button>
                 )}
               </div>
+              {measure && <Measured m={measure} />}
               {asked && (
                 <div className="switch-asked" role="alert">
                   <p>
