@@ -36,7 +36,7 @@ test('switching to a dead resolver shows the failure in words, and one click swi
   await expect(dashboard.banner).toHaveAttribute('data-state', 'blocked');
   // A countdown that moves, not a snapshot.
   const countdown = dashboard.banner.getByTestId('retry-countdown');
-  await expect(countdown).toHaveText(/^retrying (in \d+ s\.|now…)$/);
+  await expect(countdown).toHaveText(/^retrying (by itself in \d+ s, or with the next lookup\.|now…|with each lookup, about once a second\.)$/);
 
   // The charts mark the outage and the switch on their time axis.
   await dashboard.goTo('Overview');

@@ -12,7 +12,7 @@ import { transportModel } from '../lib/ladder.js';
 import { pauseCountdown, switchState } from '../lib/switch.js';
 import { useSystemDns, useSystemDnsChange } from '../state/system-dns.js';
 
-/** "retrying in 3 s." but "retrying now…", not "now….". */
+/** "retrying by itself in 3 s, or with the next lookup." but "retrying now…", not "now….". */
 function withStop(text: string): string {
   return /[.…]$/.test(text) ? text : `${text}.`;
 }
@@ -157,8 +157,8 @@ export function PrivacyBanner() {
               <dd data-testid="banner-reason">
                 {rec.reason}{' '}
                 {/* Counted down each second for the eye; a screen reader gets the time once, not a tick a second. */}
-                <span aria-hidden="true" data-testid="retry-countdown">{withStop(retryText(rec.retryAt, now))}</span>
-                <span className="sr-only">next try at {formatClockShort(rec.retryAt)}.</span> <SwitchBack activeId={status.resolver.id} /> <RetryNow />
+                <span aria-hidden="true" data-testid="retry-countdown">{withStop(retryText(rec.retryAt, now, rec.attempts))}</span>
+                <span className="sr-only">Tried again with each lookup, at most once a second, and by itself by {formatClockShort(rec.retryAt)}.</span> <SwitchBack activeId={status.resolver.id} /> <RetryNow />
               </dd>
             </div>
           ) : status.captive ? (

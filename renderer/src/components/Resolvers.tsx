@@ -4,7 +4,7 @@ import { ApiRequestError, api } from '../api/client.js';
 import { barShare, latencyScale } from '../lib/latency-scale.js';
 import { formatLatencyMs } from '../lib/format.js';
 import { EMPTY_FORM, formToBody, refusalSummary, type FieldName, type FormText } from '../lib/resolver-form.js';
-import { retryText } from '../lib/retry.js';
+import { recentAttempts, retryText } from '../lib/retry.js';
 import { nameWithPort, switchOutcome, type SwitchAttempt } from '../lib/resolver-switch.js';
 import { lastFailure, recovery } from '../lib/retry.js';
 import { cardMeasures, cardOrder, testModel, type CardMeasure } from '../lib/resolver-test.js';
@@ -51,7 +51,7 @@ function SwitchResult({ attempt, onSwitchBack, busy }: { attempt: SwitchAttempt;
           <span className="error-text">
             <Icon name="error" /> {port === undefined ? attempt.to.label : nameWithPort(attempt.to.label, outcome.address, port)} can’t be reached:{' '}
             {outcome.reason}. Queries get SERVFAIL until it answers
-            {outcome.retryAt !== null ? ` (${retryText(outcome.retryAt, now)})` : ''}.
+            {outcome.retryAt !== null ? ` (${retryText(outcome.retryAt, now, recentAttempts(events, attempt.to.id))})` : ''}.
           </span>
           {attempt.from && (
             <button type="button" className="btn btn-primary btn-small" disabled={busy} onClick={onSwitchBack}>
