@@ -31,7 +31,7 @@ export interface SwitchProbeView {
 }
 
 /** Timers of the probe: the whole of it stays near a second on a dead path. */
-export const SWITCH_PROBE_TIMERS = { connectTimeoutMs: 1_000, handshakeTimeoutMs: 1_000, queryTimeoutMs: 1_000 } as const;
+const SWITCH_PROBE_TIMERS = { connectTimeoutMs: 1_000, handshakeTimeoutMs: 1_000, queryTimeoutMs: 1_000 } as const;
 
 export async function probeForSwitch(spec: ResolverSpec, auth: AuthPolicy, scope: MeasureScope): Promise<SwitchProbeView> {
   const base = { id: spec.id, label: spec.label, port: spec.port };

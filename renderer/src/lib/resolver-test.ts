@@ -8,7 +8,7 @@ import { formatLatencyMs } from './format.js';
 import { barShare, latencyScale, type LatencyScale } from './latency-scale.js';
 import { failureShort } from '../../../proxy/control/failure-words.js';
 
-export interface TransportBar {
+interface TransportBar {
   readonly transport: 'dot' | 'doh';
   /** "DoT" / "DoH" */
   readonly name: string;
