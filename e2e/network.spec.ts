@@ -100,7 +100,7 @@ test('“Retry now” brings DNS back before the countdown runs out', async ({ l
   expect(await violations(page)).toEqual([]);
   // The proxy keeps trying with a growing back-off (250 ms, 500 ms, … 8 s): wait for a long wait.
   const countdown = dashboard.banner.getByTestId('retry-countdown');
-  await expect(countdown).toHaveText(/retrying in ([6-9]|\d\d) s\./, { timeout: 20_000 });
+  await expect(countdown).toHaveText(/retrying by itself in ([6-9]|\d\d) s/, { timeout: 20_000 });
 
   await lab.restartUpstream();
   await page.screenshot({ path: path.join(SHOTS, 'banner-retry-1440-light.png') });

@@ -4,7 +4,11 @@
  * refuses; the ranking puts them in the order of their delays, says why the
  * dead one couldn't be measured, lists the presets as not measured (nothing
  * is sent to the Internet: the lab runs dotstub with --measure-only-local),
- * and switching from the ranking works.
+ * and switching from the ranking works. Issue 24 item 10: the results are
+ * on the resolver cards (bars, a "fastest" badge, "unreachable: connection
+ * refused at …", "not measured"), the one in use first, with "Use fastest".
+ * Failed before: the results were a second list below, presets said "no
+ * answers" like a refused resolver, the one in use was listed last.
  */
 import { AxeBuilder } from '@axe-core/playwright';
 import net from 'node:net';
@@ -42,39 +46,61 @@ test('Test resolvers ranks real resolvers by their delay, explains failures, and
     await expect(dashboard.resolverList.getByRole('listitem').filter({ hasText: r.label })).toBeVisible();
   }
 
+  // Before any test: never-tried presets say "not measured", not "no answers".
+  const card = (label: string) => dashboard.resolverList.getByRole('listitem').filter({ has: page.locator('.resolver-name strong').getByText(label, { exact: true }) });
+  await expect(card('Quad9').getByTestId('resolver-median')).toHaveText('not measured');
+
   await page.getByRole('button', { name: 'Test resolvers' }).click();
   await expect(page.getByTestId('test-status')).toContainText(/Tested at/, { timeout: 25_000 });
-  const ranking = page.getByRole('list', { name: 'Ranking, fastest first' }).getByRole('listitem');
-  await expect(ranking).toHaveCount(3);
+  // The results are on the cards (no second list): the one in use first, then fastest first, the unreachable, the not measured.
+  await expect(page.getByRole('list', { name: 'Ranking, fastest first' })).toHaveCount(0);
+  const names = dashboard.resolverList.locator('.resolver-name strong');
+  await expect(names.nth(0)).toHaveText('dns.test (127.0.0.1)');
+  await expect(names.nth(1)).toHaveText('Near lab');
+  await expect(names.nth(2)).toHaveText('Far lab');
+  await expect(names.nth(3)).toHaveText('Dead lab');
   // No delay, then 5 ms each way, then 40 ms each way.
-  await expect(ranking.nth(0)).toContainText('dns.test (127.0.0.1)');
-  await expect(ranking.nth(0)).toContainText('in use');
-  await expect(ranking.nth(1)).toContainText('Near lab');
-  await expect(ranking.nth(2)).toContainText('Far lab');
-  await expect(ranking.nth(2)).toContainText(/DoT\s*\d+(\.\d+)? ms on an open connection · \d+(\.\d+)? ms new/);
+  await expect(card('dns.test (127.0.0.1)').getByTestId('fastest')).toHaveText('fastest');
+  await expect(card('dns.test (127.0.0.1)')).toContainText('in use');
+  await expect(card('Near lab').getByTestId('card-test')).toContainText('Test: #2');
+  await expect(card('Far lab').getByTestId('card-test')).toContainText(/DoT\s*\d+(\.\d+)? ms on an open connection · \d+(\.\d+)? ms new/);
+  await expect(card('Far lab').getByTestId('fastest')).toHaveCount(0);
+  await expect(card('Dead lab').getByTestId('card-test')).toHaveText(/^\s*Test: unreachable: connection refused at \d\d:\d\d:\d\d\.$/);
+  await expect(card('Quad9').getByTestId('card-test')).toContainText('Not tested: not on this machine');
+  // Refused is not "not measured": the card's figure says it, where a never-tried preset says "not measured".
+  await expect(card('Dead lab').getByTestId('resolver-median')).toContainText('unreachable: connection refused');
+  await expect(card('Quad9').getByTestId('resolver-median')).toHaveText('not measured');
   await expect(page.getByTestId('test-suggestion')).toContainText('The one in use, dns.test (127.0.0.1), is the fastest from here.');
-  await expect(page.getByTestId('test-failed')).toContainText('Dead lab');
-  await expect(page.getByTestId('test-failed')).toContainText('refuses encrypted DNS connections');
-  await expect(page.getByTestId('test-skipped')).toContainText('Not measured: Cloudflare, Quad9');
-  await expect(page.getByTestId('test-skipped')).toContainText('not on this machine');
-  await page.getByRole('region', { name: 'Which is fastest from here?' }).screenshot({ path: path.join(SHOTS, 'test-resolvers-1440-light.png') });
+  await expect(page.getByRole('button', { name: /^Use fastest/ })).toHaveCount(0);
   const axe = async (): Promise<string[]> =>
     (await new AxeBuilder({ page }).options({ rules: { 'label-content-name-mismatch': { enabled: true } } }).analyze()).violations.map(
       (v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`,
     );
   expect(await axe()).toEqual([]);
-
-  await page.emulateMedia({ colorScheme: 'dark' });
-  await page.setViewportSize({ width: 420, height: 900 });
-  await page.screenshot({ path: path.join(SHOTS, 'test-resolvers-420-dark.png'), fullPage: true });
-  expect(await axe()).toEqual([]);
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const width of [1280, 420]) {
+      await page.setViewportSize({ width, height: 900 });
+      // The list's top just below the sticky header.
+      await dashboard.resolverList.evaluate((el) => window.scrollTo(0, el.getBoundingClientRect().top + window.scrollY - (document.querySelector('header')?.getBoundingClientRect().height ?? 0) - 12));
+      await page.waitForTimeout(150);
+      await page.screenshot({ path: path.join(SHOTS, `resolver-cards-tested-${width}-${scheme}.png`) });
+      if (scheme === 'dark') expect(await axe()).toEqual([]);
+    }
+  }
   await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize({ width: 1440, height: 900 });
 
-  // Switch from the ranking: Near lab answers from then on.
-  await ranking.nth(1).getByRole('button', { name: 'Use Near lab' }).click();
-  await expect(dashboard.resolverList.getByRole('listitem').filter({ hasText: 'Near lab' })).toHaveAttribute('aria-current', 'true');
+  // On a slower one, "Use fastest" goes back to the fastest; the one in use moves to the top.
+  await dashboard.switchResolver('Far lab');
+  await expect(card('Far lab')).toHaveAttribute('aria-current', 'true');
+  await expect(names.nth(0)).toHaveText('Far lab');
+  await page.getByRole('button', { name: 'Test again' }).click();
+  await expect(page.getByTestId('test-status')).toContainText(/Tested at/, { timeout: 25_000 });
+  await expect(page.getByTestId('test-suggestion')).toContainText('is the fastest from here');
+  await page.getByRole('button', { name: /^Use fastest/ }).click();
+  await expect(names.nth(0)).not.toHaveText('Far lab');
+  await expect(dashboard.resolverList.locator('[aria-current="true"]').getByTestId('fastest')).toBeVisible();
   // Not lab.dig: a blocking dig would stall the relays, which run in this process.
-  expect((await lab.digManyAsync(['which.test'])).trim()).toBe('10.0.0.2');
-  await expect(ranking.nth(1)).toContainText('in use');
+  expect(['10.0.0.1', '10.0.0.2']).toContain((await lab.digManyAsync(['which.test'])).trim());
 });

@@ -36,6 +36,7 @@
  *                                             measured from this network over a fresh and an open connection,
  *                                             DoT and DoH, ranked; the active upstream is not touched
  *   DELETE /api/resolvers/:id               → 204 | 404 | 409 (active, or a preset)
+ *   POST   /api/resolvers/probe             { id } → SwitchProbeView (~1 s): does it answer now? (before a switch)
  *   PUT    /api/resolvers/active            { id } → StatusView (after the switch; no query dropped)
  *   POST   /api/retry                       (no body) → RetryView: try the resolver now, not after the back-off
  *   GET    /api/connections                 → ConnectionView[]
@@ -65,12 +66,13 @@ import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { LatencyStats } from './metrics-window.js';
 import type { SystemDnsView } from '../system-dns/manager.js';
 import type { LadderStep } from './ladder.js';
+import type { SwitchProbeView } from './switch-probe.js';
 import type { ResolverMeasurement, ResolverTestResult, TransportMeasurement } from './resolver-test.js';
 
 // Each contract is defined once, where it is enforced (the zod schemas for
 // Settings and CustomResolverBody), and re-exported here for the dashboard.
 export type { SystemDnsView };
-export type { ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats, CaptiveView, CaptiveEvent, LadderStep, NetworkView, ResolverMeasurement, ResolverTestResult, TransportMeasurement };
+export type { SwitchProbeView, ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats, CaptiveView, CaptiveEvent, LadderStep, NetworkView, ResolverMeasurement, ResolverTestResult, TransportMeasurement };
 /** A config file dotstub could not use. */
 export type ConfigProblemView = ConfigProblem;
 

@@ -11,7 +11,7 @@ import { apiClient, startControl, type ControlHarness } from '../../test-support
 import { startDelayRelay, type DelayRelay } from '../../test-support/delay-relay.js';
 import { waitForState } from '../../test-support/proxy-harness.js';
 import { freePort, startUnbound, type UnboundServer } from '../../test-support/unbound.js';
-import type { ResolverTestResult, ResolverView, ConnectionView } from './api-types.js';
+import type { ResolverTestResult, ResolverView, ConnectionView, SwitchProbeView } from './api-types.js';
 import { PRESETS } from '../config/resolvers.js';
 
 let active: UnboundServer;
@@ -96,4 +96,35 @@ describe('POST /api/resolvers/test', () => {
     expect(r.activeId).toBe(h.proxy.resolver.id);
     expect(r.tookMs).toBeLessThan(20_000);
   }, 40_000);
+});
+
+describe('POST /api/resolvers/probe (before a switch, issue 24 item 3)', () => {
+  test('a live resolver answers; a refused one says why within about a second; a preset is not probed; nothing is switched', async () => {
+    const api = apiClient({ ...h, origin: h.origin });
+    const resolvers = (await api.get('/api/resolvers')).json<{ active: string; resolvers: ResolverView[] }>();
+    const added = async (label: string, port: number): Promise<ResolverView> => {
+      const existing = resolvers.resolvers.find((r) => r.label === label);
+      if (existing) return existing;
+      const res = await api.post('/api/resolvers', { label, address: '127.0.0.1', port, authName: 'dns.test' });
+      expect(res.status, res.text).toBe(201);
+      return res.json<ResolverView>();
+    };
+    const live = await added('Probe live', near.port);
+    const dead = await added('Probe dead', await freePort());
+
+    const ok = (await api.post('/api/resolvers/probe', { id: live.id })).json<SwitchProbeView>();
+    expect(ok).toMatchObject({ id: live.id, probed: true, ok: true, why: null });
+    expect(ok.ms).toBeGreaterThan(0);
+
+    const t0 = performance.now();
+    const refused = (await api.post('/api/resolvers/probe', { id: dead.id })).json<SwitchProbeView>();
+    expect(performance.now() - t0).toBeLessThan(3_000);
+    expect(refused).toMatchObject({ id: dead.id, label: 'Probe dead', probed: true, ok: false, why: 'connection refused' });
+
+    const preset = (await api.post('/api/resolvers/probe', { id: PRESETS.quad9!.id })).json<SwitchProbeView>();
+    expect(preset).toMatchObject({ probed: false, ok: true });
+
+    expect((await api.post('/api/resolvers/probe', { id: 'nope' })).status).toBe(404);
+    expect((await api.get('/api/resolvers')).json<{ active: string }>().active).toBe(resolvers.active);
+  });
 });

@@ -170,6 +170,16 @@ async function measureTransport(spec: ResolverSpec, transport: Transport, o: Res
   }
 }
 
+/** One fresh connection and one query over DoT (the switch probe, switch-probe.ts): connect, handshake, answer. */
+export function measureOnce(
+  spec: ResolverSpec,
+  auth: AuthPolicy,
+  timers: { readonly connectTimeoutMs: number; readonly handshakeTimeoutMs: number; readonly queryTimeoutMs: number },
+): Promise<TransportMeasurement> {
+  const o: ResolverTestOptions = { ...DEFAULT_RESOLVER_TEST, ...timers, auth, scope: 'all', fresh: 1, warm: 0, concurrency: 1, deadlineMs: 0 };
+  return measureTransport(spec, 'dot', o, new Set(), () => false);
+}
+
 /** Runs `tasks` with at most `limit` at once. */
 async function bounded<T>(tasks: readonly (() => Promise<T>)[], limit: number): Promise<T[]> {
   const out: T[] = new Array(tasks.length);

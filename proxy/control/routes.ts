@@ -88,6 +88,7 @@ export function routes(service: ControlService): Route[] {
     { method: 'GET', path: '/api/resolvers', handler: () => json(service.resolvers()) },
     { method: 'POST', path: '/api/resolvers', body: true, handler: async ({ body }) => json(await service.addResolver(body), 201) },
     { method: 'POST', path: '/api/resolvers/test', handler: async () => json(await service.testResolvers()) },
+    { method: 'POST', path: '/api/resolvers/probe', body: true, handler: async ({ body }) => json(await service.probeResolver(body)) },
     { method: 'POST', path: '/api/resolvers/validate', body: true, handler: ({ body }) => json(service.validateResolver(body)) },
     { method: 'PUT', path: '/api/resolvers/active', body: true, handler: async ({ body }) => json(await service.switchResolver(body)) },
     {

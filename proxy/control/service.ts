@@ -39,6 +39,7 @@ import { captiveAction, signIn } from './captive-actions.js';
 import { retryView } from './retry-view.js';
 import { NOT_MANAGED, parseSystemDnsBody, systemDnsFailure } from './system-dns-actions.js';
 import { NetworkLadder } from './ladder.js';
+import { probeForSwitch, type SwitchProbeView } from './switch-probe.js';
 import { DEFAULT_RESOLVER_TEST, testResolvers, type MeasureScope, type ResolverTestResult } from './resolver-test.js';
 import { formatHostPort } from '../host-port.js';
 import { PRIVACY_WORDS } from '../network/privacy-words.js';
@@ -279,6 +280,15 @@ export class ControlService {
       }
       return this.status();
     });
+  }
+
+  /** Before a switch: does `id` answer now? One connection and one query, about a second (switch-probe.ts). */
+  probeResolver(raw: unknown): Promise<SwitchProbeView> {
+    const id = typeof raw === 'object' && raw !== null ? (raw as { id?: unknown }).id : undefined;
+    if (typeof id !== 'string') return Promise.reject(validationFailure({ id: 'send {"id": "<resolver id>"}, an id from GET /api/resolvers' }));
+    const spec = this.#resolvers.get(id);
+    if (!spec) return Promise.reject(new ApiFailure(404, 'not_found', `unknown resolver "${id}": use an id from GET /api/resolvers`));
+    return probeForSwitch(spec, this.proxy.config.auth, this.#measureScope);
   }
 
   /**

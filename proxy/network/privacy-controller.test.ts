@@ -88,3 +88,18 @@ test('not in use: the last close is idle, not a re-open; events of an upstream s
   upstream.emit('connect-failed', { transport: 'dot', address: 'x', error: new ConnectFailedError('refused'), retryInMs: 1, afterMs: 1, attempts: [], speaks: true, message: 'refused' });
   expect(controller.state.state).toBe('private');
 });
+
+test('repeated attempts failing the same way announce the state once, not once per attempt (issue 24 item 4)', () => {
+  const { upstream, out } = setup();
+  const states: { state: string; reason: string }[] = [];
+  out.on('state', (s) => states.push({ state: s.state, reason: s.reason }));
+  upstream.emit('open', opened);
+  const error = new ConnectFailedError('port 853 refused');
+  // Back-off grows between attempts; lookups start attempts in between: one blocked state either way.
+  for (const retryInMs of [250, 500, 1000, 2000, 4000, 8000, 10_000, 10_000]) {
+    upstream.emit('connect-failed', { transport: 'dot', address: '127.0.0.1', error, retryInMs, afterMs: 1, attempts: [], speaks: true, message: error.message });
+  }
+  expect(states.map((s) => s.state)).toEqual(['private', 'blocked']);
+  expect(states[1]!.reason).toContain('each lookup tries again (at most once a second)');
+  expect(states[1]!.reason).not.toMatch(/retrying in/);
+});

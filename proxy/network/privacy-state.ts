@@ -4,6 +4,8 @@
  * The proxy feeds it events from the active upstream; the UI only renders
  * what comes out. No I/O, no clock.
  */
+import { RETRY_SENTENCE } from './privacy-words.js';
+
 export type PrivacyState = 'private' | 'private-unverified' | 'captive' | 'degraded' | 'blocked' | 'off';
 
 export interface PrivacyStatus {
@@ -48,10 +50,6 @@ export type PrivacyEvent =
 
 export const INITIAL_PRIVACY: PrivacyStatus = { state: 'off', reason: 'not started' };
 
-function formatWait(ms: number): string {
-  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
-}
-
 export function nextPrivacyState(current: PrivacyStatus, event: PrivacyEvent, policy: PrivacyPolicy): PrivacyStatus {
   switch (event.type) {
     case 'started':
@@ -74,7 +72,8 @@ export function nextPrivacyState(current: PrivacyStatus, event: PrivacyEvent, po
       // While degraded, encrypted DNS keeps failing by definition: the state says what carries queries.
       if (current.state === 'captive' || current.state === 'degraded') return current;
       // Strict and opportunistic alike never fall back to cleartext here: nothing leaves.
-      return { state: 'blocked', reason: `${event.message}; queries get SERVFAIL, retrying in ${formatWait(event.retryInMs)}` };
+      // No wait in the reason: it changes with every attempt (one state event each) and is wrong while lookups come (issue 24).
+      return { state: 'blocked', reason: `${event.message}; ${RETRY_SENTENCE}` };
     case 'idle':
       // Honest while idle: private is what the next query will get, not a connection that exists now.
       if (current.state !== 'private' && current.state !== 'private-unverified') return current;

@@ -49,6 +49,14 @@ export const PRIVACY_WORDS: Readonly<Record<PrivacyState, PrivacyWords>> = {
   },
 };
 
+/**
+ * What happens while the resolver can't be reached, as it really happens
+ * (upstream/pool/backoff.ts): a lookup may start an attempt at most once a
+ * second, and with no lookups the proxy tries by itself, backing off to at
+ * most 10 s. No countdown: it would be wrong while lookups come (issue 24).
+ */
+export const RETRY_SENTENCE = 'queries get SERVFAIL until it answers: each lookup tries again (at most once a second), and dotstub tries by itself at least every 10 s';
+
 /** The tray's one-line status: "Private DNS: on — Quad9, verified". */
 export function trayStatusLine(state: PrivacyState, resolver: string | null): string {
   switch (state) {

@@ -77,10 +77,10 @@ function StaleStamp() {
   );
 }
 
-function Page({ title, intro, children }: { title: string; intro?: ReactNode; children: ReactNode }) {
+function Page({ title, intro, children, compact }: { title: string; intro?: ReactNode; children: ReactNode; compact?: boolean }) {
   return (
     <>
-      <header className="page-head">
+      <header className={`page-head${compact ? ' compact-narrow' : ''}`}>
         <h1 tabIndex={-1}>{title}</h1>
         {intro && <p className="muted">{intro}</p>}
       </header>
@@ -112,7 +112,7 @@ function View({ route }: { route: Route }) {
       );
     case 'queries':
       return (
-        <Page title="Query log" intro="Every lookup from this machine, newest first. Select a row to see where its time went.">
+        <Page compact title="Query log" intro="Every lookup from this machine, newest first. Select a row to see where its time went.">
           <QueryLog />
         </Page>
       );

@@ -126,7 +126,7 @@ function describeConnectError(err: NodeJS.ErrnoException, address: string, port:
     case 'ECONNREFUSED':
       return `cannot connect to ${where}: connection refused (nothing listening, or this network rejects port ${port}) (ECONNREFUSED)`;
     case 'ECONNRESET':
-      return `cannot connect to ${where}: the connection was reset during the TLS handshake: a middlebox blocking DNS over TLS? (ECONNRESET)`;
+      return `cannot connect to ${where}: the connection was reset during the TLS handshake (ECONNRESET)`;
     case 'ENETUNREACH':
     case 'EHOSTUNREACH':
       return `cannot connect to ${where}: no route to the resolver: offline? (${err.code})`;

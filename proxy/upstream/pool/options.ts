@@ -49,7 +49,8 @@ export const DEFAULT_POOL_OPTIONS: PoolOptions = {
   handshakeTimeoutMs: 3_000,
   queryTimeoutMinMs: 800,
   queryTimeoutMaxMs: 2_500,
-  maxBackoffMs: 30_000,
+  // Idle recovery within 10 s (issue 24): while lookups come, each may try once a second anyway (backoff.ts).
+  maxBackoffMs: 10_000,
   attemptDelayMs: 250,
   quickAck: true,
 };

@@ -1,3 +1,4 @@
+import { useEffect, useRef, useState, type RefObject } from 'react';
 import type { ConnectionView, ResolverView } from '../../../proxy/control/api-types.js';
 import { formatAge, formatCount, formatPercent } from '../lib/format.js';
 import { hitGauges } from '../lib/gauges.js';
@@ -68,37 +69,66 @@ export function ConnectionsTable() {
   const resolvers = useDashboard((s) => s.resolvers);
   const now = useAsOf(1000);
   const elapsed = connectionsAt ? Math.max(0, now - connectionsAt) : 0;
+  const wrap = useRef<HTMLDivElement>(null);
+  const more = useMoreToTheRight(wrap);
   return (
-    // Scrolls sideways in a narrow window: focusable so the keyboard can scroll it too.
-    <div className="table-wrap" role="region" aria-label="Open connections, scrollable" tabIndex={0}>
-      <table className="table" aria-label="Open connections">
-        <thead>
-          <tr>
-            <th scope="col">Conn.</th>
-            <th scope="col">Resolver</th>
-            <th scope="col">State</th>
-            <th scope="col" className="num">Age</th>
-            <th scope="col" className="num">Queries carried</th>
-            <th scope="col" className="num">In flight</th>
-            <th scope="col">Handshake</th>
-            <th scope="col">TLS</th>
-            <th scope="col" className="num">Keepalive</th>
-          </tr>
-        </thead>
-        <tbody>
-          {connections.length === 0 ? (
+    <>
+      {/* Scrolls sideways in a narrow window: focusable so the keyboard can scroll it too; a cue says there is more (issue 24 item 7). */}
+      <div className={`table-wrap${more ? ' more-right' : ''}`} role="region" aria-label="Open connections, scrollable" tabIndex={0} ref={wrap}>
+        <table className="table" aria-label="Open connections">
+          <thead>
             <tr>
-              <td colSpan={9} className="empty">
-                No open connections. The next query opens one (resuming the TLS session if it can).
-              </td>
+              <th scope="col">Conn.</th>
+              <th scope="col">Resolver</th>
+              <th scope="col">State</th>
+              <th scope="col" className="num">Age</th>
+              <th scope="col" className="num">Queries carried</th>
+              <th scope="col" className="num">In flight</th>
+              <th scope="col">Handshake</th>
+              <th scope="col">TLS</th>
+              <th scope="col" className="num">Keepalive</th>
             </tr>
-          ) : (
-            connections.map((c) => <ConnectionRow key={c.id} c={c} resolvers={resolvers?.resolvers} age={c.ageMs + elapsed} />)
-          )}
-        </tbody>
-      </table>
-    </div>
+          </thead>
+          <tbody>
+            {connections.length === 0 ? (
+              <tr>
+                <td colSpan={9} className="empty">
+                  No open connections. The next query opens one (resuming the TLS session if it can).
+                </td>
+              </tr>
+            ) : (
+              connections.map((c) => <ConnectionRow key={c.id} c={c} resolvers={resolvers?.resolvers} age={c.ageMs + elapsed} />)
+            )}
+          </tbody>
+        </table>
+      </div>
+      {more && (
+        <p className="scroll-cue muted small" data-testid="scroll-cue">
+          More columns: scroll sideways →
+        </p>
+      )}
+    </>
   );
+}
+
+/** True while `ref`'s content runs past its right edge (a narrow window, not yet scrolled to the end). */
+function useMoreToTheRight(ref: RefObject<HTMLElement | null>): boolean {
+  const [more, setMore] = useState(false);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const check = (): void => setMore(el.scrollLeft + el.clientWidth < el.scrollWidth - 2);
+    check();
+    el.addEventListener('scroll', check, { passive: true });
+    const ro = new ResizeObserver(check);
+    ro.observe(el);
+    if (el.firstElementChild) ro.observe(el.firstElementChild);
+    return () => {
+      el.removeEventListener('scroll', check);
+      ro.disconnect();
+    };
+  }, [ref]);
+  return more;
 }
 
 /** Counters that explain the cost of privacy: handshakes, reordering, retries, padding. */

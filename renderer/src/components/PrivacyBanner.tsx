@@ -6,13 +6,31 @@ import { recovery, retryText } from '../lib/retry.js';
 import { useAsOf, useDashboard, useReach } from '../state/context.js';
 import { Icon } from './Icon.js';
 import { RetryNow } from './RetryNow.js';
+import { useSwitchTo } from './Resolvers.js';
+import { useLastSwitch } from '../state/last-switch.js';
 import { transportModel } from '../lib/ladder.js';
 import { pauseCountdown, switchState } from '../lib/switch.js';
 import { useSystemDns, useSystemDnsChange } from '../state/system-dns.js';
 
-/** "retrying in 3 s." but "retrying now…", not "now….". */
+/** "retrying by itself in 3 s, or with the next lookup." but "retrying now…", not "now….". */
 function withStop(text: string): string {
   return /[.…]$/.test(text) ? text : `${text}.`;
+}
+
+/**
+ * While the resolver just switched to can't be reached: the way back, in the
+ * banner too (not only on the Resolvers page where the switch was made).
+ */
+function SwitchBack({ activeId }: { activeId: string }) {
+  const sw = useLastSwitch();
+  const switchTo = useSwitchTo();
+  if (sw.phase !== 'done' || !sw.attempt.from || sw.attempt.to.id !== activeId) return null;
+  const back = sw.attempt.from;
+  return (
+    <button type="button" className="btn btn-small btn-primary" onClick={() => void switchTo(back)}>
+      <Icon name="switch" /> Switch back to {back.label}
+    </button>
+  );
 }
 
 /**
@@ -139,8 +157,8 @@ export function PrivacyBanner() {
               <dd data-testid="banner-reason">
                 {rec.reason}{' '}
                 {/* Counted down each second for the eye; a screen reader gets the time once, not a tick a second. */}
-                <span aria-hidden="true" data-testid="retry-countdown">{withStop(retryText(rec.retryAt, now))}</span>
-                <span className="sr-only">next try at {formatClockShort(rec.retryAt)}.</span> <RetryNow />
+                <span aria-hidden="true" data-testid="retry-countdown">{withStop(retryText(rec.retryAt, now, rec.attempts))}</span>
+                <span className="sr-only">Tried again with each lookup, at most once a second, and by itself by {formatClockShort(rec.retryAt)}.</span> <SwitchBack activeId={status.resolver.id} /> <RetryNow />
               </dd>
             </div>
           ) : status.captive ? (

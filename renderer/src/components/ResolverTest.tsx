@@ -1,10 +1,10 @@
 import { useId, useState } from 'react';
-import type { ResolverTestResult } from '../../../proxy/control/api-types.js';
 import { api } from '../api/client.js';
 import { formatClockShort, formatLatencyMs } from '../lib/format.js';
 import { testModel } from '../lib/resolver-test.js';
 import { useDashboard } from '../state/context.js';
 import { useLastSwitch } from '../state/last-switch.js';
+import { setTestResult, useTestResult } from '../state/test-result.js';
 import { Icon } from './Icon.js';
 import { useSwitchTo } from './Resolvers.js';
 
@@ -19,7 +19,7 @@ export function ResolverTest() {
   const switchTo = useSwitchTo();
   const sw = useLastSwitch();
   const [running, setRunning] = useState(false);
-  const [result, setResult] = useState<ResolverTestResult | null>(null);
+  const result = useTestResult();
   const [error, setError] = useState<string | null>(null);
   const count = resolvers?.resolvers.length ?? 0;
   const activeId = resolvers?.active ?? result?.activeId ?? '';
@@ -28,7 +28,7 @@ export function ResolverTest() {
     setRunning(true);
     setError(null);
     try {
-      setResult(await api.testResolvers());
+      setTestResult(await api.testResolvers());
     } catch (err) {
       setError(`The test didn’t run: ${err instanceof Error ? err.message : String(err)}`);
     } finally {
@@ -37,7 +37,7 @@ export function ResolverTest() {
   };
 
   const model = result ? testModel(result, activeId) : null;
-  const busy = sw.phase === 'switching';
+  const busy = sw.phase === 'switching' || sw.phase === 'probing';
   return (
     <section className="card resolver-test" aria-labelledby={`${id}-title`}>
       <header className="card-head">
@@ -66,8 +66,8 @@ export function ResolverTest() {
               <span>
                 <strong>{model.suggestion.label}</strong> is the fastest from here: {model.suggestion.gain}.
               </span>
-              <button type="button" className="btn btn-small" disabled={busy} onClick={() => void switchTo({ id: model.suggestion!.id, label: model.suggestion!.label })}>
-                <Icon name="switch" /> Use {model.suggestion.label}
+              <button type="button" className="btn btn-small btn-primary" disabled={busy} onClick={() => void switchTo({ id: model.suggestion!.id, label: model.suggestion!.label }, { probe: true })}>
+                <Icon name="switch" /> Use fastest<span className="sr-only">: {model.suggestion.label}</span>
               </button>
             </p>
           )}
@@ -77,62 +77,9 @@ export function ResolverTest() {
               <span>The one in use, {model.ranked[0].label}, is the fastest from here.</span>
             </p>
           )}
-          {model.scale && (
-            <p className="muted small latency-scale">
-              Bars: median time per query on an open connection, on one scale: a full bar is {model.scale.label}.
-            </p>
-          )}
-          {model.ranked.length > 0 && (
-            <ol className="test-ranking" aria-label="Ranking, fastest first">
-              {model.ranked.map((r) => (
-                <li key={r.id} className={`test-row${r.active ? ' active' : ''}`} data-testid="test-row">
-                  <span className="test-rank mono" aria-hidden="true">
-                    {r.rank}
-                  </span>
-                  <div className="test-name">
-                    <strong>{r.label}</strong>
-                    {r.active && <span className="badge badge-good">in use</span>}
-                    <span className="muted small">
-                      {' '}
-                      {r.best}
-                      {r.versus ? ` · ${r.versus}` : ' · fastest'}
-                    </span>
-                  </div>
-                  <div className="test-bars">
-                    {r.bars.map((b) => (
-                      <div key={b.transport} className={`test-bar${b.ok ? '' : ' failed'}`}>
-                        <span className="test-bar-name">{b.name}</span>
-                        <span className="meter" aria-hidden="true">
-                          <span className={`meter-fill meter-${b.transport}`} style={{ width: `${b.share * 100}%` }} />
-                        </span>
-                        <span className="small test-bar-text">{b.text}</span>
-                      </div>
-                    ))}
-                  </div>
-                  <div className="test-action">
-                    {!r.active && (
-                      <button type="button" className="btn btn-small" disabled={busy} onClick={() => void switchTo({ id: r.id, label: r.label })}>
-                        Use<span className="sr-only"> {r.label}</span>
-                      </button>
-                    )}
-                  </div>
-                </li>
-              ))}
-            </ol>
-          )}
-          {model.failed.length > 0 && (
-            <>
-              <h3 className="subhead test-subhead">Couldn’t be measured</h3>
-              <ul className="test-failed" aria-label="Couldn’t be measured">
-                {model.failed.map((f) => (
-                  <li key={f.id} data-testid="test-failed">
-                    <Icon name="x" className="error-text" /> <strong>{f.label}</strong>
-                    {f.active && <span className="badge badge-good">in use</span>}: {f.why}
-                  </li>
-                ))}
-              </ul>
-            </>
-          )}
+          <p className="muted small" data-testid="test-merged">
+            Each resolver’s figures are on its card above: a bar per transport for a query on an open connection, and what a new connection costs.
+          </p>
           {model.skipped && (
             <p className="muted small test-skipped" data-testid="test-skipped">
               Not measured: {model.skipped.labels.join(', ')} — {model.skipped.why}.

@@ -4,8 +4,13 @@ import { ApiRequestError, api } from '../api/client.js';
 import { barShare, latencyScale } from '../lib/latency-scale.js';
 import { formatLatencyMs } from '../lib/format.js';
 import { EMPTY_FORM, formToBody, refusalSummary, type FieldName, type FormText } from '../lib/resolver-form.js';
-import { retryText } from '../lib/retry.js';
-import { switchOutcome, type SwitchAttempt } from '../lib/resolver-switch.js';
+import { recentAttempts, retryText } from '../lib/retry.js';
+import { nameWithPort, switchOutcome, type SwitchAttempt } from '../lib/resolver-switch.js';
+import { lastFailure, recovery } from '../lib/retry.js';
+import { cardMeasures, cardOrder, testModel, type CardMeasure } from '../lib/resolver-test.js';
+import { errorWords } from '../lib/error-words.js';
+import { formatClockShort } from '../lib/format.js';
+import { useTestResult } from '../state/test-result.js';
 import { useAsOf, useDashboard, useStore } from '../state/context.js';
 import { setLastSwitch, useLastSwitch } from '../state/last-switch.js';
 import { Icon } from './Icon.js';
@@ -20,11 +25,13 @@ function SwitchResult({ attempt, onSwitchBack, busy }: { attempt: SwitchAttempt;
   const connections = useDashboard((s) => s.connections);
   const events = useDashboard((s) => s.events);
   const status = useDashboard((s) => s.status);
-  const active = useDashboard((s) => s.resolvers?.active);
+  const resolvers = useDashboard((s) => s.resolvers);
+  const active = resolvers?.active;
   const now = useAsOf(1000);
   // Switched elsewhere since (the tray, another tab): this outcome no longer applies.
   if (active !== undefined && active !== attempt.to.id) return null;
   const outcome = switchOutcome(attempt, connections, events, status);
+  const port = resolvers?.resolvers.find((r) => r.id === attempt.to.id)?.port;
   switch (outcome.kind) {
     case 'pending':
       return (
@@ -42,8 +49,9 @@ function SwitchResult({ attempt, onSwitchBack, busy }: { attempt: SwitchAttempt;
       return (
         <span className="switch-failed" data-testid="switch-failed">
           <span className="error-text">
-            <Icon name="error" /> {attempt.to.label} can’t be reached: {outcome.reason}. Queries get SERVFAIL until it answers
-            {outcome.retryAt !== null ? ` (${retryText(outcome.retryAt, now)})` : ''}.
+            <Icon name="error" /> {port === undefined ? attempt.to.label : nameWithPort(attempt.to.label, outcome.address, port)} can’t be reached:{' '}
+            {outcome.reason}. Queries get SERVFAIL until it answers
+            {outcome.retryAt !== null ? ` (${retryText(outcome.retryAt, now, recentAttempts(events, attempt.to.id))})` : ''}.
           </span>
           {attempt.from && (
             <button type="button" className="btn btn-primary btn-small" disabled={busy} onClick={onSwitchBack}>
@@ -55,19 +63,70 @@ function SwitchResult({ attempt, onSwitchBack, busy }: { attempt: SwitchAttempt;
   }
 }
 
+/** The last test's figures on a resolver's card: bars per transport, or unreachable, or not measured. */
+function Measured({ m }: { m: CardMeasure }) {
+  if (m.kind === 'skipped') {
+    return (
+      <p className="resolver-measured muted small" data-testid="card-test">
+        Not tested: {m.why}.
+      </p>
+    );
+  }
+  if (m.kind === 'failed') {
+    return (
+      <p className="resolver-measured error-text small" data-testid="card-test" title={m.why}>
+        <Icon name="error" /> Test: {m.text}.
+      </p>
+    );
+  }
+  return (
+    <div className="resolver-measured" data-testid="card-test">
+      <span className="small">
+        Test: #{m.rank} · {m.best}
+        {m.versus ? ` · ${m.versus}` : ''}
+      </span>
+      <div className="test-bars">
+        {m.bars.map((b) => (
+          <div key={b.transport} className={`test-bar${b.ok ? '' : ' failed'}`}>
+            <span className="test-bar-name">{b.name}</span>
+            <span className="meter" aria-hidden="true">
+              <span className={`meter-fill meter-${b.transport}`} style={{ width: `${b.share * 100}%` }} />
+            </span>
+            <span className="small test-bar-text">{b.text}</span>
+          </div>
+        ))}
+      </div>
+    </div>
+  );
+}
+
 /**
  * Switches the active resolver from this page, keeping the outcome (and the
  * way back) in the last-switch state that the Resolvers view shows.
  */
-export function useSwitchTo(): (r: Pick<ResolverView, 'id' | 'label'>) => Promise<void> {
+export function useSwitchTo(): (r: Pick<ResolverView, 'id' | 'label'>, how?: { readonly probe: boolean }) => Promise<void> {
   const store = useStore();
   const setSw = setLastSwitch;
   return useCallback(
-    async (r: Pick<ResolverView, 'id' | 'label'>) => {
+    async (r: Pick<ResolverView, 'id' | 'label'>, how: { readonly probe: boolean } = { probe: false }) => {
       const snap = store.getSnapshot().resolvers;
       const fromView = snap?.resolvers.find((x) => x.id === snap.active);
       const to = snap?.resolvers.find((x) => x.id === r.id) ?? null;
       if (!to) return;
+      if (how.probe) {
+        // Ask it first (connect, handshake, one query, about a second): a dead one is a question, not a half switch.
+        setSw({ phase: 'probing', to });
+        try {
+          const probe = await api.probeResolver(to.id);
+          if (!probe.ok) {
+            setSw({ phase: 'unanswered', to, from: fromView ?? null, probe });
+            return;
+          }
+        } catch (err) {
+          setSw({ phase: 'failed', to, message: err instanceof Error ? err.message : String(err) });
+          return;
+        }
+      }
       setSw({ phase: 'switching', to });
       try {
         await api.switchResolver(to.id);
@@ -87,6 +146,9 @@ export function ResolverSwitcher() {
   const resolvers = useDashboard((s) => s.resolvers);
   const store = useStore();
   const sw = useLastSwitch();
+  const status = useDashboard((s) => s.status);
+  const events = useDashboard((s) => s.events);
+  const tested = useTestResult();
   const [removing, setRemoving] = useState<string | null>(null);
   const [removeError, setRemoveError] = useState<string | null>(null);
 
@@ -110,11 +172,21 @@ export function ResolverSwitcher() {
 
   if (!resolvers) return <p className="muted">Loading resolvers…</p>;
   const scale = latencyScale(resolvers.resolvers.map((r) => r.medianLatencyMs));
-  const busy = sw.phase === 'switching';
+  const busy = sw.phase === 'switching' || sw.phase === 'probing';
+  // The one in use is failing: its card says so in red (not a green "in use" over a dead resolver).
+  const failingId = status && recovery(status, events) ? status.resolver.id : null;
+  // The last test's figures, merged into the cards; the one in use first, then fastest first.
+  const measures = tested ? cardMeasures(testModel(tested, resolvers.active), tested, formatClockShort) : null;
+  const ordered = cardOrder(resolvers.resolvers, resolvers.active, tested);
 
   return (
     <div className="resolvers">
       <p className="live-line" role="status" aria-live="polite">
+        {sw.phase === 'probing' && (
+          <>
+            <Icon name="spinner" /> Asking {sw.to.label} before switching…
+          </>
+        )}
         {sw.phase === 'switching' && (
           <>
             <Icon name="spinner" /> Switching to {sw.to.label}… queries in flight finish on the old connection.
@@ -140,20 +212,43 @@ export function ResolverSwitcher() {
           : 'Bars: median latency of each resolver’s answers over the last 5 minutes (none answered yet).'}
       </p>
       <ul className="resolver-list" aria-label="Resolvers">
-        {resolvers.resolvers.map((r) => {
+        {ordered.map((r) => {
           const active = r.id === resolvers.active;
-          const target = sw.phase === 'switching' && sw.to.id === r.id;
+          const target = (sw.phase === 'switching' || sw.phase === 'probing') && sw.to.id === r.id;
+          const failing = active && failingId === r.id;
+          const asked = sw.phase === 'unanswered' && sw.to.id === r.id ? sw : null;
+          const measure = measures?.get(r.id) ?? null;
+          // Never tried is not the same as refused: a failure the proxy saw says so, with when.
+          const seen = r.medianLatencyMs === null ? lastFailure(events, r.id, 0) : null;
+          const idle =
+            measure?.kind === 'failed' ? measure.text : seen ? `unreachable: ${errorWords(seen.code)} at ${formatClockShort(seen.at)}` : 'not measured';
+          const unreachable = measure?.kind === 'failed' || seen !== null;
           return (
-            <li key={r.id} className={`resolver-card${active ? ' active' : ''}`} aria-current={active ? 'true' : undefined}>
+            <li
+              key={r.id}
+              className={`resolver-card${active ? ' active' : ''}${failing ? ' failing' : ''}${asked ? ' asked' : ''}`}
+              aria-current={active ? 'true' : undefined}
+              data-health={failing ? 'failing' : undefined}
+            >
               <div className="resolver-main">
                 <div className="resolver-name">
                   <strong>{r.label}</strong>
                   <span className="badge">{r.preset ? 'preset' : 'custom'}</span>
-                  {active && (
-                    <span className="badge badge-good">
-                      <Icon name="check" /> in use
+                  {measure?.kind === 'ranked' && measure.fastest && (
+                    <span className="badge badge-good" data-testid="fastest">
+                      fastest
                     </span>
                   )}
+                  {active &&
+                    (failing ? (
+                      <span className="badge badge-bad">
+                        <Icon name="error" /> in use — not answering
+                      </span>
+                    ) : (
+                      <span className="badge badge-good">
+                        <Icon name="check" /> in use
+                      </span>
+                    ))}
                 </div>
                 <div className="resolver-addr mono">
                   {r.authName ?? 'no auth name'} · {r.addresses.slice(0, 2).join(', ')}
@@ -161,19 +256,30 @@ export function ResolverSwitcher() {
                   {r.pins.length > 0 ? ` · ${r.pins.length} pin${r.pins.length > 1 ? 's' : ''}` : ''}
                 </div>
               </div>
-              <div className="resolver-latency" aria-label={`Median latency over the last 5 minutes: ${r.medianLatencyMs === null ? 'no answers' : formatLatencyMs(r.medianLatencyMs)}`}>
-                <span className="mono">{r.medianLatencyMs === null ? 'no answers' : formatLatencyMs(r.medianLatencyMs)}</span>
-                <span className="meter" aria-hidden="true">
-                  <span className="meter-fill" style={{ width: `${barShare(r.medianLatencyMs, scale) * 100}%` }} />
-                </span>
+              <div className="resolver-latency" aria-label={`Median latency over the last 5 minutes: ${r.medianLatencyMs === null ? idle : formatLatencyMs(r.medianLatencyMs)}`}>
+                {r.medianLatencyMs === null ? (
+                  // Nothing to draw: the words take the bar's room.
+                  <span className={`resolver-idle small${unreachable ? ' error-text' : ' muted'}`} data-testid="resolver-median">
+                    {idle}
+                  </span>
+                ) : (
+                  <>
+                    <span className="mono" data-testid="resolver-median">
+                      {formatLatencyMs(r.medianLatencyMs)}
+                    </span>
+                    <span className="meter" aria-hidden="true">
+                      <span className="meter-fill" style={{ width: `${barShare(r.medianLatencyMs, scale) * 100}%` }} />
+                    </span>
+                  </>
+                )}
                 <span className="muted small">median, 5 min</span>
               </div>
               <div className="resolver-actions">
                 {active ? (
-                  <span className="muted small">Active</span>
+                  failing ? null : <span className="muted small">Active</span>
                 ) : (
-                  <button type="button" className="btn" disabled={busy} onClick={() => void switchTo(r)}>
-                    {target ? <Icon name="spinner" /> : <Icon name="switch" />} {target ? 'Switching…' : 'Use'}
+                  <button type="button" className="btn" disabled={busy} onClick={() => void switchTo(r, { probe: true })}>
+                    {target ? <Icon name="spinner" /> : <Icon name="switch" />} {target ? (sw.phase === 'probing' ? 'Checking…' : 'Switching…') : 'Use'}
                     {/* The accessible name starts with the visible word, so voice control's "click Use" works. */}
                     <span className="sr-only"> {r.label}</span>
                   </button>
@@ -190,6 +296,23 @@ export function ResolverSwitcher() {
                   </button>
                 )}
               </div>
+              {measure && <Measured m={measure} />}
+              {asked && (
+                <div className="switch-asked" role="alert">
+                  <p>
+                    <Icon name="error" /> {r.label} didn’t answer ({asked.probe.why}). Nothing was changed: {asked.from?.label ?? 'the resolver in use'} still
+                    answers your lookups.
+                  </p>
+                  <div className="switch-asked-actions">
+                    <button type="button" className="btn" onClick={() => void switchTo(r, { probe: false })}>
+                      Switch anyway
+                    </button>
+                    <button type="button" className="btn btn-primary" onClick={() => setLastSwitch({ phase: 'idle' })}>
+                      Keep {asked.from?.label ?? 'the one in use'}
+                    </button>
+                  </div>
+                </div>
+              )}
             </li>
           );
         })}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ConnectionView, TimelineEvent } from '../../../proxy/control/api-types.js';
 import { status } from './fixtures.test-helpers.js';
-import { switchOutcome, type SwitchAttempt } from './resolver-switch.js';
+import { nameWithPort, switchOutcome, type SwitchAttempt } from './resolver-switch.js';
 
 const attempt: SwitchAttempt = { to: { id: 'dead', label: 'Dead lab' }, from: { id: 'quad9', label: 'Quad9' }, at: 10_000 };
 
@@ -45,7 +45,8 @@ describe('switchOutcome', () => {
   it('fails on a connect failure to the new resolver after the switch, in words, with when it retries', () => {
     expect(switchOutcome(attempt, [], [failed(11_000)], status())).toEqual({
       kind: 'failed',
-      reason: 'couldn’t connect to the resolver at 127.0.0.1:1',
+      reason: 'couldn’t connect to the resolver',
+      address: '127.0.0.1:1',
       retryAt: 13_000,
     });
   });
@@ -65,11 +66,21 @@ describe('switchOutcome', () => {
 
   it('fails when the proxy says the new resolver is blocked, even before an event arrives', () => {
     const s = status({ state: 'blocked', since: 10_200, reason: 'port 853 timed out', resolver: { ...status().resolver, id: 'dead' } });
-    expect(switchOutcome(attempt, [], [], s)).toEqual({ kind: 'failed', reason: 'port 853 timed out', retryAt: null });
+    expect(switchOutcome(attempt, [], [], s)).toEqual({ kind: 'failed', reason: 'port 853 timed out', address: null, retryAt: null });
   });
 
   it('a blocked state left over from before the switch is not its failure (switching back from a dead resolver)', () => {
     const s = status({ state: 'blocked', since: 2_000, reason: 'port 853 timed out', resolver: { ...status().resolver, id: 'dead' } });
     expect(switchOutcome(attempt, [], [], s)).toEqual({ kind: 'pending' });
+  });
+});
+
+describe('nameWithPort', () => {
+  it('says the name and where, never a bare address', () => {
+    expect(nameWithPort('Dead end', '127.0.0.1', 40123)).toBe('Dead end (127.0.0.1:40123)');
+    expect(nameWithPort('dns.test (127.0.0.1)', '127.0.0.1:853', 853)).toBe('dns.test (127.0.0.1:853)');
+    expect(nameWithPort('v6', '::1', 853)).toBe('v6 ([::1]:853)');
+    expect(nameWithPort('v6', '[::1]:853', 853)).toBe('v6 ([::1]:853)');
+    expect(nameWithPort('Quad9', null, 853)).toBe('Quad9 (port 853)');
   });
 });

@@ -20,7 +20,22 @@ export type SwitchOutcome =
   | { readonly kind: 'pending' }
   | { readonly kind: 'connected'; readonly connection: ConnectionView }
   /** In words: why; retryAt when the proxy retries by itself (ms since the epoch). */
-  | { readonly kind: 'failed'; readonly reason: string; readonly retryAt: number | null };
+  | { readonly kind: 'failed'; readonly reason: string; readonly address: string | null; readonly retryAt: number | null };
+
+/**
+ * The resolver as the user named it, with where it is: "Dead end
+ * (127.0.0.1:40123)"; a label that already ends with the address gets the
+ * port added ("dns.test (127.0.0.1:853)"). Never a bare address.
+ */
+export function nameWithPort(label: string, address: string | null | undefined, port: number): string {
+  if (!address) return `${label} (port ${port})`;
+  // An address may come with its port ("127.0.0.1:853", "[::1]:853"): the resolver's port is said once.
+  const bare = address.startsWith('[') ? address.slice(1, address.indexOf(']')) : address.split(':').length === 2 ? address.split(':')[0]! : address;
+  if (bare !== address) return nameWithPort(label, bare, port);
+  const host = address.includes(':') ? `[${address}]` : address;
+  const base = label.endsWith(`(${address})`) ? label.slice(0, -(address.length + 2)).trimEnd() : label;
+  return `${base} (${host}:${port})`;
+}
 
 /** Events are stamped by the proxy, the attempt by the page (same machine): allow a little skew. */
 const SKEW_MS = 500;
@@ -42,10 +57,10 @@ export function switchOutcome(
   }
   // A connection that opened after the last failure wins: the resolver recovered.
   if (open && (failure === null || opened >= failure.at)) return { kind: 'connected', connection: open };
-  if (failure) return { kind: 'failed', reason: `${errorWords(failure.code)} at ${failure.address}`, retryAt: failure.at + failure.retryInMs };
+  if (failure) return { kind: 'failed', reason: errorWords(failure.code), address: failure.address, retryAt: failure.at + failure.retryInMs };
   // Blocked since the switch (not left over from before it: switching back from a dead resolver starts out blocked).
   if (status && status.resolver.id === a.to.id && status.state === 'blocked' && status.since >= a.at - SKEW_MS) {
-    return { kind: 'failed', reason: status.reason, retryAt: null };
+    return { kind: 'failed', reason: status.reason, address: null, retryAt: null };
   }
   return { kind: 'pending' };
 }

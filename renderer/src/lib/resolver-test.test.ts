@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ResolverMeasurement, ResolverTestResult, TransportMeasurement } from '../../../proxy/control/api-types.js';
-import { testModel } from './resolver-test.js';
+import { cardMeasures, cardOrder, testModel } from './resolver-test.js';
 
 const t = (transport: 'dot' | 'doh', warmMs: number | null, freshMs: number | null, error: string | null = null): TransportMeasurement => ({
   transport,
@@ -53,5 +53,21 @@ describe('testModel', () => {
 
   it('no suggestion when the one in use is the fastest', () => {
     expect(testModel(result, 'a').suggestion).toBeNull();
+  });
+});
+
+describe('on the cards (issue 24 item 10)', () => {
+  it('each resolver gets its rank and bars, unreachable with when, or not measured', () => {
+    const cards = cardMeasures(testModel(result, 'b'), result, () => '23:05');
+    expect(cards.get('a')).toMatchObject({ kind: 'ranked', rank: 1, fastest: true });
+    expect(cards.get('b')).toMatchObject({ kind: 'ranked', rank: 2, fastest: false, versus: '21× the fastest' });
+    expect(cards.get('dead')).toMatchObject({ kind: 'failed', text: 'unreachable: connection refused at 23:05' });
+    expect(cards.get('quad9')).toEqual({ kind: 'skipped', why: 'not on this machine' });
+  });
+
+  it('the one in use first, then fastest first; as listed before any test', () => {
+    const items = [{ id: 'quad9' }, { id: 'dead' }, { id: 'b' }, { id: 'a' }, { id: 'new' }];
+    expect(cardOrder(items, 'b', result).map((x) => x.id)).toEqual(['b', 'a', 'dead', 'quad9', 'new']);
+    expect(cardOrder(items, 'dead', null).map((x) => x.id)).toEqual(['dead', 'quad9', 'b', 'a', 'new']);
   });
 });

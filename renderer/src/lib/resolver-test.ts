@@ -6,6 +6,7 @@
 import type { ResolverTestResult, TransportMeasurement } from '../../../proxy/control/api-types.js';
 import { formatLatencyMs } from './format.js';
 import { barShare, latencyScale, type LatencyScale } from './latency-scale.js';
+import { failureShort } from '../../../proxy/control/failure-words.js';
 
 interface TransportBar {
   readonly transport: 'dot' | 'doh';
@@ -106,4 +107,42 @@ export function testModel(result: ResolverTestResult, activeId: string): TestMod
     scale,
     suggestion,
   };
+}
+
+/** What the last test found for one resolver, said on its card (issue 24 item 10). */
+export type CardMeasure =
+  | { readonly kind: 'ranked'; readonly rank: number; readonly fastest: boolean; readonly best: string; readonly versus: string | null; readonly bars: readonly TransportBar[] }
+  /** "unreachable: connection refused at 23:05" */
+  | { readonly kind: 'failed'; readonly text: string; readonly why: string }
+  /** Not tried: "not measured", with why. */
+  | { readonly kind: 'skipped'; readonly why: string };
+
+/** Each resolver's result, by id, from `model` and `result` (when it ran: `at`, for the clock). */
+export function cardMeasures(model: TestModel, result: ResolverTestResult, clock: (at: number) => string): ReadonlyMap<string, CardMeasure> {
+  const out = new Map<string, CardMeasure>();
+  for (const r of model.ranked) out.set(r.id, { kind: 'ranked', rank: r.rank, fastest: r.rank === 1, best: r.best, versus: r.versus, bars: r.bars });
+  for (const r of result.resolvers) {
+    if (out.has(r.id)) continue;
+    if (!r.measured) {
+      out.set(r.id, { kind: 'skipped', why: r.skipped ?? 'not tried' });
+      continue;
+    }
+    const failed = r.transports.find((t) => !t.ok);
+    out.set(r.id, {
+      kind: 'failed',
+      text: `unreachable: ${failureShort(failed?.kind)} at ${clock(result.startedAt)}`,
+      why: r.transports.map((t) => `${NAMES[t.transport]}: ${t.error ?? 'no answer'}`).join(' ') || 'no answer',
+    });
+  }
+  return out;
+}
+
+/**
+ * The cards' order: the one in use first; after a test, the rest fastest
+ * first, then the unreachable, then the ones not measured; else as listed.
+ */
+export function cardOrder<T extends { readonly id: string }>(items: readonly T[], activeId: string, result: ResolverTestResult | null): T[] {
+  const rank = new Map(result?.resolvers.map((r, i) => [r.id, i]) ?? []);
+  const key = (x: T, i: number): number => (x.id === activeId ? -1 : (rank.get(x.id) ?? items.length) * 1000 + i);
+  return items.map((x, i) => ({ x, k: key(x, i) })).sort((a, b) => a.k - b.k).map((e) => e.x);
 }

@@ -11,8 +11,13 @@ function failed(at: number, retryInMs: number, resolverId = 'lab'): TimelineEven
 
 describe('retry countdown', () => {
   it('counts down from the event time, then says it is retrying', () => {
-    expect(retryText(20_000, 4_000)).toBe('retrying in 16 s');
-    expect(retryText(20_000, 10_500)).toBe('retrying in 10 s');
+    expect(retryText(20_000, 4_000)).toBe('retrying by itself in 16 s, or with the next lookup');
+    expect(retryText(20_000, 10_500)).toBe('retrying by itself in 10 s, or with the next lookup');
+    // Lookups are starting attempts about once a second: said as that, not as a jumping countdown.
+    expect(retryText(40_000, 10_500, [10_000, 9_000])).toBe('retrying with each lookup, about once a second');
+    // Idle again: the last attempt is old, or the attempts were far apart.
+    expect(retryText(20_000, 14_000, [10_000, 9_000])).toBe('retrying by itself in 6 s, or with the next lookup');
+    expect(retryText(20_000, 10_500, [10_000, 5_000])).toBe('retrying by itself in 10 s, or with the next lookup');
     expect(retryText(20_000, 19_400)).toBe('retrying now…');
     expect(retryText(20_000, 25_000)).toBe('retrying now…');
   });
@@ -24,10 +29,10 @@ describe('retry countdown', () => {
   });
 
   it('the banner reason counts down while blocked, and defers to the proxy otherwise', () => {
-    const blocked = { state: 'blocked' as const, since: 3000, resolver: { id: 'lab' } };
+    const blocked = { state: 'blocked' as const, since: 3000, resolver: { id: 'lab', label: 'Lab', port: 853 } };
     const events = [failed(3000, 16_000)];
-    expect(recovery(blocked, events)).toEqual({ reason: 'Couldn’t connect to the resolver (127.0.0.1:1); queries get SERVFAIL,', retryAt: 19_000 });
-    expect(retryText(19_000, 12_000)).toBe('retrying in 7 s');
+    expect(recovery(blocked, events)).toEqual({ reason: 'Couldn’t connect to the resolver: Lab (127.0.0.1:853); queries get SERVFAIL,', retryAt: 19_000, attempts: [3000] });
+    expect(retryText(19_000, 12_000)).toBe('retrying by itself in 7 s, or with the next lookup');
     expect(recovery({ ...blocked, state: 'private' }, events)).toBeNull();
     expect(recovery(blocked, [])).toBeNull();
   });

@@ -7,12 +7,34 @@
 import type { PrivacyState, TimelineEvent } from '../../../proxy/control/api-types.js';
 import { errorWords } from './error-words.js';
 import { formatAge } from './format.js';
+import { nameWithPort } from './resolver-switch.js';
 
-/** "retrying in 12 s", then "retrying now…" once the wait is over (the proxy is trying). */
-export function retryText(retryAt: number, now: number): string {
+/** Attempts this close together, the last this recent: lookups are starting them (at most one a second). */
+const BUSY_GAP_MS = 2_500;
+
+/**
+ * When the proxy tries again, as it really happens (upstream/pool/backoff.ts):
+ * while lookups come, each may start an attempt at most once a second, so
+ * "retrying with each lookup, about once a second" (a countdown would jump
+ * as each attempt restarts the back-off); idle, "retrying by itself in 7 s,
+ * or with the next lookup"; "retrying now…" once the wait is over.
+ * `attempts`: the resolver's latest failed attempts, newest first (ms since the epoch).
+ */
+export function retryText(retryAt: number, now: number, attempts: readonly number[] = []): string {
+  const [last, previous] = attempts;
+  if (last !== undefined && previous !== undefined && now - last < BUSY_GAP_MS && last - previous < BUSY_GAP_MS) {
+    return 'retrying with each lookup, about once a second';
+  }
   const left = retryAt - now;
   if (left < 1000) return 'retrying now…';
-  return `retrying in ${formatAge(Math.ceil(left / 1000) * 1000)}`;
+  return `retrying by itself in ${formatAge(Math.ceil(left / 1000) * 1000)}, or with the next lookup`;
+}
+
+/** The resolver's latest failed connection attempts, newest first, at most `n`. */
+export function recentAttempts(events: readonly TimelineEvent[], resolverId: string, n = 2): number[] {
+  const at: number[] = [];
+  for (const e of events) if (e.kind === 'connection' && e.event.type === 'connect-failed' && e.event.resolverId === resolverId) at.push(e.event.at);
+  return at.sort((a, b) => b - a).slice(0, n);
 }
 
 export interface LastFailure {
@@ -39,6 +61,8 @@ export interface Recovery {
   /** What failed and what that means, in words (no wait: that is `retryAt`'s, counted down live). */
   readonly reason: string;
   readonly retryAt: number;
+  /** The latest failed attempts, newest first (for retryText). */
+  readonly attempts: readonly number[];
 }
 
 /**
@@ -47,7 +71,7 @@ export interface Recovery {
  * stands (not waiting, or no failure reported since the state began).
  */
 export function recovery(
-  status: { readonly state: PrivacyState; readonly since: number; readonly resolver: { readonly id: string } },
+  status: { readonly state: PrivacyState; readonly since: number; readonly resolver: { readonly id: string; readonly label: string; readonly port: number } },
   events: readonly TimelineEvent[],
 ): Recovery | null {
   if (!WAITING.has(status.state)) return null;
@@ -56,5 +80,5 @@ export function recovery(
   if (!f) return null;
   const what = errorWords(f.code);
   const consequence = status.state === 'blocked' ? 'queries get SERVFAIL' : 'queries go to the network’s resolver';
-  return { reason: `${what[0]!.toUpperCase()}${what.slice(1)} (${f.address}); ${consequence},`, retryAt: f.retryAt };
+  return { reason: `${what[0]!.toUpperCase()}${what.slice(1)}: ${nameWithPort(status.resolver.label, f.address, status.resolver.port)}; ${consequence},`, retryAt: f.retryAt, attempts: recentAttempts(events, status.resolver.id) };
 }

@@ -36,7 +36,10 @@ describe('storyline', () => {
       ['state', 1],
     ]);
     expect(lines[0]!.line.title).toBe('Could not connect to Lab at 127.0.0.1:1: couldn’t connect to the resolver');
-    expect(lines[0]!.line.detail).toBe('3 attempts since 07:45:01, each backing off longer; the last at 07:45:07, the next at 07:45:09.');
+    expect(lines[0]!.line.detail).toBe('3 attempts since 07:45:01, backing off while idle (at most 10 s apart); the last at 07:45:07, the next by 07:45:09 or with the next lookup.');
+    // Attempts about a second apart were lookups': said so, with no "next at" that lookups overtake.
+    const busy = storyline([failed(1), failed(2), failed(3)], names, all);
+    expect(busy[0]!.line.detail).toBe('3 attempts since 07:45:01, about one a second as lookups came in; the last at 07:45:03.');
     expect(lines[1]!.line.title).toBe('Privacy: Private → Stopped');
   });
 

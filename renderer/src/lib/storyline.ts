@@ -61,6 +61,12 @@ export function storyline(events: readonly TimelineEvent[], names: ResolverNames
   return out;
 }
 
+/** Attempts closer than this on average were started by lookups (at most one a second, upstream/pool/backoff.ts). */
+const LOOKUP_PACE_MS = 2_500;
+
 function retryCycleDetail(newest: ConnectFailed, count: number, oldestAt: number): string {
-  return `${count} attempts since ${formatClockShort(oldestAt)}, each backing off longer; the last at ${formatClockShort(newest.at)}, the next at ${formatClockShort(newest.at + newest.retryInMs)}.`;
+  const since = `${count} attempts since ${formatClockShort(oldestAt)}`;
+  const last = `the last at ${formatClockShort(newest.at)}`;
+  if ((newest.at - oldestAt) / (count - 1) < LOOKUP_PACE_MS) return `${since}, about one a second as lookups came in; ${last}.`;
+  return `${since}, backing off while idle (at most 10 s apart); ${last}, the next by ${formatClockShort(newest.at + newest.retryInMs)} or with the next lookup.`;
 }
