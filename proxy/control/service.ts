@@ -40,6 +40,7 @@ import { retryView } from './retry-view.js';
 import { NOT_MANAGED, parseSystemDnsBody, systemDnsFailure } from './system-dns-actions.js';
 import { NetworkLadder } from './ladder.js';
 import { probeForSwitch, type SwitchProbeView } from './switch-probe.js';
+import { resolverView } from './resolver-view.js';
 import { DEFAULT_RESOLVER_TEST, testResolvers, type MeasureScope, type ResolverTestResult } from './resolver-test.js';
 import { formatHostPort } from '../host-port.js';
 import { PRIVACY_WORDS } from '../network/privacy-words.js';
@@ -175,17 +176,7 @@ export class ControlService {
   }
 
   #view(spec: ResolverSpec): ResolverView {
-    return {
-      id: spec.id,
-      label: spec.label,
-      addresses: spec.addresses,
-      port: spec.port,
-      authName: spec.authName ?? null,
-      pins: spec.pins,
-      ...(spec.dohUrl !== undefined ? { dohUrl: spec.dohUrl } : {}),
-      preset: this.#resolvers.isPreset(spec.id),
-      medianLatencyMs: this.metrics.medianMs(spec.id),
-    };
+    return resolverView(spec, this.#resolvers.isPreset(spec.id), this.metrics.medianMs(spec.id));
   }
 
   status(): StatusView {
