@@ -103,3 +103,39 @@ test('Off has a primary "Turn on"; the header switch pauses for a while, and a p
   await expect(dashboard.banner).toHaveAttribute('data-state', 'private');
   expect(fs.readFileSync(resolvConf, 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m);
 });
+
+test('the banner\'s "since" moves with every change of the privacy state, turning private DNS on and off included', async ({ lab, dashboard, page }) => {
+  test.setTimeout(60_000);
+  const root = tempDir('dotstub-e2e-root-');
+  lab.onCleanup(async () => fs.rmSync(root, { recursive: true, force: true }));
+  fs.mkdirSync(path.join(root, 'etc'));
+  fs.writeFileSync(path.join(root, 'etc', 'resolv.conf'), ORIGINAL);
+  await lab.proxy.stop();
+  await lab.proxy.start(lab.upstream, ['--system-dns', '--system-dns-root', root, '--system-dns-state-dir', path.join(root, 'state')]);
+  await dashboard.open(lab.proxy.dashboardUrl);
+  await expect(dashboard.banner).toHaveAttribute('data-state', 'off');
+  const since = dashboard.banner.locator('.banner-since');
+  /** Seconds of the day the banner's "since HH:MM:SS" names (the page's clock and this one agree: same machine). */
+  const sinceSeconds = async (): Promise<number> => {
+    const m = /since (\d\d):(\d\d):(\d\d)/.exec((await since.textContent()) ?? '');
+    if (!m) throw new Error(`no "since HH:MM:SS" in the banner: ${await since.textContent()}`);
+    return Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3]);
+  };
+  const now = (): number => {
+    const d = new Date();
+    return d.getHours() * 3600 + d.getMinutes() * 60 + d.getSeconds();
+  };
+  // Let the proxy's own start (and its first connection) be clearly in the past.
+  await page.waitForTimeout(2100);
+  const onAt = now();
+  await dashboard.banner.getByRole('button', { name: 'Turn on private DNS' }).click();
+  await expect(dashboard.banner).toHaveAttribute('data-state', 'private');
+  await expect.poll(sinceSeconds).toBeGreaterThanOrEqual(onAt);
+  await page.waitForTimeout(2100);
+  const offAt = now();
+  const headerSwitch = page.getByRole('banner').getByRole('switch', { name: 'Private DNS' });
+  await headerSwitch.click();
+  await page.getByRole('group', { name: 'Turn private DNS off for' }).getByRole('button', { name: 'Until I resume' }).click();
+  await expect(dashboard.banner).toHaveAttribute('data-state', 'off');
+  await expect.poll(sinceSeconds).toBeGreaterThanOrEqual(offAt);
+});
