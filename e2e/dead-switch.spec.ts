@@ -9,6 +9,7 @@
  */
 import net from 'node:net';
 import path from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
 import type { Locator, Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.js';
 
@@ -20,6 +21,18 @@ async function closedPort(): Promise<number> {
   const { port } = server.address() as net.AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/** Serious or critical accessibility violations on the page as it is, light and dark. */
+async function axe(page: Page, where: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    const r = await new AxeBuilder({ page }).analyze();
+    found.push(...r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${where} (${scheme}): ${v.id} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(' | ')}`));
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  return found;
 }
 
 /** Light and dark, 1280 and 420 px, with `focus` scrolled into view (the banner stays at the top when it fits). */
@@ -55,6 +68,7 @@ test('a switch to a dead resolver is probed first: "didn\'t answer", Switch anyw
   expect(lab.dig('which.test').answers).toEqual(['10.0.0.1']);
   await expect(asked.getByRole('button', { name: 'Switch anyway' })).toBeVisible();
   await shots(page, 'dead-switch-asked', asked);
+  const violations = await axe(page, 'asked');
 
   // Keep: the question goes, nothing changes.
   await asked.getByRole('button', { name: 'Keep dns.test (127.0.0.1)' }).click();
@@ -74,6 +88,8 @@ test('a switch to a dead resolver is probed first: "didn\'t answer", Switch anyw
   await expect(reason).toContainText(`Dead end (127.0.0.1:${port})`);
   await expect(page.getByTestId('switch-failed')).toContainText(`Dead end (127.0.0.1:${port}) can’t be reached`);
   await shots(page, 'dead-switch-committed', card('Dead end'));
+  violations.push(...(await axe(page, 'committed')));
+  expect(violations).toEqual([]);
 
   await dashboard.banner.getByRole('button', { name: 'Switch back to dns.test (127.0.0.1)' }).click();
   await expect(card('dns.test (127.0.0.1)')).toHaveAttribute('aria-current', 'true');
