@@ -128,7 +128,7 @@ async function main(): Promise<void> {
     const md = [
       '# Idle: what each stub costs when nobody asks',
       '',
-      `${meta.date}, commit ${meta.commit}, node ${meta.node}, ${meta.cores} × ${meta.cpuModel}. Each stub used for 15 s (20 lookups/s, its own cache on), then ${quietS} s without a query, then watched for ${measureS} s. Wake-ups: context switches of all its threads (/proc/PID/task/*/status); CPU: time its threads ran (/proc/PID/task/*/schedstat, ns). Reproduce: \`npm run bench:idle${quick ? ' -- --quick' : ''}\`.`,
+      `${meta.date}, commit ${meta.commit}, node ${meta.node}, ${meta.cores} × ${meta.cpuModel}. Each stub used for 15 s (20 lookups/s, its own cache on), then ${quietS} s without a query, then watched for ${measureS} s. Wake-ups: context switches of all its threads (/proc/PID/task/*/status); CPU: time its threads ran (/proc/PID/task/*/schedstat, ns). Reproduce: \`npm run bench:idle${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`.`,
       '',
       '| stub | wake-ups per minute | CPU ms per minute | RSS MiB | threads | notes |',
       '| --- | ---: | ---: | ---: | ---: | --- |',
