@@ -24,6 +24,7 @@ import { AnswerCache, type AnswerCacheOptions } from '../proxy/cache/answer-cach
 import { storedForm } from '../proxy/cache/caching-upstream.js';
 import { readUpstreamAnswer } from '../proxy/dns/upstream-answer.js';
 import { ROOT } from './lab.js';
+import { rng } from './paper/trace.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -46,18 +47,6 @@ function answerFor(name: string): Buffer {
     answers: [{ type: 'A', name, ttl: 3600, class: 'IN', data: '192.0.2.1' }],
     additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 1232, extendedRcode: 0, ednsVersion: 0, flags: 0, flag_do: false, options: [{ code: 12, length: padding } as dnsPacket.PacketOpt] }],
   });
-}
-
-/** A small deterministic PRNG (mulberry32), so every policy sees the same sequence. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** `count` draws from Zipf(s) over `n` names (inverse CDF on the cumulative weights). */

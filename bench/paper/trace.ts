@@ -8,7 +8,7 @@
  */
 
 /** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
