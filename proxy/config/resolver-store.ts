@@ -179,7 +179,8 @@ const resolversFileSchema = lazily((z) =>
   }),
 );
 
-function toStored(spec: ResolverSpec): StoredResolver {
+/** A resolver as it is written to resolvers.json, and as the API shows it (control/resolver-view.ts adds what it measured). */
+export function toStored(spec: ResolverSpec): StoredResolver {
   return {
     id: spec.id,
     label: spec.label,

@@ -1,17 +1,8 @@
-/** A resolver as the API shows it: its spec, whether it is a preset, and its recent median latency. */
+/** A resolver as the API shows it: as it is stored, plus whether it is a preset and its recent median latency. */
 import type { ResolverSpec } from '../config/resolvers.js';
+import { toStored } from '../config/resolver-store.js';
 import type { ResolverView } from './api-types.js';
 
 export function resolverView(spec: ResolverSpec, preset: boolean, medianLatencyMs: number | null): ResolverView {
-  return {
-    id: spec.id,
-    label: spec.label,
-    addresses: spec.addresses,
-    port: spec.port,
-    authName: spec.authName ?? null,
-    pins: spec.pins,
-    ...(spec.dohUrl !== undefined ? { dohUrl: spec.dohUrl } : {}),
-    preset,
-    medianLatencyMs,
-  };
+  return { ...toStored(spec), preset, medianLatencyMs };
 }
