@@ -7,21 +7,13 @@
  * card stayed green "in use", the banner said "(127.0.0.1)" and offered only
  * "Retry now".
  */
-import net from 'node:net';
 import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Locator, Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.js';
+import { closedPort } from './support/lab.js';
 
 const SHOTS = path.join(import.meta.dirname, 'screenshots');
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Serious or critical accessibility violations on the page as it is, light and dark. */
 async function axe(page: Page, where: string): Promise<string[]> {

@@ -12,13 +12,12 @@
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { test as base } from '@playwright/test';
 import { startUnbound, type UnboundServer } from '../test-support/unbound.js';
 import { Dashboard } from './support/dashboard.js';
 import { expect, test } from './support/fixtures.js';
-import { ProxyProcess, tempDir } from './support/lab.js';
+import { ProxyProcess, tempDir, closedPort } from './support/lab.js';
 
 const SHOTS = path.join(import.meta.dirname, 'screenshots');
 
@@ -26,15 +25,6 @@ const SHOTS = path.join(import.meta.dirname, 'screenshots');
 async function violations(page: Page): Promise<string[]> {
   const result = await new AxeBuilder({ page }).options({ rules: { 'label-content-name-mismatch': { enabled: true } } }).analyze();
   return result.violations.map((v) => `${v.impact ?? '?'} ${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
-}
-
-/** A loopback port with nothing listening: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** A proxy for a resolver whose DoT port is closed and whose DoH URL is a real unbound: the ladder falls back. */

@@ -4,17 +4,8 @@
  * banner counts down to the next try, the reuse gauges stop claiming reuse,
  * and one click switches back.
  */
-import net from 'node:net';
 import { expect, test } from './support/fixtures.js';
-
-/** A loopback port with nothing listening: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { closedPort } from './support/lab.js';
 
 test('switching to a dead resolver shows the failure in words, and one click switches back', async ({ lab, dashboard, page }) => {
   test.setTimeout(90_000);

@@ -11,20 +11,12 @@
  * answers" like a refused resolver, the one in use was listed last.
  */
 import { AxeBuilder } from '@axe-core/playwright';
-import net from 'node:net';
 import path from 'node:path';
 import { startDelayRelay } from '../test-support/delay-relay.js';
 import { expect, test } from './support/fixtures.js';
+import { closedPort } from './support/lab.js';
 
 const SHOTS = path.join(import.meta.dirname, 'screenshots');
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 test('Test resolvers ranks real resolvers by their delay, explains failures, and switches from the ranking', async ({ lab, dashboard, page }) => {
   test.setTimeout(120_000);

@@ -10,14 +10,7 @@
  */
 import net from 'node:net';
 import { expect, test } from './support/fixtures.js';
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { closedPort } from './support/lab.js';
 
 test('under traffic the banner says the proxy retries with each lookup; idle, it counts down from at most 10 s', async ({ lab, dashboard, page }) => {
   test.setTimeout(120_000);

@@ -6,10 +6,8 @@
 // NODATA for a name it has without that type, NXDOMAIN for everything else;
 // prints one line per query ("Q <name> <type>") so the test sees what this
 // resolver was asked. Usage: node lab-zone-server.mjs HOST PORT ZONE_JSON
-import dgram from 'node:dgram';
-import net from 'node:net';
-import { Buffer } from 'node:buffer';
 import packet from 'dns-packet';
+import { serveDns } from './lab-dns-serve.mjs';
 
 const [host, portText, zoneText] = process.argv.slice(2);
 const port = Number(portText);
@@ -32,32 +30,4 @@ function respond(buf) {
   });
 }
 
-const udp = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
-udp.on('message', (msg, rinfo) => {
-  try {
-    const out = respond(msg);
-    if (out) udp.send(out, rinfo.port, rinfo.address);
-  } catch {
-    /* malformed: ignore */
-  }
-});
-const tcp = net.createServer((sock) => {
-  let buf = Buffer.alloc(0);
-  sock.on('data', (d) => {
-    buf = Buffer.concat([buf, d]);
-    while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
-      const len = buf.readUInt16BE(0);
-      const out = respond(buf.subarray(2, 2 + len));
-      buf = buf.subarray(2 + len);
-      if (out) sock.write(Buffer.concat([Buffer.from([out.length >> 8, out.length & 255]), out]));
-    }
-  });
-  sock.on('error', () => {});
-});
-let ready = 0;
-const up = () => {
-  if (++ready === 2) process.stdout.write(`READY ${host} ${port}\n`);
-};
-udp.bind(port, host, up);
-tcp.listen(port, host, up);
-process.on('SIGTERM', () => process.exit(0));
+serveDns(host, port, respond);

@@ -6,6 +6,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 
@@ -160,4 +161,13 @@ export function digManyAsync(port: number, names: readonly string[], type = 'A')
 
 export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** A loopback port with nothing listening: bound, then closed (a resolver that refuses at once). */
+export async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
