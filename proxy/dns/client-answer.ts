@@ -16,7 +16,7 @@ import type { ClientQuery } from './client-query.js';
 import { dnsPacket } from './dns-packet.js';
 import { ADVERTISED_UDP_SIZE, FLAG_AD, FLAG_RD, FLAG_TC, OPTION_KEEPALIVE, OPTION_PADDING, TYPE_OPT } from './header.js';
 import { localOptBytes, localReply } from './local-reply.js';
-import { nameEnd } from './name.js';
+import { recordEnd, recordFixedAt } from './record.js';
 import type { AnswerOpt, UpstreamAnswer } from './upstream-answer.js';
 
 function isOpt(record: Answer): record is OptAnswer {
@@ -144,11 +144,11 @@ function additionalPrefix(raw: Buffer, start: number, budget: number): { readonl
   let setType = -1;
   let offset = start;
   for (let i = 0; i < total; i++) {
-    const ownerEnd = nameEnd(raw, offset);
-    if (ownerEnd === -1 || ownerEnd + 10 > raw.length) break;
+    const ownerEnd = recordFixedAt(raw, offset);
+    if (ownerEnd === -1) break;
     const type = raw.readUInt16BE(ownerEnd);
-    const next = ownerEnd + 10 + raw.readUInt16BE(ownerEnd + 8);
-    if (type === TYPE_OPT || next > raw.length) break;
+    const next = recordEnd(raw, ownerEnd);
+    if (type === TYPE_OPT || next === -1) break;
     const sameSet = setOwnerEnd !== -1 && type === setType && raw.compare(raw, setStart, setOwnerEnd, offset, ownerEnd) === 0;
     if (next > budget) {
       // Don't leave part of an RRset behind: drop the part already kept.

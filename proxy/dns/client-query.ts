@@ -13,7 +13,8 @@
 import { dnsClasses, dnsTypes } from './dns-packet.js';
 import { CLASSIC_UDP_SIZE, FLAG_AD, FLAG_CD, FLAG_QR, FLAG_RA, FLAG_RD, HEADER_LENGTH, Rcode, TYPE_OPT } from './header.js';
 import { errorReply, localAnswerFor, localReply, REFUSAL_FLAGS } from './local-reply.js';
-import { nameEnd, presentName, uncompressedNameEnd } from './name.js';
+import { presentName, uncompressedNameEnd } from './name.js';
+import { recordEnd, recordFixedAt } from './record.js';
 
 export interface QuestionKey {
   /** As the client wrote it; compared case-insensitively (RFC 4343). */
@@ -112,9 +113,8 @@ export function parseClientQuery(raw: Buffer, transport: ClientTransport = 'udp'
   let offset = questionEnd;
   for (let i = 0; i < records; i++) {
     const owner = offset;
-    offset = nameEnd(raw, offset);
-    // TYPE(2) CLASS(2) TTL(4) RDLENGTH(2), RFC 1035 §4.1.3
-    if (offset === -1 || offset + 10 > raw.length) {
+    offset = recordFixedAt(raw, offset);
+    if (offset === -1) {
       return { ok: false, reason: 'malformed query: a record is cut short', reply: localReply(raw, questionBytes, Rcode.FORMERR, null, REFUSAL_FLAGS) };
     }
     const type = raw.readUInt16BE(offset);
@@ -130,8 +130,8 @@ export function parseClientQuery(raw: Buffer, transport: ClientTransport = 'udp'
       optClass = raw.readUInt16BE(offset + 2);
       optTtl = raw.readUInt32BE(offset + 4);
     }
-    offset += 10 + raw.readUInt16BE(offset + 8);
-    if (offset > raw.length) {
+    offset = recordEnd(raw, offset);
+    if (offset === -1) {
       return { ok: false, reason: 'malformed query: a record runs past the end of the message', reply: localReply(raw, questionBytes, Rcode.FORMERR, null, REFUSAL_FLAGS) };
     }
   }

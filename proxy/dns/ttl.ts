@@ -8,6 +8,7 @@
  */
 import { HEADER_LENGTH as HEADER, TYPE_OPT, TYPE_SOA } from './header.js';
 import { nameEnd } from './name.js';
+import { RECORD_FIXED_LENGTH, recordEnd, recordFixedAt } from './record.js';
 
 export interface TtlLayout {
   /** Byte offset of each record's 32-bit TTL, answer + authority + additional, OPT excluded. */
@@ -43,14 +44,13 @@ export function ttlLayout(raw: Buffer): TtlLayout {
   let negativeTtl: number | undefined;
   const records = an + ns + ar;
   for (let i = 0; i < records; i++) {
-    offset = skipName(raw, offset);
-    if (offset + 10 > raw.length) throw new RangeError('record header runs past the end of the message');
-    const type = raw.readUInt16BE(offset);
-    const ttlAt = offset + 4;
-    const rdlength = raw.readUInt16BE(offset + 8);
-    const rdata = offset + 10;
-    offset = rdata + rdlength;
-    if (offset > raw.length) throw new RangeError('record data runs past the end of the message');
+    const fixed = recordFixedAt(raw, offset);
+    if (fixed === -1) throw new RangeError('a record\'s owner or header runs past the end of the message');
+    const type = raw.readUInt16BE(fixed);
+    const ttlAt = fixed + 4;
+    const rdata = fixed + RECORD_FIXED_LENGTH;
+    offset = recordEnd(raw, fixed);
+    if (offset === -1) throw new RangeError('record data runs past the end of the message');
     if (type === TYPE_OPT) continue;
     const ttl = raw.readUInt32BE(ttlAt);
     offsets.push(ttlAt);

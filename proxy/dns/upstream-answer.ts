@@ -15,7 +15,8 @@ import { MalformedMessageError, QuestionMismatchError } from '../errors.js';
 import type { QuestionKey } from './client-query.js';
 import { dnsPacket } from './dns-packet.js';
 import { FLAG_QR, FLAG_TC, HEADER_LENGTH, OPTION_KEEPALIVE, OPTION_PADDING, TYPE_OPT } from './header.js';
-import { foldAscii, nameEnd } from './name.js';
+import { foldAscii } from './name.js';
+import { RECORD_FIXED_LENGTH, recordEnd, recordFixedAt } from './record.js';
 import type { UpstreamQuestion } from './upstream-query.js';
 
 /**
@@ -132,13 +133,12 @@ export function readUpstreamAnswer(raw: Buffer, question: UpstreamQuestion): Ups
     let additionalStart = answerAndAuthority === 0 ? offset : -1;
     for (let i = 0; i < records; i++) {
       const start = offset;
-      offset = nameEnd(raw, offset);
-      // TYPE(2) CLASS(2) TTL(4) RDLENGTH(2), RFC 1035 §4.1.3
-      if (offset === -1 || offset + 10 > raw.length) throw new RangeError('a record is cut short');
-      const type = raw.readUInt16BE(offset);
-      const rdataStart = offset + 10;
-      offset = rdataStart + raw.readUInt16BE(offset + 8);
-      if (offset > raw.length) throw new RangeError('record runs past the end of the message');
+      const fixed = recordFixedAt(raw, offset);
+      if (fixed === -1) throw new RangeError('a record is cut short');
+      const type = raw.readUInt16BE(fixed);
+      const rdataStart = fixed + RECORD_FIXED_LENGTH;
+      offset = recordEnd(raw, fixed);
+      if (offset === -1) throw new RangeError('record runs past the end of the message');
       if (type === TYPE_OPT) {
         // TTL field: EXTENDED-RCODE(8) VERSION(8) DO(1) Z(15), RFC 6891 §6.1.3.
         const ttlAt = rdataStart - 6;
