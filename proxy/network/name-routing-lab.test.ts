@@ -242,6 +242,9 @@ describe.skipIf(missing !== null)('routing by name owner, a VPN hook that rewrit
     console.log(`VPN hook rewrote resolv.conf; dotstub put back ${revertedAt - upAt} ms later; intranet.corp.example through dotstub to the VPN's resolver 1 s after that`);
     expect(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m); // still on dotstub
     expect(vpn.queries()).toContain('intranet.corp.example');
+    // The short name, through the VPN's search domain: the stub took the hook's search list.
+    expect(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8')).toMatch(/^search corp\.example lan$/m);
+    expect(await getent(l, 'hosts', 'intranet')).toContain('10.98.0.9');
 
     // The down hook writes the file back as it was; the VPN's names are no longer its link's.
     await sh(l, `ip link del vpn0 && printf '${ORIGINAL.replace(/\n/g, '\\n')}' > /etc/.rc.vpn && mv /etc/.rc.vpn /etc/resolv.conf`);
@@ -253,6 +256,58 @@ describe.skipIf(missing !== null)('routing by name owner, a VPN hook that rewrit
     expect((await getent(l, 'hosts', 'printer.lan'))).toContain('10.99.0.7');
     await held.signal('TERM');
     expect(await held.exited).toBe(0);
+  }, 120_000);
+});
+
+describe.skipIf(missing !== null)('routing by name owner, a VPN that registers with resolvconf while dotstub holds resolv.conf (lab)', () => {
+  test("its short names work within a second of its record (the stub's search line follows resolvconf's records), and after it leaves none of its names is sent in cleartext; restore gives back the original bytes", async () => {
+    lab = await startLab({ resolvConf: { text: ORIGINAL } });
+    const l = lab;
+    const lan = await l.zoneServer('10.99.0.1', 53, { 'printer.lan': { A: '10.99.0.7' } });
+    await sh(l, 'ip link add vpn0 type veth peer name vpn1 && ip addr add 10.98.0.1/24 dev vpn1 && ip link set vpn1 up');
+    const vpn = await l.zoneServer('10.98.0.1', 53, { 'intranet.corp.example': { A: '10.98.0.9' } });
+    unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80' }, launch: l.unboundLaunch(['127.0.0.1']) });
+    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
+    await proxy.waitFor('PROXY-READY', 30_000);
+    const held = l.spawnDotstub(['system-dns', 'enable', '--state-dir', STATE, '--check-name', '']);
+    await held.waitFor('private DNS enabled');
+    expect(await getent(l, 'hosts', 'printer')).toContain('10.99.0.7');
+    await new Promise((r) => setTimeout(r, 1000)); // the VPN comes up later, not in the instant the takeover happens
+
+    const upAt = Date.now();
+    await resolvconfVpn.vpnUp(l);
+    let shortMs = -1;
+    while (Date.now() - upAt < 5000) {
+      if ((await getent(l, 'hosts', 'intranet')).includes('10.98.0.9')) {
+        shortMs = Date.now() - upAt;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    console.log(`resolvconf record for vpn0 written; the short name "intranet" resolved ${shortMs} ms later`);
+    expect(shortMs).toBeGreaterThanOrEqual(0);
+    expect(shortMs).toBeLessThan(1000);
+    expect(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8')).toMatch(/^search corp\.example lan$/m);
+    expect(held.output()).toContain('search domains now: corp.example lan');
+    expect(await getent(l, 'hosts', 'printer')).toContain('10.99.0.7'); // the LAN's short names still work
+
+    await resolvconfVpn.vpnDown(l);
+    expect(await new Promise<boolean>((resolve) => {
+      const end = Date.now() + 3000;
+      const poll = (): void => {
+        if (/^search lan$/m.test(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8'))) resolve(true);
+        else if (Date.now() > end) resolve(false);
+        else setTimeout(poll, 50);
+      };
+      poll();
+    })).toBe(true);
+    const asked = vpn.queries().length;
+    expect(await getent(l, 'hosts', 'intranet')).toBe('');
+    expect(vpn.queries().length).toBe(asked); // nothing more to the VPN's resolver
+    expect(lan.queries().filter((n) => n.includes('corp.example'))).toEqual([]); // nor its domain to the LAN
+    await held.signal('TERM');
+    expect(await held.exited).toBe(0);
+    expect(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8')).toBe(ORIGINAL);
   }, 120_000);
 });
 

@@ -268,7 +268,10 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
           stateDir: parsed.stateDir,
           backend: detection.chosen,
           target: { port: parsed.port },
-          onEvent: (e) => (e.type === 'reapplied' ? out(`DNS settings were rewritten by ${e.by}; put dotstub back (${e.count})`) : err(e.message)),
+          onEvent: (e) =>
+            e.type === 'reapplied' ? out(`DNS settings were rewritten by ${e.by}; put dotstub back (${e.count})`)
+            : e.type === 'search' ? out(`search domains now: ${e.domains.join(' ') || '(none)'}`)
+            : err(e.message),
         });
         watch.start();
         try {

@@ -313,6 +313,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
         if (e.type === 'gave-up') {
           this.#problem = e.message;
           this.#set(false, e.message);
+        } else if (e.type === 'search') {
+          this.#o.log?.(`search domains now: ${e.domains.join(' ') || '(none)'}`);
         } else {
           this.#o.log?.(`DNS settings were rewritten by ${e.by}; put dotstub back (${e.count})`);
           void this.refresh().catch(() => undefined);

@@ -9,10 +9,40 @@ import type { Backend, Detection, Target } from './backend.js';
 import { SystemDnsError } from './errors.js';
 import { fileState, readState, type FileState } from './file-state.js';
 import type { SystemHost } from './host.js';
-import { foreignNameservers, MANAGED_MARKER, parseResolvConf, renderStubResolvConf, STUB_ADDRESSES } from './resolv-conf.js';
+import path from 'node:path';
+import { foreignNameservers, MANAGED_MARKER, parseResolvConf, renderStubResolvConf, searchDomains, STUB_ADDRESSES } from './resolv-conf.js';
 import type { Step } from './steps.js';
 
 export const RESOLV_CONF = '/etc/resolv.conf';
+/** resolvconf's per-interface records (`resolvconf -a tun0`: a VPN's hook, wg-quick). */
+export const RESOLVCONF_RECORDS = '/run/resolvconf/interface';
+
+/** Links resolvconf puts first (its interface-order: VPNs and tunnels before the LAN). */
+const TUNNEL = /^(tun|tap|wg|vpn|ppp|tailscale|nebula)/;
+
+/**
+ * The search domains of the links registered with resolvconf, tunnels first,
+ * then by name: what resolvconf itself would put in its search line. While
+ * dotstub holds resolv.conf, resolvconf's own file is not the one glibc
+ * reads, so the stub's search line carries these (a VPN's short names).
+ */
+export function resolvconfSearch(host: SystemHost): string[] {
+  const dir = host.at(RESOLVCONF_RECORDS);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return []; // no resolvconf here
+  }
+  names.sort((a, b) => Number(TUNNEL.test(b)) - Number(TUNNEL.test(a)) || a.localeCompare(b));
+  return names.flatMap((name) => {
+    try {
+      return searchDomains(parseResolvConf(fs.readFileSync(path.join(dir, name), 'utf8')));
+    } catch {
+      return [];
+    }
+  });
+}
 
 /** The text glibc reads (through a symlink if it is one), or undefined when there is none. */
 export function readResolvText(host: SystemHost): string | undefined {
@@ -52,7 +82,7 @@ export function resolvConfStep(host: SystemHost, target: Target, backend: string
       `${RESOLV_CONF} was written by dotstub, but no journal records what it replaced: put your own resolv.conf back (or run your network manager's reconnect), then enable again`,
     );
   }
-  const after = fileState(renderStubResolvConf(parseResolvConf(text ?? '')), 0o644);
+  const after = fileState(renderStubResolvConf(parseResolvConf(text ?? ''), resolvconfSearch(host)), 0o644);
   return { kind: 'file', path: file, before, after, why: 'send every lookup to dotstub at 127.0.0.1:53, no other nameserver' };
 }
 

@@ -29,18 +29,33 @@ export function parseResolvConf(text: string): ResolvConf {
 
 export const MANAGED_MARKER = '# Managed by dotstub (private DNS).';
 
+/** The search list a resolv.conf gives glibc: its last `search` or `domain` line wins (resolv.conf(5)). */
+export function searchDomains(conf: ResolvConf): string[] {
+  let out: string[] = [];
+  for (const line of conf.otherLines) {
+    const [key, ...rest] = line.split(/\s+/);
+    if (key === 'search' || key === 'domain') out = rest.filter((d) => d !== '' && d !== '.');
+  }
+  return out;
+}
+
 /**
  * The resolv.conf that sends every lookup to dotstub: only our nameserver
  * (every other one is dropped, IPv6 included: glibc would try them when the
- * stub is slow, and RDNSS servers leak around it), search domains and
- * options kept so short names resolve as before.
+ * stub is slow, and RDNSS servers leak around it), options kept, and one
+ * search line so short names resolve as before: the search domains of the
+ * links that registered with resolvconf (a VPN's hook, wg-quick: `extra`,
+ * first, as resolvconf orders VPNs before the LAN), then the file's own.
  */
-export function renderStubResolvConf(original: ResolvConf): string {
+export function renderStubResolvConf(original: ResolvConf, extra: readonly string[] = []): string {
+  const search = [...new Set([...extra, ...searchDomains(original)].map((d) => d.replace(/\.$/, '')))];
+  const others = original.otherLines.filter((l) => !/^(search|domain)(\s|$)/.test(l));
   return [
     MANAGED_MARKER,
     '# Your original file is in the journal; `dotstub system-dns restore` puts it back.',
     'nameserver 127.0.0.1',
-    ...original.otherLines,
+    ...(search.length ? [`search ${search.join(' ')}`] : []),
+    ...others,
     '',
   ].join('\n');
 }

@@ -3,20 +3,34 @@
  * changed (a DHCP client renewing its lease rewrites resolv.conf; NextDNS
  * #1108, Tailscale #3473), put our settings back with a growing delay, and
  * after `maxRewrites` give up and say who keeps changing it, rather than
- * fight forever. The journal is not touched: restore still puts back what
- * the user had when private DNS was enabled.
+ * fight forever. Restore still puts back what the user had when private DNS
+ * was enabled (the journal's `before` is never touched).
+ *
+ * The stub resolv.conf follows the OS's search list, so short names keep
+ * working as links come and go: its search line is that of the last
+ * resolv.conf another program wrote (a VPN's hook writing the file itself),
+ * else the original's, with the search domains of resolvconf's per-link
+ * records first (a VPN's hook or wg-quick registering with `resolvconf -a`).
+ * When that list changes the file is rewritten (and the journal's `after`
+ * with it); that is not counted as a fight.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Backend, Target } from './backend.js';
-import { writeState } from './file-state.js';
+import { fileState, readState, sameState, writeState, type FileState } from './file-state.js';
 import type { SystemHost } from './host.js';
 import { Journal } from './journal.js';
 import { withJournalLock } from './lock.js';
 import { reloadService } from './reload.js';
+import { RESOLVCONF_RECORDS, resolvconfSearch } from './resolv-conf-backend.js';
+import { MANAGED_MARKER, parseResolvConf, renderStubResolvConf, searchDomains } from './resolv-conf.js';
+import type { Step } from './steps.js';
+
+type FileStep = Extract<Step, { kind: 'file' }>;
 
 type RewriteEvent =
   | { readonly type: 'reapplied'; readonly count: number; readonly by: string }
+  | { readonly type: 'search'; readonly domains: readonly string[] }
   | { readonly type: 'gave-up'; readonly count: number; readonly by: string; readonly message: string };
 
 export interface RewriteWatchOptions {
@@ -51,6 +65,9 @@ export class RewriteWatch {
   #count = 0;
   #closed = false;
   #busy = false;
+  #again = false;
+  /** Per resolv.conf we hold: the text another program last wrote there (its search list is the OS's latest). */
+  readonly #foreign = new Map<string, string>();
 
   constructor(o: RewriteWatchOptions) {
     this.#o = o;
@@ -66,7 +83,39 @@ export class RewriteWatch {
         /* the poll below still catches it */
       }
     }
+    this.#watchRecords();
     this.#poll = setInterval(() => this.#check(), this.#o.pollMs ?? 2000);
+    // What changed between the takeover and now (a VPN's hook that ran meanwhile) has no event left to wake us.
+    this.#check();
+  }
+
+  /**
+   * resolvconf's records directory, which appears with the first link that
+   * registers: until it exists, its nearest existing parent is watched, and
+   * the directory itself from the moment it does.
+   */
+  #watchRecords(): void {
+    const records = this.#o.host.at(RESOLVCONF_RECORDS);
+    const nearest = (): string => {
+      let dir = records;
+      while (!fs.existsSync(dir) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+      return dir;
+    };
+    const dir = nearest();
+    try {
+      const w = fs.watch(dir, () => {
+        if (dir !== records && nearest() !== dir && !this.#closed) {
+          // A directory on the way appeared (`mkdir -p /run/resolvconf/interface`): watch the deepest one now.
+          w.close();
+          this.#watchers.splice(this.#watchers.indexOf(w), 1);
+          this.#watchRecords();
+        }
+        this.#check();
+      });
+      this.#watchers.push(w);
+    } catch {
+      /* the poll still catches it */
+    }
   }
 
   close(): void {
@@ -82,12 +131,28 @@ export class RewriteWatch {
   }
 
   #check(): void {
-    if (this.#closed || this.#busy || this.#pending) return;
+    if (this.#closed || this.#pending) return;
+    if (this.#busy) {
+      // A change while a check runs (a hook writes a temp file, then renames it over resolv.conf): look again after it.
+      this.#again = true;
+      return;
+    }
     this.#busy = true;
+    this.#again = false;
     void this.#o.backend
       .inForce(this.#o.target)
       .then((f) => {
-        if (f.inForce || this.#closed) return;
+        if (this.#closed) return;
+        if (f.inForce) {
+          // Ours, but the OS's search list may have moved on (a VPN registered or left).
+          if (this.#searchStale()) {
+            this.#pending = setTimeout(() => {
+              this.#pending = undefined;
+              void this.#reapply().catch(() => undefined); // the next check tries again
+            }, 0);
+          }
+          return;
+        }
         const by = this.#files().map(writer).join(', ') || 'an unknown program';
         this.#count++;
         if (this.#count > (this.#o.maxRewrites ?? 10)) {
@@ -106,21 +171,67 @@ export class RewriteWatch {
       })
       .finally(() => {
         this.#busy = false;
+        if (this.#again) this.#check();
       });
+  }
+
+  /** The text of a file state, reading a symlink's target (resolvconf's own file, kept up to date by it). */
+  #text(at: string, state: FileState): string {
+    if (state.type === 'file') return Buffer.from(state.base64, 'base64').toString('utf8');
+    if (state.type === 'absent') return '';
+    const target = path.isAbsolute(state.target) ? this.#o.host.at(state.target) : path.resolve(path.dirname(at), state.target);
+    try {
+      return fs.readFileSync(target, 'utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  /** What a file step should hold now: for a resolv.conf, the stub with the OS's current search list; otherwise what was applied. */
+  #desired(step: FileStep): FileState {
+    if (path.basename(step.path) !== 'resolv.conf') return step.after;
+    const current = this.#text(step.path, readState(step.path));
+    if (current !== '' && !current.includes(MANAGED_MARKER)) this.#foreign.set(step.path, current);
+    const base = this.#foreign.get(step.path) ?? this.#text(step.path, step.before);
+    return fileState(renderStubResolvConf(parseResolvConf(base), resolvconfSearch(this.#o.host)), 0o644);
+  }
+
+  /** True when a resolv.conf we hold is ours but its search list is not the OS's current one. */
+  #searchStale(): boolean {
+    const j = new Journal(this.#o.stateDir).read();
+    return (j?.steps ?? []).some((e) => {
+      if (e.progress !== 'applied' || e.step.kind !== 'file' || path.basename(e.step.path) !== 'resolv.conf') return false;
+      const now = readState(e.step.path);
+      return now.type === 'file' && this.#text(e.step.path, now).includes(MANAGED_MARKER) && !sameState(now, this.#desired(e.step));
+    });
   }
 
   #reapply(): Promise<void> {
     if (this.#closed) return Promise.resolve();
     // Under the journal lock: a restore running now must not be undone by a re-apply that read the journal before it.
     return withJournalLock(this.#o.stateDir, async () => {
-      const j = new Journal(this.#o.stateDir).read();
+      const journal = new Journal(this.#o.stateDir);
+      const j = journal.read();
       if (j === null || this.#closed) return; // disabled meanwhile
       let changed = false;
-      for (const e of j.steps) {
+      let searchMoved: string[] | undefined;
+      for (const [i, e] of j.steps.entries()) {
         if (e.progress !== 'applied') continue;
-        if (e.step.kind === 'file' && writeState(e.step.path, e.step.after) !== 'unchanged') changed = true;
+        if (e.step.kind === 'file') {
+          const want = this.#desired(e.step);
+          if (!sameState(want, e.step.after)) {
+            // The journal first: a crash between the two leaves a journal that describes the file as written.
+            const before = searchDomains(parseResolvConf(this.#text(e.step.path, e.step.after)));
+            j.steps[i] = { ...e, step: { ...e.step, after: want } };
+            journal.write(j);
+            const after = searchDomains(parseResolvConf(this.#text(e.step.path, want)));
+            if (before.join(' ') !== after.join(' ')) searchMoved = after;
+          }
+          if (writeState(e.step.path, want) !== 'unchanged') changed = true;
+        }
         if (e.step.kind === 'reload' && changed) await reloadService(this.#o.host, e.step.target);
       }
+      if (searchMoved) this.#o.onEvent({ type: 'search', domains: searchMoved });
     });
   }
 }
