@@ -211,19 +211,28 @@ describe.skipIf(missing !== null).each(BACKENDS)('routing by name owner, $label 
   }, 120_000);
 });
 
+/**
+ * A LAN (printer.lan) and a VPN link whose far end runs the VPN's resolver
+ * (intranet.corp.example), not yet announced; the proxy; and the takeover
+ * held by a running process with its rewrite watch, as the service runs it.
+ */
+async function heldTakeover() {
+  lab = await startLab({ resolvConf: { text: ORIGINAL } });
+  const l = lab;
+  const lan = await l.zoneServer('10.99.0.1', 53, { 'printer.lan': { A: '10.99.0.7' } });
+  await sh(l, 'ip link add vpn0 type veth peer name vpn1 && ip addr add 10.98.0.1/24 dev vpn1 && ip link set vpn1 up');
+  const vpn = await l.zoneServer('10.98.0.1', 53, { 'intranet.corp.example': { A: '10.98.0.9' } });
+  unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80' }, launch: l.unboundLaunch(['127.0.0.1']) });
+  const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
+  await proxy.waitFor('PROXY-READY', 30_000);
+  const held = l.spawnDotstub(['system-dns', 'enable', '--state-dir', STATE, '--check-name', '']);
+  await held.waitFor('private DNS enabled');
+  return { l, lan, vpn, proxy, held };
+}
+
 describe.skipIf(missing !== null)('routing by name owner, a VPN hook that rewrites resolv.conf itself (lab)', () => {
   test("the takeover puts dotstub back in resolv.conf, and dotstub keeps routing the VPN's domain to the VPN's resolver after that; after the VPN's down hook none of its names is sent in cleartext", async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL } });
-    const l = lab;
-    await l.zoneServer('10.99.0.1', 53, { 'printer.lan': { A: '10.99.0.7' } });
-    await sh(l, 'ip link add vpn0 type veth peer name vpn1 && ip addr add 10.98.0.1/24 dev vpn1 && ip link set vpn1 up');
-    const vpn = await l.zoneServer('10.98.0.1', 53, { 'intranet.corp.example': { A: '10.98.0.9' } });
-    unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80' }, launch: l.unboundLaunch(['127.0.0.1']) });
-    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
-    await proxy.waitFor('PROXY-READY', 30_000);
-    // The takeover held by a running process, with its rewrite watch (as the service runs it).
-    const held = l.spawnDotstub(['system-dns', 'enable', '--state-dir', STATE, '--check-name', '']);
-    await held.waitFor('private DNS enabled');
+    const { l, vpn, proxy, held } = await heldTakeover();
     expect((await getent(l, 'hosts', 'printer.lan'))).toContain('10.99.0.7');
 
     // openvpn's up script without resolvconf: its servers and domain written straight into resolv.conf.
@@ -261,16 +270,7 @@ describe.skipIf(missing !== null)('routing by name owner, a VPN hook that rewrit
 
 describe.skipIf(missing !== null)('routing by name owner, a VPN that registers with resolvconf while dotstub holds resolv.conf (lab)', () => {
   test("its short names work within a second of its record (the stub's search line follows resolvconf's records), and after it leaves none of its names is sent in cleartext; restore gives back the original bytes", async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL } });
-    const l = lab;
-    const lan = await l.zoneServer('10.99.0.1', 53, { 'printer.lan': { A: '10.99.0.7' } });
-    await sh(l, 'ip link add vpn0 type veth peer name vpn1 && ip addr add 10.98.0.1/24 dev vpn1 && ip link set vpn1 up');
-    const vpn = await l.zoneServer('10.98.0.1', 53, { 'intranet.corp.example': { A: '10.98.0.9' } });
-    unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80' }, launch: l.unboundLaunch(['127.0.0.1']) });
-    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
-    await proxy.waitFor('PROXY-READY', 30_000);
-    const held = l.spawnDotstub(['system-dns', 'enable', '--state-dir', STATE, '--check-name', '']);
-    await held.waitFor('private DNS enabled');
+    const { l, lan, vpn, held } = await heldTakeover();
     expect(await getent(l, 'hosts', 'printer')).toContain('10.99.0.7');
     await new Promise((r) => setTimeout(r, 1000)); // the VPN comes up later, not in the instant the takeover happens
 
