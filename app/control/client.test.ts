@@ -7,7 +7,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ControlClient } from './client.js';
-import type { ControlError } from './errors.js';
+import { failureWords, type ControlError, type ControlHttpError } from './errors.js';
+import { API_ERRORS } from '../../proxy/error-codes.js';
 
 const TOKEN = 'test-token_0123456789';
 
@@ -90,24 +91,46 @@ describe('ControlClient', () => {
     expect(c.origin).toBe(url);
   });
 
-  it('turns an ApiError answer into ControlHttpError with the API code and fields', async () => {
+  it('turns an ApiError answer into ControlHttpError with the API code, hint and fields', async () => {
     const { url } = await startServer((_req, res) =>
-      json(res, 400, { error: { code: 'validation', message: 'pool size is wrong', fields: { poolSize: 'pool size must be at most 16 connections' } } }),
+      json(res, 400, {
+        error: {
+          code: 'validation',
+          message: 'pool size is wrong',
+          hint: 'fix the field',
+          field: 'poolSize',
+          fields: { poolSize: 'pool size must be at most 16 connections' },
+          fieldCodes: { poolSize: 'out_of_range' },
+        },
+      }),
     );
     await expect(client(url).updateSettings({ poolSize: 99 })).rejects.toMatchObject({
-      code: 'control_http',
+      code: 'validation',
       status: 400,
-      apiCode: 'validation',
       message: 'pool size is wrong',
+      hint: 'fix the field',
+      field: 'poolSize',
       fields: { poolSize: 'pool size must be at most 16 connections' },
+      fieldCodes: { poolSize: 'out_of_range' },
     });
+  });
+
+  it('an error answer from an older proxy (no hint) gets the hint of its code; one that is not an ApiError is http', async () => {
+    const { url } = await startServer((req, res) =>
+      req.url === '/api/status' ? json(res, 409, { error: { code: 'resolver_in_use', message: 'quad9 is in use' } }) : (res.writeHead(502), res.end('bad gateway')),
+    );
+    const c = client(url);
+    const inUse = await c.status().catch((err: unknown) => err as ControlHttpError);
+    expect(inUse).toMatchObject({ code: 'resolver_in_use', status: 409 });
+    expect(failureWords(inUse)).toBe(`quad9 is in use. ${API_ERRORS.resolver_in_use.hint}`);
+    await expect(c.metrics()).rejects.toMatchObject({ code: 'http', status: 502 });
   });
 
   it('reports a wrong token as unauthorized', async () => {
     const { url } = await startServer((_req, res) => json(res, 200, status));
     const c = new ControlClient({ baseUrl: url, token: 'wrong' });
     cleanups.push(() => c.close());
-    await expect(c.status()).rejects.toMatchObject({ code: 'control_http', status: 401, apiCode: 'unauthorized' });
+    await expect(c.status()).rejects.toMatchObject({ code: 'unauthorized', status: 401 });
   });
 
   it('times out when the server does not answer', async () => {
@@ -115,14 +138,14 @@ describe('ControlClient', () => {
       /* never answers */
     });
     const started = Date.now();
-    await expect(client(url, 300).resolvers()).rejects.toMatchObject({ code: 'control_timeout' });
+    await expect(client(url, 300).resolvers()).rejects.toMatchObject({ code: 'timeout' });
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('says unreachable when nothing listens', async () => {
     const { url } = await startServer((_req, res) => json(res, 200, status));
     await cleanups.shift()?.(); // close the server, keep its port
-    await expect(client(url).status()).rejects.toMatchObject({ code: 'control_unreachable' });
+    await expect(client(url).status()).rejects.toMatchObject({ code: 'unreachable' });
   });
 
   it('refuses an answer that is not JSON', async () => {
@@ -130,7 +153,7 @@ describe('ControlClient', () => {
       res.writeHead(200, { 'Content-Type': 'text/html' });
       res.end('<p>hello</p>');
     });
-    await expect(client(url).metrics()).rejects.toMatchObject({ code: 'control_bad_response' });
+    await expect(client(url).metrics()).rejects.toMatchObject({ code: 'bad_response' });
   });
 
   it('stops on an AbortSignal and on close()', async () => {
@@ -141,11 +164,11 @@ describe('ControlClient', () => {
     const ac = new AbortController();
     const p = c.status(ac.signal);
     setTimeout(() => ac.abort(), 50);
-    await expect(p).rejects.toMatchObject({ code: 'control_aborted' });
+    await expect(p).rejects.toMatchObject({ code: 'aborted' });
     const q = c.settings();
     setTimeout(() => c.close(), 50);
-    await expect(q).rejects.toMatchObject({ code: 'control_aborted' });
-    await expect(c.status()).rejects.toMatchObject({ code: 'control_aborted' });
+    await expect(q).rejects.toMatchObject({ code: 'aborted' });
+    await expect(c.status()).rejects.toMatchObject({ code: 'aborted' });
   });
 
   it('validates its options and says what to use instead', () => {
@@ -202,14 +225,14 @@ describe('ControlClient', () => {
     it('ends with an error when the server ends the stream, and on idle', async () => {
       const { url } = await sseServer((res) => setTimeout(() => res.end(), 20));
       const a = client(url).stream({ onBatch: () => undefined });
-      expect(((await a.ended) as ControlError).code).toBe('control_unreachable');
+      expect(((await a.ended) as ControlError).code).toBe('unreachable');
 
       const quiet = await sseServer(() => {
         /* headers, then nothing */
       });
       const started = Date.now();
       const b = client(quiet.url).stream({ onBatch: () => undefined, idleTimeoutMs: 200 });
-      expect(((await b.ended) as ControlError).code).toBe('control_timeout');
+      expect(((await b.ended) as ControlError).code).toBe('timeout');
       expect(Date.now() - started).toBeLessThan(2000);
     });
 
@@ -218,7 +241,7 @@ describe('ControlClient', () => {
       const c = new ControlClient({ baseUrl: url, token: 'wrong' });
       cleanups.push(() => c.close());
       const h = c.stream({ onBatch: () => undefined });
-      expect(await h.ended).toMatchObject({ code: 'control_http', status: 401, apiCode: 'unauthorized' });
+      expect(await h.ended).toMatchObject({ code: 'unauthorized', status: 401 });
     });
   });
 });

@@ -129,7 +129,7 @@ describe('DashboardStore', () => {
     store.flush();
     expect(store.getSnapshot()).toMatchObject({ link: 'live', lostAt: null });
     now = 5000;
-    fail = new ApiRequestError(0, 'network', 'The dotstub proxy is not answering.');
+    fail = new ApiRequestError(0, 'unreachable', 'The dotstub proxy is not answering.');
     await store.refresh('resolvers');
     store.flush();
     expect(store.getSnapshot()).toMatchObject({ link: 'reconnecting', lostAt: 5000 });
@@ -158,7 +158,7 @@ describe('DashboardStore', () => {
     await store.refresh('resolvers');
     store.flush();
     expect(store.getSnapshot()).toMatchObject({ link: 'unauthorized', authProblem: 'rejected' });
-    err = new ApiRequestError(0, 'network', 'down');
+    err = new ApiRequestError(0, 'unreachable', 'down');
     await store.refresh('resolvers');
     store.flush();
     expect(store.getSnapshot().link).toBe('unauthorized');
