@@ -57,7 +57,8 @@
  *   POST   /api/system-dns/leak-test        → SystemDnsView with lastLeakTest
  *   GET    /api/dashboard-link              → DashboardLinkView (the Unix socket only: the browser link with the token)
  *   GET    /api/stream                      → text/event-stream; `event: batch` with StreamBatch every 250 ms
- *                                             (only when something happened; a `: ping` comment every 15 s)
+ *                                             (only when something happened, with the views that changed;
+ *                                             every view at least every 15 s)
  */
 import type { ConfigProblem } from '../config/config-file.js';
 import type { ApiErrorCode, FieldCode } from '../error-codes.js';
@@ -269,6 +270,22 @@ export interface StreamBatch {
   readonly events: readonly TimelineEvent[];
   readonly counters: Counters;
   readonly inFlight: number;
+  /**
+   * The API's views as of this batch, so a connected client polls nothing
+   * (stream.ts says when each is sent): all of them in the first batch,
+   * after any event and every 15 s; connections, metrics and resolvers at
+   * most every 2 s while queries arrive. Absent: unchanged.
+   */
+  readonly views?: StreamViews;
+}
+
+/** What GET /api/status, /api/resolvers, /api/connections, /api/metrics and /api/settings answer, carried by the stream. */
+export interface StreamViews {
+  readonly status?: StatusView;
+  readonly resolvers?: ResolversView;
+  readonly connections?: readonly ConnectionView[];
+  readonly metrics?: MetricsView;
+  readonly settings?: Settings;
 }
 
 /** GET/PUT /api/network/local-names: the names this network's links own, where they go, and the user's choice for this network. */

@@ -296,6 +296,9 @@ describe('control API with a real proxy and unbound', () => {
       const first = JSON.parse(s.events[0]?.data ?? '{}') as StreamBatch;
       expect(first.queries).toEqual([]);
       expect(first.counters.queries).toBeGreaterThan(0);
+      // Every view at once, so a client has everything before anything happens.
+      expect(Object.keys(first.views ?? {}).sort()).toEqual(['connections', 'metrics', 'resolvers', 'settings', 'status']);
+      expect(first.views?.status?.resolver.id).toBe(h.proxy.resolver.id);
       const c = await UdpClient.open(h.dnsPort);
       try {
         await Promise.all(Array.from({ length: 50 }, (_, i) => c.query(`n${500 + i}.test`)));
@@ -311,11 +314,19 @@ describe('control API with a real proxy and unbound', () => {
       // Batched: 50 queries arrive in a few messages, not 50.
       expect(s.events.length).toBeLessThan(20);
       expect((await api.put('/api/settings', { logSize: 5000 })).status).toBe(200);
+      // Queries bring the views they change (metrics, connections, resolvers' medians), within the 2 s cadence.
+      await waitFor(() => s.events.slice(1).some((e) => (JSON.parse(e.data) as StreamBatch).views?.metrics !== undefined), 3000, 'metrics after queries');
+      const queried = s.events.slice(1).map((e) => JSON.parse(e.data) as StreamBatch).find((b) => b.views?.metrics);
+      expect(Object.keys(queried?.views ?? {})).toEqual(expect.arrayContaining(['connections', 'metrics', 'resolvers']));
       await waitFor(
         () => s.events.some((e) => (JSON.parse(e.data) as StreamBatch).events.some((ev) => ev.kind === 'settings')),
         3000,
         'settings event on the stream',
       );
+      // The batch with the event carries the new settings and the status with them.
+      const withEvent = s.events.map((e) => JSON.parse(e.data) as StreamBatch).find((b) => b.events.some((ev) => ev.kind === 'settings'));
+      expect(withEvent?.views?.settings?.logSize).toBe(5000);
+      expect(withEvent?.views?.status).toBeDefined();
       for (const e of s.events) expect(e.event).toBe('batch');
     } finally {
       s.close();

@@ -103,6 +103,7 @@ export class ControlService {
       mode: () => this.settingsActions.current.mode,
       serial,
       event,
+      listChanged: () => this.stream.viewsChanged(),
       background,
       view: (spec) => this.#view(spec),
       status: () => this.status(),
@@ -113,6 +114,7 @@ export class ControlService {
     this.stream = new StreamHub({
       intervalMs: options.streamIntervalMs ?? 250,
       snapshot: () => ({ counters: this.proxy.counters, inFlight: this.proxy.inFlight }),
+      views: () => ({ status: this.status(), resolvers: this.resolvers(), connections: this.connections(), metrics: this.metricsView(), settings: this.settings() }),
     });
     const onQuery = (r: QueryRecord): void => {
       this.systemDnsActions.sawQuery(r);

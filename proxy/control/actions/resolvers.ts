@@ -30,6 +30,8 @@ export interface ResolverActionsOptions {
   /** Runs a change after the ones before it (the service's one queue). */
   readonly serial: <T>(fn: () => Promise<T>) => Promise<T>;
   readonly event: (e: TimelineEvent) => void;
+  /** The list changed without an event (a resolver added or removed): the stream's next batch carries it. */
+  readonly listChanged: () => void;
   /** Work that goes on after the answer (a pool drain); its failure is logged. */
   readonly background: (p: Promise<void>) => void;
   readonly view: (spec: ResolverSpec) => ResolverView;
@@ -74,6 +76,7 @@ export class ResolverActions {
         throw new ApiFailure('resolver_limit', `at most ${MAX_CUSTOM_RESOLVERS} custom resolvers; remove one first`);
       }
       await this.#o.store.add(v.spec);
+      this.#o.listChanged();
       return this.#o.view(v.spec);
     });
   }
@@ -84,6 +87,7 @@ export class ResolverActions {
       if (this.#o.proxy.resolver.id === id) throw new ApiFailure('resolver_in_use', `${id} is in use: switch to another resolver first`);
       if (!this.#o.store.isCustom(id)) throw new ApiFailure('unknown_resolver', `no custom resolver "${id}"`);
       await this.#o.store.remove(id);
+      this.#o.listChanged();
     });
   }
 

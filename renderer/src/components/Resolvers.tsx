@@ -129,9 +129,9 @@ export function useSwitchTo(): (r: Pick<ResolverView, 'id' | 'label'>, how?: { r
       }
       setSw({ phase: 'switching', to });
       try {
-        await api.switchResolver(to.id);
+        // The answer is the status after the switch; the new connection follows on the stream.
+        store.applyStatus(await api.switchResolver(to.id));
         const at = Date.now();
-        await store.refresh('status', 'resolvers', 'connections');
         setSw({ phase: 'done', attempt: { to: { id: to.id, label: to.label }, from: fromView ? { id: fromView.id, label: fromView.label } : null, at } });
       } catch (err) {
         setSw({ phase: 'failed', to, message: failureText(err) });
