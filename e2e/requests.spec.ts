@@ -6,6 +6,7 @@
  * idle cost 14 requests and a switch 18 in its first 5 s. Counted with page.on('request')
  * against a real proxy and two real upstreams.
  */
+import path from 'node:path';
 import { expect, test } from './support/fixtures.js';
 
 test('an idle dashboard polls nothing while the stream is up, and a resolver switch is a probe and one PUT', async ({ lab, dashboard, page }) => {
@@ -37,6 +38,7 @@ test('an idle dashboard polls nothing while the stream is up, and a resolver swi
   await expect(dashboard.banner).toContainText('Lab resolver B');
   await page.waitForTimeout(Math.max(0, clicked + 5000 - Date.now()));
   const onSwitch = seen;
+  await page.screenshot({ path: path.join(import.meta.dirname, 'screenshots', 'requests-after-switch.png') });
 
   console.log(`requests in 10 s idle: ${idle.length} (${idle.join(', ') || 'none'})`);
   console.log(`requests in the 5 s from a resolver switch: ${onSwitch.length} (${onSwitch.join(', ')})`);
