@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ControlClient } from './client.js';
 import { failureWords, type ControlError, type ControlHttpError } from './errors.js';
 import { API_ERRORS } from '../../proxy/error-codes.js';
@@ -21,12 +21,7 @@ interface Seen {
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function startServer(handler: Handler): Promise<{ url: string; seen: Seen[] }> {
+async function startServer(handler: Handler): Promise<{ url: string; seen: Seen[]; close: () => Promise<void> }> {
   const seen: Seen[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -41,14 +36,14 @@ async function startServer(handler: Handler): Promise<{ url: string; seen: Seen[
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  const close = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  onTestFinished(close);
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close };
 }
 
 function json(res: http.ServerResponse, status: number, body: unknown): void {
@@ -59,7 +54,7 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
 
 function client(url: string, timeoutMs = 2000): ControlClient {
   const c = new ControlClient({ baseUrl: url, token: TOKEN, timeoutMs });
-  cleanups.push(() => c.close());
+  onTestFinished(() => c.close());
   return c;
 }
 
@@ -129,7 +124,7 @@ describe('ControlClient', () => {
   it('reports a wrong token as unauthorized', async () => {
     const { url } = await startServer((_req, res) => json(res, 200, status));
     const c = new ControlClient({ baseUrl: url, token: 'wrong' });
-    cleanups.push(() => c.close());
+    onTestFinished(() => c.close());
     await expect(c.status()).rejects.toMatchObject({ code: 'unauthorized', status: 401 });
   });
 
@@ -143,8 +138,8 @@ describe('ControlClient', () => {
   });
 
   it('says unreachable when nothing listens', async () => {
-    const { url } = await startServer((_req, res) => json(res, 200, status));
-    await cleanups.shift()?.(); // close the server, keep its port
+    const { url, close } = await startServer((_req, res) => json(res, 200, status));
+    await close(); // keep its port, with nothing listening
     await expect(client(url).status()).rejects.toMatchObject({ code: 'unreachable' });
   });
 
@@ -212,7 +207,7 @@ describe('ControlClient', () => {
             }
           },
         });
-        cleanups.push(() => h.close());
+        onTestFinished(() => h.close());
         void h.ended.then((err) => expect(err).toBeUndefined());
       });
       await got2;
@@ -239,7 +234,7 @@ describe('ControlClient', () => {
     it('ends with the API error when the stream is refused', async () => {
       const { url } = await sseServer(() => undefined);
       const c = new ControlClient({ baseUrl: url, token: 'wrong' });
-      cleanups.push(() => c.close());
+      onTestFinished(() => c.close());
       const h = c.stream({ onBatch: () => undefined });
       expect(await h.ended).toMatchObject({ code: 'unauthorized', status: 401 });
     });
