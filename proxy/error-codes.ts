@@ -110,7 +110,7 @@ function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 /** A zod issue's field code; `raw` is the value parsed (zod issues carry no input by default). */
-export function fieldCodeOf(issue: IssueLike, raw: unknown): FieldCode {
+function fieldCodeOf(issue: IssueLike, raw: unknown): FieldCode {
   switch (issue.code) {
     case 'invalid_type':
       return valueAt(raw, issue.path) === undefined ? 'required' : 'wrong_type';

@@ -76,7 +76,7 @@ export class ControlHttpError extends ControlError {
   }
 }
 
-export function isControlError(err: unknown): err is ControlError {
+function isControlError(err: unknown): err is ControlError {
   return err instanceof ControlError;
 }
 

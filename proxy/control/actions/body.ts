@@ -4,10 +4,10 @@
  * (errors.ts: zodFailure). A body that fails changes nothing.
  */
 import type { z } from 'zod';
-import { lazily, type ZodApi } from '../../config/zod.js';
+import { lazily } from '../../config/zod.js';
 import { validationFailure, zodFailure } from '../errors.js';
 
-export { lazily, type ZodApi };
+export { lazily };
 
 /**
  * The body as the schema's type, or a 400 validation failure. Anything but

@@ -26,7 +26,7 @@ const systemDnsBody = lazily((z) =>
 );
 
 /** The system-DNS layer's typed errors as API failures: code for scripts, the message for the user. */
-export function systemDnsFailure(err: unknown): unknown {
+function systemDnsFailure(err: unknown): unknown {
   if (!isSystemDnsError(err)) return err;
   switch (err.code) {
     case 'SYSDNS_NEEDS_ROOT':
