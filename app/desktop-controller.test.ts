@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { createTemplate } from './tray/template.js';
 import { DesktopController, type DesktopUi } from './desktop-controller.js';
 import { ProxySupervisor } from './proxy-process/supervisor.js';
@@ -17,11 +17,6 @@ import { skipReason } from '../test-support/skips.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const built = fs.existsSync(path.join(here, '..', 'dist', 'proxy', 'cli.js'));
 skipReason(import.meta.url, built ? null : 'dist/proxy is not built (npm run build:proxy)');
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
 function until(ctl: DesktopController, match: (s: TrayState) => boolean, ms = 15_000): Promise<TrayState> {
   if (match(ctl.trayState)) return Promise.resolve(ctl.trayState);
   return new Promise((resolve, reject) => {
@@ -42,14 +37,14 @@ function until(ctl: DesktopController, match: (s: TrayState) => boolean, ms = 15
 describe.skipIf(!built)('DesktopController with the real proxy', () => {
   it('shows the proxy in the tray, switches resolver, pauses, resumes and quits', async () => {
     const cfg = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-ctl-test-'));
-    cleanups.push(() => fs.rmSync(cfg, { recursive: true, force: true }));
+    onTestFinished(() => fs.rmSync(cfg, { recursive: true, force: true }));
     const supervisor = new ProxySupervisor({
       script: path.join(here, '..', 'bin', 'dotstub.js'),
       args: ['--listen', '127.0.0.1:0', '--resolver', '127.0.0.1:1#dns.test', '--config-dir', cfg],
       readyTimeoutMs: 15_000,
     });
     const ctl = new DesktopController(supervisor, { refreshMs: 1000 });
-    cleanups.push(() => ctl.shutdown());
+    onTestFinished(() => ctl.shutdown());
     const reports: string[] = [];
     let quits = 0;
     let dashboards = 0;

@@ -15,7 +15,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { ControlClient } from './control/client.js';
-import { isControlError } from './control/errors.js';
+import { failureWords } from './control/errors.js';
 import type { ProxySupervisor, ReadyInfo } from './proxy-process/supervisor.js';
 import { ServiceConnection } from './proxy-process/service-connection.js';
 import { LiveTrayState, type LiveTrayStateOptions } from './tray/live-tray-state.js';
@@ -130,7 +130,7 @@ export class DesktopController extends EventEmitter<Events> {
               : 'Private DNS is off for this machine: your old DNS settings are back.',
           );
         } catch (err) {
-          ui.report(`Could not ${action.enabled ? 'enable' : 'disable'} private DNS: ${isControlError(err) || err instanceof Error ? err.message : String(err)}`);
+          ui.report(`Could not ${action.enabled ? 'enable' : 'disable'} private DNS: ${failureWords(err)}`);
         }
         await this.#tray.refresh();
         return;
@@ -141,7 +141,7 @@ export class DesktopController extends EventEmitter<Events> {
         try {
           await client.setActiveResolver(action.id);
         } catch (err) {
-          ui.report(`Could not switch the resolver: ${isControlError(err) || err instanceof Error ? err.message : String(err)}`);
+          ui.report(`Could not switch the resolver: ${failureWords(err)}`);
         }
         await this.#tray.refresh();
         return;
@@ -157,7 +157,7 @@ export class DesktopController extends EventEmitter<Events> {
             await client.setSystemDns(false, undefined, TRAY_PAUSE_SECONDS);
             ui.report('Private DNS is paused for 5 minutes: this machine asks its usual resolver, unencrypted, until then.');
           } catch (err) {
-            ui.report(`Could not pause private DNS: ${isControlError(err) || err instanceof Error ? err.message : String(err)}`);
+            ui.report(`Could not pause private DNS: ${failureWords(err)}`);
           }
           await this.#tray.refresh();
           return;
@@ -190,7 +190,7 @@ export class DesktopController extends EventEmitter<Events> {
         try {
           ui.openSignIn(await signInWhenReady(client));
         } catch (err) {
-          ui.report(`Can't open the sign-in page: ${isControlError(err) || err instanceof Error ? err.message : String(err)}`);
+          ui.report(`Can't open the sign-in page: ${failureWords(err)}`);
         }
         return;
       }
@@ -203,7 +203,7 @@ export class DesktopController extends EventEmitter<Events> {
           await this.#tray.refresh();
           if (action.action === 'allow') ui.openSignIn(await signInWhenReady(client));
         } catch (err) {
-          ui.report(`Couldn't answer the Wi-Fi sign-in: ${isControlError(err) || err instanceof Error ? err.message : String(err)}`);
+          ui.report(`Couldn't answer the Wi-Fi sign-in: ${failureWords(err)}`);
         }
         return;
       }

@@ -5,9 +5,10 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ControlClient } from './client.js';
-import type { ControlError } from './errors.js';
+import { failureWords, type ControlError, type ControlHttpError } from './errors.js';
+import { API_ERRORS } from '../../proxy/error-codes.js';
 
 const TOKEN = 'test-token_0123456789';
 
@@ -20,12 +21,7 @@ interface Seen {
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function startServer(handler: Handler): Promise<{ url: string; seen: Seen[] }> {
+async function startServer(handler: Handler): Promise<{ url: string; seen: Seen[]; close: () => Promise<void> }> {
   const seen: Seen[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -40,14 +36,14 @@ async function startServer(handler: Handler): Promise<{ url: string; seen: Seen[
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  const close = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  onTestFinished(close);
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close };
 }
 
 function json(res: http.ServerResponse, status: number, body: unknown): void {
@@ -58,7 +54,7 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
 
 function client(url: string, timeoutMs = 2000): ControlClient {
   const c = new ControlClient({ baseUrl: url, token: TOKEN, timeoutMs });
-  cleanups.push(() => c.close());
+  onTestFinished(() => c.close());
   return c;
 }
 
@@ -90,24 +86,46 @@ describe('ControlClient', () => {
     expect(c.origin).toBe(url);
   });
 
-  it('turns an ApiError answer into ControlHttpError with the API code and fields', async () => {
+  it('turns an ApiError answer into ControlHttpError with the API code, hint and fields', async () => {
     const { url } = await startServer((_req, res) =>
-      json(res, 400, { error: { code: 'validation', message: 'pool size is wrong', fields: { poolSize: 'pool size must be at most 16 connections' } } }),
+      json(res, 400, {
+        error: {
+          code: 'validation',
+          message: 'pool size is wrong',
+          hint: 'fix the field',
+          field: 'poolSize',
+          fields: { poolSize: 'pool size must be at most 16 connections' },
+          fieldCodes: { poolSize: 'out_of_range' },
+        },
+      }),
     );
     await expect(client(url).updateSettings({ poolSize: 99 })).rejects.toMatchObject({
-      code: 'control_http',
+      code: 'validation',
       status: 400,
-      apiCode: 'validation',
       message: 'pool size is wrong',
+      hint: 'fix the field',
+      field: 'poolSize',
       fields: { poolSize: 'pool size must be at most 16 connections' },
+      fieldCodes: { poolSize: 'out_of_range' },
     });
+  });
+
+  it('an error answer from an older proxy (no hint) gets the hint of its code; one that is not an ApiError is http', async () => {
+    const { url } = await startServer((req, res) =>
+      req.url === '/api/status' ? json(res, 409, { error: { code: 'resolver_in_use', message: 'quad9 is in use' } }) : (res.writeHead(502), res.end('bad gateway')),
+    );
+    const c = client(url);
+    const inUse = await c.status().catch((err: unknown) => err as ControlHttpError);
+    expect(inUse).toMatchObject({ code: 'resolver_in_use', status: 409 });
+    expect(failureWords(inUse)).toBe(`quad9 is in use. ${API_ERRORS.resolver_in_use.hint}`);
+    await expect(c.metrics()).rejects.toMatchObject({ code: 'http', status: 502 });
   });
 
   it('reports a wrong token as unauthorized', async () => {
     const { url } = await startServer((_req, res) => json(res, 200, status));
     const c = new ControlClient({ baseUrl: url, token: 'wrong' });
-    cleanups.push(() => c.close());
-    await expect(c.status()).rejects.toMatchObject({ code: 'control_http', status: 401, apiCode: 'unauthorized' });
+    onTestFinished(() => c.close());
+    await expect(c.status()).rejects.toMatchObject({ code: 'unauthorized', status: 401 });
   });
 
   it('times out when the server does not answer', async () => {
@@ -115,14 +133,14 @@ describe('ControlClient', () => {
       /* never answers */
     });
     const started = Date.now();
-    await expect(client(url, 300).resolvers()).rejects.toMatchObject({ code: 'control_timeout' });
+    await expect(client(url, 300).resolvers()).rejects.toMatchObject({ code: 'timeout' });
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('says unreachable when nothing listens', async () => {
-    const { url } = await startServer((_req, res) => json(res, 200, status));
-    await cleanups.shift()?.(); // close the server, keep its port
-    await expect(client(url).status()).rejects.toMatchObject({ code: 'control_unreachable' });
+    const { url, close } = await startServer((_req, res) => json(res, 200, status));
+    await close(); // keep its port, with nothing listening
+    await expect(client(url).status()).rejects.toMatchObject({ code: 'unreachable' });
   });
 
   it('refuses an answer that is not JSON', async () => {
@@ -130,7 +148,7 @@ describe('ControlClient', () => {
       res.writeHead(200, { 'Content-Type': 'text/html' });
       res.end('<p>hello</p>');
     });
-    await expect(client(url).metrics()).rejects.toMatchObject({ code: 'control_bad_response' });
+    await expect(client(url).metrics()).rejects.toMatchObject({ code: 'bad_response' });
   });
 
   it('stops on an AbortSignal and on close()', async () => {
@@ -141,11 +159,11 @@ describe('ControlClient', () => {
     const ac = new AbortController();
     const p = c.status(ac.signal);
     setTimeout(() => ac.abort(), 50);
-    await expect(p).rejects.toMatchObject({ code: 'control_aborted' });
+    await expect(p).rejects.toMatchObject({ code: 'aborted' });
     const q = c.settings();
     setTimeout(() => c.close(), 50);
-    await expect(q).rejects.toMatchObject({ code: 'control_aborted' });
-    await expect(c.status()).rejects.toMatchObject({ code: 'control_aborted' });
+    await expect(q).rejects.toMatchObject({ code: 'aborted' });
+    await expect(c.status()).rejects.toMatchObject({ code: 'aborted' });
   });
 
   it('validates its options and says what to use instead', () => {
@@ -189,7 +207,7 @@ describe('ControlClient', () => {
             }
           },
         });
-        cleanups.push(() => h.close());
+        onTestFinished(() => h.close());
         void h.ended.then((err) => expect(err).toBeUndefined());
       });
       await got2;
@@ -202,23 +220,23 @@ describe('ControlClient', () => {
     it('ends with an error when the server ends the stream, and on idle', async () => {
       const { url } = await sseServer((res) => setTimeout(() => res.end(), 20));
       const a = client(url).stream({ onBatch: () => undefined });
-      expect(((await a.ended) as ControlError).code).toBe('control_unreachable');
+      expect(((await a.ended) as ControlError).code).toBe('unreachable');
 
       const quiet = await sseServer(() => {
         /* headers, then nothing */
       });
       const started = Date.now();
       const b = client(quiet.url).stream({ onBatch: () => undefined, idleTimeoutMs: 200 });
-      expect(((await b.ended) as ControlError).code).toBe('control_timeout');
+      expect(((await b.ended) as ControlError).code).toBe('timeout');
       expect(Date.now() - started).toBeLessThan(2000);
     });
 
     it('ends with the API error when the stream is refused', async () => {
       const { url } = await sseServer(() => undefined);
       const c = new ControlClient({ baseUrl: url, token: 'wrong' });
-      cleanups.push(() => c.close());
+      onTestFinished(() => c.close());
       const h = c.stream({ onBatch: () => undefined });
-      expect(await h.ended).toMatchObject({ code: 'control_http', status: 401, apiCode: 'unauthorized' });
+      expect(await h.ended).toMatchObject({ code: 'unauthorized', status: 401 });
     });
   });
 });

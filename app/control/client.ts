@@ -207,7 +207,7 @@ export class ControlClient {
   /**
    * Points the machine's DNS at dotstub, or gives the old DNS back (for
    * `pauseSeconds`, then private DNS comes back by itself). Fails with
-   * ControlHttpError 'needs_root' when the proxy is unprivileged.
+   * ControlHttpError with code 'needs_root' when the proxy is unprivileged.
    */
   setSystemDns(enabled: boolean, signal?: AbortSignal, pauseSeconds?: number): Promise<SystemDnsView> {
     return this.#json<SystemDnsView>('PUT', '/api/system-dns', pauseSeconds === undefined ? { enabled } : { enabled, pauseSeconds }, signal);
@@ -421,15 +421,16 @@ function readBody(res: http.IncomingMessage, max: number): Promise<string> {
   });
 }
 
-/** An error answer → ControlHttpError with the API's code and per-field messages when it sent an ApiError. */
+/** An error answer → ControlHttpError with the API's code, hint and fields when it sent an ApiError. */
 function httpError(status: number, text: string): ControlHttpError {
   try {
     const body = JSON.parse(text) as Partial<ApiError>;
-    if (body.error && typeof body.error.code === 'string' && typeof body.error.message === 'string') {
-      return new ControlHttpError(status, body.error.code, body.error.message, body.error.fields ?? {});
+    const e = body.error;
+    if (e && typeof e.code === 'string' && typeof e.message === 'string') {
+      return new ControlHttpError(status, e.code, e.message, { hint: e.hint, field: e.field, fields: e.fields, fieldCodes: e.fieldCodes });
     }
   } catch {
     // not an ApiError: fall through
   }
-  return new ControlHttpError(status, `http_${status}`, `the control API answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+  return new ControlHttpError(status, 'http', `the control API answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
 }

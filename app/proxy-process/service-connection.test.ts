@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test, onTestFinished } from 'vitest';
 import { startControl, type ControlHarness } from '../../test-support/control-harness.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { systemHost } from '../../proxy/system-dns/host.js';
@@ -22,14 +22,9 @@ import { explainSocketError } from '../../proxy/control/socket-access.js';
 import { chooseProxy, ServiceConnection } from './service-connection.js';
 
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\n';
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
 function tempDir(): string {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-svc-'));
-  cleanups.push(() => fs.rmSync(d, { recursive: true, force: true }));
+  onTestFinished(() => fs.rmSync(d, { recursive: true, force: true }));
   return d;
 }
 
@@ -95,7 +90,7 @@ describe('the app chooses: the installed service, or its own proxy', () => {
 describe('the app drives the installed service over its socket', () => {
   test('installed but off: "Turn on private DNS…" runs the administrator step once; then the toggle, pause and resume go through the socket; quit leaves the service as it is', async () => {
     const unbound = await startUnbound({ names: 10 });
-    cleanups.push(() => unbound.stop());
+    onTestFinished(() => unbound.stop());
     const d = tempDir();
     fs.chmodSync(d, 0o755);
     const sock = path.join(d, 'control.sock');
@@ -107,7 +102,7 @@ describe('the app drives the installed service over its socket', () => {
     fs.writeFileSync(resolvConf, ORIGINAL);
 
     let service: ControlHarness | undefined;
-    cleanups.push(() => service?.stop());
+    onTestFinished(() => service?.stop());
     let turnOns = 0;
     const conn = new ServiceConnection({
       socketPath: sock,
@@ -120,7 +115,7 @@ describe('the app drives the installed service over its socket', () => {
       },
     });
     const ctl = new DesktopController(conn, { refreshMs: 500 });
-    cleanups.push(() => ctl.shutdown());
+    onTestFinished(() => ctl.shutdown());
     const reports: string[] = [];
     const ui: DesktopUi = { openDashboard: () => undefined, quit: () => undefined, report: (m) => reports.push(m), openSignIn: () => undefined };
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ControlClient } from '../control/client.js';
 import { parseReadyFile } from './ready-file.js';
 import { DEFAULT_RESTART_POLICY } from './restart-policy.js';
@@ -19,20 +19,15 @@ const FAKE = path.join(here, '..', 'test-fixtures', 'fake-proxy.mjs');
 const REAL = path.join(here, '..', '..', 'bin', 'dotstub.js');
 const FAST_POLICY = { ...DEFAULT_RESTART_POLICY, baseDelayMs: 20, maxDelayMs: 100 };
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
 function tmpDir(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-sup-test-'));
-  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
 function supervise(options: Partial<SupervisorOptions> & { args?: readonly string[] }): { sup: ProxySupervisor; states: SupervisorState[]; exits: ExitInfo[] } {
   const sup = new ProxySupervisor({ script: FAKE, restartPolicy: FAST_POLICY, readyTimeoutMs: 5000, stopTimeoutMs: 2000, ...options });
-  cleanups.push(() => sup.stop('test over'));
+  onTestFinished(() => sup.stop('test over'));
   const states: SupervisorState[] = [];
   const exits: ExitInfo[] = [];
   sup.on('state', (s) => states.push(s));
@@ -182,7 +177,7 @@ describe('ProxySupervisor', () => {
         });
         const first = await sup.start();
         const c1 = new ControlClient({ baseUrl: first.control, token: first.token });
-        cleanups.push(() => c1.close());
+        onTestFinished(() => c1.close());
         const s1 = await c1.status();
         expect(s1.resolver.id).toBe('custom:127.0.0.1:1');
         expect(['off', 'blocked']).toContain(s1.state);
@@ -193,7 +188,7 @@ describe('ProxySupervisor', () => {
         expect(second.pid).not.toBe(first.pid);
         expect(second.token).toBe(first.token); // the token lives in the config dir
         const c2 = new ControlClient({ baseUrl: second.control, token: second.token });
-        cleanups.push(() => c2.close());
+        onTestFinished(() => c2.close());
         const s2 = await c2.setActiveResolver('quad9');
         expect(s2.resolver.id).toBe('quad9');
         await sup.stop();

@@ -5,18 +5,13 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ControlClient } from '../control/client.js';
 import { LiveTrayState } from './live-tray-state.js';
 import { trayStateFrom } from './tray-state.js';
 import type { TrayState } from './types.js';
 
 const TOKEN = 'tok';
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
 interface Fake {
   state: string;
   reason: string;
@@ -56,7 +51,7 @@ async function fakeControl(): Promise<{ url: string; fake: Fake }> {
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
+  onTestFinished(
     () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -106,9 +101,9 @@ describe('LiveTrayState', () => {
   it('follows the proxy: first fetch, then a state event on the stream, then detaches', async () => {
     const { url, fake } = await fakeControl();
     const client = new ControlClient({ baseUrl: url, token: TOKEN });
-    cleanups.push(() => client.close());
+    onTestFinished(() => client.close());
     const live = new LiveTrayState({ refreshMs: 60_000, eventDelayMs: 10 });
-    cleanups.push(() => live.detach());
+    onTestFinished(() => live.detach());
     live.setSupervisor(running);
     live.attach(client);
     const first = await next(live, (s) => s.privacy === 'private');
@@ -147,10 +142,10 @@ describe('LiveTrayState', () => {
   it('polls while the stream is unavailable', async () => {
     const { url, fake } = await fakeControl();
     const client = new ControlClient({ baseUrl: url, token: TOKEN });
-    cleanups.push(() => client.close());
+    onTestFinished(() => client.close());
     // End every stream at once: the model falls back to polling.
     const live = new LiveTrayState({ refreshMs: 100, streamRetryMs: 10_000 });
-    cleanups.push(() => live.detach());
+    onTestFinished(() => live.detach());
     live.setSupervisor(running);
     live.attach(client);
     await next(live, (s) => s.privacy === 'private');

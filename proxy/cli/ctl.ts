@@ -52,7 +52,9 @@ export function parseDuration(text: string): number {
 
 function apiMessage(a: SocketAnswer): string {
   const e = (a.body as Partial<ApiError> | undefined)?.error;
-  return e && typeof e.message === 'string' ? e.message : `the service answered ${a.status}`;
+  if (!e || typeof e.message !== 'string') return `the service answered ${a.status}`;
+  // What happened, then what to do (error-codes.ts), and the code for scripts and bug reports.
+  return `${e.message}${typeof e.hint === 'string' ? `${/[.?!]$/.test(e.message) ? '' : '.'} ${e.hint}` : ''} (${e.code})`;
 }
 
 function until(ms: number): string {

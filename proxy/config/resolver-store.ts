@@ -11,6 +11,7 @@ import type { z } from 'zod';
 import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.js';
 import { lazily, type ZodApi } from './zod.js';
 import { isDotstubError } from '../errors.js';
+import { issueCodes, type FieldCode } from '../error-codes.js';
 import { customResolver, PRESETS, validateAuthName, validateDohUrl, validatePin, type ResolverSpec } from './resolvers.js';
 
 export const MAX_CUSTOM_RESOLVERS = 64;
@@ -29,7 +30,8 @@ function customResolverBodySchema(z: ZodApi) {
 const bodySchema = lazily(customResolverBodySchema);
 export type CustomResolverBody = z.infer<ReturnType<typeof customResolverBodySchema>>;
 
-export type ResolverValidation = { ok: true; spec: ResolverSpec } | { ok: false; fields: Record<string, string> };
+/** A failure names each field at fault twice: a sentence for the form, a code (../error-codes.ts; 'bad_value' when absent) for programs. */
+export type ResolverValidation = { ok: true; spec: ResolverSpec } | { ok: false; fields: Record<string, string>; codes: Record<string, FieldCode> };
 
 function messageOf(err: unknown): string {
   if (isDotstubError(err)) return err.message;
@@ -79,10 +81,10 @@ function contextFields(spec: ResolverSpec, ctx: ResolverContext): Record<string,
  */
 export function validateCustomResolver(raw: unknown, ctx?: ResolverContext): ResolverValidation {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    return { ok: false, fields: { '(body)': 'send a JSON object: {"address": "…", "port": 853, "authName": "…", "pins": []}' } };
+    return { ok: false, fields: { '(body)': 'send a JSON object: {"address": "…", "port": 853, "authName": "…", "pins": []}' }, codes: { '(body)': 'wrong_type' } };
   }
   const parsed = bodySchema().safeParse(raw);
-  if (!parsed.success) return { ok: false, fields: issueFields(parsed.error.issues) };
+  if (!parsed.success) return { ok: false, fields: issueFields(parsed.error.issues), codes: issueCodes(parsed.error.issues, raw) };
   const body = parsed.data;
   const fields: Record<string, string> = {};
   const addresses = body.address.split(',').map((a) => a.trim()).filter(Boolean);
@@ -123,7 +125,7 @@ export function validateCustomResolver(raw: unknown, ctx?: ResolverContext): Res
       fields.dohUrl = messageOf(err);
     }
   }
-  if (Object.keys(fields).length > 0) return { ok: false, fields };
+  if (Object.keys(fields).length > 0) return { ok: false, fields, codes: addresses.length === 0 ? { address: 'required' } : {} };
   const spec = customResolver({
     address: addresses,
     port: body.port,
@@ -133,7 +135,12 @@ export function validateCustomResolver(raw: unknown, ctx?: ResolverContext): Res
     label: body.label === '' ? undefined : body.label,
   });
   const conflicts = ctx ? contextFields(spec, ctx) : {};
-  if (Object.keys(conflicts).length > 0) return { ok: false, fields: conflicts };
+  if (Object.keys(conflicts).length > 0) {
+    const codes: Record<string, FieldCode> = {};
+    if (conflicts.address !== undefined) codes.address = 'taken';
+    if (conflicts.authName !== undefined) codes.authName = 'not_allowed';
+    return { ok: false, fields: conflicts, codes };
+  }
   return { ok: true, spec };
 }
 

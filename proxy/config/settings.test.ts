@@ -110,8 +110,10 @@ describe('resolver store', () => {
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(Object.keys(r.fields).sort()).toEqual(['authName', 'pins', 'pins.0', 'port']);
-    expect(validateCustomResolver({ address: 5 })).toMatchObject({ ok: false, fields: { address: expect.stringMatching(/address is required/) as unknown } });
-    expect(validateCustomResolver({ address: '1.2.3.4', extra: true })).toMatchObject({ ok: false, fields: { extra: expect.stringMatching(/unknown field/) as unknown } });
+    expect(validateCustomResolver({ address: 5 })).toMatchObject({ ok: false, codes: { address: 'wrong_type' } });
+    expect(validateCustomResolver({ port: 853 })).toMatchObject({ ok: false, codes: { address: 'required' } });
+    expect(validateCustomResolver({ address: ' , ' })).toMatchObject({ ok: false, codes: { address: 'required' } });
+    expect(validateCustomResolver({ address: '1.2.3.4', extra: true })).toMatchObject({ ok: false, codes: { extra: 'unknown_field' } });
   });
 
   test('a new resolver is checked against the listed ones (any shared address on the same port) and the mode', () => {
@@ -123,8 +125,9 @@ describe('resolver store', () => {
     expect(validateCustomResolver({ label: 'Lab B', address: '::1', port: 8853, authName: 'dns.test' }, ctx)).toEqual({
       ok: false,
       fields: { address: '::1:8853 is already “Lab”, the resolver in use: use that one, or give a different address or port' },
+      codes: { address: 'taken' },
     });
-    expect(validateCustomResolver({ address: '10.0.0.9' }, ctx)).toMatchObject({ ok: false, fields: { authName: expect.stringMatching(/^strict mode only uses resolvers it can verify/) as unknown } });
+    expect(validateCustomResolver({ address: '10.0.0.9' }, ctx)).toMatchObject({ ok: false, codes: { authName: 'not_allowed' } });
     expect(validateCustomResolver({ address: '10.0.0.9' }, { ...ctx, strict: false }).ok).toBe(true);
     expect(validateCustomResolver({ address: '10.0.0.9', pins: [], authName: 'x.test' }, ctx).ok).toBe(true);
   });

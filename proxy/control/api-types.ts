@@ -17,11 +17,13 @@
  *   CORS headers are ever sent. Scripts changing state add
  *   `-H 'Origin: http://127.0.0.1:PORT'`.
  * - Bodies: Content-Type application/json (else 415), at most 64 KiB (413),
- *   valid JSON (400 bad_request), then the schema (400 validation + fields).
+ *   valid JSON (400 bad_request), then the schema (400 validation, with
+ *   `field`, `fields` and `fieldCodes`).
+ * - Every error has a `code` (../error-codes.ts), a `message` and a `hint` (what to do).
  * - `GET /?token=<token>` (the old link form) redirects to `/#token=<token>`;
  *   a wrong token answers 401. Neither sets anything.
- * - PUT /api/resolvers/active answers 409 conflict when strict mode can't
- *   verify the resolver (no auth name, no pin), 404 for an unknown id. It
+ * - PUT /api/resolvers/active answers 409 resolver_unverifiable when strict mode can't
+ *   verify the resolver (no auth name, no pin), 404 unknown_resolver for an unknown id. It
  *   returns as soon as new queries go to the new resolver; the old pool
  *   drains in the background. PUT /api/settings likewise for pool rebuilds.
  * - Settings with `recordNames: false` also drop the names already in the log.
@@ -35,7 +37,7 @@
  *   POST   /api/resolvers/test              (no body) → ResolverTestResult, when done (≤ 20 s): every resolver
  *                                             measured from this network over a fresh and an open connection,
  *                                             DoT and DoH, ranked; the active upstream is not touched
- *   DELETE /api/resolvers/:id               → 204 | 404 | 409 (active, or a preset)
+ *   DELETE /api/resolvers/:id               → 204 | 404 unknown_resolver | 409 resolver_in_use, resolver_is_preset
  *   POST   /api/resolvers/probe             { id } → SwitchProbeView (~1 s): does it answer now? (before a switch)
  *   PUT    /api/resolvers/active            { id } → StatusView (after the switch; no query dropped)
  *   POST   /api/retry                       (no body) → RetryView: try the resolver now, not after the back-off
@@ -46,18 +48,20 @@
  *   GET    /api/queries/export?format=csv|json (&same filters) → attachment
  *   GET    /api/events/recent               → TimelineEvent[] (connection and state events, newest last)
  *   POST   /api/captive                     { action: 'allow'|'decline'|'extend'|'check', remember?: boolean } → StatusView
- *                                             | 409 conflict (nothing to answer: not captive, or already so)
- *   GET    /api/captive/sign-in             → SignInView (the portal page and the sign-in window's proxy) | 409
+ *                                             | 409 captive_nothing_to_do (not captive, or already so)
+ *   GET    /api/captive/sign-in             → SignInView (the portal page and the sign-in window's proxy) | 409 sign_in_not_allowed
  *   GET    /api/settings                    → Settings
  *   PUT    /api/settings                    Partial<Settings> → Settings | 400 ApiError (nothing changed)
- *   GET    /api/system-dns                  → SystemDnsView (404 when this dotstub does not manage system DNS: start it with --system-dns)
- *   PUT    /api/system-dns                  { enabled: boolean } → SystemDnsView | 403 needs_root | 409 conflict | 500 system_dns_failed (nothing left changed)
+ *   GET    /api/system-dns                  → SystemDnsView (404 system_dns_not_managed: start it with --system-dns)
+ *   PUT    /api/system-dns                  { enabled: boolean } → SystemDnsView | 403 needs_root | 409 system_dns_already_enabled, system_dns_not_enabled, system_dns_unavailable | 500 system_dns_failed (nothing left changed)
  *   POST   /api/system-dns/leak-test        → SystemDnsView with lastLeakTest
  *   GET    /api/dashboard-link              → DashboardLinkView (the Unix socket only: the browser link with the token)
  *   GET    /api/stream                      → text/event-stream; `event: batch` with StreamBatch every 250 ms
- *                                             (only when something happened; a `: ping` comment every 15 s)
+ *                                             (only when something happened, with the views that changed;
+ *                                             every view at least every 15 s)
  */
 import type { ConfigProblem } from '../config/config-file.js';
+import type { ApiErrorCode, FieldCode } from '../error-codes.js';
 import type { CustomResolverBody, StoredResolver } from '../config/resolver-store.js';
 import type { Settings } from '../config/settings.js';
 import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, RaceView, StateChange } from '../dotstub.js';
@@ -76,24 +80,8 @@ export type { SwitchProbeView, ConnectionEvent, PrivacyState, StateChange, Count
 /** A config file dotstub could not use. */
 export type ConfigProblemView = ConfigProblem;
 
-/** Stable error codes; the dashboard and scripts branch on these, never on messages. */
-export type ApiErrorCode =
-  | 'bad_request'
-  | 'validation'
-  | 'unauthorized'
-  | 'forbidden_origin'
-  | 'bad_host'
-  | 'too_large'
-  | 'not_found'
-  | 'conflict'
-  | 'internal'
-  | 'method_not_allowed'
-  /** Bodies must be application/json (415). */
-  | 'unsupported_media_type'
-  /** Changing the system's DNS needs root: this dotstub runs unprivileged (403). */
-  | 'needs_root'
-  /** Changing or restoring the system's DNS failed part-way; the message says what is left (500). */
-  | 'system_dns_failed';
+/** Stable error codes (../error-codes.ts: each with its sentence, status and hint); the dashboard and scripts branch on these, never on messages. */
+export type { ApiErrorCode, FieldCode };
 
 export type ConnectionView = ConnectionSnapshot;
 
@@ -109,9 +97,16 @@ export interface DashboardLinkView {
 export interface ApiError {
   readonly error: {
     readonly code: ApiErrorCode;
+    /** What happened this time, for the user. */
     readonly message: string;
+    /** What to do about it. */
+    readonly hint: string;
+    /** The first field at fault (validation failures). */
+    readonly field?: string;
     /** Per-field messages for forms: field name → what is wrong and what to do. */
     readonly fields?: Readonly<Record<string, string>>;
+    /** Per-field codes, for programs and tests: field name → which kind of wrong. */
+    readonly fieldCodes?: Readonly<Record<string, FieldCode>>;
   };
 }
 
@@ -129,6 +124,8 @@ export interface ResolversView {
 export interface ValidationView {
   readonly ok: boolean;
   readonly fields: Readonly<Record<string, string>>;
+  /** Field name → FieldCode, beside each message. */
+  readonly fieldCodes: Readonly<Record<string, FieldCode>>;
 }
 
 export interface StatusView {
@@ -273,6 +270,22 @@ export interface StreamBatch {
   readonly events: readonly TimelineEvent[];
   readonly counters: Counters;
   readonly inFlight: number;
+  /**
+   * The API's views as of this batch, so a connected client polls nothing
+   * (stream.ts says when each is sent): all of them in the first batch,
+   * after any event and every 15 s; connections, metrics and resolvers at
+   * most every 2 s while queries arrive. Absent: unchanged.
+   */
+  readonly views?: StreamViews;
+}
+
+/** What GET /api/status, /api/resolvers, /api/connections, /api/metrics and /api/settings answer, carried by the stream. */
+export interface StreamViews {
+  readonly status?: StatusView;
+  readonly resolvers?: ResolversView;
+  readonly connections?: readonly ConnectionView[];
+  readonly metrics?: MetricsView;
+  readonly settings?: Settings;
 }
 
 /** GET/PUT /api/network/local-names: the names this network's links own, where they go, and the user's choice for this network. */

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import http from 'node:http';
-import type { SignInView, StatusView, TimelineEvent } from './api-types.js';
+import type { ApiError, SignInView, StatusView, TimelineEvent } from './api-types.js';
 import { apiClient, rawRequest, startControl, type ControlHarness } from '../../test-support/control-harness.js';
 import { startFakePortal, startHotspotDns, emptyDiscoveryPaths, type FakePortal, type HotspotDns } from '../../test-support/fake-portal.js';
 import { firstA, UdpClient } from '../../test-support/dns-client.js';
@@ -48,13 +48,13 @@ describe('POST /api/captive', () => {
 
   test('nothing to answer while not captive: 409, and a bad body is a validation error', async () => {
     const api = apiClient(h);
-    expect((await api.get('/api/captive/sign-in')).status).toBe(409);
+    const signIn = await api.get('/api/captive/sign-in');
+    expect([signIn.status, signIn.json<ApiError>().error.code]).toEqual([409, 'sign_in_not_allowed']);
     const none = await api.post('/api/captive', { action: 'allow' });
-    expect(none.status).toBe(409);
-    expect(none.json<{ error: { message: string } }>().error.message).toMatch(/no captive portal/);
-    const bad = await api.post('/api/captive', { action: 'open-sesame' });
+    expect([none.status, none.json<ApiError>().error.code]).toEqual([409, 'captive_nothing_to_do']);
+    const bad = await api.post('/api/captive', { action: 'open-sesame', remember: 'yes' });
     expect(bad.status).toBe(400);
-    expect(bad.json<{ error: { fields: Record<string, string> } }>().error.fields.action).toMatch(/allow/);
+    expect(bad.json<ApiError>().error).toMatchObject({ code: 'validation', field: 'action', fieldCodes: { action: 'bad_value', remember: 'wrong_type' } });
   });
 
   test('strict mode: the status asks, a foreign page cannot answer, the dashboard can; the timeline tells it', async () => {

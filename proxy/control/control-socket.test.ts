@@ -160,6 +160,9 @@ describe('the control API on a Unix socket', () => {
     expect(errs.at(-1)).toMatch(/give a duration like 30s, 5m or 1h/);
     expect(await ctl(['use', 'no-such-resolver'])).toBe(1);
     expect(errs.at(-1)).toMatch(/no resolver "no-such-resolver"; choose one of: .*quad9/);
+    // A refusal from the API: what happened, what to do, and its code.
+    expect(await ctl(['pause', '5m'])).toBe(1);
+    expect(errs.at(-1)).toMatch(/\. Turn system DNS on first\. \(system_dns_not_enabled\)$/);
   });
 
   test('dotstub ctl outside a service: not installed, or installed and not running, each with what to do', async () => {

@@ -10,7 +10,7 @@ import { expectedA, firstA, UdpClient, type Answer } from '../../test-support/dn
 import { apiClient, openStream, startControl, tempConfigDir, type ControlHarness } from '../../test-support/control-harness.js';
 import { waitFor, waitForEvent, waitForState } from '../../test-support/proxy-harness.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
-import type { MetricsView, QueryPage, ResolversView, ResolverView, Settings, StatusView, StreamBatch, TimelineEvent, ConnectionView } from './api-types.js';
+import type { ApiError, MetricsView, QueryPage, ValidationView, ResolversView, ResolverView, Settings, StatusView, StreamBatch, TimelineEvent, ConnectionView } from './api-types.js';
 
 let a: UnboundServer;
 let b: UnboundServer;
@@ -88,19 +88,20 @@ describe('control API with a real proxy and unbound', () => {
   test('custom resolvers: validate with per-field messages, add, list, refuse duplicates and presets', async () => {
     const bad = await api.post('/api/resolvers/validate', { address: 'dns.example', port: 70000, authName: 'bad name!', pins: ['nope'] });
     expect(bad.status).toBe(200);
-    const v = bad.json<{ ok: boolean; fields: Record<string, string> }>();
+    const v = bad.json<ValidationView>();
     expect(v.ok).toBe(false);
-    expect(v.fields.address).toMatch(/not an IP address/);
-    expect(v.fields.port).toMatch(/out of range/);
-    expect(v.fields.authName).toMatch(/not a valid authentication name/);
-    expect(v.fields.pins).toMatch(/not an SPKI pin/);
+    // Each field at fault has a sentence for the form and a code for programs.
+    expect(Object.keys(v.fields)).toEqual(expect.arrayContaining(['address', 'port', 'authName', 'pins']));
+    expect(v.fieldCodes).toMatchObject({ address: 'bad_value', port: 'bad_value', authName: 'bad_value', pins: 'bad_value' });
 
     const rejected = await api.post('/api/resolvers', { address: 'dns.example' });
     expect(rejected.status).toBe(400);
-    expect(rejected.json<{ error: { code: string; fields: Record<string, string> } }>().error.code).toBe('validation');
+    expect(rejected.json<ApiError>().error).toMatchObject({ code: 'validation', field: 'address', fieldCodes: { address: 'bad_value' } });
+    const missing = await api.post('/api/resolvers', { port: 853 });
+    expect(missing.json<ApiError>().error).toMatchObject({ code: 'validation', field: 'address', fieldCodes: { address: 'required' }, hint: expect.any(String) as unknown });
 
     const ok = await api.post('/api/resolvers/validate', { address: '127.0.0.1', port: b.port, authName: 'dns.test' });
-    expect(ok.json()).toEqual({ ok: true, fields: {} });
+    expect(ok.json()).toEqual({ ok: true, fields: {}, fieldCodes: {} });
 
     const added = await api.post('/api/resolvers', { label: 'Lab B', address: '127.0.0.1', port: b.port, authName: 'dns.test' });
     expect(added.status).toBe(201);
@@ -111,23 +112,30 @@ describe('control API with a real proxy and unbound', () => {
     // The same address and port again, or the command line's resolver (in use): refused beside the address, nothing renamed.
     const dup = await api.post('/api/resolvers', { address: '127.0.0.1', port: b.port, authName: 'dns.test' });
     expect(dup.status).toBe(400);
-    expect(dup.json<{ error: { fields: Record<string, string> } }>().error.fields.address).toBe(
+    expect(dup.json<ApiError>().error.fieldCodes).toEqual({ address: 'taken' });
+    // The sentence names the resolver that has it.
+    expect(dup.json<ApiError>().error.fields?.address).toBe(
       `127.0.0.1:${b.port} is already “Lab B”: use that one, or give a different address or port`,
     );
     const onActive = await api.post('/api/resolvers', { label: 'Lab C', address: '127.0.0.1', port: a.port, authName: 'dns.test' });
     expect(onActive.status).toBe(400);
-    expect(onActive.json<{ error: { fields: Record<string, string> } }>().error.fields.address).toMatch(/, the resolver in use: use that one/);
+    expect(onActive.json<ApiError>().error.fieldCodes).toEqual({ address: 'taken' });
+    expect(onActive.json<ApiError>().error.fields?.address).toMatch(/, the resolver in use: use that one/);
     const again = await api.post('/api/resolvers/validate', { label: 'Lab C', address: '127.0.0.1', port: a.port, authName: 'dns.test' });
-    expect(again.json<{ fields: Record<string, string> }>().fields.address).toMatch(/is already “.+”, the resolver in use/);
+    expect(again.json<ValidationView>().fieldCodes).toEqual({ address: 'taken' });
 
     const list = (await api.get('/api/resolvers')).json<ResolversView>();
     expect(list.active).toBe(`custom:127.0.0.1:${a.port}`);
     expect(list.resolvers.map((r) => r.id)).toEqual(expect.arrayContaining(['quad9', 'cloudflare', bId, list.active]));
     expect(list.resolvers.find((r) => r.id === 'quad9')?.preset).toBe(true);
 
-    expect((await api.del('/api/resolvers/quad9')).status).toBe(409);
-    expect((await api.del(`/api/resolvers/${encodeURIComponent(list.active)}`)).status).toBe(409);
-    expect((await api.del('/api/resolvers/custom%3Anope')).status).toBe(404);
+    const code = async (r: Promise<{ status: number; json<T>(): T }>): Promise<[number, string]> => {
+      const res = await r;
+      return [res.status, res.json<ApiError>().error.code];
+    };
+    expect(await code(api.del('/api/resolvers/quad9'))).toEqual([409, 'resolver_is_preset']);
+    expect(await code(api.del(`/api/resolvers/${encodeURIComponent(list.active)}`))).toEqual([409, 'resolver_in_use']);
+    expect(await code(api.del('/api/resolvers/custom%3Anope'))).toEqual([404, 'unknown_resolver']);
     // Persisted.
     const saved = JSON.parse(fs.readFileSync(path.join(h.configDir, 'resolvers.json'), 'utf8')) as { custom: { id: string }[] };
     expect(saved.custom.map((c) => c.id)).toContain(bId);
@@ -195,11 +203,10 @@ describe('control API with a real proxy and unbound', () => {
     const before = fs.readFileSync(path.join(h.configDir, 'settings.json'), 'utf8');
     const r = await api.put('/api/settings', { poolSize: 0, padding: 'yes', bogus: 1 });
     expect(r.status).toBe(400);
-    const e = r.json<{ error: { code: string; fields: Record<string, string> } }>().error;
+    const e = r.json<ApiError>().error;
     expect(e.code).toBe('validation');
-    expect(e.fields.poolSize).toMatch(/at least 1/);
-    expect(e.fields.padding).toMatch(/true or false/);
-    expect(e.fields.bogus).toMatch(/unknown field/);
+    expect(e.fieldCodes).toEqual({ poolSize: 'out_of_range', padding: 'wrong_type', bogus: 'unknown_field' });
+    expect(Object.keys(e.fields ?? {}).sort()).toEqual(['bogus', 'padding', 'poolSize']);
     expect(fs.readFileSync(path.join(h.configDir, 'settings.json'), 'utf8')).toBe(before);
     expect((await api.get('/api/settings')).json<Settings>().poolSize).toBe(2);
   });
@@ -244,7 +251,8 @@ describe('control API with a real proxy and unbound', () => {
     expect((await api.get('/api/queries?minLatencyMs=600000')).json<QueryPage>().total).toBe(0);
     const badPage = await api.get('/api/queries?limit=0&minLatencyMs=-1');
     expect(badPage.status).toBe(400);
-    expect(Object.keys(badPage.json<{ error: { fields: object } }>().error.fields)).toEqual(['minLatencyMs', 'limit']);
+    expect(badPage.json<ApiError>().error.fieldCodes).toEqual({ minLatencyMs: 'bad_value', limit: 'bad_value' });
+    expect(badPage.json<ApiError>().error.field).toBe('minLatencyMs');
 
     const csv = await api.get('/api/queries/export?format=csv&name=n90&type=AAAA');
     expect(csv.status).toBe(200);
@@ -288,6 +296,9 @@ describe('control API with a real proxy and unbound', () => {
       const first = JSON.parse(s.events[0]?.data ?? '{}') as StreamBatch;
       expect(first.queries).toEqual([]);
       expect(first.counters.queries).toBeGreaterThan(0);
+      // Every view at once, so a client has everything before anything happens.
+      expect(Object.keys(first.views ?? {}).sort()).toEqual(['connections', 'metrics', 'resolvers', 'settings', 'status']);
+      expect(first.views?.status?.resolver.id).toBe(h.proxy.resolver.id);
       const c = await UdpClient.open(h.dnsPort);
       try {
         await Promise.all(Array.from({ length: 50 }, (_, i) => c.query(`n${500 + i}.test`)));
@@ -303,11 +314,19 @@ describe('control API with a real proxy and unbound', () => {
       // Batched: 50 queries arrive in a few messages, not 50.
       expect(s.events.length).toBeLessThan(20);
       expect((await api.put('/api/settings', { logSize: 5000 })).status).toBe(200);
+      // Queries bring the views they change (metrics, connections, resolvers' medians), within the 2 s cadence.
+      await waitFor(() => s.events.slice(1).some((e) => (JSON.parse(e.data) as StreamBatch).views?.metrics !== undefined), 3000, 'metrics after queries');
+      const queried = s.events.slice(1).map((e) => JSON.parse(e.data) as StreamBatch).find((b) => b.views?.metrics);
+      expect(Object.keys(queried?.views ?? {})).toEqual(expect.arrayContaining(['connections', 'metrics', 'resolvers']));
       await waitFor(
         () => s.events.some((e) => (JSON.parse(e.data) as StreamBatch).events.some((ev) => ev.kind === 'settings')),
         3000,
         'settings event on the stream',
       );
+      // The batch with the event carries the new settings and the status with them.
+      const withEvent = s.events.map((e) => JSON.parse(e.data) as StreamBatch).find((b) => b.events.some((ev) => ev.kind === 'settings'));
+      expect(withEvent?.views?.settings?.logSize).toBe(5000);
+      expect(withEvent?.views?.status).toBeDefined();
       for (const e of s.events) expect(e.event).toBe('batch');
     } finally {
       s.close();
@@ -317,7 +336,7 @@ describe('control API with a real proxy and unbound', () => {
   test('strict mode refuses to add a resolver it cannot verify, and to switch to one added in opportunistic mode', async () => {
     const strictAdd = await api.post('/api/resolvers', { address: '127.0.0.1', port: 9 });
     expect(strictAdd.status).toBe(400);
-    expect(strictAdd.json<{ error: { fields: Record<string, string> } }>().error.fields.authName).toMatch(/^strict mode only uses resolvers it can verify/);
+    expect(strictAdd.json<ApiError>().error.fieldCodes).toEqual({ authName: 'not_allowed' });
     expect((await api.put('/api/settings', { mode: 'opportunistic' })).status).toBe(200);
     const added = await api.post('/api/resolvers', { address: '127.0.0.1', port: 9 });
     expect(added.status).toBe(201);
@@ -325,9 +344,16 @@ describe('control API with a real proxy and unbound', () => {
     const id = added.json<ResolverView>().id;
     const r = await api.put('/api/resolvers/active', { id });
     expect(r.status).toBe(409);
-    expect(r.json<{ error: { message: string } }>().error.message).toMatch(/strict mode can't verify/);
+    expect(r.json<ApiError>().error.code).toBe('resolver_unverifiable');
     expect(h.proxy.resolver.id).toBe(bId);
-    expect((await api.put('/api/resolvers/active', { id: 'nope' })).status).toBe(404);
+    const unknown = await api.put('/api/resolvers/active', { id: 'nope' });
+    expect([unknown.status, unknown.json<ApiError>().error.code]).toEqual([404, 'unknown_resolver']);
+    // A body that isn't { id } changes nothing and says which field.
+    const wrongBody = await api.put('/api/resolvers/active', { id: 5, extra: true });
+    expect(wrongBody.json<ApiError>().error.fieldCodes).toEqual({ id: 'wrong_type', extra: 'unknown_field' });
+    const noId = await api.put('/api/resolvers/active', {});
+    expect(noId.json<ApiError>().error.fieldCodes).toEqual({ id: 'required' });
+    expect(h.proxy.resolver.id).toBe(bId);
     expect((await api.del(`/api/resolvers/${encodeURIComponent(id)}`)).status).toBe(204);
   });
 });

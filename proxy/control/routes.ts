@@ -5,7 +5,7 @@
 import type { QueryRecord } from '../engine/query-record.js';
 import { csvHeader, csvRow, type QueryFilter } from './query-log.js';
 import { ApiFailure, validationFailure } from './errors.js';
-import { localNamesView, setLocalNames } from './local-names-actions.js';
+import { localNamesView, setLocalNames } from './actions/local-names.js';
 import type { ControlService } from './service.js';
 
 export type Reply =
@@ -86,16 +86,16 @@ export function routes(service: ControlService): Route[] {
   return [
     { method: 'GET', path: '/api/status', handler: () => json(service.status()) },
     { method: 'GET', path: '/api/resolvers', handler: () => json(service.resolvers()) },
-    { method: 'POST', path: '/api/resolvers', body: true, handler: async ({ body }) => json(await service.addResolver(body), 201) },
-    { method: 'POST', path: '/api/resolvers/test', handler: async () => json(await service.testResolvers()) },
-    { method: 'POST', path: '/api/resolvers/probe', body: true, handler: async ({ body }) => json(await service.probeResolver(body)) },
-    { method: 'POST', path: '/api/resolvers/validate', body: true, handler: ({ body }) => json(service.validateResolver(body)) },
-    { method: 'PUT', path: '/api/resolvers/active', body: true, handler: async ({ body }) => json(await service.switchResolver(body)) },
+    { method: 'POST', path: '/api/resolvers', body: true, handler: async ({ body }) => json(await service.resolverActions.add(body), 201) },
+    { method: 'POST', path: '/api/resolvers/test', handler: async () => json(await service.resolverActions.test()) },
+    { method: 'POST', path: '/api/resolvers/probe', body: true, handler: async ({ body }) => json(await service.resolverActions.probe(body)) },
+    { method: 'POST', path: '/api/resolvers/validate', body: true, handler: ({ body }) => json(service.resolverActions.validate(body)) },
+    { method: 'PUT', path: '/api/resolvers/active', body: true, handler: async ({ body }) => json(await service.resolverActions.switch(body)) },
     {
       method: 'DELETE',
       path: '/api/resolvers/:id',
       handler: async ({ params }) => {
-        await service.removeResolver(params.id as string);
+        await service.resolverActions.remove(params.id as string);
         return { kind: 'empty', status: 204 };
       },
     },
@@ -136,12 +136,12 @@ export function routes(service: ControlService): Route[] {
     { method: 'GET', path: '/api/captive/sign-in', handler: () => json(service.signIn()) },
     { method: 'POST', path: '/api/captive', body: true, handler: ({ body }) => json(service.captiveAction(body)) },
     { method: 'GET', path: '/api/settings', handler: () => json(service.settings()) },
-    { method: 'PUT', path: '/api/settings', body: true, handler: async ({ body }) => json(await service.updateSettings(body)) },
+    { method: 'PUT', path: '/api/settings', body: true, handler: async ({ body }) => json(await service.settingsActions.update(body)) },
     { method: 'GET', path: '/api/network/local-names', handler: () => json(localNamesView(service.proxy)) },
     { method: 'PUT', path: '/api/network/local-names', body: true, handler: ({ body }) => json(setLocalNames(service.proxy, body)) },
-    { method: 'GET', path: '/api/system-dns', handler: async () => json(await service.systemDns()) },
-    { method: 'PUT', path: '/api/system-dns', body: true, handler: async ({ body }) => json(await service.setSystemDns(body)) },
-    { method: 'POST', path: '/api/system-dns/leak-test', handler: async () => json(await service.leakTest()) },
+    { method: 'GET', path: '/api/system-dns', handler: async () => json(await service.systemDnsActions.view()) },
+    { method: 'PUT', path: '/api/system-dns', body: true, handler: async ({ body }) => json(await service.systemDnsActions.set(body)) },
+    { method: 'POST', path: '/api/system-dns/leak-test', handler: async () => json(await service.systemDnsActions.leakTest()) },
     { method: 'GET', path: '/api/stream', handler: () => ({ kind: 'stream' }) },
   ];
 }
@@ -174,6 +174,6 @@ export function matchRoute(table: readonly Route[], method: string, pathname: st
     pathMatched = true;
     if (route.method === method) return { route, params };
   }
-  if (pathMatched) throw new ApiFailure(405, 'method_not_allowed', `${method} is not allowed on ${pathname}`);
-  throw new ApiFailure(404, 'not_found', `no API endpoint ${pathname}`);
+  if (pathMatched) throw new ApiFailure('method_not_allowed', `${method} is not allowed on ${pathname}`);
+  throw new ApiFailure('not_found', `no API endpoint ${pathname}`);
 }

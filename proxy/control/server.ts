@@ -119,7 +119,14 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
 function sendError(res: ServerResponse, failure: ApiFailure): void {
   const body: ApiError = {
-    error: { code: failure.code, message: failure.message, ...(failure.fields ? { fields: failure.fields } : {}) },
+    error: {
+      code: failure.code,
+      message: failure.message,
+      hint: failure.hint,
+      ...(failure.field !== undefined ? { field: failure.field } : {}),
+      ...(failure.fields ? { fields: failure.fields } : {}),
+      ...(failure.fieldCodes ? { fieldCodes: failure.fieldCodes } : {}),
+    },
   };
   const text = JSON.stringify(body);
   const headers: Record<string, string | number> = {
@@ -262,7 +269,7 @@ export class ControlServer {
   #handle(req: IncomingMessage, res: ServerResponse, via: 'loopback' | 'socket'): void {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
     (via === 'socket' ? this.#routeSocket(req, res) : this.#route(req, res)).catch((err: unknown) => {
-      const failure = err instanceof ApiFailure ? err : new ApiFailure(500, 'internal', 'internal error; see the dotstub log');
+      const failure = err instanceof ApiFailure ? err : new ApiFailure('internal', 'internal error; see the dotstub log');
       if (!(err instanceof ApiFailure)) console.error('dotstub: control API:', err);
       if (!res.headersSent) sendError(res, failure);
       else res.destroy();
@@ -274,10 +281,10 @@ export class ControlServer {
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/api' && !url.pathname.startsWith('/api/')) {
-      throw new ApiFailure(404, 'not_found', `the control socket serves the API only; the dashboard is at ${this.url} (its link: GET /api/dashboard-link)`);
+      throw new ApiFailure('not_found', `the control socket serves the API only; the dashboard is at ${this.url} (its link: GET /api/dashboard-link)`);
     }
     if (url.pathname === '/api/dashboard-link') {
-      if (method !== 'GET') throw new ApiFailure(405, 'method_not_allowed', `${method} is not allowed on ${url.pathname}`);
+      if (method !== 'GET') throw new ApiFailure('method_not_allowed', `${method} is not allowed on ${url.pathname}`);
       const body: DashboardLinkView = { url: this.dashboardUrl, origin: this.url, token: this.#token };
       this.#send(res, { kind: 'json', status: 200, body });
       return;
@@ -291,32 +298,32 @@ export class ControlServer {
     if (!this.#hostAllowed(host)) {
       // Close so a rebinding page can't keep a connection to try again.
       res.setHeader('Connection', 'close');
-      throw new ApiFailure(403, 'bad_host', `Host "${host ?? ''}" is not this machine's dotstub; use ${this.url}`);
+      throw new ApiFailure('bad_host', `Host "${host ?? ''}" is not this machine's dotstub; use ${this.url}`);
     }
     const url = new URL(req.url ?? '/', `http://${host as string}`);
     const own = `http://${host as string}`;
     if (url.pathname === '/api' || url.pathname.startsWith('/api/')) {
       const origin = req.headers.origin;
       if (origin !== undefined && origin !== own) {
-        throw new ApiFailure(403, 'forbidden_origin', `requests from ${origin} are not allowed; only the dashboard at ${own} may call the API`);
+        throw new ApiFailure('forbidden_origin', `requests from ${origin} are not allowed; only the dashboard at ${own} may call the API`);
       }
       const site = req.headers['sec-fetch-site'];
       if (site !== undefined && site !== 'same-origin' && site !== 'none') {
-        throw new ApiFailure(403, 'forbidden_origin', `cross-origin request (${site}) refused; only the dashboard at ${own} may call the API`);
+        throw new ApiFailure('forbidden_origin', `cross-origin request (${site}) refused; only the dashboard at ${own} may call the API`);
       }
       if (!isAuthenticated(req, this.#token)) {
-        throw new ApiFailure(401, 'unauthorized', 'missing or wrong token: send "Authorization: Bearer <token>" (the token is in the config dir), or open the dashboard link dotstub printed');
+        throw new ApiFailure('unauthorized', 'missing or wrong token: send "Authorization: Bearer <token>" (the token is in the config dir), or open the dashboard link dotstub printed');
       }
       if (STATE_CHANGING.has(method) && origin !== own) {
-        throw new ApiFailure(403, 'forbidden_origin', `changes need the dashboard's Origin; from a script add -H 'Origin: ${own}'`);
+        throw new ApiFailure('forbidden_origin', `changes need the dashboard's Origin; from a script add -H 'Origin: ${own}'`);
       }
-      if (method === 'OPTIONS') throw new ApiFailure(403, 'forbidden_origin', 'cross-origin requests are not allowed');
+      if (method === 'OPTIONS') throw new ApiFailure('forbidden_origin', 'cross-origin requests are not allowed');
       await this.#api(req, res, method, url);
       return;
     }
     if (method !== 'GET' && method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
-      throw new ApiFailure(405, 'method_not_allowed', `${method} is not allowed here`);
+      throw new ApiFailure('method_not_allowed', `${method} is not allowed here`);
     }
     if (url.pathname === '/' && url.searchParams.has('token')) {
       // The link format before issue 13. A valid token is moved into the
@@ -340,7 +347,7 @@ export class ControlServer {
     let body: unknown;
     if (route.body) body = await this.#readJson(req, res);
     else if (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') {
-      throw new ApiFailure(400, 'bad_request', `${method} ${url.pathname} takes no body`);
+      throw new ApiFailure('bad_request', `${method} ${url.pathname} takes no body`);
     }
     const reply = await route.handler({ params, query: url.searchParams, body });
     this.#send(res, reply);
@@ -401,10 +408,10 @@ export class ControlServer {
     const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     if (type !== 'application/json') {
       req.resume();
-      throw new ApiFailure(415, 'unsupported_media_type', 'send the body as JSON with Content-Type: application/json');
+      throw new ApiFailure('unsupported_media_type', 'send the body as JSON with Content-Type: application/json');
     }
     const declared = req.headers['content-length'];
-    const tooLarge = (): ApiFailure => new ApiFailure(413, 'too_large', `request body over ${this.#maxBody} bytes`);
+    const tooLarge = (): ApiFailure => new ApiFailure('too_large', `request body over ${this.#maxBody} bytes`);
     if (declared !== undefined && Number(declared) > this.#maxBody) {
       // Don't read it: answer at once and close the connection.
       res.setHeader('Connection', 'close');
@@ -428,11 +435,11 @@ export class ControlServer {
       req.once('error', reject);
     });
     const text = Buffer.concat(chunks).toString('utf8');
-    if (text.trim() === '') throw new ApiFailure(400, 'bad_request', 'the request body is empty: send a JSON object');
+    if (text.trim() === '') throw new ApiFailure('bad_request', 'the request body is empty: send a JSON object');
     try {
       return JSON.parse(text) as unknown;
     } catch (err) {
-      throw new ApiFailure(400, 'bad_request', `the request body is not valid JSON (${(err as Error).message})`);
+      throw new ApiFailure('bad_request', `the request body is not valid JSON (${(err as Error).message})`);
     }
   }
 }

@@ -10,10 +10,19 @@
  * - A client that doesn't read (socket buffer above `slowBytes`) gets batches
  *   without query records until it catches up; above `deadBytes` it is
  *   disconnected (EventSource reconnects by itself).
+ *
+ * Snapshots (`views`), so a client needs no polling while connected:
+ * - every view (status, resolvers, connections, metrics, settings) in the
+ *   first batch, in the batch after any timeline event (a connection, a
+ *   state change, a switch, a settings change, a captive portal), and every
+ *   `refreshMs` (15 s; it replaces the ping, and keeps time windows sliding);
+ * - the views queries change (connections, metrics, resolvers' medians) at
+ *   most every `liveMs` (2 s) while queries arrive.
+ * Views are built once per batch, only while a client is connected.
  */
 import type { ServerResponse } from 'node:http';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
-import type { StreamBatch, TimelineEvent } from './api-types.js';
+import type { StreamBatch, StreamViews, TimelineEvent } from './api-types.js';
 
 export interface StreamOptions {
   readonly intervalMs?: number;
@@ -23,7 +32,18 @@ export interface StreamOptions {
   readonly deadBytes?: number;
   /** Counters and in-flight now, for each batch. */
   readonly snapshot: () => { counters: Counters; inFlight: number };
+  /** The API's views now; without it batches carry none. */
+  readonly views?: () => Required<StreamViews>;
+  /** Every view at least this often, ms (default 15,000). */
+  readonly refreshMs?: number;
+  /** The views queries change at most this often, ms (default 2,000). */
+  readonly liveMs?: number;
 }
+
+/** Which views the next batch carries: none, those queries change, or all. */
+type Due = 0 | 1 | 2;
+const LIVE: Due = 1;
+const ALL: Due = 2;
 
 export class StreamHub {
   readonly #clients = new Set<ServerResponse>();
@@ -33,6 +53,12 @@ export class StreamHub {
   readonly #slowBytes: number;
   readonly #deadBytes: number;
   readonly #snapshot: StreamOptions['snapshot'];
+  readonly #views: StreamOptions['views'];
+  readonly #refreshMs: number;
+  readonly #liveMs: number;
+  #due: Due = 0;
+  #lastAll = 0;
+  #lastLive = 0;
   #queries: QueryRecord[] = [];
   #skipped = 0;
   #events: TimelineEvent[] = [];
@@ -49,6 +75,9 @@ export class StreamHub {
     this.#slowBytes = options.slowBytes ?? 1 << 20;
     this.#deadBytes = options.deadBytes ?? 8 << 20;
     this.#snapshot = options.snapshot;
+    this.#views = options.views;
+    this.#refreshMs = options.refreshMs ?? 15_000;
+    this.#liveMs = options.liveMs ?? 2000;
   }
 
   get clients(): number {
@@ -68,7 +97,7 @@ export class StreamHub {
     res.on('close', () => this.#clients.delete(res));
     // A first batch at once, so a client has counters before anything happens.
     const { counters, inFlight } = this.#snapshot();
-    const hello: StreamBatch = { at: Date.now(), queries: [], skipped: 0, events: [], counters: { ...counters }, inFlight };
+    const hello: StreamBatch = { at: Date.now(), queries: [], skipped: 0, events: [], counters: { ...counters }, inFlight, ...this.#viewsFor(ALL) };
     this.#write(res, `retry: 2000\n\nevent: batch\ndata: ${JSON.stringify(hello)}\n\n`);
     if (!this.#timer) {
       this.#lastWrite = Date.now();
@@ -80,12 +109,31 @@ export class StreamHub {
     if (this.#clients.size === 0) return;
     if (this.#queries.length < this.#maxQueries) this.#queries.push(r);
     else this.#skipped++;
+    if (this.#due < LIVE) this.#due = LIVE;
+  }
+
+  /** Something changed that the views show, outside a query or an event (e.g. a resolver added): all views go in the next batch. */
+  viewsChanged(): void {
+    if (this.#clients.size > 0) this.#due = ALL;
+  }
+
+  #viewsFor(due: Due): Pick<StreamBatch, 'views'> {
+    if (!this.#views || due === 0) return {};
+    const v = this.#views();
+    const now = Date.now();
+    this.#lastLive = now;
+    if (due === ALL) {
+      this.#lastAll = now;
+      return { views: v };
+    }
+    return { views: { connections: v.connections, metrics: v.metrics, resolvers: v.resolvers } };
   }
 
   pushEvent(e: TimelineEvent): void {
     if (this.#clients.size === 0) return;
     // Events are rare (connections, state changes); bound them anyway.
     if (this.#events.length < 1000) this.#events.push(e);
+    this.#due = ALL;
   }
 
   #tick(): void {
@@ -95,10 +143,14 @@ export class StreamHub {
       this.#queries = [];
       this.#events = [];
       this.#skipped = 0;
+      this.#due = 0;
       return;
     }
     const now = Date.now();
-    if (this.#queries.length === 0 && this.#events.length === 0 && this.#skipped === 0) {
+    if (this.#views && now - this.#lastAll >= this.#refreshMs) this.#due = ALL;
+    // Query-driven views wait for their cadence; events' and the refresh's go at once.
+    const due: Due = this.#due === LIVE && now - this.#lastLive < this.#liveMs ? 0 : this.#due;
+    if (this.#queries.length === 0 && this.#events.length === 0 && this.#skipped === 0 && due === 0) {
       if (now - this.#lastWrite >= this.#pingMs) {
         this.#lastWrite = now;
         for (const res of this.#clients) this.#write(res, ': ping\n\n');
@@ -106,7 +158,8 @@ export class StreamHub {
       return;
     }
     const { counters, inFlight } = this.#snapshot();
-    const batch: StreamBatch = { at: now, queries: this.#queries, skipped: this.#skipped, events: this.#events, counters: { ...counters }, inFlight };
+    const batch: StreamBatch = { at: now, queries: this.#queries, skipped: this.#skipped, events: this.#events, counters: { ...counters }, inFlight, ...this.#viewsFor(due) };
+    if (due !== 0) this.#due = 0;
     const full = `event: batch\ndata: ${JSON.stringify(batch)}\n\n`;
     let light: string | undefined;
     for (const res of this.#clients) {

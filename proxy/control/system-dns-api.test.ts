@@ -173,10 +173,18 @@ describe('/api/system-dns', () => {
 
   test('bad input, a foreign Origin and no token change nothing', async () => {
     const { h, api } = await start(true);
-    for (const body of [{ enabled: 'yes' }, {}, { enabled: true, backend: 'x' }, null]) {
+    const bodies: [unknown, Record<string, string>][] = [
+      [{ enabled: 'yes' }, { enabled: 'wrong_type' }],
+      [{}, { enabled: 'required' }],
+      [{ enabled: true, backend: 'x' }, { backend: 'unknown_field' }],
+      [{ enabled: true, pauseSeconds: 60 }, { pauseSeconds: 'bad_value' }],
+      [{ enabled: false, pauseSeconds: 0 }, { pauseSeconds: 'out_of_range' }],
+      [null, { '(body)': 'wrong_type' }],
+    ];
+    for (const [body, fieldCodes] of bodies) {
       const r = await api.put('/api/system-dns', body);
       expect(r.status, JSON.stringify(body)).toBe(400);
-      expect(r.json<ApiError>().error.code).toBe('validation');
+      expect(r.json<ApiError>().error, JSON.stringify(body)).toMatchObject({ code: 'validation', fieldCodes });
     }
     const foreign = await rawRequest(h.url, '/api/system-dns', { method: 'PUT', headers: { authorization: `Bearer ${h.token}`, origin: 'http://evil.example' }, body: { enabled: true } });
     expect(foreign.status).toBe(403);
@@ -203,7 +211,7 @@ describe('/api/system-dns', () => {
     const r = await api.put('/api/system-dns', { enabled: true });
     expect(r.status).toBe(403);
     expect(r.json<ApiError>().error).toMatchObject({ code: 'needs_root' });
-    expect(r.json<ApiError>().error.message).toMatch(/^needs root: run with sudo, or install the service/);
+    expect(r.json<ApiError>().error.hint).toMatch(/sudo/);
     expect(resolvConf()).toBe(ORIGINAL);
     expect(journalExists()).toBe(false);
     expect((await api.get('/api/status')).json<StatusView>().state).toBe('off');
@@ -217,7 +225,9 @@ test('a dotstub that does not manage system DNS says how to get it, and its stat
   const api = apiClient(h);
   const r = await api.get('/api/system-dns');
   expect(r.status).toBe(404);
-  expect(r.json<ApiError>().error.message).toMatch(/--system-dns/);
+  expect(r.json<ApiError>().error.code).toBe('system_dns_not_managed');
+  // What to do is said: start it with --system-dns.
+  expect(r.json<ApiError>().error.hint).toMatch(/--system-dns/);
   expect((await api.put('/api/system-dns', { enabled: true })).status).toBe(404);
   expect((await api.get('/api/status')).json<StatusView>().state).toBe('private');
 });

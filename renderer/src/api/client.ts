@@ -23,19 +23,42 @@ import type {
   ValidationView,
 } from '../../../proxy/control/api-types.js';
 import { bearer } from '../lib/session.js';
+import { errorWordsOf, type ControlErrorCode, type FieldCode } from '../../../proxy/error-codes.js';
 
-/** An API call that failed; `code` is the API's stable error code (or 'network'). */
+/**
+ * An API call that failed. `code` is from the product's vocabulary
+ * (proxy/error-codes.ts): the API's own code, or the client's ('unreachable',
+ * 'signed_out', 'http'); `hint` says what to do; a validation failure names
+ * its fields (`fields`: sentences, `fieldCodes`: FieldCode).
+ */
 export class ApiRequestError extends Error {
   readonly status: number;
-  readonly code: string;
+  readonly code: ControlErrorCode;
+  readonly hint: string;
+  readonly field: string | undefined;
   readonly fields: Readonly<Record<string, string>>;
-  constructor(status: number, code: string, message: string, fields: Readonly<Record<string, string>> = {}) {
+  readonly fieldCodes: Readonly<Record<string, FieldCode>>;
+  constructor(
+    status: number,
+    code: ControlErrorCode,
+    message: string,
+    detail: { hint?: string; field?: string; fields?: Readonly<Record<string, string>>; fieldCodes?: Readonly<Record<string, FieldCode>> } = {},
+  ) {
     super(message);
     this.name = 'ApiRequestError';
     this.status = status;
     this.code = code;
-    this.fields = fields;
+    this.hint = detail.hint ?? errorWordsOf(code).hint;
+    this.field = detail.field;
+    this.fields = detail.fields ?? {};
+    this.fieldCodes = detail.fieldCodes ?? {};
   }
+}
+
+/** What the dashboard says about a failed call: what happened, then what to do. */
+export function failureText(err: unknown): string {
+  if (!(err instanceof ApiRequestError)) return err instanceof Error ? err.message : String(err);
+  return /[.?!]$/.test(err.message) ? `${err.message} ${err.hint}` : `${err.message}. ${err.hint}`;
 }
 
 function isApiError(x: unknown): x is ApiError {
@@ -67,7 +90,7 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
-    throw new ApiRequestError(0, 'network', 'The dotstub proxy is not answering. Is it still running?');
+    throw new ApiRequestError(0, 'unreachable', 'The dotstub proxy is not answering.');
   }
   if (res.status === 204) return undefined as T;
   const text = await res.text();
@@ -80,7 +103,10 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
     }
   }
   if (!res.ok) {
-    if (isApiError(json)) throw new ApiRequestError(res.status, json.error.code, json.error.message, json.error.fields ?? {});
+    if (isApiError(json)) {
+      const e = json.error;
+      throw new ApiRequestError(res.status, e.code, e.message, { hint: e.hint, field: e.field, fields: e.fields, fieldCodes: e.fieldCodes });
+    }
     if (res.status === 401) throw new ApiRequestError(401, 'unauthorized', 'the proxy did not accept the token');
     throw new ApiRequestError(res.status, 'http', `The proxy answered ${res.status} ${res.statusText}`.trim());
   }

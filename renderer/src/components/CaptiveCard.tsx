@@ -32,8 +32,7 @@ export function CaptiveCard() {
     setError(null);
     try {
       const action = b === 'allow-again' ? 'allow' : b;
-      await api.captive(action, action === 'allow' || action === 'decline' ? remember && m.askRemember : false);
-      await store.refresh('status');
+      store.applyStatus(await api.captive(action, action === 'allow' || action === 'decline' ? remember && m.askRemember : false));
     } catch (err) {
       setError(err instanceof ApiRequestError ? err.message : String(err));
     } finally {

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import type { ConnectionView, ResolverView } from '../../../proxy/control/api-types.js';
-import { ApiRequestError, api } from '../api/client.js';
+import { ApiRequestError, api, failureText } from '../api/client.js';
 import { barShare, latencyScale } from '../lib/latency-scale.js';
 import { formatLatencyMs } from '../lib/format.js';
 import { EMPTY_FORM, formToBody, refusalSummary, type FieldName, type FormText } from '../lib/resolver-form.js';
@@ -123,18 +123,18 @@ export function useSwitchTo(): (r: Pick<ResolverView, 'id' | 'label'>, how?: { r
             return;
           }
         } catch (err) {
-          setSw({ phase: 'failed', to, message: err instanceof Error ? err.message : String(err) });
+          setSw({ phase: 'failed', to, message: failureText(err) });
           return;
         }
       }
       setSw({ phase: 'switching', to });
       try {
-        await api.switchResolver(to.id);
+        // The answer is the status after the switch; the new connection follows on the stream.
+        store.applyStatus(await api.switchResolver(to.id));
         const at = Date.now();
-        await store.refresh('status', 'resolvers', 'connections');
         setSw({ phase: 'done', attempt: { to: { id: to.id, label: to.label }, from: fromView ? { id: fromView.id, label: fromView.label } : null, at } });
       } catch (err) {
-        setSw({ phase: 'failed', to, message: err instanceof Error ? err.message : String(err) });
+        setSw({ phase: 'failed', to, message: failureText(err) });
       }
     },
     [store],
@@ -162,7 +162,7 @@ export function ResolverSwitcher() {
         await api.removeResolver(r.id);
         await store.refresh('resolvers');
       } catch (err) {
-        setRemoveError(`Could not remove ${r.label}: ${err instanceof Error ? err.message : String(err)}`);
+        setRemoveError(`Could not remove ${r.label}: ${failureText(err)}`);
       } finally {
         setRemoving(null);
       }

@@ -84,9 +84,9 @@ function SettingsEditor({ saved }: { saved: Settings }) {
     if (!dirty) return;
     setSaving(true);
     try {
-      await api.saveSettings(changes);
+      // The answer is the settings in effect; the status follows on the stream.
+      store.applySettings(await api.saveSettings(changes));
       setMessage({ kind: 'ok', text: 'Saved. The proxy uses the new settings now and keeps them after a restart.' });
-      await store.refresh('settings', 'status');
     } catch (err) {
       if (err instanceof ApiRequestError) {
         setServerErrors(err.fields);

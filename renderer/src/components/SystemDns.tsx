@@ -21,7 +21,7 @@ export function SystemDnsPanel() {
     try {
       setLoad({ kind: 'ok', view: await api.systemDns() });
     } catch (err) {
-      if (err instanceof ApiRequestError && err.status === 404) setLoad({ kind: 'unmanaged', text: err.message });
+      if (err instanceof ApiRequestError && err.code === 'system_dns_not_managed') setLoad({ kind: 'unmanaged', text: err.message });
       else setLoad({ kind: 'error', text: err instanceof Error ? err.message : String(err) });
     }
   }, []);

@@ -23,7 +23,7 @@ describe('refusalSummary', () => {
   it('points to the marked fields for a validation refusal, and says other refusals as they are', () => {
     expect(refusalSummary({ code: 'validation', message: 'address: taken', fields: { address: 'taken' } })).toBe('Not added: one field needs a change (marked below).');
     expect(refusalSummary({ code: 'validation', message: 'x', fields: { address: 'a', authName: 'b' } })).toBe('Not added: 2 fields need a change (marked below).');
-    expect(refusalSummary({ code: 'conflict', message: 'at most 64 custom resolvers; remove one first', fields: {} })).toBe(
+    expect(refusalSummary({ code: 'resolver_limit', message: 'at most 64 custom resolvers; remove one first', fields: {} })).toBe(
       'Not added: at most 64 custom resolvers; remove one first',
     );
   });

@@ -3,6 +3,7 @@ import type { StreamBatch } from '../../../proxy/control/api-types.js';
 import { record, status } from '../lib/fixtures.test-helpers.js';
 import { ApiRequestError } from '../api/client.js';
 import { DashboardStore, type StoreEnv } from './store.js';
+import { DEFAULT_SETTINGS } from '../../../proxy/config/settings.js';
 
 function fakeEnv(): StoreEnv & { scheduled: (() => void)[] } {
   const scheduled: (() => void)[] = [];
@@ -129,7 +130,7 @@ describe('DashboardStore', () => {
     store.flush();
     expect(store.getSnapshot()).toMatchObject({ link: 'live', lostAt: null });
     now = 5000;
-    fail = new ApiRequestError(0, 'network', 'The dotstub proxy is not answering.');
+    fail = new ApiRequestError(0, 'unreachable', 'The dotstub proxy is not answering.');
     await store.refresh('resolvers');
     store.flush();
     expect(store.getSnapshot()).toMatchObject({ link: 'reconnecting', lostAt: 5000 });
@@ -158,7 +159,7 @@ describe('DashboardStore', () => {
     await store.refresh('resolvers');
     store.flush();
     expect(store.getSnapshot()).toMatchObject({ link: 'unauthorized', authProblem: 'rejected' });
-    err = new ApiRequestError(0, 'network', 'down');
+    err = new ApiRequestError(0, 'unreachable', 'down');
     await store.refresh('resolvers');
     store.flush();
     expect(store.getSnapshot().link).toBe('unauthorized');
@@ -171,5 +172,40 @@ describe('DashboardStore', () => {
     other.signedOut('malformed');
     other.flush();
     expect(other.getSnapshot()).toMatchObject({ link: 'unauthorized', authProblem: 'malformed' });
+  });
+
+  it('takes status, resolvers, connections, metrics and settings from the stream, and asks the API nothing for an event', async () => {
+    const env = fakeEnv();
+    let calls = 0;
+    const counted = (): never => {
+      calls++;
+      throw new Error('not expected');
+    };
+    const api = { ...env.api, status: counted, resolvers: counted, connections: counted, metrics: counted, settings: counted };
+    const store = new DashboardStore({ ...env, api });
+    const s = status({ state: 'degraded', reason: 'port 853 timed out' });
+    const resolvers = { active: s.resolver.id, resolvers: [s.resolver] };
+    store.ingestBatch(
+      batch({
+        events: [{ kind: 'state', event: { state: 'degraded', previous: 'private', reason: 'port 853 timed out', at: 0, resolverId: s.resolver.id } }],
+        views: { status: s, resolvers, connections: [], settings: { ...DEFAULT_SETTINGS, padding: false } },
+      }),
+    );
+    store.flush();
+    // A refresh on events would come 150 ms later; give it the chance.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(calls).toBe(0);
+    expect(store.getSnapshot()).toMatchObject({ status: { state: 'degraded' }, resolvers, connections: [], settings: { padding: false } });
+  });
+
+  it("a switch's answer is shown at once: the status and the active resolver, without a GET", () => {
+    const env = fakeEnv();
+    const store = new DashboardStore(env);
+    const before = status();
+    store.ingestBatch(batch({ views: { status: before, resolvers: { active: before.resolver.id, resolvers: [before.resolver, { ...before.resolver, id: 'b', label: 'B' }] } } }));
+    store.applyStatus(status({ resolver: { ...before.resolver, id: 'b', label: 'B' } }));
+    store.flush();
+    expect(store.getSnapshot().status?.resolver.id).toBe('b');
+    expect(store.getSnapshot().resolvers?.active).toBe('b');
   });
 });

@@ -2,6 +2,13 @@
  * The dashboard's live state: one store fed by the API's snapshots and its
  * event stream, read by components through useSyncExternalStore.
  *
+ * Where the state comes from: while the stream is connected, its batches
+ * carry the API's views (status, resolvers, connections, metrics, settings)
+ * whenever they change, so nothing is polled; a change the user makes is
+ * answered with the new state (applyStatus, applySettings). Only while the
+ * stream is down does the store poll (metrics and connections every 2 s,
+ * status and resolvers every 5 s) and try to resync.
+ *
  * Render budget: the stream delivers a batch every 250 ms (up to hundreds of
  * queries at 1,000 qps). Batches go straight into the ring buffer, but
  * listeners are told at most once per animation frame, so React renders at
@@ -22,6 +29,7 @@ import type {
   Settings,
   StatusView,
   StreamBatch,
+  StreamViews,
   TimelineEvent,
 } from '../../../proxy/control/api-types.js';
 import { ApiRequestError, api } from '../api/client.js';
@@ -134,10 +142,10 @@ export class DashboardStore {
   /** connectionId → handshake ms, from open events, for query timing breakdowns. */
   readonly #handshakes = new Map<number, number>();
   #closeStream: (() => void) | null = null;
+  /** The stream is open: its batches carry every view, so nothing is polled. */
+  #streamUp = false;
   #timer: number | null = null;
   #tick = 0;
-  #dirty = new Set<Refresh>();
-  #refreshSoon: number | null = null;
   #stopped = false;
 
   constructor(env: StoreEnv = browserEnv()) {
@@ -161,8 +169,12 @@ export class DashboardStore {
     this.#set({ lostAt: this.#env.now() });
     this.#closeStream = this.#env.openStream(
       (b) => this.ingestBatch(b),
-      () => void this.#resync(),
+      () => {
+        this.#streamUp = true;
+        void this.#resync();
+      },
       (err) => {
+        this.#streamUp = false;
         if (err?.status === 401) this.#fail(err);
         else if (this.#link() !== 'unauthorized') this.#set({ link: 'reconnecting' });
         // The stream reconnects by itself; hold batches until the resync after it reopens.
@@ -183,8 +195,24 @@ export class DashboardStore {
     this.#closeStream?.();
     this.#closeStream = null;
     if (this.#timer !== null) window.clearInterval(this.#timer);
-    if (this.#refreshSoon !== null) window.clearTimeout(this.#refreshSoon);
     this.#timer = null;
+  }
+
+  /** The live stream is open (and carries every view). */
+  get streaming(): boolean {
+    return this.#streamUp;
+  }
+
+  /** A status the API answered with (a resolver switch, a captive-portal answer): shown at once, no GET after it. */
+  applyStatus(status: StatusView): void {
+    this.#setStatus(status);
+    const resolvers = this.#pending.resolvers ?? this.#snap.resolvers;
+    if (resolvers && resolvers.active !== status.resolver.id) this.#set({ resolvers: { ...resolvers, active: status.resolver.id } });
+  }
+
+  /** Settings the API answered a change with. */
+  applySettings(settings: Settings): void {
+    this.#set({ settings });
   }
 
   /** Re-reads one part of the state from the API now (after a user action). */
@@ -214,6 +242,28 @@ export class DashboardStore {
     const patch: Mutable<DashboardSnapshot> = { counters: b.counters, inFlight: b.inFlight, link: 'live', linkError: null };
     if (b.skipped > 0) patch.skipped = (this.#pending.skipped ?? this.#snap.skipped) + b.skipped;
     this.#set(patch);
+    if (b.views) this.#applyViews(b.views);
+  }
+
+  #applyViews(v: StreamViews): void {
+    if (v.status) this.#setStatus(v.status);
+    const patch: Mutable<DashboardSnapshot> = {};
+    if (v.resolvers) patch.resolvers = v.resolvers;
+    if (v.connections) Object.assign(patch, { connections: v.connections, connectionsAt: this.#env.now() });
+    if (v.metrics) patch.metrics = v.metrics;
+    if (v.settings) patch.settings = v.settings;
+    this.#set(patch);
+  }
+
+  #setStatus(status: StatusView): void {
+    const now = this.#env.now();
+    const startedAt = now - status.uptimeMs;
+    // A proxy restart starts `seq` again from 1: forget the old high-water mark.
+    if (this.#proxyStartedAt !== null && Math.abs(startedAt - this.#proxyStartedAt) > 2000) this.#lastSeq = 0;
+    this.#proxyStartedAt = startedAt;
+    const patch: Partial<DashboardSnapshot> = { status, statusAt: now, counters: status.counters, inFlight: status.inFlight };
+    if (this.#held === null) Object.assign(patch, { link: 'live', linkError: null });
+    this.#set(patch);
   }
 
   #addQueries(records: readonly QueryRecord[]): void {
@@ -240,12 +290,8 @@ export class DashboardStore {
     if (next.length > EVENT_CAPACITY) next.splice(0, next.length - EVENT_CAPACITY);
     this.#events = next;
     for (const e of events) {
+      // The views these events change come in the same batch (stream.ts): nothing to fetch.
       if (e.kind === 'connection' && e.event.type === 'open') this.#handshakes.set(e.event.connectionId, e.event.handshakeMs);
-      if (e.kind === 'connection') this.#markDirty('connections', 'metrics');
-      else if (e.kind === 'state') this.#markDirty('status');
-      else if (e.kind === 'resolver') this.#markDirty('status', 'resolvers', 'connections');
-      else if (e.kind === 'settings') this.#markDirty('settings', 'status');
-      else if (e.kind === 'captive') this.#markDirty('status');
     }
     if (this.#handshakes.size > 10_000) {
       const drop = [...this.#handshakes.keys()].slice(0, this.#handshakes.size - 5_000);
@@ -254,20 +300,10 @@ export class DashboardStore {
     this.#set({ events: next });
   }
 
-  #markDirty(...parts: Refresh[]): void {
-    for (const p of parts) this.#dirty.add(p);
-    if (this.#refreshSoon !== null || typeof window === 'undefined') return;
-    this.#refreshSoon = window.setTimeout(() => {
-      this.#refreshSoon = null;
-      const parts = [...this.#dirty];
-      this.#dirty.clear();
-      this.refresh(...parts).catch((err: unknown) => this.#fail(err));
-    }, 150);
-  }
-
   /** Snapshots, backlog and timeline after (re)connecting the stream. */
   async #resync(): Promise<void> {
     this.#held ??= [];
+    const fetchedAt = this.#env.now();
     try {
       await this.#fetch('status');
       const [records, events] = await Promise.all([this.#backfill(), this.#env.api.recentEvents()]);
@@ -276,7 +312,8 @@ export class DashboardStore {
       await Promise.all([this.#fetch('resolvers'), this.#fetch('connections'), this.#fetch('metrics'), this.#fetch('settings')]);
       const held = this.#held ?? [];
       this.#held = null;
-      for (const b of held) this.#apply(b);
+      // Views older than the ones just fetched are dropped; queries and events are kept.
+      for (const b of held) this.#apply(b.at < fetchedAt && b.views ? { ...b, views: undefined } : b);
       this.#set({ link: 'live', linkError: null });
     } catch (err) {
       this.#fail(err);
@@ -318,18 +355,9 @@ export class DashboardStore {
     const a = this.#env.api;
     try {
       switch (part) {
-        case 'status': {
-          const status = await a.status();
-          const now = this.#env.now();
-          const startedAt = now - status.uptimeMs;
-          // A proxy restart starts `seq` again from 1: forget the old high-water mark.
-          if (this.#proxyStartedAt !== null && Math.abs(startedAt - this.#proxyStartedAt) > 2000) this.#lastSeq = 0;
-          this.#proxyStartedAt = startedAt;
-          const patch: Partial<DashboardSnapshot> = { status, statusAt: now, counters: status.counters, inFlight: status.inFlight };
-          if (this.#held === null) Object.assign(patch, { link: 'live', linkError: null });
-          this.#set(patch);
+        case 'status':
+          this.#setStatus(await a.status());
           break;
-        }
         case 'resolvers':
           this.#set({ resolvers: await a.resolvers() });
           break;
@@ -354,6 +382,8 @@ export class DashboardStore {
     if (typeof document !== 'undefined' && document.visibilityState === 'hidden') return;
     this.#tick++;
     if (this.#snap.link === 'unauthorized') return;
+    // While the stream is up, its batches carry every view.
+    if (this.#streamUp) return;
     if (this.#snap.link === 'reconnecting' && this.#held !== null && this.#tick % 3 === 0) {
       void this.#resync();
       return;

@@ -34,22 +34,27 @@ export function useSystemDns(): SystemDnsView | null | undefined {
   return useSyncExternalStore(subscribe, () => current);
 }
 
-/** Mounted once (App): looks again whenever the privacy state or its reason changes, or the link comes back. */
+/**
+ * Mounted once (App): looks again whenever the privacy state changes, or
+ * its reason while off (a pause, a takeover that failed: the takeover's own
+ * words), or the link comes back. Not on a reason change while on: that is
+ * the resolver's news (a switch, a reconnect), not the takeover's.
+ */
 export function useSystemDnsSync(): void {
-  const state = useDashboard((s) => s.status?.state);
-  const reason = useDashboard((s) => s.status?.reason);
+  const key = useDashboard((s) => (s.status ? (s.status.state === 'off' ? `off: ${s.status.reason}` : s.status.state) : undefined));
   const live = useDashboard((s) => s.link === 'live');
   useEffect(() => {
-    if (live && state !== undefined) void refresh();
-  }, [state, reason, live]);
+    if (live && key !== undefined) void refresh();
+  }, [key, live]);
 }
 
-/** Changes system DNS; the view and the status follow. Throws the API's error (its message says what is left). */
+/** Changes system DNS; the view is the answer, the status follows on the stream (its state change). Throws the API's error (its message says what is left). */
 export function useSystemDnsChange(): (change: { enabled: true } | { enabled: false; pauseSeconds: number | null }) => Promise<void> {
   const store = useStore();
   return async (change) => {
     const v = change.enabled ? await api.setSystemDns(true) : change.pauseSeconds === null ? await api.setSystemDns(false) : await api.pauseSystemDns(change.pauseSeconds);
     set(v);
-    await store.refresh('status');
+    // Without the stream, nothing else brings the new state.
+    if (!store.streaming) await store.refresh('status');
   };
 }
