@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect, onTestFinished, test } from 'vitest';
 import { MAX_NETWORKS, NetworkMemory, startHint } from './network-memory.js';
+import { NetworkRecorder } from './network-recorder.js';
 
 function file(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-network-memory-'));
@@ -53,4 +54,26 @@ test('fields that are not what they should be are dropped, not trusted; the hint
   expect(startHint({ worked: 'doh', port853: { kind: 'resigned', classification: 'NET_RESIGNED', at: 'x' } })).toEqual({});
   expect(startHint({ worked: 'dot' })).toEqual({});
   expect(startHint(undefined)).toEqual({});
+});
+
+test('a network is remembered from its first fact, under the key read then: the MAC-based one once the ARP table has it, not the address-based one read at the change', () => {
+  const f = file();
+  let key = 'keyed-by-address';
+  const r = new NetworkRecorder({ file: f, key: () => key, gateway: () => '192.168.1.1', now: () => new Date('2026-11-26T04:00:00.000Z') });
+  r.joined();
+  expect(fs.existsSync(f)).toBe(false); // nothing happened here yet: nothing left behind
+  key = 'keyed-by-mac';
+  r.dotFailed('dropped', 'NET_DROPPED');
+  r.opened('doh');
+  const m = new NetworkMemory(f);
+  expect(m.list().map((x) => x.key)).toEqual(['keyed-by-mac']);
+  expect(m.get('keyed-by-mac')).toEqual({
+    label: 'gateway 192.168.1.1',
+    worked: 'doh',
+    port853: { kind: 'dropped', classification: 'NET_DROPPED', at: '2026-11-26T04:00:00.000Z' },
+    firstSeenAt: '2026-11-26T04:00:00.000Z',
+    seenAt: '2026-11-26T04:00:00.000Z',
+  });
+  for (let i = 0; i < 16; i++) r.answered(20_000 + i * 1000);
+  expect(m.get('keyed-by-mac')?.rttMs).toBe(27.5);
 });

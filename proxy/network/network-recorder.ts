@@ -3,7 +3,7 @@
  * which network we're on (its key, read at start and at each network change),
  * what worked there, and where to start when we come back.
  *
- *   joined()            start or a network change: the key, label, first/last seen
+ *   joined()            start or a network change: the key; a known network is seen again
  *   hint()              { startOn: 'doh' } on a network where 853 was blocked and DoH worked
  *   opened(t)           an authenticated connection: what worked (DoT clears 853's failure)
  *   dotFailed(c)        port 853's failure, classified
@@ -51,20 +51,17 @@ export class NetworkRecorder {
     return this.#key;
   }
 
-  /** We're on a network now (start, or after a change): read its key and note it as seen. */
+  /**
+   * We're on a network now (start, or after a change): read its key; a
+   * network remembered before is noted as seen. A new one is remembered from
+   * its first fact (a connection, a failure), not before: a network nothing
+   * happened on leaves nothing behind.
+   */
   joined(): void {
     this.#key = safe(this.#init.key);
     this.#rtt = [];
     this.#rttWritten = false;
-    if (!this.#key) return;
-    const now = this.#now().toISOString();
-    const known = this.memory.get(this.#key);
-    const gateway = safe(this.#init.gateway);
-    this.#write({
-      label: gateway ? `gateway ${gateway}` : (known?.label ?? `network seen first on ${now.slice(0, 10)}`),
-      firstSeenAt: known?.firstSeenAt ?? now,
-      seenAt: now,
-    });
+    if (this.#key && this.memory.get(this.#key)) this.#write({ seenAt: this.#now().toISOString() });
   }
 
   /** Where the upstream should start on this network. */
@@ -118,9 +115,22 @@ export class NetworkRecorder {
   }
 
   #write(changes: NetworkMemoryChanges): void {
+    // Read again: just after a change the gateway's MAC may not be in the ARP
+    // table yet (the key then hashes its address); once traffic went through
+    // it, the MAC-keyed entry is the network's own.
+    const now = safe(this.#init.key);
+    if (now) this.#key = now;
     if (!this.#key) return;
     try {
-      this.memory.update(this.#key, changes);
+      const known = this.memory.get(this.#key);
+      const at = this.#now().toISOString();
+      const gateway = safe(this.#init.gateway);
+      this.memory.update(this.#key, {
+        label: gateway ? `gateway ${gateway}` : (known?.label ?? `network seen first on ${at.slice(0, 10)}`),
+        firstSeenAt: known?.firstSeenAt ?? at,
+        ...(known ? {} : { seenAt: at }),
+        ...changes,
+      });
     } catch {
       // A memory that can't be written is no memory: DNS goes on.
     }
