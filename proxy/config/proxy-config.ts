@@ -28,7 +28,7 @@ export interface CaptiveConfig {
 }
 
 /** What dotstub remembers per network (network/network-memory.ts): what worked there, and the user's choices. */
-export interface NetworkMemoryConfig {
+interface NetworkMemoryConfig {
   readonly file: string;
   /** A fixed network key (tests); the gateway's hashed MAC otherwise. */
   readonly networkKey?: () => string | null;

@@ -52,7 +52,7 @@ export function sentence(field: string, text: string): ApiFailure {
 }
 const NOT_REMEMBERING = 'dotstub remembers no networks in this run (no config directory for its memory)';
 
-export function networkView(key: string, e: NetworkMemoryEntry, current: string | null): RememberedNetworkView {
+function networkView(key: string, e: NetworkMemoryEntry, current: string | null): RememberedNetworkView {
   return {
     key,
     label: e.label ?? `network seen first on ${(e.firstSeenAt ?? e.seenAt ?? '').slice(0, 10) || 'an unknown day'}`,

@@ -30,7 +30,7 @@ import type { LocalNamesPolicy } from './name-owners.js';
 export const MAX_NETWORKS = 50;
 
 /** What the network did to DNS-over-TLS on port 853 when it last failed there (network/classify.ts). */
-export interface Port853Failure {
+interface Port853Failure {
   readonly kind: FailureKind;
   /** `NET_DROPPED`, `NET_INTERCEPTED`, … */
   readonly classification: string;
