@@ -113,6 +113,10 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   get captive(): PrivacyController['captive'] {
     return this.#privacy.captive;
   }
+  /** What worked on each network, and which one we're on (null: no memory this run). */
+  get memory(): PrivacyController['memory'] {
+    return this.#privacy.memory;
+  }
   get signInProxy(): PrivacyController['signInProxy'] {
     return this.#privacy.signInProxy;
   }
@@ -183,8 +187,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     if (!this.running) return;
     this.emit('network-change', change);
     void this.#routing?.refresh();
+    // The controller restarts the upstream, on the transport the new network's memory says.
     this.#privacy.networkChanged();
-    this.#upstream.current.networkChanged();
   }
 
   /** "Retry now": connect at once instead of waiting out the back-off. */

@@ -51,6 +51,8 @@ export const API_ERRORS = {
   captive_nothing_to_do: { status: 409, sentence: 'There is nothing to answer about a captive portal now.', hint: 'Check the status: the portal may be gone, or this answer already given.' },
   // Networks.
   network_unknown: { status: 409, sentence: 'This network can\'t be told apart from others, so a choice for it can\'t be remembered.', hint: 'Connect to a network with a gateway and try again.' },
+  networks_not_remembered: { status: 404, sentence: 'This dotstub remembers no networks.', hint: 'Start dotstub with a config directory (the service and the app have one).' },
+  unknown_network: { status: 404, sentence: 'No remembered network has that key.', hint: 'Use a key from GET /api/networks; it may have been forgotten already.' },
   name_routing_off: { status: 404, sentence: 'Routing names to the network that owns them is off in this dotstub.', hint: 'Start dotstub without DOTSTUB_NAME_ROUTING=off.' },
   // System DNS.
   system_dns_not_managed: { status: 404, sentence: 'This dotstub does not manage the system\'s DNS.', hint: 'Start it with --system-dns (the dotstub service does), or use "dotstub system-dns enable".' },

@@ -62,6 +62,8 @@ export interface ControlHarnessOptions {
   readonly socket?: ControlSocketOptions;
   /** Routing by name owner, read from the test's own files (off unless given, as DOTSTUB_NAME_ROUTING=off keeps it in every rig). */
   readonly names?: ProxyConfig['names'];
+  /** Per-network memory (off unless given). */
+  readonly networkMemory?: ProxyConfig['networkMemory'];
 }
 
 /** A config dir of the test's own, removed when the test process ends. */
@@ -90,6 +92,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
       warm: options.warm ?? true,
       pool: poolOptionsFrom(effective),
       names: options.names ?? null,
+      networkMemory: options.networkMemory ?? null,
     }),
     control: {
       place: {

@@ -27,6 +27,15 @@ export interface CaptiveConfig {
   readonly reprobeMs?: number;
 }
 
+/** What dotstub remembers per network (network/network-memory.ts): what worked there, and the user's choices. */
+interface NetworkMemoryConfig {
+  readonly file: string;
+  /** A fixed network key (tests); the gateway's hashed MAC otherwise. */
+  readonly networkKey?: () => string | null;
+  /** The gateway's address, for the network's label (tests); /proc/net/route otherwise. */
+  readonly gateway?: () => string | null;
+}
+
 export interface ProxyConfig {
   readonly listen: readonly ListenAddress[];
   readonly resolver: ResolverSpec;
@@ -54,6 +63,8 @@ export interface ProxyConfig {
   readonly networkDns: readonly string[];
   /** Routing by name owner (engine/router.ts): local and VPN names to their link's resolver; null: every name to the resolver. */
   readonly names: NameRouting | null;
+  /** Per-network memory (start on what worked there); null: nothing remembered. */
+  readonly networkMemory: NetworkMemoryConfig | null;
 }
 
 export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyConfig> = {}): ProxyConfig {
@@ -72,6 +83,7 @@ export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyCo
     allowDegraded: false,
     networkDns: [],
     names: null,
+    networkMemory: null,
     ...overrides,
   };
 }

@@ -85,6 +85,7 @@ export function resolveRun(flags: RunFlags, settings: Settings, savedResolver: R
     names: flags.nameRoutingAllowed !== false
       ? { paths: { ...underRoot(SYSTEM_PATHS, flags.systemDns?.root ?? '/'), stateDirs: [...SYSTEM_PATHS.stateDirs, flags.configDir] }, localNames: 'ask', memoryFile: path.join(flags.configDir, 'networks.json') }
       : null,
+    networkMemory: { file: path.join(flags.configDir, 'networks.json') },
   });
   return { config, effective };
 }

@@ -290,3 +290,11 @@ export interface StreamViews {
 
 /** GET/PUT /api/network/local-names: the names this network's links own, where they go, and the user's choice for this network. */
 export type { LocalNamesView } from '../engine/router.js';
+
+/**
+ * GET /api/networks → NetworksView; PUT /api/networks/:key { localNames: 'allow'|'deny'|'ask' } → RememberedNetworkView
+ * | 400 | 404; DELETE /api/networks/:key → 204 | 404. GET /api/settings/export → SettingsExport (attachment);
+ * POST /api/settings/import SettingsExport → ImportResult | 400 (nothing changed).
+ */
+export type { NetworksView, RememberedNetworkView } from './actions/networks.js';
+export type { ImportResult, SettingsExport } from './actions/settings-transfer.js';

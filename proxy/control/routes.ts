@@ -6,6 +6,8 @@ import type { QueryRecord } from '../engine/query-record.js';
 import { csvHeader, csvRow, type QueryFilter } from './query-log.js';
 import { ApiFailure, validationFailure } from './errors.js';
 import { localNamesView, setLocalNames } from './actions/local-names.js';
+import { forgetNetwork, networksView, setNetworkLocalNames } from './actions/networks.js';
+import { exportSettings, importSettings } from './actions/settings-transfer.js';
 import type { ControlService } from './service.js';
 
 export type Reply =
@@ -137,8 +139,27 @@ export function routes(service: ControlService): Route[] {
     { method: 'POST', path: '/api/captive', body: true, handler: ({ body }) => json(service.captiveAction(body)) },
     { method: 'GET', path: '/api/settings', handler: () => json(service.settings()) },
     { method: 'PUT', path: '/api/settings', body: true, handler: async ({ body }) => json(await service.settingsActions.update(body)) },
+    {
+      method: 'GET',
+      path: '/api/settings/export',
+      handler: () => {
+        const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+        return { kind: 'download', filename: `dotstub-settings-${stamp}.json`, type: 'application/json; charset=utf-8', chunks: [JSON.stringify(exportSettings(service), null, 2) + '\n'] };
+      },
+    },
+    { method: 'POST', path: '/api/settings/import', body: true, handler: async ({ body }) => json(await importSettings(service, body)) },
     { method: 'GET', path: '/api/network/local-names', handler: () => json(localNamesView(service.proxy)) },
     { method: 'PUT', path: '/api/network/local-names', body: true, handler: ({ body }) => json(setLocalNames(service.proxy, body)) },
+    { method: 'GET', path: '/api/networks', handler: () => json(networksView(service.proxy)) },
+    { method: 'PUT', path: '/api/networks/:key', body: true, handler: async ({ params, body }) => json(await setNetworkLocalNames(service.proxy, params.key as string, body)) },
+    {
+      method: 'DELETE',
+      path: '/api/networks/:key',
+      handler: async ({ params }) => {
+        await forgetNetwork(service.proxy, params.key as string);
+        return { kind: 'empty', status: 204 };
+      },
+    },
     { method: 'GET', path: '/api/system-dns', handler: async () => json(await service.systemDnsActions.view()) },
     { method: 'PUT', path: '/api/system-dns', body: true, handler: async ({ body }) => json(await service.systemDnsActions.set(body)) },
     { method: 'POST', path: '/api/system-dns/leak-test', handler: async () => json(await service.systemDnsActions.leakTest()) },

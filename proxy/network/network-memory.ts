@@ -5,34 +5,91 @@
  * one atomic write (config/config-file.ts), so a crash leaves the old
  * memory or the new one:
  *
- *   { "version": 1, "networks": { "<key>": { "localNames": "allow", "localDomains": ["lan"], "seenAt": "…" } } }
+ *   { "version": 1, "networks": { "<key>": { "label": "gateway 192.168.1.1", "worked": "doh",
+ *       "port853": { "kind": "dropped", "classification": "NET_DROPPED" }, "rttMs": 23, "localNames": "allow",
+ *       "localDomains": ["lan"], "portal": { "signedIn": true }, "firstSeenAt": "…", "seenAt": "…" } } }
  *
- * Today: the user's choice for local names on that network ("home: local
- * names allowed", "elsewhere: strict") and the local domains it owned when
- * last seen. A file that can't be read counts as no memory.
+ * What worked there (the transport that last gave authenticated answers,
+ * what the network did to port 853, a sign-in page), the median round trip
+ * to the resolver, the local domains its links owned, and the user's
+ * local-names choice. Nothing else identifies the network: the label is
+ * the gateway's address (what the user can see in their own settings), or
+ * the day it was first seen.
+ *
+ * Written only when something changed (never per query); at most
+ * MAX_NETWORKS networks, the least recently seen forgotten first. A file
+ * that can't be read counts as no memory.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomicSync } from '../config/config-file.js';
+import type { FailureKind } from './classify.js';
 import type { LocalNamesPolicy } from './name-owners.js';
 
+/** The memory keeps this many networks; the least recently seen go first. */
+export const MAX_NETWORKS = 50;
+
+/** What the network did to DNS-over-TLS on port 853 when it last failed there (network/classify.ts). */
+interface Port853Failure {
+  readonly kind: FailureKind;
+  /** `NET_DROPPED`, `NET_INTERCEPTED`, … */
+  readonly classification: string;
+  readonly at: string;
+}
+
 export interface NetworkMemoryEntry {
+  /** For people: "gateway 192.168.1.1", or "network seen first on 2026-11-26". */
+  readonly label?: string;
+  /** The transport that last gave authenticated (verified) answers here. */
+  readonly worked?: 'dot' | 'doh';
+  /** Port 853's last failure here; absent once DNS-over-TLS authenticated here again. */
+  readonly port853?: Port853Failure;
+  /** A sign-in page seen here, and whether signing in got private DNS back. */
+  readonly portal?: { readonly seenAt: string; readonly signedIn: boolean };
+  /** Median round trip to the resolver from here (answers on open connections), ms. */
+  readonly rttMs?: number;
   /** The user's choice; absent: not asked yet. */
   readonly localNames?: Exclude<LocalNamesPolicy, 'ask'>;
   /** The suffixes the network's links owned when last seen (for the Network view). */
   readonly localDomains?: readonly string[];
+  readonly firstSeenAt?: string;
   /** ISO time it was last seen. */
   readonly seenAt?: string;
 }
 
+/** Changes to an entry: a field set to undefined is removed. */
+export type NetworkMemoryChanges = { -readonly [K in keyof NetworkMemoryEntry]?: NetworkMemoryEntry[K] | undefined };
+
+const KINDS: ReadonlySet<string> = new Set(['dropped', 'refused', 'unreachable', 'reset-after-hello', 'handshake-stall', 'intercepted', 'name-mismatch', 'resigned', 'not-tls', 'other']);
+/** Kinds that mean someone intercepts TLS: never a reason to start on another transport (NETWORK.md, ladder step 2). */
+const INTERCEPTION: ReadonlySet<string> = new Set(['intercepted', 'name-mismatch', 'resigned']);
+
+const str = (v: unknown): v is string => typeof v === 'string' && v.length <= 200;
+
 function entryOf(v: unknown): NetworkMemoryEntry | undefined {
   if (typeof v !== 'object' || v === null) return undefined;
   const o = v as Record<string, unknown>;
-  const out: { localNames?: 'allow' | 'deny'; localDomains?: string[]; seenAt?: string } = {};
+  const out: NetworkMemoryChanges = {};
+  if (str(o.label)) out.label = o.label;
+  if (o.worked === 'dot' || o.worked === 'doh') out.worked = o.worked;
+  const p = o.port853 as Record<string, unknown> | null | undefined;
+  if (typeof p === 'object' && p !== null && str(p.kind) && KINDS.has(p.kind) && str(p.classification) && str(p.at)) {
+    out.port853 = { kind: p.kind as FailureKind, classification: p.classification, at: p.at };
+  }
+  const portal = o.portal as Record<string, unknown> | null | undefined;
+  if (typeof portal === 'object' && portal !== null && str(portal.seenAt)) out.portal = { seenAt: portal.seenAt, signedIn: portal.signedIn === true };
+  if (typeof o.rttMs === 'number' && Number.isFinite(o.rttMs) && o.rttMs >= 0) out.rttMs = o.rttMs;
   if (o.localNames === 'allow' || o.localNames === 'deny') out.localNames = o.localNames;
-  if (Array.isArray(o.localDomains)) out.localDomains = o.localDomains.filter((d): d is string => typeof d === 'string');
-  if (typeof o.seenAt === 'string') out.seenAt = o.seenAt;
+  if (Array.isArray(o.localDomains)) out.localDomains = o.localDomains.filter(str);
+  if (str(o.firstSeenAt)) out.firstSeenAt = o.firstSeenAt;
+  if (str(o.seenAt)) out.seenAt = o.seenAt;
   return out;
+}
+
+/** Where to start on a network: DNS-over-HTTPS at once when port 853 was blocked there (not intercepted) and DoH worked. */
+export function startHint(entry: NetworkMemoryEntry | undefined): { readonly startOn?: 'doh' } {
+  if (entry?.worked === 'doh' && entry.port853 && !INTERCEPTION.has(entry.port853.kind)) return { startOn: 'doh' };
+  return {};
 }
 
 export class NetworkMemory {
@@ -42,23 +99,66 @@ export class NetworkMemory {
     this.#file = file;
   }
 
+  get file(): string {
+    return this.#file;
+  }
+
   get(key: string): NetworkMemoryEntry | undefined {
     return entryOf(this.#read()[key]);
   }
 
-  /** Merges `changes` into the network's entry and writes the file atomically. */
-  update(key: string, changes: NetworkMemoryEntry): NetworkMemoryEntry {
+  /** Every network remembered, most recently seen first. */
+  list(): { readonly key: string; readonly entry: NetworkMemoryEntry }[] {
     const all = this.#read();
-    const next = { ...entryOf(all[key]), ...changes };
+    return Object.keys(all)
+      .flatMap((key) => {
+        const entry = entryOf(all[key]);
+        return entry ? [{ key, entry }] : [];
+      })
+      .sort((a, b) => (b.entry.seenAt ?? '').localeCompare(a.entry.seenAt ?? ''));
+  }
+
+  /**
+   * Merges `changes` into the network's entry (a field set to undefined is
+   * removed) and writes the file atomically, only when that changed
+   * something; the least recently seen networks beyond MAX_NETWORKS are
+   * forgotten.
+   */
+  update(key: string, changes: NetworkMemoryChanges): NetworkMemoryEntry {
+    const all = this.#read();
+    const before = entryOf(all[key]);
+    const next: Record<string, unknown> = { ...before, ...changes };
+    for (const k of Object.keys(next)) if (next[k] === undefined) delete next[k];
+    const entry = entryOf(next) ?? {};
+    if (before && JSON.stringify(before) === JSON.stringify(entry)) return before;
+    const networks: Record<string, unknown> = { ...all, [key]: entry };
+    const keys = Object.keys(networks);
+    if (keys.length > MAX_NETWORKS) {
+      const seen = (k: string): string => (k === key ? '\uffff' : (entryOf(networks[k])?.seenAt ?? ''));
+      for (const old of keys.sort((a, b) => seen(a).localeCompare(seen(b))).slice(0, keys.length - MAX_NETWORKS)) delete networks[old];
+    }
+    this.#write(networks);
+    return entry;
+  }
+
+  /** Forgets one network; false when it wasn't remembered. */
+  forget(key: string): boolean {
+    const all = this.#read();
+    if (!(key in all)) return false;
+    delete all[key];
+    this.#write(all);
+    return true;
+  }
+
+  #write(networks: Record<string, unknown>): void {
     fs.mkdirSync(path.dirname(this.#file), { recursive: true, mode: 0o700 });
-    writeFileAtomicSync(this.#file, JSON.stringify({ version: 1, networks: { ...all, [key]: next } }, null, 2) + '\n', 0o600);
-    return next;
+    writeFileAtomicSync(this.#file, JSON.stringify({ version: 1, networks }, null, 2) + '\n', 0o600);
   }
 
   #read(): Record<string, unknown> {
     try {
       const j = JSON.parse(fs.readFileSync(this.#file, 'utf8')) as { networks?: Record<string, unknown> };
-      return typeof j.networks === 'object' && j.networks !== null ? j.networks : {};
+      return typeof j.networks === 'object' && j.networks !== null && !Array.isArray(j.networks) ? { ...j.networks } : {};
     } catch {
       return {};
     }

@@ -4,12 +4,16 @@
  * controller re-opens a connection, decided without any socket.
  */
 import { EventEmitter } from 'node:events';
-import { expect, test } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect, onTestFinished, test } from 'vitest';
 import { defaultConfig } from '../config/proxy-config.js';
 import { parseResolverArg } from '../config/resolvers.js';
-import { ConnectFailedError } from '../errors.js';
+import { CertificateError, ConnectFailedError, ConnectTimeoutError } from '../errors.js';
 import type { StubProxyEvents } from '../events.js';
-import type { ManagedOpen, ManagedUpstream, ManagedUpstreamEvents, UpstreamSnapshot } from '../upstream/managed.js';
+import type { ManagedOpen, ManagedUpstream, ManagedUpstreamEvents, NetworkHint, UpstreamSnapshot } from '../upstream/managed.js';
+import { NetworkMemory } from './network-memory.js';
 import { PrivacyController } from './privacy-controller.js';
 
 const resolver = parseResolverArg('127.0.0.1:853#dns.test');
@@ -31,7 +35,13 @@ class FakeUpstream extends EventEmitter<ManagedUpstreamEvents> implements Manage
   retryNow(): 'started' {
     return 'started';
   }
-  networkChanged(): void {}
+  readonly hints: NetworkHint[] = [];
+  networkChanged(hint: NetworkHint = {}): void {
+    this.hints.push(hint);
+  }
+  prefer(hint: NetworkHint): void {
+    this.hints.push(hint);
+  }
   snapshot(): UpstreamSnapshot {
     return { connections: [], open: false, verified: false };
   }
@@ -102,4 +112,55 @@ test('repeated attempts failing the same way announce the state once, not once p
   expect(states.map((s) => s.state)).toEqual(['private', 'blocked']);
   expect(states[1]!.reason).toContain('each lookup tries again (at most once a second)');
   expect(states[1]!.reason).not.toMatch(/retrying in/);
+});
+
+test('per-network memory: what worked is remembered under the network key; a rejoin of a network where 853 was dropped starts on DoH, another network on DoT', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-memory-'));
+  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'networks.json');
+  let key = 'cafe';
+  const out = new EventEmitter<StubProxyEvents>();
+  const upstream = new FakeUpstream();
+  const config = defaultConfig(resolver, { networkMemory: { file, networkKey: () => key, gateway: () => '10.0.0.1' } });
+  const controller = new PrivacyController({ out, config: () => config, lastQueryAt: () => Date.now(), upstream });
+  controller.started();
+  expect(upstream.hints).toEqual([{}]); // nothing known about the café yet
+  const error = new ConnectTimeoutError('port 853 timed out after 2500 ms');
+  upstream.emit('connect-failed', { transport: 'dot', address: '127.0.0.1', error, retryInMs: 5000, afterMs: 2500, attempts: [], speaks: true, message: error.message });
+  upstream.emit('open', { ...opened, transport: 'doh' });
+  expect(new NetworkMemory(file).get('cafe')).toMatchObject({ label: 'gateway 10.0.0.1', worked: 'doh', port853: { kind: 'dropped', classification: 'NET_DROPPED' } });
+
+  key = 'home';
+  controller.networkChanged();
+  upstream.emit('open', opened);
+  key = 'cafe';
+  controller.networkChanged();
+  expect(upstream.hints).toEqual([{}, {}, { startOn: 'doh' }]);
+  expect(new NetworkMemory(file).get('home')).toMatchObject({ worked: 'dot' });
+  expect(new NetworkMemory(file).get('home')?.port853).toBeUndefined();
+
+  // DoT authenticates at the café again (the network changed its mind): the memory is corrected, the next rejoin starts on DoT.
+  upstream.emit('open', opened);
+  expect(new NetworkMemory(file).get('cafe')).toMatchObject({ worked: 'dot' });
+  expect(new NetworkMemory(file).get('cafe')?.port853).toBeUndefined();
+  controller.networkChanged();
+  expect(upstream.hints.at(-1)).toEqual({});
+});
+
+test('an intercepted 853 is never a reason to start on DoH (ladder step 2)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-memory-'));
+  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'networks.json');
+  const out = new EventEmitter<StubProxyEvents>();
+  const upstream = new FakeUpstream();
+  const config = defaultConfig(resolver, { networkMemory: { file, networkKey: () => 'hotel', gateway: () => null } });
+  const controller = new PrivacyController({ out, config: () => config, lastQueryAt: () => Date.now(), upstream });
+  controller.started();
+  const error = new CertificateError('certificate for dns.test was issued by an unknown CA', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY');
+  upstream.emit('connect-failed', { transport: 'dot', address: '127.0.0.1', error, retryInMs: 5000, afterMs: 3, attempts: [], speaks: true, message: error.message });
+  upstream.emit('open', { ...opened, transport: 'doh' });
+  expect(new NetworkMemory(file).get('hotel')).toMatchObject({ worked: 'doh', port853: { kind: 'intercepted' } });
+  expect(new NetworkMemory(file).get('hotel')?.label).toMatch(/^network seen first on \d{4}-\d\d-\d\d$/);
+  controller.networkChanged();
+  expect(upstream.hints.at(-1)).toEqual({});
 });

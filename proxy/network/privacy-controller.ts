@@ -10,7 +10,10 @@
  *     closed by the server or the idle timer is re-opened at once;
  *   - when a connect failure starts a portal check (soon after start or a
  *     network change, at most one per 30 s);
- *   - degraded mode (NETWORK.md, the ladder's last step): when it starts and ends.
+ *   - degraded mode (NETWORK.md, the ladder's last step): when it starts and ends;
+ *   - the network's memory (network-recorder.ts): what worked on each network,
+ *     and the hint the upstream starts on when we join one again (DoH at once
+ *     where 853 was blocked).
  *
  * The root wires it once; it speaks on the proxy's own emitter. Events from
  * an upstream that is no longer the active one are still reported as
@@ -21,8 +24,10 @@ import type { ProxyConfig } from '../config/proxy-config.js';
 import { dohEndpoint, type ResolverSpec } from '../config/resolvers.js';
 import type { DotstubError } from '../errors.js';
 import type { AttemptView, NetworkView, RaceView, StubProxyEvents } from '../events.js';
-import type { AddressAttempt, ManagedUpstream, Transport } from '../upstream/managed.js';
+import type { AddressAttempt, ManagedUpstream, NetworkHint, Transport } from '../upstream/managed.js';
+import { gatewayAddress, networkKey } from './captive/network-key.js';
 import { CaptivePortal, type CaptiveView } from './captive/session.js';
+import { NetworkRecorder } from './network-recorder.js';
 import type { SignInProxyInfo } from './signin-proxy.js';
 import { classifyFailure, type FailureKind } from './classify.js';
 import { DegradedMode } from './degraded-mode.js';
@@ -58,6 +63,8 @@ export class PrivacyController {
   readonly degraded = new DegradedMode();
   /** Captive portals: detection, the sign-in exception (null when config.captive is). */
   readonly captivePortal: CaptivePortal | null;
+  /** What worked on each network (null when config.networkMemory is). */
+  readonly memory: NetworkRecorder | null;
   /** The upstream whose events decide; others only report. */
   #upstream: ManagedUpstream;
   #running = false;
@@ -80,6 +87,12 @@ export class PrivacyController {
     this.#lastQueryAt = init.lastQueryAt;
     this.#upstream = init.upstream;
     this.captivePortal = init.config().captive ? this.#makeCaptive() : null;
+    const m = init.config().networkMemory;
+    this.memory = m ? new NetworkRecorder({ file: m.file, key: m.networkKey ?? (() => networkKey()), gateway: m.gateway ?? (() => gatewayAddress()) }) : null;
+    // The round trip: answers from the chosen resolver on a connection that was already open.
+    this.#out.on('query', (r) => {
+      if (r.source === 'upstream' && r.reused === true && !r.route && r.resolverId === this.#upstream.resolver.id) this.memory?.answered(r.upstreamUs);
+    });
     this.observe(init.upstream);
   }
 
@@ -113,12 +126,15 @@ export class PrivacyController {
   started(): void {
     this.#running = true;
     this.#networkSince = Date.now();
+    this.memory?.joined();
+    this.#upstream.prefer(this.#hint());
     this.#onPrivacyEvent({ type: 'started', resolver: this.#upstream.resolver.label });
   }
 
   /** Stopping: no more decisions; the captive session and degraded mode end. */
   stopping(): void {
     this.#running = false;
+    this.memory?.left();
     this.captivePortal?.stop();
     this.#endDegraded();
   }
@@ -131,16 +147,24 @@ export class PrivacyController {
   switched(next: ManagedUpstream): void {
     this.observe(next);
     this.#upstream = next;
+    next.prefer(this.#hint());
     this.#lastVerifiedAt = null;
     if (this.#running) this.#onPrivacyEvent({ type: 'switching', resolver: next.resolver.label });
   }
 
-  /** The network changed: its failure, its portal and degraded mode belonged to the old one. */
+  /**
+   * The network changed: its failure, its portal and degraded mode belonged
+   * to the old one; the upstream starts over, where the new network's memory
+   * says (DoH at once where 853 was blocked).
+   */
   networkChanged(): void {
     this.#network = null;
     this.#networkSince = Date.now();
+    this.memory?.left();
+    this.memory?.joined();
     this.captivePortal?.networkChanged();
     this.#endDegraded('the network changed: trying encrypted DNS first again');
+    this.#upstream.networkChanged(this.#hint());
   }
 
   /** Settings changed: degraded mode ends when it is no longer allowed. */
@@ -178,6 +202,7 @@ export class PrivacyController {
       // queries, the status still says what the network did to DoT (and why DoH).
       if (this.#network?.transport === e.transport) this.#network = null;
       if (e.verified) this.captivePortal?.authenticated();
+      if (e.verified) this.memory?.opened(e.transport);
       this.#endDegraded();
       const name = resolver.authName && !resolver.label.includes(resolver.authName) ? `${resolver.label} (${resolver.authName})` : resolver.label;
       const who = e.transport === 'doh' ? `${name} via DNS-over-HTTPS` : name;
@@ -235,6 +260,7 @@ export class PrivacyController {
         ...classified,
       });
       if (!active()) return;
+      if (f.transport === 'dot') this.memory?.dotFailed(classified.kind, classified.classification);
       this.#maybeCheckPortal();
       if (!f.speaks) return;
       this.#onPrivacyEvent({ type: 'connect-failed', message: f.message, retryInMs: f.retryInMs });
@@ -242,6 +268,11 @@ export class PrivacyController {
     upstream.on('transport', (change) => {
       if (active()) this.#out.emit('transport', change);
     });
+  }
+
+  /** Where the upstream should start on the network we're on. */
+  #hint(): NetworkHint {
+    return this.memory?.hint() ?? {};
   }
 
   #onPrivacyEvent(event: PrivacyEvent): void {
@@ -303,6 +334,8 @@ export class PrivacyController {
     portal.on('event', (e) => {
       if (!this.#running) return;
       this.#out.emit('captive', e);
+      if (e.type === 'detected') this.memory?.portalSeen();
+      if (e.type === 'signed-in' || (e.type === 'left' && e.how === 'private')) this.memory?.portalSignedIn();
       if (e.type === 'left' && e.how !== 'private') this.#onPrivacyEvent({ type: 'captive-ended', sentence: e.sentence });
     });
     portal.on('change', () => {

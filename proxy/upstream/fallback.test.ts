@@ -199,4 +199,49 @@ describe('Fallback(DoT; DoH)', () => {
     expect(o.length + o2.length).toBe(2);
     expect(o2[0]?.err?.code).toBe('DOTSTUB_CONNECT_FAILED');
   });
+
+  test('hinted startOn DoH (853 was blocked on this network): the first query goes to DoH at once, DoT is probed at 5 s and takes queries back', async () => {
+    const { fallback, dot, doh, events } = lab();
+    fallback.prefer({ startOn: 'doh' });
+    fallback.warm();
+    const o = ask(fallback, 'a.test');
+    expect(dot).toHaveLength(0);
+    expect(last(events)).toMatchObject({ active: 'doh', reason: 'port 853 was blocked on this network before; trying DNS-over-HTTPS on 443 first, and trying 853 again in the background' });
+    doh[0]?.open();
+    doh[0]?.answerAll();
+    expect(o[0]?.req.trace.connectionId).toBe(doh[0]?.id);
+    expect(fallback.transport).toBe('doh');
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(dot).toHaveLength(1);
+    dot[0]?.open();
+    // Not a switch from a failure: DoT takes queries back at once.
+    expect(fallback.active).toBe('dot');
+    expect(last(events)?.reason).toBe('port 853 works again; back to DNS-over-TLS');
+  });
+
+  test('a network change with the hint: DoH at once, no DoT attempt first; without it, DoT first', () => {
+    const { fallback, dot, doh } = lab();
+    fallback.warm();
+    dot[0]?.open();
+    fallback.networkChanged({ startOn: 'doh' });
+    expect(fallback.active).toBe('doh');
+    expect(dot.filter((c) => c.state === 'connecting')).toHaveLength(0);
+    expect(doh.filter((c) => c.state === 'connecting')).toHaveLength(1);
+    last(doh)?.open();
+    fallback.networkChanged();
+    expect(last(dot)?.state).toBe('connecting');
+  });
+
+  test('the hint was wrong (DoH fails, DoT has not failed here): the ladder runs from DoT, and the waiting query is answered there', () => {
+    const { fallback, dot, doh, events } = lab();
+    fallback.prefer({ startOn: 'doh' });
+    const o = ask(fallback, 'a.test');
+    doh[0]?.refuse(new ConnectFailedError('cannot connect to 192.0.2.1:443: connection refused (ECONNREFUSED)'));
+    expect(fallback.active).toBe('dot');
+    expect(last(events)?.reason).toBe('DNS-over-HTTPS on 443 failed on this network; trying DNS-over-TLS on 853');
+    last(dot)?.open();
+    last(dot)?.answerAll();
+    expect(o).toHaveLength(1);
+    expect(o[0]?.err).toBeNull();
+  });
 });

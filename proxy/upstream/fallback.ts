@@ -16,6 +16,12 @@
  *   connect-failed with DOTSTUB_CERTIFICATE / DOTSTUB_PIN_MISMATCH: interception;
  *   stay on the primary (its queries fail, typed) — never a weaker path around it.
  *
+ *   a hint from the network's memory (`prefer` / `networkChanged({ startOn: 'doh' })`,
+ *   given where 853 was blocked and DoH worked): the secondary carries queries from
+ *   the start, no connect timer first; the primary is probed on the usual schedule
+ *   (5 s → 60 s) and taken back as soon as it authenticates. Should DoH fail before
+ *   the primary has failed on this network, the ladder runs from DoT as without a hint.
+ *
  * Invariants:
  * - Every request gets exactly one callback: the one from the pool that
  *   settles it. A request that the primary failed for want of a connection
@@ -32,7 +38,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { QueryTimeoutError, type DotstubError } from '../errors.js';
-import type { ManagedUpstream, ManagedUpstreamEvents, Transport, TransportChange, UpstreamSnapshot } from './managed.js';
+import type { ManagedUpstream, ManagedUpstreamEvents, NetworkHint, Transport, TransportChange, UpstreamSnapshot } from './managed.js';
 import type { Pool, RetryOutcome } from './pool.js';
 import { snapshotOf, translatePoolEvents } from './pool-events.js';
 import type { UpstreamCallback, UpstreamRequest } from './upstream.js';
@@ -85,6 +91,8 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
   /** The last failure of the primary, for the sentence when switching. */
   #primaryError: DotstubError | undefined;
   #lastEvent: TransportChange | undefined;
+  /** On the secondary because of a hint, and the primary hasn't failed on this network yet. */
+  #hinted = false;
 
   constructor(init: FallbackInit) {
     super();
@@ -148,15 +156,38 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
     return this.#secondary;
   }
 
-  /** The network changed: both sides start over, and the ladder runs again from DoT at once. */
-  networkChanged(): void {
+  /**
+   * The network changed: both sides start over, and the ladder runs again
+   * from DoT at once — or, hinted `startOn: 'doh'` (853 was blocked on this
+   * network), from DoH at once with DoT probed on the usual schedule.
+   */
+  networkChanged(hint: NetworkHint = {}): void {
     if (this.#closed) return;
     this.#primary.networkChanged();
     this.#secondary.networkChanged();
     this.#stopProbing();
+    // What was up belonged to the old network's connections; its switches too (no
+    // flapping is a rule per network: a block found on the new one is acted on at once).
+    this.#up.dot = false;
+    this.#up.doh = false;
+    this.#hinted = false;
+    this.#switchedAt = -Infinity;
+    clearTimeout(this.#switchTimer);
+    this.#switchTimer = undefined;
+    if (hint.startOn === 'doh') {
+      this.#startOnSecondary();
+      this.#secondary.warm();
+      return;
+    }
     this.#primary.warm();
     if (this.#active === 'doh') this.#secondary.warm();
     this.#scheduleProbe();
+  }
+
+  /** Before the first connection (start, a resolver switch): hinted `startOn: 'doh'`, DoH carries queries from the start. */
+  prefer(hint: NetworkHint): void {
+    if (this.#closed || hint.startOn !== 'doh' || this.#active === 'doh' || this.#up.dot) return;
+    this.#startOnSecondary();
   }
 
   /**
@@ -202,6 +233,16 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
     this.#secondary.destroy();
   }
 
+  /** The hint's start: DoH carries queries; DoT is probed from the first interval on (not a switch: DoT may come back at once). */
+  #startOnSecondary(): void {
+    this.#active = 'doh';
+    this.#hinted = true;
+    clearTimeout(this.#switchTimer);
+    this.#switchTimer = undefined;
+    this.#scheduleProbe();
+    this.#announce(this.#dohSentence(), null);
+  }
+
   #side(t: Transport): ProbedUpstream {
     return t === 'dot' ? this.#primary : this.#secondary;
   }
@@ -226,6 +267,7 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
 
   #onPrimaryFailed(error: DotstubError): void {
     if (this.#closed) return;
+    this.#hinted = false;
     this.#up.dot = false;
     this.#primaryError = error;
     if (INTERCEPTION.has(error.code)) {
@@ -247,6 +289,15 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
     if (this.#closed) return;
     const wasUp = this.#up.doh;
     this.#up.doh = false;
+    if (this.#active === 'doh' && this.#hinted) {
+      // The hint was wrong (DoH fails here now) and DoT hasn't failed here: run the ladder from DoT.
+      this.#hinted = false;
+      this.#active = 'dot';
+      this.#stopProbing();
+      this.#primary.warm();
+      this.#announce(`DNS-over-HTTPS on ${this.#secondaryPort} failed on this network; trying DNS-over-TLS on ${this.#primaryPort}`, error.message);
+      return;
+    }
     if (this.#active === 'doh' && wasUp) {
       this.#announce(`DNS-over-HTTPS on ${this.#secondaryPort} failed too; no encrypted transport works here`, error.message);
     }
@@ -311,7 +362,9 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
 
   /** "using" once DoH has an authenticated connection, "trying" until then. */
   #dohSentence(): string {
-    return `port ${this.#primaryPort} is blocked here; ${this.#up.doh ? 'using' : 'trying'} DNS-over-HTTPS on ${this.#secondaryPort}`;
+    const using = `${this.#up.doh ? 'using' : 'trying'} DNS-over-HTTPS on ${this.#secondaryPort}`;
+    if (this.#hinted) return `port ${this.#primaryPort} was blocked on this network before; ${using} first, and trying ${this.#primaryPort} again in the background`;
+    return `port ${this.#primaryPort} is blocked here; ${using}`;
   }
 
   #announce(reason: string, detail: string | null): void {

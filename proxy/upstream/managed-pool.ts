@@ -57,6 +57,9 @@ export class ManagedPool extends EventEmitter<ManagedUpstreamEvents> implements 
     this.#pool.networkChanged();
   }
 
+  /** One transport only: nothing to choose. */
+  prefer(): void {}
+
   snapshot(): UpstreamSnapshot {
     return snapshotOf([this.#pool], this.#pool.resolver.id);
   }

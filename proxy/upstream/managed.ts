@@ -4,6 +4,7 @@
  * active resolver, whether that is one pool (DoT) or Fallback(DoT; DoH):
  *
  *   warm() retryNow() networkChanged()   what the root asks of it
+ *   prefer()                             where to start (the network's memory)
  *   transport                            which transport carries queries
  *   snapshot()                           its connections, for the status API
  *   events                               connection life, tagged with the transport
@@ -20,6 +21,17 @@ import type { HandshakeInfo } from './connection/contract.js';
 export type { AddressAttempt, RetryOutcome };
 
 export type Transport = 'dot' | 'doh';
+
+/**
+ * What the layer above knows about the network we're on (its memory,
+ * network/network-memory.ts): `startOn: 'doh'` where port 853 was blocked
+ * and DNS-over-HTTPS worked, so the first query doesn't wait out DoT's
+ * connect timer. Only a fallback acts on it; DoT is still re-probed in the
+ * background on the ladder's schedule.
+ */
+export interface NetworkHint {
+  readonly startOn?: Transport;
+}
 
 export interface TransportChange {
   /** Which transport carries queries now; null: none can (both failing, or not yet connected). */
@@ -124,8 +136,10 @@ export interface ManagedUpstream extends Upstream {
   warm(): void;
   /** "Retry now": an attempt at once instead of after the back-off. */
   retryNow(): RetryOutcome;
-  /** The network changed: drop connections, forget back-off, reconnect at once. */
-  networkChanged(): void;
+  /** The network changed: drop connections, forget back-off, reconnect at once (on the hinted transport). */
+  networkChanged(hint?: NetworkHint): void;
+  /** Before its first connection (start, a switch): start on the hinted transport. */
+  prefer(hint: NetworkHint): void;
   snapshot(): UpstreamSnapshot;
   on<K extends keyof ManagedUpstreamEvents>(event: K, listener: (...args: ManagedUpstreamEvents[K]) => void): this;
   off<K extends keyof ManagedUpstreamEvents>(event: K, listener: (...args: ManagedUpstreamEvents[K]) => void): this;

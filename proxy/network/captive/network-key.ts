@@ -7,21 +7,25 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 
-export function networkKey(routeFile = '/proc/net/route', arpFile = '/proc/net/arp'): string | null {
-  let gateway: string | undefined;
+/** The default route's IPv4 gateway (dotted quad) from /proc/net/route; null: none. */
+export function gatewayAddress(routeFile = '/proc/net/route'): string | null {
   try {
     for (const l of fs.readFileSync(routeFile, 'utf8').split('\n').slice(1)) {
       const f = l.trim().split(/\s+/);
       if (f[1] === '00000000' && f[2]) {
         const hex = f[2];
         // Little-endian hex in /proc/net/route.
-        gateway = [6, 4, 2, 0].map((i) => parseInt(hex.slice(i, i + 2), 16)).join('.');
-        break;
+        return [6, 4, 2, 0].map((i) => parseInt(hex.slice(i, i + 2), 16)).join('.');
       }
     }
   } catch {
-    return null;
+    // no routing table to read
   }
+  return null;
+}
+
+export function networkKey(routeFile = '/proc/net/route', arpFile = '/proc/net/arp'): string | null {
+  const gateway = gatewayAddress(routeFile);
   if (!gateway) return null;
   let mac: string | undefined;
   try {

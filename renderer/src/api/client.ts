@@ -24,6 +24,7 @@ import type {
 } from '../../../proxy/control/api-types.js';
 import { bearer } from '../lib/session.js';
 import { errorWordsOf, type ControlErrorCode, type FieldCode } from '../../../proxy/error-codes.js';
+import type { ImportResult, NetworksView, RememberedNetworkView, SettingsExport } from '../../../proxy/control/api-types.js';
 
 /**
  * An API call that failed. `code` is from the product's vocabulary
@@ -137,4 +138,9 @@ export const api = {
   runLeakTest: () => request<SystemDnsView>('POST', '/api/system-dns/leak-test'),
   localNames: () => request<LocalNamesView>('GET', '/api/network/local-names'),
   setLocalNames: (allow: boolean) => request<LocalNamesView>('PUT', '/api/network/local-names', { allow }),
+  networks: () => request<NetworksView>('GET', '/api/networks'),
+  setNetworkLocalNames: (key: string, localNames: 'allow' | 'deny' | 'ask') => request<RememberedNetworkView>('PUT', `/api/networks/${encodeURIComponent(key)}`, { localNames }),
+  forgetNetwork: (key: string) => request<void>('DELETE', `/api/networks/${encodeURIComponent(key)}`),
+  exportSettings: () => request<SettingsExport>('GET', '/api/settings/export'),
+  importSettings: (file: unknown) => request<ImportResult>('POST', '/api/settings/import', file),
 };

@@ -13,7 +13,7 @@ const POLICY_WORDS: Record<LocalNamesView['policy'], string> = {
  * lookups): where each goes, and the user's choice for this network,
  * remembered for it (issue 21). Absent when routing by name owner is off.
  */
-export function LocalNames() {
+export function LocalNames({ rev = 0, onChange }: { readonly rev?: number; readonly onChange?: () => void } = {}) {
   const [view, setView] = useState<LocalNamesView | null>(null);
   const [off, setOff] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -27,12 +27,15 @@ export function LocalNames() {
     return () => {
       live = false;
     };
-  }, []);
+  }, [rev]);
   const choose = (allow: boolean): void => {
     setBusy(true);
     setError(null);
     api.setLocalNames(allow).then(
-      (v) => setView(v),
+      (v) => {
+        setView(v);
+        onChange?.();
+      },
       (e: unknown) => setError(e instanceof Error ? e.message : String(e)),
     ).finally(() => setBusy(false));
   };

@@ -2,7 +2,9 @@ import { formatDateTime } from '../lib/format.js';
 import { ladderLines, raceModel, transportModel } from '../lib/ladder.js';
 import { useDashboard } from '../state/context.js';
 import { Icon } from './Icon.js';
+import { useState } from 'react';
 import { LocalNames } from './LocalNames.js';
+import { RememberedNetworks } from './RememberedNetworks.js';
 import { RetryNow } from './RetryNow.js';
 
 /**
@@ -12,7 +14,10 @@ import { RetryNow } from './RetryNow.js';
  */
 export function NetworkView() {
   const status = useDashboard((s) => s.status);
+  // Both cards show the local-names choice for this network: a change in one reloads the other.
+  const [memoryRev, setMemoryRev] = useState(0);
   if (!status) return null;
+  const remembered = (): void => setMemoryRev((r) => r + 1);
   const t = transportModel(status);
   const lines = ladderLines(status);
   const race = raceModel(status.race);
@@ -104,7 +109,8 @@ export function NetworkView() {
           <p className="muted small">at {formatDateTime(race.at)}</p>
         </section>
       )}
-      <LocalNames />
+      <LocalNames rev={memoryRev} onChange={remembered} />
+      <RememberedNetworks rev={memoryRev} onChange={remembered} />
       {status.network && (
         <section className="card" aria-labelledby="net-problem">
           <h2 id="net-problem">Last problem</h2>

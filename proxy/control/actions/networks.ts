@@ -1,0 +1,112 @@
+/**
+ * The networks dotstub remembers, through the control API (issue 21, item 3):
+ *
+ *   GET    /api/networks        every network remembered (the one we're on marked), what worked there
+ *   PUT    /api/networks/:key   { "localNames": "allow" | "deny" | "ask" }: the user's choice for that network
+ *   DELETE /api/networks/:key   "Forget this network"
+ *
+ * Bad input gets a 400 with a sentence and changes nothing; an unknown key a
+ * 404. A change to the network we're on applies at once (the name router
+ * reads its choice again).
+ */
+import type { StubProxy } from '../../dotstub.js';
+import type { FailureKind } from '../../network/classify.js';
+import type { LocalNamesPolicy } from '../../network/name-owners.js';
+import { MAX_NETWORKS, type NetworkMemory, type NetworkMemoryEntry } from '../../network/network-memory.js';
+import { ApiFailure, validationFailure } from '../errors.js';
+
+/** One remembered network, as the Network view shows it. */
+export interface RememberedNetworkView {
+  /** The hashed gateway key (never the network in the clear). */
+  readonly key: string;
+  readonly label: string;
+  /** The network we're on now. */
+  readonly current: boolean;
+  /** The transport that last gave authenticated answers there. */
+  readonly worked: 'dot' | 'doh' | null;
+  /** What that network did to port 853 when it last failed there; null: nothing (or DoT authenticated since). */
+  readonly port853: { readonly kind: FailureKind; readonly classification: string; readonly at: string } | null;
+  readonly portal: { readonly seenAt: string; readonly signedIn: boolean } | null;
+  /** Median round trip to the resolver from there, ms. */
+  readonly rttMs: number | null;
+  readonly localDomains: readonly string[];
+  /** The user's choice for local names there ('ask': not decided). */
+  readonly localNames: LocalNamesPolicy;
+  readonly firstSeenAt: string | null;
+  readonly seenAt: string | null;
+}
+
+export interface NetworksView {
+  /** False when this run remembers nothing (no memory file). */
+  readonly remembering: boolean;
+  /** At most this many are kept; the least recently seen are forgotten first. */
+  readonly max: number;
+  readonly networks: readonly RememberedNetworkView[];
+}
+
+const KEY = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** A 400 whose message is the field's sentence. */
+export function sentence(field: string, text: string): ApiFailure {
+  return validationFailure({ [field]: text }, {}, text);
+}
+const NOT_REMEMBERING = 'dotstub remembers no networks in this run (no config directory for its memory)';
+
+function networkView(key: string, e: NetworkMemoryEntry, current: string | null): RememberedNetworkView {
+  return {
+    key,
+    label: e.label ?? `network seen first on ${(e.firstSeenAt ?? e.seenAt ?? '').slice(0, 10) || 'an unknown day'}`,
+    current: key === current,
+    worked: e.worked ?? null,
+    port853: e.port853 ?? null,
+    portal: e.portal ?? null,
+    rttMs: e.rttMs ?? null,
+    localDomains: e.localDomains ?? [],
+    localNames: e.localNames ?? 'ask',
+    firstSeenAt: e.firstSeenAt ?? null,
+    seenAt: e.seenAt ?? null,
+  };
+}
+
+export function networksView(proxy: StubProxy): NetworksView {
+  const memory = proxy.memory;
+  if (!memory) return { remembering: false, max: MAX_NETWORKS, networks: [] };
+  return { remembering: true, max: MAX_NETWORKS, networks: memory.memory.list().map(({ key, entry }) => networkView(key, entry, memory.key)) };
+}
+
+/** The memory and a known key, or the error that says why not. */
+function known(proxy: StubProxy, key: string): NetworkMemory {
+  const memory = proxy.memory?.memory;
+  if (!memory) throw new ApiFailure('networks_not_remembered', NOT_REMEMBERING);
+  if (!KEY.test(key)) throw validationFailure({ key: 'a network key is the 32 hexadecimal characters GET /api/networks lists' }, { key: 'bad_value' }, 'a network key is the 32 hexadecimal characters GET /api/networks lists; nothing was changed');
+  if (!memory.get(key)) throw new ApiFailure('unknown_network', `no remembered network has the key ${key} (forgotten already?); nothing was changed`);
+  return memory;
+}
+
+/** Reads a local-names choice: 'allow', 'deny' or 'ask' (forget the choice); `field` names it in the error. */
+export function parseLocalNames(v: unknown, field = 'localNames'): LocalNamesPolicy {
+  if (v === 'allow' || v === 'deny' || v === 'ask') return v;
+  throw sentence(field, `${field} must be "allow" (send this network's local names to its own resolver, unencrypted), "deny" (never) or "ask" (not decided); nothing was changed`);
+}
+
+/** The user's local-names choice for a remembered network; on the network we're on it applies at once. */
+export async function setNetworkLocalNames(proxy: StubProxy, key: string, raw: unknown): Promise<RememberedNetworkView> {
+  const memory = known(proxy, key);
+  const extra = typeof raw === 'object' && raw !== null ? Object.keys(raw).filter((k) => k !== 'localNames') : [];
+  if (extra.length > 0) throw sentence(extra[0] as string, `only localNames can be changed for a network (not ${extra[0] as string}); nothing was changed`);
+  const policy = parseLocalNames(typeof raw === 'object' && raw !== null ? (raw as { localNames?: unknown }).localNames : undefined);
+  const entry = memory.update(key, { localNames: policy === 'ask' ? undefined : policy });
+  await reapply(proxy, key);
+  return networkView(key, entry, proxy.memory?.key ?? null);
+}
+
+/** "Forget this network": everything remembered about it goes; on the network we're on, its choice stops applying at once. */
+export async function forgetNetwork(proxy: StubProxy, key: string): Promise<void> {
+  known(proxy, key).forget(key);
+  await reapply(proxy, key);
+}
+
+/** The name router reads the choice for the network we're on again. */
+async function reapply(proxy: StubProxy, key: string): Promise<void> {
+  if (proxy.memory?.key === key) await proxy.routing?.refresh();
+}

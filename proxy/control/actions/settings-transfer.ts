@@ -1,0 +1,88 @@
+/**
+ * Settings export and import (a file the user keeps, or takes to another
+ * machine): the settings, and the user's choices per remembered network
+ * (issue 21, item 3: "exported with settings"). What dotstub measured on a
+ * network (what worked, the round trip) is not exported: it is learned
+ * again there.
+ *
+ *   GET  /api/settings/export   → dotstub-settings-<time>.json
+ *   POST /api/settings/import   that file's JSON → the settings and choices applied
+ *
+ *   { "dotstub": "settings", "version": 1, "exportedAt": "…",
+ *     "settings": { …GET /api/settings… },
+ *     "networks": [ { "key": "<hashed gateway>", "label": "gateway 192.168.1.1", "localNames": "allow" } ] }
+ *
+ * An import is checked whole before anything is applied: a bad file gets a
+ * 400 with a sentence and changes nothing.
+ */
+import type { Settings } from '../../config/settings.js';
+import type { LocalNamesPolicy } from '../../network/name-owners.js';
+import { MAX_NETWORKS } from '../../network/network-memory.js';
+import { networksView, parseLocalNames, sentence } from './networks.js';
+import type { ControlService } from '../service.js';
+
+interface ExportedNetwork {
+  readonly key: string;
+  readonly label: string;
+  readonly localNames: LocalNamesPolicy;
+}
+
+export interface SettingsExport {
+  readonly dotstub: 'settings';
+  readonly version: 1;
+  readonly exportedAt: string;
+  readonly settings: Settings;
+  readonly networks: readonly ExportedNetwork[];
+}
+
+export interface ImportResult {
+  readonly settings: Settings;
+  /** Networks whose choice was applied. */
+  readonly networks: number;
+}
+
+const KEY = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function exportSettings(service: ControlService): SettingsExport {
+  const networks = networksView(service.proxy)
+    .networks.filter((n) => n.localNames !== 'ask')
+    .map((n) => ({ key: n.key, label: n.label, localNames: n.localNames }));
+  return { dotstub: 'settings', version: 1, exportedAt: new Date().toISOString(), settings: service.settings(), networks };
+}
+
+function parseNetworks(raw: unknown): ExportedNetwork[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw) || raw.length > MAX_NETWORKS) throw sentence('networks', `networks must be a list of at most ${MAX_NETWORKS} networks; nothing was changed`);
+  return raw.map((n: unknown, i) => {
+    const o = (typeof n === 'object' && n !== null ? n : {}) as Record<string, unknown>;
+    if (typeof o.key !== 'string' || !KEY.test(o.key)) throw sentence(`networks.${i}.key`, `network ${i + 1} has no valid key (32 hexadecimal characters, as exported); nothing was changed`);
+    if (o.label !== undefined && (typeof o.label !== 'string' || o.label.length > 200)) {
+      throw sentence(`networks.${i}.label`, `network ${i + 1}'s label must be text of at most 200 characters; nothing was changed`);
+    }
+    return { key: o.key, label: typeof o.label === 'string' ? o.label : '', localNames: parseLocalNames(o.localNames, `networks.${i}.localNames`) };
+  });
+}
+
+/** Applies an exported file: settings first (checked as PUT /api/settings checks them), then the networks' choices. */
+export async function importSettings(service: ControlService, raw: unknown): Promise<ImportResult> {
+  const o = (typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? raw : {}) as Record<string, unknown>;
+  if (o.dotstub !== 'settings' || o.version !== 1) {
+    throw sentence('(body)', 'this is not a dotstub settings export (version 1): export one from Settings first; nothing was changed');
+  }
+  if (typeof o.settings !== 'object' || o.settings === null || Array.isArray(o.settings)) throw sentence('settings', 'the export has no settings object; nothing was changed');
+  const networks = parseNetworks(o.networks);
+  // The settings are checked (and applied) all or nothing; the networks were checked above.
+  const settings = await service.settingsActions.update(o.settings);
+  const memory = service.proxy.memory?.memory;
+  let applied = 0;
+  if (memory) {
+    for (const n of networks) {
+      const known = memory.get(n.key);
+      memory.update(n.key, { localNames: n.localNames === 'ask' ? undefined : n.localNames, ...(!known?.label && n.label ? { label: n.label } : {}) });
+      applied++;
+    }
+    const current = service.proxy.memory?.key;
+    if (current && networks.some((n) => n.key === current)) await service.proxy.routing?.refresh();
+  }
+  return { settings, networks: applied };
+}

@@ -1,0 +1,138 @@
+/**
+ * The networks dotstub remembers, through the control API (issue 21, item 3):
+ * listed with the one we're on marked; the local-names choice editable per
+ * network (on the network we're on it applies to the next query at once);
+ * "Forget this network"; bad input a 400 with a sentence and nothing
+ * changed; and the choices go out and come back with a settings export.
+ * A real proxy and a real unbound; the OS is read from the test's own files.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, onTestFinished, test } from 'vitest';
+import { UdpClient } from '../../test-support/dns-client.js';
+import { apiClient, startControl } from '../../test-support/control-harness.js';
+import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import type { NetworksView, RememberedNetworkView, SettingsExport } from './api-types.js';
+
+let upstream: UnboundServer;
+beforeAll(async () => {
+  upstream = await startUnbound({ names: 5 });
+});
+afterAll(async () => {
+  await upstream?.stop();
+});
+
+async function rig() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-networks-'));
+  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+  fs.writeFileSync(path.join(dir, 'resolv.conf'), 'nameserver 10.99.0.1\nsearch lan\n');
+  const file = path.join(dir, 'networks.json');
+  // Remembered before this run: a café where 853 was dropped, and an office.
+  fs.writeFileSync(file, JSON.stringify({ version: 1, networks: {
+    cafe0000000000000000000000000000: { label: 'gateway 10.1.1.1', worked: 'doh', port853: { kind: 'dropped', classification: 'NET_DROPPED', at: '2026-11-20T10:00:00.000Z' }, rttMs: 41.5, seenAt: '2026-11-20T10:00:00.000Z', firstSeenAt: '2026-11-01T10:00:00.000Z' },
+    office00000000000000000000000000: { label: 'gateway 10.2.2.1', worked: 'dot', localNames: 'deny', localDomains: ['corp.example'], seenAt: '2026-11-21T10:00:00.000Z' },
+  } }));
+  const none = path.join(dir, 'none');
+  const key = () => 'home0000000000000000000000000000';
+  const h = await startControl({
+    resolverArg: upstream.resolverArg,
+    overrides: { mode: 'strict' },
+    names: { paths: { stateDirs: [], resolvConf: path.join(dir, 'resolv.conf'), resolvedUplink: none, leases: [], resolvconfInterfaces: none }, localNames: 'ask', memoryFile: file, networkKey: key, run: () => Promise.resolve(null) },
+    networkMemory: { file, networkKey: key, gateway: () => '192.168.1.1' },
+  });
+  onTestFinished(() => h.stop());
+  return { h, api: apiClient(h), file };
+}
+
+/** Waits until this network's first connection is remembered (the warm open at start writes it). */
+async function settled(file: string, key: string): Promise<void> {
+  const end = Date.now() + 5000;
+  while ((JSON.parse(fs.readFileSync(file, 'utf8')) as { networks: Record<string, { worked?: string }> }).networks[key]?.worked !== 'dot') {
+    if (Date.now() > end) throw new Error('the first connection was not remembered');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test('GET lists every remembered network, this one marked, most recently seen first, with what worked there', async () => {
+  const { api } = await rig();
+  const v = (await api.get('/api/networks')).json<NetworksView>();
+  expect(v).toMatchObject({ remembering: true, max: 50 });
+  expect(v.networks.map((n) => [n.label, n.current])).toEqual([['gateway 192.168.1.1', true], ['gateway 10.2.2.1', false], ['gateway 10.1.1.1', false]]);
+  expect(v.networks[2]).toMatchObject({ worked: 'doh', port853: { kind: 'dropped' }, rttMs: 41.5, localNames: 'ask' });
+  expect(v.networks[1]).toMatchObject({ worked: 'dot', port853: null, localNames: 'deny', localDomains: ['corp.example'] });
+});
+
+test("PUT changes one network's local-names choice; on this network the name router applies it at once; bad input is a 400 that changes nothing", async () => {
+  const { h, api, file } = await rig();
+  const c = await UdpClient.open(h.dnsPort);
+  onTestFinished(() => c.close());
+  const home = 'home0000000000000000000000000000';
+  await settled(file, home);
+  const before = fs.readFileSync(file, 'utf8');
+  for (const [body, field] of [[{ localNames: 'yes' }, 'localNames'], [{}, 'localNames'], [{ localNames: 'allow', label: 'mine' }, 'label']] as const) {
+    const r = await api.put(`/api/networks/${home}`, body);
+    expect(r.status).toBe(400);
+    const error = r.json<{ error: { code: string; field: string; message: string; fields: Record<string, string> } }>().error;
+    expect(error).toMatchObject({ code: 'validation', field });
+    expect(error.fields[field]).toMatch(/nothing was changed$/);
+  }
+  const unknown = await api.put('/api/networks/nope0000000000000000000000000000', { localNames: 'allow' });
+  expect([unknown.status, unknown.json<{ error: { code: string } }>().error.code]).toEqual([404, 'unknown_network']);
+  const badKey = await api.put('/api/networks/..%2Fetc', { localNames: 'allow' });
+  expect([badKey.status, badKey.json<{ error: { code: string; field: string } }>().error]).toMatchObject([400, { code: 'validation', field: 'key' }]);
+  expect(fs.readFileSync(file, 'utf8')).toBe(before);
+
+  // Strict, not decided here: a local name is refused; allowed: it goes to the link (unreachable 10.99.0.1 here: not a refusal any more).
+  expect((await c.query('printer.lan', { timeoutMs: 5000 })).rcode).toBe('SERVFAIL');
+  const allowed = await api.put(`/api/networks/${home}`, { localNames: 'allow' });
+  expect(allowed.json<RememberedNetworkView>()).toMatchObject({ current: true, localNames: 'allow' });
+  expect(h.proxy.routing?.view().policy).toBe('allow');
+  const office = await api.put('/api/networks/office00000000000000000000000000', { localNames: 'ask' });
+  expect(office.json<RememberedNetworkView>().localNames).toBe('ask');
+  expect(JSON.parse(fs.readFileSync(file, 'utf8')).networks.office00000000000000000000000000.localNames).toBeUndefined();
+});
+
+test('DELETE forgets a network (404 the second time); on this network its choice stops applying at once', async () => {
+  const { h, api } = await rig();
+  const home = 'home0000000000000000000000000000';
+  await api.put(`/api/networks/${home}`, { localNames: 'allow' });
+  expect((await api.del('/api/networks/cafe0000000000000000000000000000')).status).toBe(204);
+  const again = await api.del('/api/networks/cafe0000000000000000000000000000');
+  expect([again.status, again.json<{ error: { code: string } }>().error.code]).toEqual([404, 'unknown_network']);
+  expect((await api.del(`/api/networks/${home}`)).status).toBe(204);
+  expect(h.proxy.routing?.view().policy).toBe('ask');
+  expect((await api.get('/api/networks')).json<NetworksView>().networks.map((n) => n.key)).not.toContain('cafe0000000000000000000000000000');
+});
+
+test('the settings export carries the networks’ choices; an import brings them back; a file that is not an export is a 400 that changes nothing', async () => {
+  const { api, file } = await rig();
+  await api.put('/api/networks/cafe0000000000000000000000000000', { localNames: 'allow' });
+  const exported = await api.get('/api/settings/export');
+  expect(exported.status).toBe(200);
+  expect(exported.headers['content-disposition']).toMatch(/attachment; filename="dotstub-settings-.*\.json"/);
+  const body = exported.json<SettingsExport>();
+  expect(body).toMatchObject({ dotstub: 'settings', version: 1, settings: { mode: 'strict' } });
+  expect(body.networks).toEqual([
+    { key: 'office00000000000000000000000000', label: 'gateway 10.2.2.1', localNames: 'deny' },
+    { key: 'cafe0000000000000000000000000000', label: 'gateway 10.1.1.1', localNames: 'allow' },
+  ]);
+
+  // Elsewhere (or after forgetting them): the import brings the choices back.
+  await api.del('/api/networks/cafe0000000000000000000000000000');
+  await api.put('/api/networks/office00000000000000000000000000', { localNames: 'ask' });
+  await settled(file, 'home0000000000000000000000000000');
+  const before = fs.readFileSync(file, 'utf8');
+  for (const bad of [{ ...body, dotstub: 'other' }, { ...body, networks: [{ key: '../x', localNames: 'allow' }] }, { ...body, networks: [{ key: 'k', localNames: 'sometimes' }] }, { ...body, settings: { padding: 'maybe' } }]) {
+    const r = await api.post('/api/settings/import', bad);
+    expect(r.status).toBe(400);
+    expect(r.json<{ error: { message: string } }>().error.message).toMatch(/nothing was changed|must be/);
+  }
+  expect(fs.readFileSync(file, 'utf8')).toBe(before);
+  const imported = await api.post('/api/settings/import', body);
+  expect(imported.status).toBe(200);
+  expect(imported.json<{ networks: number }>().networks).toBe(2);
+  const v = (await api.get('/api/networks')).json<NetworksView>();
+  expect(v.networks.find((n) => n.key === 'cafe0000000000000000000000000000')).toMatchObject({ label: 'gateway 10.1.1.1', localNames: 'allow' });
+  expect(v.networks.find((n) => n.key === 'office00000000000000000000000000')?.localNames).toBe('deny');
+});

@@ -1,0 +1,179 @@
+/**
+ * A rejoin of a known network where port 853 is blocked starts on what
+ * worked there (issue 21, item 3; "Done when": its first private answer
+ * without waiting for a connect timeout). In the network lab
+ * (test-support/netlab.ts), with Debian's unbound serving DoT (853) and DoH
+ * (443) in the server namespace and dotstub's CLI in the client namespace
+ * (strict mode, DoH as its fallback, its memory in its config dir):
+ *
+ *   home  (the router's MAC as the lab made it, 853 open)   → DoT
+ *   café  (another gateway MAC, 853 dropped by the router)  → waits DoT's connect timer, then DoH
+ *   home again                                              → DoT
+ *   café again                                              → DoH at once: well under the connect timer
+ *
+ * A network is told apart the way dotstub tells it (captive/network-key.ts:
+ * the default gateway's MAC from the ARP table, hashed), so a change of
+ * network here is what a laptop sees: the gateway's MAC changes (the router
+ * takes another one and the client learns it) and an address comes on the
+ * interface (which the network watch notices).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, onTestFinished, test } from 'vitest';
+import { dotstubArgv, netlabMissing, startNetlab, unboundIn, type Netlab } from '../../test-support/netlab.js';
+import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { skipReason } from '../../test-support/skips.js';
+import { DEFAULT_POOL_OPTIONS } from '../upstream/pool/options.js';
+
+const UNBOUND = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
+const missing = netlabMissing() ?? (fs.existsSync(UNBOUND) ? null : `${UNBOUND} is not installed (apt-get install unbound)`);
+skipReason(import.meta.url, missing);
+
+const LISTEN_PORT = 5300;
+const HOME_MAC = '02:53:00:00:01:01'; // the router's client-side MAC as netlab makes it
+const CAFE_MAC = '02:53:00:00:ca:fe';
+const CONNECT_TIMEOUT_MS = DEFAULT_POOL_OPTIONS.connectTimeoutMs;
+
+let lab: Netlab;
+let unbound: UnboundServer;
+
+beforeAll(async () => {
+  if (missing) return;
+  lab = await startNetlab();
+  unbound = await startUnbound({
+    names: 50,
+    port: 853,
+    dohPort: 443,
+    launch: unboundIn(lab.server, [lab.addresses.server4, lab.addresses.server6]),
+  });
+}, 60_000);
+afterAll(async () => {
+  await unbound?.stop();
+  await lab?.close();
+});
+
+interface Status {
+  readonly state: string;
+  readonly transport: 'dot' | 'doh' | null;
+  readonly transportReason: string | null;
+  readonly network: { readonly classification: string } | null;
+}
+
+test.skipIf(missing)(
+  'a rejoin of a network where 853 was dropped: its first private answer comes through DoH at once, not after the connect timer',
+  async () => {
+    const a = lab.addresses;
+    const configDir = path.join(lab.dir, 'config');
+    const readyFile = path.join(lab.dir, 'ready.json');
+    const proc = lab.client.spawn(
+      dotstubArgv([
+        '--listen', `127.0.0.1:${LISTEN_PORT}`,
+        '--resolver', `${a.server4}:853#dns.test`,
+        '--doh', 'https://dns.test:443/dns-query',
+        '--ca', unbound.pki.caFile,
+        '--strict',
+        '--control', '127.0.0.1:0',
+        '--config-dir', configDir,
+        '--ready-file', readyFile,
+      ]),
+    );
+    onTestFinished(() => proc.stop());
+    const deadline = Date.now() + 20_000;
+    while (!fs.existsSync(readyFile)) {
+      if (Date.now() > deadline || proc.child.exitCode !== null) throw new Error(`dotstub did not start in the lab:\n${proc.output()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const ready = JSON.parse(fs.readFileSync(readyFile, 'utf8')) as { control: string; token: string };
+    const status = async (): Promise<Status> => {
+      const r = await lab.client.exec(['curl', '-sS', '--max-time', '2', '-H', `Authorization: Bearer ${ready.token}`, `${ready.control}/api/status`]);
+      if (r.code !== 0) throw new Error(`status: ${r.stderr}`);
+      return JSON.parse(r.stdout) as Status;
+    };
+    const waitFor = async (pred: (s: Status) => boolean, ms: number, what: string): Promise<Status> => {
+      const end = Date.now() + ms;
+      for (;;) {
+        const s = await status();
+        if (pred(s)) return s;
+        if (Date.now() > end) throw new Error(`${what} not within ${ms} ms; last status ${JSON.stringify(s)}\n${proc.output()}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    /** dig through dotstub: the answer's status, and when it came (test clock, ms). */
+    const dig = async (name: string): Promise<{ status: string; answeredAt: number }> => {
+      const r = await lab.client.exec(['dig', '@127.0.0.1', '-p', String(LISTEN_PORT), '+time=10', '+tries=1', '+nocookie', name, 'A']);
+      return { status: /status: (\w+)/.exec(r.stdout)?.[1] ?? 'NO ANSWER', answeredAt: Date.now() };
+    };
+    /** Asks (as an application retrying would) until the first answer: when it came, and what came before it. */
+    const firstAnswer = async (name: string): Promise<{ answeredAt: number; askedAt: number; before: string[] }> => {
+      const before: string[] = [];
+      const askedAt = Date.now();
+      while (Date.now() - askedAt < 15_000) {
+        const r = await dig(name);
+        if (r.status === 'NOERROR') return { answeredAt: r.answeredAt, askedAt, before };
+        before.push(r.status);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      throw new Error(`no answer for ${name} in 15 s: ${before.join(', ')}\n${proc.output()}`);
+    };
+    const drop853 = async (): Promise<() => Promise<void>> => lab.iptables(['-I', 'FORWARD', '-p', 'tcp', '--dport', '853', '-j', 'DROP'], 'both');
+    let extra = 0;
+    /** Joins the network behind the gateway with `mac`: the router takes it, the client learns it, an address comes up. Returns when. */
+    const join = async (mac: string): Promise<number> => {
+      const ok = (r: { code: number | null; stderr: string }, what: string): void => {
+        if (r.code !== 0) throw new Error(`${what}: ${r.stderr}`);
+      };
+      ok(await lab.router.exec(['ip', 'link', 'set', 'dev', 'lan0', 'address', mac]), 'router MAC');
+      ok(await lab.client.exec(['ip', 'neigh', 'replace', a.routerClientSide4, 'lladdr', mac, 'dev', 'eth0', 'nud', 'reachable']), 'client neighbour');
+      if (extra > 0) ok(await lab.client.exec(['ip', 'addr', 'del', `10.53.1.${100 + extra}/32`, 'dev', 'eth0']), 'old address');
+      extra++;
+      ok(await lab.client.exec(['ip', 'addr', 'add', `10.53.1.${100 + extra}/32`, 'dev', 'eth0']), 'new address');
+      const at = Date.now();
+      // The watch settles kernel events for 100 ms before it looks: ask once it has.
+      await new Promise((r) => setTimeout(r, 300));
+      return at;
+    };
+
+    // Home: DoT.
+    await waitFor((s) => s.transport === 'dot' && s.state === 'private', 10_000, 'private over DoT at home');
+    expect((await dig('n1.test')).status).toBe('NOERROR');
+
+    // The café, first time: 853 dropped. The first answer waits out DoT's connect timer, then comes through DoH.
+    let lift = await drop853();
+    let changedAt = await join(CAFE_MAC);
+    const first = await firstAnswer('n2.test');
+    const joinMs = first.answeredAt - changedAt;
+    const onDoh = await waitFor((s) => s.transport === 'doh', 5000, 'DoH at the café');
+    expect(onDoh.transportReason).toBe('port 853 is blocked here; using DNS-over-HTTPS on 443');
+
+    // Remembered, under the café's key only, with nothing identifying but the hashed key and the gateway's address.
+    const memory = (): Record<string, { worked?: string; port853?: { kind: string }; label?: string }> =>
+      (JSON.parse(fs.readFileSync(path.join(configDir, 'networks.json'), 'utf8')) as { networks: Record<string, { worked?: string; port853?: { kind: string } }> }).networks;
+    const cafe = Object.entries(memory()).find(([, e]) => e.port853);
+    expect(cafe?.[1]).toMatchObject({ worked: 'doh', port853: { kind: 'dropped' }, label: `gateway ${a.routerClientSide4}` });
+    expect(cafe?.[0]).toMatch(/^[0-9a-f]{32}$/);
+
+    // Home again: DoT (back from DoH once the no-flapping interval allows).
+    await lift();
+    await join(HOME_MAC);
+    await waitFor((s) => s.transport === 'dot', 20_000, 'back on DoT at home');
+    expect(Object.keys(memory())).toHaveLength(2);
+
+    // The café again: straight to DoH.
+    lift = await drop853();
+    onTestFinished(() => lift());
+    changedAt = await join(CAFE_MAC);
+    const again = await firstAnswer('n3.test');
+    const rejoinMs = again.answeredAt - changedAt;
+    console.log(`[network memory] connect timeout ${CONNECT_TIMEOUT_MS} ms; first private answer after joining the café: ${joinMs} ms after the change, ${first.answeredAt - first.askedAt} ms after the first ask (${first.before.length} SERVFAIL before it); after rejoining it: ${rejoinMs} ms after the change, ${again.answeredAt - again.askedAt} ms after the first ask (${again.before.length} before it)`);
+    expect(again.before).toEqual([]); // the very first query is answered
+    const s = await waitFor((x) => x.transport === 'doh', 5000, 'DoH at the café again');
+    expect(s.transportReason).toMatch(/^port 853 was blocked on this network before; using DNS-over-HTTPS on 443 first/);
+    expect(joinMs).toBeGreaterThanOrEqual(CONNECT_TIMEOUT_MS);
+    expect(rejoinMs).toBeLessThan(CONNECT_TIMEOUT_MS / 2);
+
+    // DoT is still re-tried in the background on the ladder's schedule (first at 5 s): its failure is seen again, DoH keeps the queries.
+    const probed = await waitFor((x) => x.network?.classification === 'NET_DROPPED', 12_000, "the background DoT probe's failure");
+    expect(probed).toMatchObject({ transport: 'doh', state: 'private' });
+  },
+  90_000,
+);

@@ -1,0 +1,146 @@
+/**
+ * The privacy controller's side of the per-network memory (network-memory.ts):
+ * which network we're on (its key, read at start and at each network change),
+ * what worked there, and where to start when we come back.
+ *
+ *   joined()            start or a network change: the key; a known network is seen again
+ *   hint()              { startOn: 'doh' } on a network where 853 was blocked and DoH worked
+ *   opened(t)           an authenticated connection: what worked (DoT clears 853's failure)
+ *   dotFailed(c)        port 853's failure, classified
+ *   portalSeen/SignedIn a sign-in page, and signing in
+ *   answered(us)        a query answered on an open connection: the round trip's median
+ *   left()              the network changed or we stop: its median and last-seen time
+ *
+ * Each call writes only when the entry changes (NetworkMemory.update); the
+ * median is written when leaving a network and once it first has enough
+ * samples, never per query.
+ */
+import type { FailureKind } from './classify.js';
+import { NetworkMemory, startHint, type NetworkMemoryChanges } from './network-memory.js';
+
+/** Answers kept for the median. */
+const RTT_SAMPLES = 64;
+/** The median is first written once this many answers came in. */
+const RTT_FIRST_WRITE = 16;
+
+export interface NetworkRecorderInit {
+  readonly file: string;
+  /** The network we're on: captive/network-key.ts's hash; null: can't be told apart. */
+  readonly key: () => string | null;
+  /** For people: the gateway's address; null: unknown ("network seen first on DATE"). */
+  readonly gateway: () => string | null;
+  readonly now?: () => Date;
+}
+
+export class NetworkRecorder {
+  readonly memory: NetworkMemory;
+  readonly #init: NetworkRecorderInit;
+  readonly #now: () => Date;
+  #key: string | null = null;
+  #rtt: number[] = [];
+  #rttWritten = false;
+
+  constructor(init: NetworkRecorderInit) {
+    this.memory = new NetworkMemory(init.file);
+    this.#init = init;
+    this.#now = init.now ?? (() => new Date());
+  }
+
+  /** The network we're on (null: unknown). */
+  get key(): string | null {
+    return this.#key;
+  }
+
+  /**
+   * We're on a network now (start, or after a change): read its key; a
+   * network remembered before is noted as seen. A new one is remembered from
+   * its first fact (a connection, a failure), not before: a network nothing
+   * happened on leaves nothing behind.
+   */
+  joined(): void {
+    this.#key = safe(this.#init.key);
+    this.#rtt = [];
+    this.#rttWritten = false;
+    if (this.#key && this.memory.get(this.#key)) this.#write({ seenAt: this.#now().toISOString() });
+  }
+
+  /** Where the upstream should start on this network. */
+  hint(): { readonly startOn?: 'doh' } {
+    return this.#key ? startHint(this.memory.get(this.#key)) : {};
+  }
+
+  opened(transport: 'dot' | 'doh'): void {
+    this.#write(transport === 'dot' ? { worked: 'dot', port853: undefined } : { worked: 'doh' });
+  }
+
+  dotFailed(kind: FailureKind, classification: string): void {
+    if (!this.#key) return;
+    const was = this.memory.get(this.#key)?.port853;
+    if (was?.kind === kind) return;
+    this.#write({ port853: { kind, classification, at: this.#now().toISOString() } });
+  }
+
+  portalSeen(): void {
+    this.#write({ portal: { seenAt: this.#now().toISOString(), signedIn: false } });
+  }
+
+  portalSignedIn(): void {
+    if (!this.#key) return;
+    const portal = this.memory.get(this.#key)?.portal;
+    if (portal && !portal.signedIn) this.#write({ portal: { ...portal, signedIn: true } });
+  }
+
+  /** A query answered by the resolver on an open connection, `us` on the wire. */
+  answered(us: number): void {
+    if (!this.#key || !(us > 0)) return;
+    this.#rtt.push(us / 1000);
+    if (this.#rtt.length > RTT_SAMPLES) this.#rtt.shift();
+    if (!this.#rttWritten && this.#rtt.length >= RTT_FIRST_WRITE) {
+      this.#rttWritten = true;
+      this.#write({ rttMs: this.#median() });
+    }
+  }
+
+  /** Leaving the network (a change, or stopping): its median round trip and when it was last seen. */
+  left(): void {
+    if (this.#key && this.#rtt.length > 0) this.#write({ rttMs: this.#median(), seenAt: this.#now().toISOString() });
+    this.#rtt = [];
+  }
+
+  #median(): number {
+    const s = [...this.#rtt].sort((a, b) => a - b);
+    const mid = s.length >> 1;
+    const m = s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+    return Math.round(m * 10) / 10;
+  }
+
+  #write(changes: NetworkMemoryChanges): void {
+    // Read again: just after a change the gateway's MAC may not be in the ARP
+    // table yet (the key then hashes its address); once traffic went through
+    // it, the MAC-keyed entry is the network's own.
+    const now = safe(this.#init.key);
+    if (now) this.#key = now;
+    if (!this.#key) return;
+    try {
+      const known = this.memory.get(this.#key);
+      const at = this.#now().toISOString();
+      const gateway = safe(this.#init.gateway);
+      this.memory.update(this.#key, {
+        label: gateway ? `gateway ${gateway}` : (known?.label ?? `network seen first on ${at.slice(0, 10)}`),
+        firstSeenAt: known?.firstSeenAt ?? at,
+        ...(known ? {} : { seenAt: at }),
+        ...changes,
+      });
+    } catch {
+      // A memory that can't be written is no memory: DNS goes on.
+    }
+  }
+}
+
+function safe(f: () => string | null): string | null {
+  try {
+    return f();
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,249 @@
+import { useEffect, useRef, useState } from 'react';
+import { api } from '../api/client.js';
+import type { NetworksView, RememberedNetworkView } from '../../../proxy/control/api-types.js';
+import { formatDateTime } from '../lib/format.js';
+
+/** What a network did to port 853, in words (network/classify.ts's kinds). */
+const PORT_853: Record<NonNullable<RememberedNetworkView['port853']>['kind'], string> = {
+  dropped: 'no answer there (blocked)',
+  refused: 'refused there',
+  unreachable: 'could not be reached from there',
+  'reset-after-hello': 'connections were cut there (filtering)',
+  'handshake-stall': 'encrypted connections stalled there',
+  intercepted: 'intercepted there (a certificate from an unknown issuer)',
+  'name-mismatch': 'intercepted there (a certificate for another name)',
+  resigned: 're-signed there by a security product',
+  'not-tls': 'something other than TLS answered there',
+  other: 'failed there',
+};
+
+const CHOICE_WORDS: Record<RememberedNetworkView['localNames'], string> = {
+  ask: 'Not decided',
+  allow: 'Allowed (unencrypted)',
+  deny: 'Never sent',
+};
+
+function worked(n: RememberedNetworkView): string {
+  if (n.worked === 'dot') return 'DNS-over-TLS';
+  if (n.worked === 'doh') return n.port853 ? 'DNS-over-HTTPS; a rejoin starts there at once' : 'DNS-over-HTTPS';
+  return 'nothing verified yet';
+}
+
+function when(iso: string | null): string {
+  if (!iso) return 'unknown';
+  const ms = Date.parse(iso);
+  // "26 Nov 03:53" (the event list's style, to the minute); the year when it isn't this one.
+  const year = new Date(ms).getFullYear();
+  return formatDateTime(ms).replace(/:\d\d\.\d{3}$/, '') + (year === new Date().getFullYear() ? '' : ` ${year}`);
+}
+
+/** Saves text as a file through a temporary object URL. */
+function download(text: string, filename: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/**
+ * "Networks dotstub remembers" (issue 21, item 3): per network, what worked
+ * there (a rejoin of one where port 853 was blocked starts on DNS-over-HTTPS
+ * at once), the round trip, its local domains, and the user's local-names
+ * choice, editable; "Forget this network". The one we're on comes first and
+ * is marked. The choices go out with a settings export.
+ */
+export function RememberedNetworks({ rev, onChange }: { readonly rev: number; readonly onChange: () => void }) {
+  const [view, setView] = useState<NetworksView | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    let live = true;
+    const load = (): void => {
+      api.networks().then(
+        (v) => live && setView(v),
+        (e: unknown) => live && setError(e instanceof Error ? e.message : String(e)),
+      );
+    };
+    load();
+    // The network we're on changes by itself (a Wi-Fi switch): look again now and then.
+    const timer = window.setInterval(load, 15_000);
+    return () => {
+      live = false;
+      window.clearInterval(timer);
+    };
+  }, [rev]);
+
+  const act = (key: string, what: Promise<unknown>): void => {
+    setBusy(key);
+    setError(null);
+    setNote(null);
+    what.then(
+      () => onChange(),
+      (e: unknown) => setError(e instanceof Error ? e.message : String(e)),
+    ).finally(() => {
+      setBusy(null);
+      setConfirming(null);
+    });
+  };
+  const exportSettings = (): void => {
+    setError(null);
+    api.exportSettings().then(
+      (file) => {
+        download(JSON.stringify(file, null, 2) + '\n', `dotstub-settings-${file.exportedAt.replace(/[:.]/g, '-')}.json`);
+        setNote(`Exported your settings and your choices for ${file.networks.length} ${file.networks.length === 1 ? 'network' : 'networks'}.`);
+      },
+      (e: unknown) => setError(e instanceof Error ? e.message : String(e)),
+    );
+  };
+  const importSettings = (file: File): void => {
+    setError(null);
+    setNote(null);
+    file
+      .text()
+      .then((text) => {
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw new Error(`${file.name} is not a settings export (not JSON); nothing was changed`);
+        }
+        return api.importSettings(body);
+      })
+      .then(
+        (r) => {
+          setNote(`Imported your settings and your choices for ${r.networks} ${r.networks === 1 ? 'network' : 'networks'}.`);
+          onChange();
+        },
+        (e: unknown) => setError(e instanceof Error ? e.message : String(e)),
+      );
+  };
+
+  if (!view) return error ? <p role="alert" className="error-text">{error}</p> : null;
+  if (!view.remembering) return null;
+  const networks = [...view.networks].sort((a, b) => Number(b.current) - Number(a.current));
+  return (
+    <section className="card" aria-labelledby="net-memory" data-testid="network-memory">
+      <header className="card-head">
+        <h2 id="net-memory">Networks dotstub remembers</h2>
+        <span className="muted small">
+          {networks.length} of at most {view.max}
+        </span>
+      </header>
+      <p className="muted small">
+        What worked on each network, so coming back starts there (on DNS-over-HTTPS at once where port 853 was blocked, still re-trying 853 in the
+        background), and your choice for its local names. Kept on this computer only, under a hash of the gateway’s hardware address.
+      </p>
+      {networks.length === 0 ? (
+        <p className="empty">No network remembered yet.</p>
+      ) : (
+        <ul className="memory-list">
+          {networks.map((n) => (
+            <li key={n.key} className={n.current ? 'memory-item current' : 'memory-item'} aria-current={n.current ? 'true' : undefined} data-testid="remembered-network">
+              <div className="memory-head">
+                <strong className="memory-label">{n.label}</strong>
+                {n.current && <span className="pill pill-good">This network</span>}
+                <span className="muted small">last seen {when(n.seenAt)}</span>
+              </div>
+              <dl className="memory-facts">
+                <div>
+                  <dt>What worked</dt>
+                  <dd>{worked(n)}</dd>
+                </div>
+                {n.port853 && (
+                  <div>
+                    <dt>Port 853</dt>
+                    <dd>{PORT_853[n.port853.kind]}</dd>
+                  </div>
+                )}
+                <div>
+                  <dt>Round trip</dt>
+                  <dd>{n.rttMs === null ? 'not measured yet' : `${n.rttMs} ms (median)`}</dd>
+                </div>
+                <div>
+                  <dt>Local domains</dt>
+                  <dd className={n.localDomains.length ? 'mono' : undefined}>{n.localDomains.length ? n.localDomains.join(', ') : 'none'}</dd>
+                </div>
+                {n.portal && (
+                  <div>
+                    <dt>Sign-in page</dt>
+                    <dd>{n.portal.signedIn ? 'seen, signed in' : 'seen'}</dd>
+                  </div>
+                )}
+              </dl>
+              <div className="memory-actions">
+                <label className="memory-choice">
+                  <span title="Names this network owns (printer.lan, a VPN's intranet): sent to its own resolver, unencrypted, or never">Local names</span>
+                  <select
+                    value={n.localNames}
+                    disabled={busy === n.key}
+                    aria-label={`Local names on ${n.label}`}
+                    onChange={(e) => act(n.key, api.setNetworkLocalNames(n.key, e.target.value as RememberedNetworkView['localNames']))}
+                  >
+                    {(['ask', 'allow', 'deny'] as const).map((c) => (
+                      <option key={c} value={c}>
+                        {CHOICE_WORDS[c]}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+                {confirming === n.key ? (
+                  <span className="memory-confirm" role="group" aria-label={`Forget ${n.label}?`}>
+                    <span>{n.current ? 'Forget it? dotstub starts learning it again, as you are on it.' : 'Forget everything about it?'}</span>
+                    <button type="button" className="btn btn-small" disabled={busy === n.key} onClick={() => act(n.key, api.forgetNetwork(n.key))}>
+                      Forget
+                    </button>
+                    <button type="button" className="btn btn-small btn-ghost" onClick={() => setConfirming(null)}>
+                      Keep
+                    </button>
+                  </span>
+                ) : (
+                  <button type="button" className="btn btn-small btn-ghost" aria-label={`Forget this network: ${n.label}`} onClick={() => setConfirming(n.key)}>
+                    Forget this network
+                  </button>
+                )}
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+      <div className="memory-transfer">
+        <span className="muted small">Your choices for these networks go with a settings export.</span>
+        <button type="button" className="btn btn-small" onClick={exportSettings}>
+          Export settings
+        </button>
+        <button type="button" className="btn btn-small" onClick={() => fileInput.current?.click()}>
+          Import settings…
+        </button>
+        <input
+          ref={fileInput}
+          type="file"
+          accept="application/json,.json"
+          hidden
+          aria-label="Settings file to import"
+          onChange={(e) => {
+            const f = e.target.files?.[0];
+            if (f) importSettings(f);
+            e.target.value = '';
+          }}
+        />
+      </div>
+      {note && (
+        <p role="status" className="good-text small">
+          {note}
+        </p>
+      )}
+      {error && (
+        <p role="alert" className="error-text">
+          {error}
+        </p>
+      )}
+    </section>
+  );
+}
