@@ -42,6 +42,8 @@ test('local names: marked in the log, counted on the banner, filtered by its lin
     `bypass possible: ${path.join(root, 'etc', 'resolv.conf')} names 127.0.0.1:${lan.port}, a local forwarder dotstub doesn't control (NetworkManager's dnsmasq, or another stub), and not dotstub: lookups sent there go around dotstub. To fix: turn private DNS on for this machine (System DNS).`,
   );
   await expect(page.getByTestId('banner-local')).toHaveCount(0);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await dashboard.banner.screenshot({ path: path.join(SHOTS, 'local-names-banner-bypass-1280-light.png') });
 
   await dashboard.goTo('System DNS');
   await dashboard.enablePrivateDns();

@@ -59,7 +59,6 @@ export function QueryLogToolbar({ filter, onFilter, types, rcodes, paused, onPau
             <option value="link">Local names</option>
             <option value="answered">Answered here</option>
             <option value="refused">Refused here</option>
-            <option value="local">Not the encrypted resolver</option>
           </select>
         </label>
         <label className="inline-field check">
