@@ -28,7 +28,7 @@ export interface RouteWords {
   readonly why: string;
 }
 
-export const LOCAL_SENTENCE = 'local · your network’s resolver, unencrypted';
+const LOCAL_SENTENCE = 'local · your network’s resolver, unencrypted';
 
 /** A record's route in words; null when it went to the chosen encrypted resolver. */
 export function routeWords(route: RouteMark | undefined): RouteWords | null {
