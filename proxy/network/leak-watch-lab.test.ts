@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import { afterEach, describe, expect, test } from 'vitest';
 import { skipReason } from '../../test-support/skips.js';
-import { labMissing, startLab, type Lab, type LabProcess } from '../../test-support/system-dns-lab.js';
+import { labMissing, resolvedLabMissing, startLab, type Lab, type LabProcess } from '../../test-support/system-dns-lab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import type { LeakView } from './leak-watch.js';
 
@@ -126,5 +126,57 @@ describe.skipIf(missing !== null)('the leak watch against captures (lab)', () =>
     expect(names).toContain('leak-probe.public.test');
     expect(rdnss.queries()).toContain('leak-probe.public.test');
     expect(lan.queries()).toEqual([]);
+  }, 120_000);
+});
+
+describe.skipIf(missing !== null)('the leak watch behind systemd-resolved, against captures (lab)', () => {
+  test.skipIf(resolvedLabMissing() !== null)("a link's search domain is reported, and the capture shows a public name with it glued on going there; once the link drops it, 0 paths and nothing leaves; a VPN link with ~. is reported, and the capture shows a public name going to it", async () => {
+    lab = await startLab({ resolvConf: { symlink: '../run/systemd/resolve/stub-resolv.conf' }, resolved: true });
+    const l = lab;
+    await sh(l, 'resolvectl dns veth0 10.99.0.1 && resolvectl domain veth0 lan');
+    const lan = await l.zoneServer('10.99.0.1', 53, { 'printer.lan': { A: '10.99.0.7' } });
+    await sh(l, 'ip link add vpn0 type veth peer name vpn1 && ip addr add 10.98.0.1/24 dev vpn1 && ip link set vpn1 up');
+    const vpn = await l.zoneServer('10.98.0.1', 53, { 'intranet.corp.example': { A: '10.98.0.9' } });
+    unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80', 'www2.public.test.': '192.0.2.81', 'www3.public.test.': '192.0.2.82' }, launch: l.unboundLaunch(['127.0.0.1']) });
+    const capture = l.spawn(['tcpdump', '-n', '-U', '--immediate-mode', '-Z', 'root', '-i', 'any', '-w', '/run/cleartext.pcap', 'port 53 and not net 127.0.0.0/8']);
+    await capture.waitFor('listening on', 10_000);
+    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
+    await proxy.waitFor('PROXY-READY', 30_000);
+    const what = (): string[] | undefined => leaks(proxy)?.paths.map((p) => p.what);
+
+    // Not taken over: resolved sends everything to the LAN's resolver.
+    await expect.poll(what, { timeout: 5000 }).toEqual(['systemd-resolved not pointed at dotstub', 'search domain lan on veth0']);
+    const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1] as string;
+    const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', '']);
+    expect(on.code, on.stderr).toBe(0);
+    expect(on.stdout).toContain('backend: systemd-resolved');
+    // resolved loaded dotstub's drop-in (its files rewritten: read again): only the link's search domain is left.
+    await expect.poll(what, { timeout: 5000 }).toEqual(['search domain lan on veth0']);
+    const searchPath = leaks(proxy)?.paths[0]?.sentence ?? '';
+    expect(searchPath).toContain("systemd-resolved sends names ending in lan straight to veth0's resolver 10.99.0.1, unencrypted and around dotstub");
+    // glibc's search on an IPv6-only lookup (NODATA for AAAA) glues lan on: resolved sends that to veth0's resolver.
+    expect((await l.exec(['getent', 'ahostsv6', 'www.public.test'], { timeoutMs: 20_000 })).stdout).toContain('192.0.2.80');
+
+    // The search domain goes (resolved writes no file for that: read again at the next network change, here an address that comes).
+    await sh(l, "resolvectl domain veth0 '' && ip addr add 10.77.0.2/24 dev veth0");
+    await expect.poll(what, { timeout: 5000 }).toEqual([]);
+    const clean = leaks(proxy) as LeakView;
+    expect(clean.cleanSince).not.toBeNull();
+    expect((await l.exec(['getent', 'ahostsv6', 'www2.public.test'], { timeoutMs: 20_000 })).stdout).toContain('192.0.2.81');
+
+    // A VPN that claims every domain (~.), as it comes up: reported; and resolved does send public names there.
+    await sh(l, "resolvectl dns vpn0 10.98.0.1 && resolvectl domain vpn0 '~.' && ip addr add 10.98.0.2/24 dev vpn0 && ip link set vpn0 up");
+    await expect.poll(what, { timeout: 5000 }).toEqual(['~. on vpn0']);
+    expect(leaks(proxy)?.cleanSince).toBeNull();
+    await l.exec(['getent', 'hosts', 'www3.public.test'], { timeoutMs: 20_000 });
+
+    await capture.signal('INT');
+    await capture.exited;
+    const names = (await l.exec(['tshark', '-r', '/run/cleartext.pcap', '-Y', 'dns.flags.response == 0', '-T', 'fields', '-e', 'dns.qry.name'])).stdout.trim().split('\n').filter(Boolean);
+    console.log(JSON.stringify({ backend: 'systemd-resolved', cleartextInCapture: names, lanAsked: lan.queries(), vpnAsked: vpn.queries() }, null, 1));
+    // Each reported path is one the capture shows used; while none was reported, no public name left.
+    expect(lan.queries()).toContain('www.public.test.lan');
+    expect(names.filter((n) => n.startsWith('www2.public.test'))).toEqual([]);
+    expect(vpn.queries()).toContain('www3.public.test');
   }, 120_000);
 });

@@ -29,6 +29,7 @@ function busctl(dns: [number, number, number[], number, string][] | null, domain
   const asked: string[] = [];
   const run = (argv: readonly string[]): Promise<string | null> => {
     asked.push(argv.join(' '));
+    if (argv[0] === 'ip') return Promise.resolve('1: lo: <LOOPBACK,UP>\n7: veth0@if8: <BROADCAST,UP>\n9: wg0: <POINTOPOINT,UP>\n');
     const prop = argv.at(-1);
     if (prop === 'DNSEx') return Promise.resolve(dns === null ? null : JSON.stringify({ type: 'a(iiayqs)', data: dns }));
     if (prop === 'Domains') return Promise.resolve(JSON.stringify({ type: 'a(isb)', data: domains }));
@@ -36,8 +37,10 @@ function busctl(dns: [number, number, number[], number, string][] | null, domain
   };
   return { run, asked };
 }
-const DOTSTUB: [number, number, number[], number, string] = [0, 2, [127, 0, 0, 1], 53, ''];
-const LO = 1; // ifindex 1 is lo everywhere: the sentence names a real link
+// resolved lists its global loopback server under lo (ifindex 1), as systemd 252+ does.
+const DOTSTUB: [number, number, number[], number, string] = [1, 2, [127, 0, 0, 1], 53, ''];
+const LAN = 7;
+const VPN = 9;
 
 describe('reading the paths around dotstub', () => {
   test('an IPv6 nameserver added beside dotstub in resolv.conf is a path, said with what to do', async () => {
@@ -64,23 +67,28 @@ describe('reading the paths around dotstub', () => {
     expect(await readBypassPaths({ resolvConf: resolvConf('nameserver 127.0.0.1:5399\n') }, at)).toEqual({ ok: true, paths: [] });
   });
 
-  test("behind resolved's stub: a link with ~. and a link's search domain are paths; a routing-only domain is the link's own", async () => {
+  test("behind resolved's stub: a link with ~., and a search-list suffix resolved routes to a link, are paths; a routing-only domain outside the search list is the link's own", async () => {
     const file = resolvConf('nameserver 127.0.0.53\nsearch lan\n');
     const { run } = busctl(
-      [DOTSTUB, [LO, 2, [10, 99, 0, 1], 0, ''], [LO, 2, [10, 98, 0, 1], 0, '']],
-      [[0, '.', true], [LO, 'lan', false], [LO, '.', true], [LO, 'corp.example', true]],
+      [DOTSTUB, [LAN, 2, [10, 99, 0, 1], 0, ''], [VPN, 2, [10, 98, 0, 1], 0, '']],
+      [[0, '.', true], [LAN, 'lan', false], [VPN, '.', true], [VPN, 'corp.example', true]],
     );
     const r = await readBypassPaths({ resolvConf: file }, ours, run);
-    expect(r.ok && r.paths.map((p) => p.what)).toEqual(['~. on lo', 'search domain lan on lo']);
+    expect(r.ok && r.paths.map((p) => p.what)).toEqual(['search domain lan on veth0', '~. on wg0']);
     expect(r.ok && r.paths[0]?.sentence).toBe(
-      "lo routes every domain (~.) to its own resolver 10.99.0.1, 10.98.0.1: systemd-resolved sends some lookups there unencrypted instead of to dotstub. To fix: remove ~. from lo's DNS domains (resolvectl domain lo …), or disconnect the VPN that set it.",
+      'systemd-resolved sends names ending in lan straight to veth0\'s resolver 10.99.0.1, unencrypted and around dotstub, and the search list glues lan onto names that failed, public ones included. To fix: remove lan from the search domains (short names like "printer" then stop working); dotstub can\'t take these over from systemd-resolved yet.',
     );
-    expect(r.ok && r.paths[1]?.sentence).toContain('including public names the search list glued lan onto');
-    // Only the routing domain: nothing around dotstub.
-    const vpn = busctl([DOTSTUB, [LO, 2, [10, 98, 0, 1], 0, '']], [[0, '.', true], [LO, 'corp.example', true]]);
+    expect(r.ok && r.paths[1]?.sentence).toBe(
+      "wg0 routes every domain (~.) to its own resolver 10.98.0.1: systemd-resolved sends some lookups there unencrypted instead of to dotstub. To fix: remove ~. from wg0's DNS domains (resolvectl domain wg0 …), or disconnect the VPN that set it.",
+    );
+    // A VPN's routing domain, not in the search list: nothing around dotstub.
+    const vpn = busctl([DOTSTUB, [VPN, 2, [10, 98, 0, 1], 0, '']], [[0, '.', true], [VPN, 'corp.example', true]]);
     expect(await readBypassPaths({ resolvConf: file }, ours, vpn.run)).toEqual({ ok: true, paths: [] });
+    // Routing-only but in the search list (glibc still glues it): a path all the same.
+    const routed = busctl([DOTSTUB, [LAN, 2, [10, 99, 0, 1], 0, '']], [[0, '.', true], [LAN, 'lan', true]]);
+    expect(await readBypassPaths({ resolvConf: file }, ours, routed.run)).toMatchObject({ ok: true, paths: [{ what: 'search domain lan on veth0' }] });
     // resolved not pointed at dotstub at all.
-    const off = busctl([[LO, 2, [10, 99, 0, 1], 0, '']], []);
+    const off = busctl([[LAN, 2, [10, 99, 0, 1], 0, '']], []);
     const offPaths = await readBypassPaths({ resolvConf: file }, ours, off.run);
     expect(offPaths.ok && offPaths.paths[0]?.sentence).toBe('systemd-resolved does not send lookups to dotstub: they go to 10.99.0.1 unencrypted. To fix: turn private DNS on for this machine (System DNS).');
   });

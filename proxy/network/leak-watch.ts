@@ -9,10 +9,11 @@
  *     NetworkManager's dnsmasq at 127.0.1.1): glibc tries every one;
  *   - behind resolved's stub (127.0.0.53): a global server that isn't
  *     dotstub, a link carrying `~.` (it gets lookups for every name), and a
- *     link's search domain answered by that link's own servers (resolved
- *     sends NAME.lan there itself, including a public name glibc's search
- *     list glued `lan` onto). A routing-only domain (`~corp.example`) is the
- *     link's own names: where they belong, not a leak.
+ *     suffix of glibc's search list (resolv.conf's `search`) that resolved
+ *     routes to a link's own servers (resolved sends NAME.lan there itself,
+ *     including a public name glibc glued `lan` onto). A routing-only domain
+ *     outside the search list (`~corp.example`) is the link's own names:
+ *     where they belong, not a leak.
  *
  * NetworkManager is covered through what it writes: resolv.conf (its
  * default mode, or dnsmasq's 127.0.1.1) or resolved's links.
@@ -115,7 +116,19 @@ async function resolvedServers(run: RunCommand): Promise<Map<number, NetworkServ
   return out;
 }
 
-async function resolvedPaths(run: RunCommand, ours: (s: NetworkServer) => boolean): Promise<Reading> {
+/**
+ * Link names by index, from the kernel as this process's network namespace
+ * sees it (`ip -o link`), where sysfs may be another namespace's; sysfs when
+ * `ip` can't be run.
+ */
+async function linkNames(run: RunCommand): Promise<(index: number) => string> {
+  const text = await run(['ip', '-o', 'link', 'show']);
+  const names = new Map<number, string>();
+  for (const m of (text ?? '').matchAll(/^(\d+):\s+([^:@\s]+)/gm)) names.set(Number(m[1]), m[2] as string);
+  return (index) => names.get(index) ?? ifName(index);
+}
+
+async function resolvedPaths(run: RunCommand, ours: (s: NetworkServer) => boolean, searchList: readonly string[]): Promise<Reading> {
   const servers = await resolvedServers(run);
   const domainsText = await run(['busctl', '--json=short', 'get-property', ...RESOLVE1, 'Domains']);
   if (servers === null || domainsText === null) {
@@ -128,10 +141,23 @@ async function resolvedPaths(run: RunCommand, ours: (s: NetworkServer) => boolea
     return { ok: false, why: 'systemd-resolved answered with Domains dotstub could not read' };
   }
   const paths: BypassPath[] = [];
-  const global = servers.get(0) ?? [];
+  const nameOf = await linkNames(run);
+  /** The link whose domain (search or routing-only, not ~.) matches `suffix` best; null: none (it goes to the global servers). */
+  const ownerOf = (suffix: string): number | null => {
+    let best: { ifindex: number; length: number } | null = null;
+    for (const [ifindex, d] of domains) {
+      const domain = d.toLowerCase().replace(/\.$/, '');
+      if (ifindex === 0 || domain === '' || domain === '.') continue;
+      if ((suffix === domain || suffix.endsWith(`.${domain}`)) && (best === null || domain.length > best.length)) best = { ifindex, length: domain.length };
+    }
+    return best?.ifindex ?? null;
+  };
+  // resolved lists a global loopback server (dotstub's drop-in) under the loopback link, which is never one of its own links.
+  const isGlobal = (ifindex: number): boolean => ifindex === 0 || nameOf(ifindex) === 'lo';
+  const global = [...servers].filter(([i]) => isGlobal(i)).flatMap(([, s]) => s);
   const foreignGlobal = global.filter((s) => !ours(s));
   if (!global.some(ours)) {
-    const linkServers = [...servers].filter(([i]) => i !== 0).flatMap(([, s]) => s.map(serverText));
+    const linkServers = [...servers].filter(([i]) => !isGlobal(i)).flatMap(([, s]) => s.map(serverText));
     paths.push({
       what: 'systemd-resolved not pointed at dotstub',
       link: 'systemd-resolved (global)',
@@ -147,10 +173,10 @@ async function resolvedPaths(run: RunCommand, ours: (s: NetworkServer) => boolea
     }
   }
   for (const [ifindex, linkServers] of servers) {
-    if (ifindex === 0) continue;
+    if (isGlobal(ifindex)) continue;
     const theirs = linkServers.filter((s) => !ours(s));
     if (theirs.length === 0) continue;
-    const link = ifName(ifindex);
+    const link = nameOf(ifindex);
     const list = theirs.map(serverText).join(', ');
     const own = domains.filter(([i]) => i === ifindex);
     if (own.some(([, d, routeOnly]) => routeOnly && (d === '.' || d === ''))) {
@@ -160,13 +186,14 @@ async function resolvedPaths(run: RunCommand, ours: (s: NetworkServer) => boolea
         sentence: `${link} routes every domain (~.) to its own resolver ${list}: systemd-resolved sends some lookups there unencrypted instead of to dotstub. To fix: remove ~. from ${link}'s DNS domains (resolvectl domain ${link} …), or disconnect the VPN that set it.`,
       });
     }
-    const search = own.filter(([, d, routeOnly]) => !routeOnly && d !== '.' && d !== '').map(([, d]) => d.toLowerCase().replace(/\.$/, ''));
-    if (search.length > 0) {
-      const names = search.join(', ');
+    // glibc glues its search list (what resolv.conf says) onto names that failed, public ones included; resolved sends NAME.SUFFIX to the link whose domain matches SUFFIX best.
+    const glued = searchList.filter((suffix) => ownerOf(suffix) === ifindex);
+    if (glued.length > 0) {
+      const names = glued.join(', ');
       paths.push({
         what: `search domain ${names} on ${link}`,
         link,
-        sentence: `systemd-resolved sends names under ${names} straight to ${link}'s resolver ${list}, unencrypted and around dotstub, including public names the search list glued ${search[0] ?? ''} onto. To fix: make ${names} a routing-only domain (~${search[0] ?? ''}) on ${link}, or drop it if you don't use short names.`,
+        sentence: `systemd-resolved sends names ending in ${names} straight to ${link}'s resolver ${list}, unencrypted and around dotstub, and the search list glues ${names} onto names that failed, public ones included. To fix: remove ${names} from the search domains (short names like "printer" then stop working); dotstub can't take these over from systemd-resolved yet.`,
       });
     }
   }
@@ -181,12 +208,13 @@ export async function readBypassPaths(paths: Pick<DiscoveryPaths, 'resolvConf'>,
   if (conf.nameservers.length === 0) return { ok: false, why: `${paths.resolvConf} names no nameserver (glibc then asks 127.0.0.1:53; dotstub can't tell what answers there)` };
   const file = resolvConfPaths(paths.resolvConf, conf.nameservers, ours, text.includes(MANAGED_MARKER));
   if (!file.viaResolved) return { ok: true, paths: file.paths };
-  const resolved = await resolvedPaths(run, ours);
+  const searchList = conf.otherLines.flatMap((line) => (/^(search|domain)\s/.test(line) ? line.split(/\s+/).slice(1) : [])).map((d) => d.toLowerCase().replace(/\.$/, '')).filter((d) => d !== '' && d !== '.');
+  const resolved = await resolvedPaths(run, ours, searchList);
   return resolved.ok ? { ok: true, paths: [...file.paths, ...resolved.paths] } : resolved;
 }
 
 export interface LeakWatchOptions {
-  readonly paths: Pick<DiscoveryPaths, 'resolvConf'>;
+  readonly paths: Pick<DiscoveryPaths, 'resolvConf'> & Partial<Pick<DiscoveryPaths, 'resolvedUplink'>>;
   /** Whether a server is dotstub (one of its listen addresses). */
   readonly ours: (s: NetworkServer) => boolean;
   /** Network changes are watched (network/watch.ts): without that a path opened later would go unseen, so nothing is claimed. */
@@ -204,7 +232,7 @@ export class LeakWatch {
   #changes = 0;
   #running: Promise<void> | null = null;
   #again = false;
-  #watcher: fs.FSWatcher | null = null;
+  readonly #watchers: fs.FSWatcher[] = [];
   #settle: NodeJS.Timeout | undefined;
 
   constructor(options: LeakWatchOptions) {
@@ -212,26 +240,35 @@ export class LeakWatch {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Reads the OS's state, then re-reads whenever resolv.conf's directory changes. */
+  /**
+   * Reads the OS's state, then re-reads whenever resolv.conf is written and
+   * whenever systemd-resolved rewrites its files (it does on every change of
+   * a link's servers or domains, and when it loads a drop-in): inotify, no timer.
+   */
   async start(): Promise<void> {
     await this.refresh();
-    const file = path.basename(this.#options.paths.resolvConf);
+    const { resolvConf, resolvedUplink } = this.#options.paths;
+    this.#watch(path.dirname(resolvConf), path.basename(resolvConf));
+    if (resolvedUplink !== undefined) this.#watch(path.dirname(resolvedUplink));
+  }
+
+  #watch(dir: string, only?: string): void {
     try {
-      this.#watcher = fs.watch(path.dirname(this.#options.paths.resolvConf), (_e, name) => {
-        if (name !== file) return;
+      const w = fs.watch(dir, (_e, name) => {
+        if (only !== undefined && name !== only) return;
         clearTimeout(this.#settle);
         this.#settle = setTimeout(() => void this.refresh(), 50);
       });
-      this.#watcher.on('error', () => this.#watcher?.close());
+      w.on('error', () => w.close());
+      this.#watchers.push(w);
     } catch {
-      // no directory to watch: network changes still re-read
+      // not there (no resolved here): network changes still re-read
     }
   }
 
   stop(): void {
     clearTimeout(this.#settle);
-    this.#watcher?.close();
-    this.#watcher = null;
+    for (const w of this.#watchers.splice(0)) w.close();
   }
 
   /** The network changed: counted, and the OS's state read again. */
