@@ -68,7 +68,7 @@ test('local names: marked in the log, counted on the banner, filtered by its lin
   await dashboard.goTo('Queries');
   await expect(dashboard.row('which.test')).toHaveCount(1);
   const printer = dashboard.row('printer.lan').first();
-  await expect(printer.getByTestId('route-badge')).toHaveText('local: local · your network’s resolver, unencrypted');
+  await expect(printer.getByTestId('route-badge')).toHaveText('local · your network’s resolver, unencrypted');
   await expect(printer.getByRole('gridcell').nth(1)).toHaveAttribute('title', `printer.lan: local · your network’s resolver, unencrypted (the network · 127.0.0.1:${lan.port})`);
   await expect(printer).toContainText('unencrypted');
   await expect(printer).toContainText('your network’s resolver');

@@ -41,7 +41,7 @@ export const Row = memo(function Row({ r, id, index, top, active, selected, slow
           <span className={`route-badge route-${route.kind}`} data-testid="route-badge">
             {route.kind === 'link' && <Icon name="unlocked" />}
             {route.badge}
-            <span className="sr-only">: {route.sentence}</span>
+            <span className="sr-only">{route.rest}</span>
           </span>
         )}
       </span>

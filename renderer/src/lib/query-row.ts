@@ -18,8 +18,10 @@ type RouteMark = NonNullable<QueryRecord['route']>;
 
 export interface RouteWords {
   readonly kind: RouteMark['kind'];
-  /** The row's mark, short enough for a narrow window: "local", "answered here", "refused". */
+  /** The row's mark, short enough for a narrow window: "local", "answered here", "refused here". */
   readonly badge: string;
+  /** What follows the mark to make the sentence (for screen readers on the row): badge + rest = sentence. */
+  readonly rest: string;
   /** The whole of it: "local · your network’s resolver, unencrypted", "answered here, never sent: …". */
   readonly sentence: string;
   /** For a local name: the link and its resolver ("veth0 · 10.99.0.1"); null otherwise. */
@@ -37,13 +39,15 @@ export function routeWords(route: RouteMark | undefined): RouteWords | null {
     return {
       kind: 'link',
       badge: 'local',
+      rest: LOCAL_SENTENCE.slice('local'.length),
       sentence: LOCAL_SENTENCE,
       where: `${route.link} · ${route.servers}`,
       why: `a name under ${route.suffix}, which ${route.link} owns (learned from ${route.source}): sent to that network’s own resolver, as the system did before dotstub`,
     };
   }
-  if (route.kind === 'answered') return { kind: 'answered', badge: 'answered here', sentence: `answered here, never sent: ${route.why}`, where: null, why: route.why };
-  return { kind: 'refused', badge: 'refused', sentence: `refused here, never sent: ${route.why}`, where: null, why: route.why };
+  const badge = route.kind === 'answered' ? 'answered here' : 'refused here';
+  const rest = `, never sent: ${route.why}`;
+  return { kind: route.kind, badge, rest, sentence: badge + rest, where: null, why: route.why };
 }
 
 /** "#3 reused", "#4 new (resumed)", "unencrypted (Wi-Fi sign-in)", "not sent". */

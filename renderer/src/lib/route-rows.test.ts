@@ -24,6 +24,10 @@ describe('local-name rows', () => {
     expect(routeWords(here.route)?.sentence).toBe('answered here, never sent: .local names belong to mDNS: answered here, never sent');
     expect(connectionText(here)).toBe('not sent');
     expect(Object.fromEntries(detailFacts(here, '—')).Why).toContain('.local names belong to mDNS');
+    const refused = routeWords({ kind: 'refused', why: 'lan is a local name (veth0): strict mode sends local names to the network’s resolver only once you allow it for this network' });
+    expect(refused?.sentence).toBe('refused here, never sent: lan is a local name (veth0): strict mode sends local names to the network’s resolver only once you allow it for this network');
+    // The row's mark and its screen-reader rest make the sentence.
+    for (const w of [routeWords(local.route), routeWords(here.route), refused]) expect(`${w?.badge ?? ''}${w?.rest ?? ''}`).toBe(w?.sentence);
     expect(routeWords(pub.route)).toBeNull();
     expect(resolverCellText(pub, 'Quad9')).toBe('Quad9');
   });
