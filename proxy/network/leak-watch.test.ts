@@ -141,6 +141,13 @@ describe('LeakWatch', () => {
     await expect.poll(() => watch.view().paths.map((p) => p.what), { timeout: 10_000 }).toEqual(['nameserver 2001:db8::53']);
   });
 
+  test('a reading that throws is "not measured", and the watch keeps going', async () => {
+    const watch = new LeakWatch({ paths: { resolvConf: resolvConf('nameserver 127.0.0.53\n') }, ours, watchingNetwork: true, run: () => Promise.reject(new Error('busctl crashed')) });
+    onTestFinished(() => watch.stop());
+    await watch.start();
+    expect(watch.view()).toMatchObject({ measured: false, cleanSince: null, why: "reading the system's DNS settings failed (busctl crashed)" });
+  });
+
   test('without a network watch nothing is claimed, whatever the file says', async () => {
     const watch = new LeakWatch({ paths: { resolvConf: resolvConf(MANAGED) }, ours, watchingNetwork: false });
     onTestFinished(() => watch.stop());

@@ -286,7 +286,10 @@ export class LeakWatch {
     this.#running = (async () => {
       do {
         this.#again = false;
-        const reading = await readBypassPaths(this.#options.paths, this.#options.ours, this.#options.run);
+        // A reading that fails is said as such: it never stops the proxy, nor counts as clean.
+        const reading = await readBypassPaths(this.#options.paths, this.#options.ours, this.#options.run).catch(
+          (err: unknown): Reading => ({ ok: false, why: `reading the system's DNS settings failed (${err instanceof Error ? err.message : String(err)})` }),
+        );
         this.#apply(reading);
       } while (this.#again);
       this.#running = null;
