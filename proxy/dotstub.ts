@@ -106,7 +106,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   }
   get routing(): Routing | null { return this.#routing; } // prettier-ignore
   /** Whether lookups can go around dotstub now, as read from the OS (StatusView.leaks). */
-  get leaks(): LeakView { return this.#leaks?.view() ?? notMeasured("this run doesn't read the system's DNS settings (routing by name owner is off)"); } // prettier-ignore
+  get leaks(): LeakView { return this.#leaks?.view() ?? notMeasured("this run of dotstub doesn't read the system's DNS settings (started with routing by name owner off)"); } // prettier-ignore
   get running(): boolean {
     return this.#startedAt !== 0;
   }
