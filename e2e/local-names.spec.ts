@@ -9,6 +9,7 @@
  * marked in the query log, counted on the banner, and the banner's link
  * opens the log filtered to them.
  */
+import { AxeBuilder } from '@axe-core/playwright';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startUnbound } from '../test-support/unbound.js';
@@ -98,6 +99,16 @@ test('local names: marked in the log, counted on the banner, filtered by its lin
   await page.emulateMedia({ colorScheme: 'dark' });
   await expect(dashboard.row('printer.lan').first().getByTestId('route-badge')).toBeVisible();
   await page.screenshot({ path: path.join(SHOTS, 'local-names-log-420-dark.png'), fullPage: true });
+  // The marks, the banner's lines and the filter pass axe, dark and light, the detail open too.
+  const axe = async (): Promise<string[]> => (await new AxeBuilder({ page }).analyze()).violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  expect(await axe()).toEqual([]);
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.getByRole('combobox', { name: 'Filter by where it was sent' }).selectOption('');
+  await dashboard.openQuery('printer.lan');
+  expect(await axe()).toEqual([]);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  expect(await axe()).toEqual([]);
   await page.emulateMedia({ colorScheme: 'light' });
 
   // The API carries the route, and the proxy's CSV export too.
