@@ -24,6 +24,8 @@ import { Listeners } from './listen/listeners.js';
 import { CaptiveGate } from './network/captive/gate.js';
 import { PrivacyController, type CaptiveAction } from './network/privacy-controller.js';
 import { NetworkWatch, type NetworkChange } from './network/watch.js';
+import { LeakWatch, notMeasured, type LeakView } from './network/leak-watch.js';
+import type { NetworkServer } from './network/network-resolver.js';
 import { ActiveUpstream } from './upstream/active.js';
 import { upstreamFor } from './upstream/for-resolver.js';
 import type { ConnectionSnapshot, ManagedUpstream, RetryOutcome, Transport, TransportChange } from './upstream/managed.js';
@@ -45,6 +47,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #listeners: Listeners;
   readonly #watch: NetworkWatch | null;
   readonly #routing: Routing | null; // by name owner (engine/router.ts); null: off
+  readonly #leaks: LeakWatch | null; // paths around dotstub, read from the OS's state where names are (network/leak-watch.ts)
   #startedAt = 0;
 
   constructor(config: ProxyConfig) {
@@ -63,6 +66,10 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#listeners = new Listeners((raw, transport, reply) => this.#engine.handle(raw, transport, reply), shares);
     this.#watch = config.watchNetwork ? new NetworkWatch() : null;
     this.#watch?.on('change', (c) => this.networkChanged(c));
+    const names = config.names;
+    const ours = (s: NetworkServer): boolean =>
+      this.#listeners.bound.some((a) => a.port === s.port && (a.host === s.host || ((a.host === '0.0.0.0' || a.host === '::') && (s.host.startsWith('127.') || s.host === '::1'))));
+    this.#leaks = names ? new LeakWatch({ paths: names.paths, watchingNetwork: this.#watch !== null, ours, ...(names.run ? { run: names.run } : {}) }) : null;
   }
 
   get config(): ProxyConfig {
@@ -98,6 +105,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     return this.#engine;
   }
   get routing(): Routing | null { return this.#routing; } // prettier-ignore
+  /** Whether lookups can go around dotstub now, as read from the OS (StatusView.leaks). */
+  get leaks(): LeakView { return this.#leaks?.view() ?? notMeasured("this run of dotstub doesn't read the system's DNS settings (started with routing by name owner off)"); } // prettier-ignore
   get running(): boolean {
     return this.#startedAt !== 0;
   }
@@ -142,6 +151,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#privacy.started();
     if (this.#config.warm) this.#upstream.current.warm();
     this.#watch?.start();
+    await this.#leaks?.start();
     this.emit('listening', bound);
     return bound;
   }
@@ -187,6 +197,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     if (!this.running) return;
     this.emit('network-change', change);
     void this.#routing?.refresh();
+    void this.#leaks?.networkChanged();
     // The controller restarts the upstream, on the transport the new network's memory says.
     this.#privacy.networkChanged();
   }
@@ -212,6 +223,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#listeners.stopUdp();
     this.#upstream.destroy();
     this.#routing?.stop();
+    this.#leaks?.stop();
     await this.#engine.idle();
     await this.#listeners.close();
     this.#privacy.stopped();

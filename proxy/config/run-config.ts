@@ -83,7 +83,13 @@ export function resolveRun(flags: RunFlags, settings: Settings, savedResolver: R
     // Routing by name owner: the networks' own names to their links (the journal may also be in the config dir, without root).
     // With --system-dns-root (a copy of the system files: tests), the names are read from that copy too, as the takeover acts on it.
     names: flags.nameRoutingAllowed !== false
-      ? { paths: { ...underRoot(SYSTEM_PATHS, flags.systemDns?.root ?? '/'), stateDirs: [...SYSTEM_PATHS.stateDirs, flags.configDir] }, localNames: 'ask', memoryFile: path.join(flags.configDir, 'networks.json') }
+      ? {
+          paths: { ...underRoot(SYSTEM_PATHS, flags.systemDns?.root ?? '/'), stateDirs: [...SYSTEM_PATHS.stateDirs, flags.configDir] },
+          localNames: 'ask',
+          memoryFile: path.join(flags.configDir, 'networks.json'),
+          // A copy of the system files is all a test root shows: this machine's resolved and NetworkManager are not asked.
+          ...((flags.systemDns?.root ?? '/') !== '/' ? { run: () => Promise.resolve(null) } : {}),
+        }
       : null,
     networkMemory: { file: path.join(flags.configDir, 'networks.json') },
   });

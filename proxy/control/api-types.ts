@@ -43,7 +43,8 @@
  *   POST   /api/retry                       (no body) → RetryView: try the resolver now, not after the back-off
  *   GET    /api/connections                 → ConnectionView[]
  *   GET    /api/metrics                     → MetricsView
- *   GET    /api/queries?name=&type=&rcode=&resolver=&minLatencyMs=&offset=&limit=  → QueryPage (newest first)
+ *   GET    /api/queries?name=&type=&rcode=&resolver=&minLatencyMs=&route=&offset=&limit=  → QueryPage (newest first;
+ *                                             route=link|answered|refused|local: where the name router sent it; records carry `route`)
  *   DELETE /api/queries                     → 204: the query log is emptied (metrics and counters stay)
  *   GET    /api/queries/export?format=csv|json (&same filters) → attachment
  *   GET    /api/events/recent               → TimelineEvent[] (connection and state events, newest last)
@@ -70,12 +71,14 @@ import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { LatencyStats } from './metrics-window.js';
 import type { SystemDnsView } from '../system-dns/manager.js';
 import type { LadderStep } from './ladder.js';
+import type { BypassPath, LeakView } from '../network/leak-watch.js';
 import type { SwitchProbeView } from './switch-probe.js';
 import type { ResolverMeasurement, ResolverTestResult, TransportMeasurement } from './resolver-test.js';
 
 // Each contract is defined once, where it is enforced (the zod schemas for
 // Settings and CustomResolverBody), and re-exported here for the dashboard.
 export type { SystemDnsView };
+export type { BypassPath, LeakView };
 export type { SwitchProbeView, ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats, CaptiveView, CaptiveEvent, LadderStep, NetworkView, ResolverMeasurement, ResolverTestResult, TransportMeasurement };
 /** A config file dotstub could not use. */
 export type ConfigProblemView = ConfigProblem;
@@ -181,6 +184,14 @@ export interface StatusView {
   readonly uptimeMs: number;
   readonly inFlight: number;
   readonly counters: Counters;
+  /**
+   * Whether lookups can go around dotstub (network/leak-watch.ts), read from
+   * the OS at start, on each network change and when resolv.conf is written:
+   * the paths found now (a sentence each), and while there are none, since
+   * when and across how many network changes; `measured: false` with why
+   * when it could not be read. Never a default.
+   */
+  readonly leaks: LeakView;
   /**
    * Config files that could not be used at start (corrupt or hand-edited
    * badly), what is wrong and what is used instead. Absent or empty when

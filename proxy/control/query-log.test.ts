@@ -68,10 +68,26 @@ describe('QueryLog', () => {
     expect(csvCell('-1+1')).toBe("'-1+1");
     expect(csvCell(null)).toBe('');
     expect(csvCell(12.345)).toBe('12.3');
-    expect(csvHeader().split(',')).toHaveLength(18);
+    expect(csvHeader().split(',')).toHaveLength(24);
     const row = csvRow(rec(3));
     expect(row.endsWith('\r\n')).toBe(true);
-    expect(row.split(',')).toHaveLength(18);
+    expect(row.split(',')).toHaveLength(24);
     expect(row).toContain('n3.test,A,udp,NOERROR,quad9,1,true,,300,');
+  });
+
+  test('where the name router sent a query: filtered by route, and carried in the CSV', () => {
+    const log = new QueryLog(10);
+    log.push(rec(1));
+    log.push(rec(2, { name: 'printer.lan', source: 'cleartext', resolverId: null, connectionId: null, route: { kind: 'link', link: 'veth0', suffix: 'lan', servers: '10.99.0.1', source: 'systemd-resolved' } }));
+    log.push(rec(3, { name: 'tv.local', source: 'local', rcode: 'NXDOMAIN', route: { kind: 'answered', why: '.local is for mDNS' } }));
+    log.push(rec(4, { name: 'nas.lan', rcode: 'SERVFAIL', route: { kind: 'refused', why: 'strict mode' } }));
+    expect(log.page({ route: 'link' }, 0, 10).records.map((r) => r.name)).toEqual(['printer.lan']);
+    expect(log.page({ route: 'answered' }, 0, 10).records.map((r) => r.name)).toEqual(['tv.local']);
+    expect(log.page({ route: 'local' }, 0, 10).total).toBe(3);
+    expect(csvHeader().trim().split(',').slice(-6)).toEqual(['route', 'routeLink', 'routeServers', 'routeSuffix', 'routeSource', 'routeWhy']);
+    const records = [...log.newest()];
+    expect(csvRow(records[2] as QueryRecord).trim().split(',').slice(-6)).toEqual(['link', 'veth0', '10.99.0.1', 'lan', 'systemd-resolved', '']);
+    expect(csvRow(records[1] as QueryRecord).trim().split(',').slice(-6)).toEqual(['answered', '', '', '', '', '.local is for mDNS']);
+    expect(csvRow(records[3] as QueryRecord).trim().split(',').slice(-6)).toEqual(['', '', '', '', '', '']);
   });
 });

@@ -7,7 +7,7 @@
  * (mod capacity). Appends are O(1) and never allocate once full; queries
  * scan newest → oldest, O(size), which at the 100k cap is a few ms.
  */
-import type { QueryRecord } from '../engine/query-record.js';
+import type { QueryRecord, RouteMark } from '../engine/query-record.js';
 
 export interface QueryFilter {
   /** Case-insensitive substring of the name; records without a name never match. */
@@ -16,7 +16,12 @@ export interface QueryFilter {
   readonly rcode?: string | undefined;
   readonly resolver?: string | undefined;
   readonly minLatencyMs?: number | undefined;
+  /** Where the name router sent it: 'link' (a network's own resolver, unencrypted), 'answered' or 'refused' here, 'local' (any of them). */
+  readonly route?: RouteFilter | undefined;
 }
+
+export const ROUTE_FILTERS = ['link', 'answered', 'refused', 'local'] as const;
+export type RouteFilter = (typeof ROUTE_FILTERS)[number];
 
 export interface QueryLogPage {
   readonly total: number;
@@ -92,6 +97,7 @@ export class QueryLog {
       if (rcode !== undefined && r.rcode.toUpperCase() !== rcode) continue;
       if (f.resolver !== undefined && f.resolver !== '' && r.resolverId !== f.resolver) continue;
       if (minUs !== undefined && r.latencyUs < minUs) continue;
+      if (f.route !== undefined && (r.route === undefined || (f.route !== 'local' && r.route.kind !== f.route))) continue;
       yield r;
     }
   }
@@ -140,10 +146,20 @@ export function csvCell(value: unknown): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
+/** Where the name router sent a query (QueryRecord.route), as columns: empty for the chosen encrypted resolver. */
+const ROUTE_COLUMNS = ['route', 'routeLink', 'routeServers', 'routeSuffix', 'routeSource', 'routeWhy'] as const;
+
+function routeCells(route: RouteMark | undefined): unknown[] {
+  if (route === undefined) return ['', '', '', '', '', ''];
+  if (route.kind === 'link') return [route.kind, route.link, route.servers, route.suffix, route.source, ''];
+  return [route.kind, '', '', '', '', route.why];
+}
+
 export function csvHeader(): string {
-  return CSV_COLUMNS.join(',') + '\r\n';
+  return [...CSV_COLUMNS, ...ROUTE_COLUMNS].join(',') + '\r\n';
 }
 
 export function csvRow(r: QueryRecord): string {
-  return CSV_COLUMNS.map((c) => (c === 'startedAt' ? new Date(r.startedAt).toISOString() : csvCell(r[c]))).join(',') + '\r\n';
+  const cells = CSV_COLUMNS.map((c) => (c === 'startedAt' ? new Date(r.startedAt).toISOString() : csvCell(r[c])));
+  return [...cells, ...routeCells(r.route).map(csvCell)].join(',') + '\r\n';
 }

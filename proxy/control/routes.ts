@@ -3,7 +3,7 @@
  * return a Reply; the server (server.ts) does transport, auth and limits.
  */
 import type { QueryRecord } from '../engine/query-record.js';
-import { csvHeader, csvRow, type QueryFilter } from './query-log.js';
+import { csvHeader, csvRow, ROUTE_FILTERS, type QueryFilter, type RouteFilter } from './query-log.js';
 import { ApiFailure, validationFailure } from './errors.js';
 import { localNamesView, setLocalNames } from './actions/local-names.js';
 import { forgetNetwork, networksView, setNetworkLocalNames } from './actions/networks.js';
@@ -61,7 +61,9 @@ function parseQueryFilter(q: URLSearchParams): { filter: QueryFilter; offset: nu
     if (!Number.isFinite(n) || n < 0) fields.minLatencyMs = 'minLatencyMs must be a number of milliseconds, 0 or more';
     else minLatencyMs = n;
   }
-  const filter: QueryFilter = { name: text('name'), type: text('type'), rcode: text('rcode'), resolver: text('resolver'), minLatencyMs };
+  const route = text('route');
+  if (route !== undefined && !(ROUTE_FILTERS as readonly string[]).includes(route)) fields.route = `route must be one of ${ROUTE_FILTERS.join(', ')}`;
+  const filter: QueryFilter = { name: text('name'), type: text('type'), rcode: text('rcode'), resolver: text('resolver'), minLatencyMs, route: route as RouteFilter | undefined };
   const offset = int('offset', 0, 0, 1_000_000);
   const limit = int('limit', 100, 1, 1000);
   if (Object.keys(fields).length > 0) throw validationFailure(fields);

@@ -183,13 +183,12 @@ export class ControlService {
   }
 
   status(): StatusView {
-    const since = this.#shown.since;
     const s = this.#shown.now();
     const problems = this.problems();
     return {
       state: s.state,
       reason: s.reason,
-      since,
+      since: this.#shown.since,
       leaves: PRIVACY_WORDS[s.state].leaves,
       resolver: this.#view(this.proxy.resolver),
       transport: this.proxy.transport,
@@ -204,6 +203,7 @@ export class ControlService {
       uptimeMs: this.proxy.startedAt === 0 ? 0 : Date.now() - this.proxy.startedAt,
       inFlight: this.proxy.inFlight,
       counters: { ...this.proxy.counters },
+      leaks: this.proxy.leaks,
       ...(problems.length > 0 ? { problems } : {}),
       ...(this.controlUrl ? { control: this.controlUrl } : {}),
     };

@@ -28,7 +28,7 @@ import { journalResolvConfs, leaseFiles, readText, usable, type DiscoveryPaths, 
 /** Runs a read-only command; resolves to its stdout, or null when it failed or isn't there. */
 export type RunCommand = (argv: readonly string[]) => Promise<string | null>;
 
-const runCommand: RunCommand = (argv) =>
+export const runCommand: RunCommand = (argv) =>
   new Promise((resolve) => {
     execFile(argv[0] as string, argv.slice(1), { timeout: 2000, encoding: 'utf8' }, (err, stdout) => resolve(err ? null : stdout));
   });
@@ -59,7 +59,7 @@ interface BusProperty<T> {
   readonly data: T;
 }
 
-function ifName(index: number): string {
+export function ifName(index: number): string {
   try {
     for (const name of fs.readdirSync('/sys/class/net')) {
       if (fs.readFileSync(`/sys/class/net/${name}/ifindex`, 'utf8').trim() === String(index)) return name;
@@ -70,7 +70,7 @@ function ifName(index: number): string {
   return `link ${index}`;
 }
 
-function addressText(family: number, bytes: readonly number[]): string {
+export function addressText(family: number, bytes: readonly number[]): string {
   if (family === 2) return bytes.join('.');
   const groups: string[] = [];
   for (let i = 0; i < 16; i += 2) groups.push((((bytes[i] ?? 0) << 8) | (bytes[i + 1] ?? 0)).toString(16));

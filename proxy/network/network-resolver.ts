@@ -72,7 +72,8 @@ export function usable(list: readonly string[]): NetworkServer[] {
   for (const s of list) {
     const server = parseServer(s);
     // A link-local IPv6 server needs its zone (fe80::1%wlan0), which resolv.conf rarely has: skip those without one.
-    if (server && !isLocalStub(server.host) && !(server.host.toLowerCase().startsWith('fe80:') && !server.host.includes('%'))) out.push(server);
+    // A loopback server on port 53 is a stub (dotstub, resolved, dnsmasq); one on another port was named with its port on purpose (a local forwarder, a test's stand-in LAN resolver).
+    if (server && !(isLocalStub(server.host) && server.port === 53) && !(server.host.toLowerCase().startsWith('fe80:') && !server.host.includes('%'))) out.push(server);
   }
   return out;
 }

@@ -11,6 +11,8 @@ import { useLastSwitch } from '../state/last-switch.js';
 import { transportModel } from '../lib/ladder.js';
 import { pauseCountdown, switchState } from '../lib/switch.js';
 import { useSystemDns, useSystemDnsChange } from '../state/system-dns.js';
+import { leakWords, localNamesText } from '../lib/leak-words.js';
+import type { StatusView } from '../../../proxy/control/api-types.js';
 
 /** "retrying by itself in 3 s, or with the next lookup." but "retrying now…", not "now….". */
 function withStop(text: string): string {
@@ -74,6 +76,46 @@ function SwitchAction({ now }: { now: number }) {
         </p>
       )}
     </div>
+  );
+}
+
+/**
+ * Beside what leaves: the local names the networks' own resolvers answered
+ * (linking to those rows of the query log), and whether lookups can go
+ * around dotstub, as measured from the OS (a figure only when measured).
+ */
+function OutsideFacts({ status }: { status: StatusView }) {
+  const liveLocal = useDashboard((s) => s.counters?.localNames);
+  const local = localNamesText(liveLocal ?? status.counters.localNames);
+  const leaks = leakWords(status.leaks);
+  return (
+    <>
+      {local && (
+        <div className="banner-local">
+          <dt>Local names</dt>
+          <dd data-testid="banner-local">
+            {local}{' '}
+            <a href="#/queries?route=link" className="small">
+              Show them →
+            </a>
+          </dd>
+        </div>
+      )}
+      <div className={`banner-leaks leaks-${leaks.kind}`}>
+        <dt>Around dotstub</dt>
+        <dd data-testid="banner-leaks">
+          {leaks.lines.length === 1 ? (
+            leaks.lines[0]
+          ) : (
+            <ul className="plain-list">
+              {leaks.lines.map((l) => (
+                <li key={l}>{l}</li>
+              ))}
+            </ul>
+          )}
+        </dd>
+      </div>
+    </>
   );
 }
 
@@ -173,6 +215,7 @@ export function PrivacyBanner() {
               <dd data-testid="banner-reason">{m.reason}</dd>
             </div>
           )}
+          <OutsideFacts status={status} />
         </dl>
         {(m.state === 'off' || m.state === 'paused') && <SwitchAction now={now} />}
       </div>

@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef } from 'react';
 import type { QueryRecord } from '../../../proxy/control/api-types.js';
 import { formatLatencyUs } from '../lib/format.js';
-import { detailFacts } from '../lib/query-row.js';
+import { detailFacts, routeWords } from '../lib/query-row.js';
 import { timingBreakdown } from '../lib/timing.js';
 import { Icon } from './Icon.js';
 
@@ -10,6 +10,7 @@ export function QueryDetail({ r, resolver, handshakeMs, onClose }: { r: QueryRec
   const segments = timingBreakdown(r, handshakeMs);
   const headingId = useId();
   const facts = detailFacts(r, resolver);
+  const route = routeWords(r.route);
   const back = useRef<HTMLButtonElement>(null);
   // Narrow (the tray popover): the detail is a full-height sheet over the log; the keyboard goes to its Back.
   useEffect(() => {
@@ -28,6 +29,15 @@ export function QueryDetail({ r, resolver, handshakeMs, onClose }: { r: QueryRec
           <Icon name="x" />
         </button>
       </header>
+      {route && (
+        <p className={`notice route-notice route-${route.kind}`} data-testid="route-notice">
+          <Icon name={route.kind === 'link' ? 'unlocked' : 'check'} />
+          <span>
+            {route.sentence}
+            {route.where && <span className="route-where"> ({route.where})</span>}
+          </span>
+        </p>
+      )}
       <p className="detail-total">
         <span className="big mono">{formatLatencyUs(r.latencyUs)}</span> <span className="muted">total, as the client saw it</span>
       </p>

@@ -2,7 +2,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useDeferredValue, useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { QueryRecord, ResolverView } from '../../../proxy/control/api-types.js';
 import { exportFilename, shownRecords, toCsv, toJson } from '../lib/export.js';
-import { compileFilter, EMPTY_FILTER, FilteredIndex, isFilterActive, type QueryFilter } from '../lib/filters.js';
+import { compileFilter, EMPTY_FILTER, FilteredIndex, isFilterActive, routeFromHash, type QueryFilter } from '../lib/filters.js';
 import { formatCount } from '../lib/format.js';
 import { gridKey, rowsPerPage } from '../lib/grid-keys.js';
 import { resolverLabel } from '../lib/query-row.js';
@@ -44,7 +44,16 @@ export function QueryLog() {
   const recordNames = useDashboard((s) => s.settings?.recordNames ?? true);
   const reachNow = useReach();
   const uid = useId();
-  const [filter, setFilter] = useState<QueryFilter>(EMPTY_FILTER);
+  // The banner links here with `#/queries?route=link`: the log opens filtered to those rows, and follows the link when already open.
+  const [filter, setFilter] = useState<QueryFilter>(() => ({ ...EMPTY_FILTER, route: routeFromHash(window.location.hash) }));
+  useEffect(() => {
+    const onHash = (): void => {
+      const route = routeFromHash(window.location.hash);
+      if (route) setFilter((f) => ({ ...f, route }));
+    };
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
   // Typing in the name box re-filters 100k rows; let keystrokes win.
   const deferredFilter = useDeferredValue(filter);
   const [pausedAt, setPausedAt] = useState<number | null>(null);

@@ -1,7 +1,7 @@
 import { memo } from 'react';
 import type { QueryRecord } from '../../../proxy/control/api-types.js';
 import { formatClock, formatLatencyUs } from '../lib/format.js';
-import { connectionText, rowFlags } from '../lib/query-row.js';
+import { connectionText, resolverCellText, routeWords, rowFlags } from '../lib/query-row.js';
 import { Icon } from './Icon.js';
 
 export interface RowProps {
@@ -19,6 +19,9 @@ export interface RowProps {
 /** One row of the query log grid (memoised: the grid re-renders on every batch, rows only when their record or state changes). */
 export const Row = memo(function Row({ r, id, index, top, active, selected, slowUs, resolver, onPick }: RowProps) {
   const { slow, bad, newConnection } = rowFlags(r, slowUs);
+  // Not sent to the chosen encrypted resolver: marked on the name (seen at every width), the link and server on hover.
+  const route = routeWords(r.route);
+  const routeTitle = route ? `${route.sentence}${route.where ? ` (${route.where})` : ''}` : undefined;
   return (
     <div
       id={id}
@@ -32,8 +35,15 @@ export const Row = memo(function Row({ r, id, index, top, active, selected, slow
       <span role="gridcell" className="c-time mono">
         {formatClock(r.startedAt)}
       </span>
-      <span role="gridcell" className={`c-name mono${r.name === null ? ' muted' : ''}`} title={r.name ?? undefined}>
-        {r.name ?? '(name not recorded)'}
+      <span role="gridcell" className={`c-name mono${r.name === null ? ' muted' : ''}`} title={routeTitle ? `${r.name ?? '(name not recorded)'}: ${routeTitle}` : (r.name ?? undefined)}>
+        <span className="c-name-text">{r.name ?? '(name not recorded)'}</span>
+        {route && (
+          <span className={`route-badge route-${route.kind}`} data-testid="route-badge">
+            {route.kind === 'link' && <Icon name="unlocked" />}
+            {route.badge}
+            <span className="sr-only">{route.rest}</span>
+          </span>
+        )}
       </span>
       <span role="gridcell" className="c-type mono">
         {r.type}
@@ -46,11 +56,11 @@ export const Row = memo(function Row({ r, id, index, top, active, selected, slow
         {formatLatencyUs(r.latencyUs)}
         {slow && <span className="sr-only"> (slow)</span>}
       </span>
-      <span role="gridcell" className={`c-conn${newConnection ? ' conn-new' : ''}`}>
+      <span role="gridcell" className={`c-conn${newConnection && !route ? ' conn-new' : ''}${route?.kind === 'link' ? ' conn-plain' : ''}`}>
         {connectionText(r)}
       </span>
-      <span role="gridcell" className="c-resolver">
-        {resolver}
+      <span role="gridcell" className="c-resolver" title={route?.where ?? undefined}>
+        {resolverCellText(r, resolver)}
       </span>
     </div>
   );

@@ -39,6 +39,8 @@ export const EXPORT_COLUMNS = [
   'error',
   'resolverId',
   'seq',
+  'route',
+  'routeDetail',
 ] as const;
 
 type ExportRow = Record<(typeof EXPORT_COLUMNS)[number], string | number | boolean | null>;
@@ -66,6 +68,9 @@ function exportRow(r: QueryRecord, resolvers: readonly Pick<ResolverView, 'id' |
     error: r.error,
     resolverId: r.resolverId,
     seq: r.seq,
+    // Where the name router sent it: link (a network's own resolver, unencrypted), answered or refused here; empty: the chosen resolver.
+    route: r.route?.kind ?? null,
+    routeDetail: r.route === undefined ? null : r.route.kind === 'link' ? `${r.route.link} ${r.route.servers} (${r.route.suffix}, from ${r.route.source})` : r.route.why,
   };
 }
 

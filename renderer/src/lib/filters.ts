@@ -18,12 +18,25 @@ export interface QueryFilter {
   readonly slowMs: number;
   /** Show dotstub's own checks (the liveness probe, records tagged `internal`); hidden by default. */
   readonly showOwn: boolean;
+  /** Where the name router sent it (QueryRecord.route): '' = any. */
+  readonly route?: RouteChoice;
 }
 
-export const EMPTY_FILTER: QueryFilter = Object.freeze({ name: '', type: '', rcode: '', slowOnly: false, slowMs: 100, showOwn: false });
+/** The query log's "Sent to" choices: the API's route filter (proxy/control/query-log.ts ROUTE_FILTERS), '' for any. */
+export type RouteChoice = '' | 'link' | 'answered' | 'refused' | 'local';
+const ROUTE_CHOICES: readonly RouteChoice[] = ['link', 'answered', 'refused', 'local'];
+
+export const EMPTY_FILTER: QueryFilter = Object.freeze({ name: '', type: '', rcode: '', slowOnly: false, slowMs: 100, showOwn: false, route: '' });
+
+/** `#/queries?route=link` (the banner's link to the local names) → 'link'; '' when the hash names none. */
+export function routeFromHash(hash: string): RouteChoice {
+  const q = hash.indexOf('?');
+  const v = q < 0 ? '' : (new URLSearchParams(hash.slice(q + 1)).get('route') ?? '');
+  return (ROUTE_CHOICES as readonly string[]).includes(v) ? (v as RouteChoice) : '';
+}
 
 export function isFilterActive(f: QueryFilter): boolean {
-  return f.name.trim() !== '' || f.type !== '' || f.rcode !== '' || f.slowOnly;
+  return f.name.trim() !== '' || f.type !== '' || f.rcode !== '' || f.slowOnly || (f.route ?? '') !== '';
 }
 
 /** Compiles a filter into a fast predicate. */
@@ -33,9 +46,11 @@ export function compileFilter(f: QueryFilter): (r: QueryRecord) => boolean {
   const rcode = f.rcode.toUpperCase();
   const minUs = f.slowOnly ? Math.max(0, f.slowMs) * 1000 : -1;
   const showOwn = f.showOwn;
-  if (!needle && !type && !rcode && minUs < 0) return showOwn ? () => true : (r) => r.internal !== true;
+  const route = f.route ?? '';
+  if (!needle && !type && !rcode && minUs < 0 && !route) return showOwn ? () => true : (r) => r.internal !== true;
   return (r) => {
     if (!showOwn && r.internal === true) return false;
+    if (route && (r.route === undefined || (route !== 'local' && r.route.kind !== route))) return false;
     if (type && r.type !== type) return false;
     if (rcode && r.rcode !== rcode) return false;
     if (minUs >= 0 && r.latencyUs < minUs) return false;
@@ -53,6 +68,7 @@ export function filterToParams(f: QueryFilter): URLSearchParams {
   if (f.type) p.set('type', f.type);
   if (f.rcode) p.set('rcode', f.rcode);
   if (f.slowOnly) p.set('minLatencyMs', String(Math.max(0, f.slowMs)));
+  if (f.route) p.set('route', f.route);
   return p;
 }
 

@@ -54,6 +54,7 @@ export function status(over: Partial<StatusView> = {}): StatusView {
     uptimeMs: 1000,
     inFlight: 0,
     counters: newCounters(),
+    leaks: { measured: false, why: 'not read in this test', paths: [], cleanSince: null, networkChanges: 0, checkedAt: null },
     ...over,
   };
 }

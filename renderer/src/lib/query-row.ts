@@ -13,8 +13,47 @@ export function resolverLabel(resolvers: readonly Pick<ResolverView, 'id' | 'lab
   return resolvers?.find((r) => r.id === id)?.label ?? id;
 }
 
+/** Where the name router sent a query (QueryRecord.route), when not to the chosen encrypted resolver. */
+type RouteMark = NonNullable<QueryRecord['route']>;
+
+export interface RouteWords {
+  readonly kind: RouteMark['kind'];
+  /** The row's mark, short enough for a narrow window: "local", "answered here", "refused here". */
+  readonly badge: string;
+  /** What follows the mark to make the sentence (for screen readers on the row): badge + rest = sentence. */
+  readonly rest: string;
+  /** The whole of it: "local · your network’s resolver, unencrypted", "answered here, never sent: …". */
+  readonly sentence: string;
+  /** For a local name: the link and its resolver ("veth0 · 10.99.0.1"); null otherwise. */
+  readonly where: string | null;
+  /** Why it went there, in words. */
+  readonly why: string;
+}
+
+const LOCAL_SENTENCE = 'local · your network’s resolver, unencrypted';
+
+/** A record's route in words; null when it went to the chosen encrypted resolver. */
+export function routeWords(route: RouteMark | undefined): RouteWords | null {
+  if (route === undefined) return null;
+  if (route.kind === 'link') {
+    return {
+      kind: 'link',
+      badge: 'local',
+      rest: LOCAL_SENTENCE.slice('local'.length),
+      sentence: LOCAL_SENTENCE,
+      where: `${route.link} · ${route.servers}`,
+      why: `a name under ${route.suffix}, which ${route.link} owns (learned from ${route.source}): sent to that network’s own resolver, as the system did before dotstub`,
+    };
+  }
+  const badge = route.kind === 'answered' ? 'answered here' : 'refused here';
+  const rest = `, never sent: ${route.why}`;
+  return { kind: route.kind, badge, rest, sentence: badge + rest, where: null, why: route.why };
+}
+
 /** "#3 reused", "#4 new (resumed)", "unencrypted (Wi-Fi sign-in)", "not sent". */
-export function connectionText(r: Pick<QueryRecord, 'connectionId' | 'reused' | 'handshake'> & { readonly source?: QueryRecord['source'] }): string {
+export function connectionText(r: Pick<QueryRecord, 'connectionId' | 'reused' | 'handshake'> & { readonly source?: QueryRecord['source']; readonly route?: QueryRecord['route'] }): string {
+  if (r.route?.kind === 'link') return 'unencrypted';
+  if (r.route) return 'not sent';
   if (r.source === 'cleartext') return 'unencrypted, network’s resolver';
   if (r.connectionId === null) return 'not sent';
   if (r.reused) return `#${r.connectionId} reused`;
@@ -61,14 +100,32 @@ export function rowFlags(r: Pick<QueryRecord, 'latencyUs' | 'rcode' | 'reused'>,
   return { slow: r.latencyUs >= slowUs, bad: r.rcode !== 'NOERROR', newConnection: r.reused === false };
 }
 
+/** The Resolver cell of a row: the resolver's name, or where the name router sent it. */
+export function resolverCellText(r: Pick<QueryRecord, 'route'>, resolver: string): string {
+  if (r.route?.kind === 'link') return 'your network’s resolver';
+  if (r.route) return 'none (dotstub)';
+  return resolver;
+}
+
 /** The detail panel's facts, in order: [label, value]. */
 export function detailFacts(r: QueryRecord, resolver: string): [string, string][] {
+  const route = r.route;
+  const words = routeWords(route);
+  const answerFrom =
+    route?.kind === 'link'
+      ? `your network’s own resolver, unencrypted (${route.link}, ${route.servers})`
+      : route?.kind === 'answered'
+        ? 'dotstub itself, never sent'
+        : route?.kind === 'refused'
+          ? 'nobody: refused here, never sent'
+          : answerSourceText(r.source);
   const facts: [string, string][] = [
     ['Started', `${new Date(r.startedAt).toLocaleDateString()} ${formatClock(r.startedAt)}`],
     ['Client transport', r.transport.toUpperCase()],
     ['Response', r.rcode],
-    ['Answer from', answerSourceText(r.source)],
-    ['Resolver', r.resolverId === null ? unsentResolverText(r) : resolver],
+    ['Answer from', answerFrom],
+    ...(words ? [['Why', words.why] as [string, string]] : []),
+    ['Resolver', route?.kind === 'link' ? `${route.link}’s resolver ${route.servers} (plain DNS)` : r.resolverId === null ? unsentResolverText(r) : resolver],
     ['Connection', connectionText(r)],
     ['Pipelined with', r.depth > 1 ? `${r.depth - 1} other ${r.depth === 2 ? 'query' : 'queries'} in flight` : 'none (alone on the connection)'],
     ['Attempts', r.attempts > 1 ? `${r.attempts} (retried)` : '1'],
