@@ -12,7 +12,7 @@ import { EventEmitter } from 'node:events';
 import { AnswerCache } from './cache/answer-cache.js';
 import { CachingUpstream } from './cache/caching-upstream.js';
 import { defaultConfig, withChanges, type CaptiveConfig, type ProxyConfig, type RuntimeChanges } from './config/proxy-config.js';
-import { describeResolver, type ResolverSpec } from './config/resolvers.js';
+import type { ResolverSpec } from './config/resolvers.js';
 import { drain } from './engine/drain.js';
 import { Engine } from './engine/engine.js';
 import { newCounters, type Counters } from './engine/query-record.js';
@@ -24,8 +24,7 @@ import { Listeners } from './listen/listeners.js';
 import { CaptiveGate } from './network/captive/gate.js';
 import { PrivacyController, type CaptiveAction } from './network/privacy-controller.js';
 import { NetworkWatch, type NetworkChange } from './network/watch.js';
-import { LeakWatch, notMeasured, type LeakView } from './network/leak-watch.js';
-import type { NetworkServer } from './network/network-resolver.js';
+import { leakWatchFor, notMeasured, type LeakView, type LeakWatch } from './network/leak-watch.js';
 import { ActiveUpstream } from './upstream/active.js';
 import { upstreamFor } from './upstream/for-resolver.js';
 import type { ConnectionSnapshot, ManagedUpstream, RetryOutcome, Transport, TransportChange } from './upstream/managed.js';
@@ -66,10 +65,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#listeners = new Listeners((raw, transport, reply) => this.#engine.handle(raw, transport, reply), shares);
     this.#watch = config.watchNetwork ? new NetworkWatch() : null;
     this.#watch?.on('change', (c) => this.networkChanged(c));
-    const names = config.names;
-    const ours = (s: NetworkServer): boolean =>
-      this.#listeners.bound.some((a) => a.port === s.port && (a.host === s.host || ((a.host === '0.0.0.0' || a.host === '::') && (s.host.startsWith('127.') || s.host === '::1'))));
-    this.#leaks = names ? new LeakWatch({ paths: names.paths, watchingNetwork: this.#watch !== null, ours, ...(names.run ? { run: names.run } : {}) }) : null;
+    this.#leaks = leakWatchFor(config.names, { watchingNetwork: this.#watch !== null, ours: (s) => this.#listeners.serves(s.host, s.port) });
   }
 
   get config(): ProxyConfig {
@@ -104,30 +100,22 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   get engine(): Engine {
     return this.#engine;
   }
-  get routing(): Routing | null { return this.#routing; } // prettier-ignore
+  get routing(): Routing | null {
+    return this.#routing;
+  }
   /** Whether lookups can go around dotstub now, as read from the OS (StatusView.leaks). */
-  get leaks(): LeakView { return this.#leaks?.view() ?? notMeasured("this run of dotstub doesn't read the system's DNS settings (started with routing by name owner off)"); } // prettier-ignore
+  get leaks(): LeakView {
+    return this.#leaks?.view() ?? notMeasured("this run of dotstub doesn't read the system's DNS settings (started with routing by name owner off)");
+  }
   get running(): boolean {
     return this.#startedAt !== 0;
   }
-  get lastVerifiedAt(): number | null {
-    return this.#privacy.lastVerifiedAt;
-  }
-  get network(): PrivacyController['network'] {
-    return this.#privacy.network;
-  }
-  get race(): PrivacyController['race'] {
-    return this.#privacy.race;
+  /** What the privacy controller decided and saw: the network's verdict, the last race, this network's memory, the sign-in proxy. */
+  get privacy(): PrivacyController {
+    return this.#privacy;
   }
   get captive(): PrivacyController['captive'] {
     return this.#privacy.captive;
-  }
-  /** What worked on each network, and which one we're on (null: no memory this run). */
-  get memory(): PrivacyController['memory'] {
-    return this.#privacy.memory;
-  }
-  get signInProxy(): PrivacyController['signInProxy'] {
-    return this.#privacy.signInProxy;
   }
   /** Entries and bytes in the answer cache (null without one). */
   get cacheSize(): { readonly entries: number; readonly bytes: number; readonly maxBytes: number } | null {
@@ -227,11 +215,6 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     await this.#engine.idle();
     await this.#listeners.close();
     this.#privacy.stopped();
-  }
-
-  /** `quad9` or `127.0.0.1:853#dns.test`, for logs. */
-  describe(): string {
-    return describeResolver(this.resolver);
   }
 
   #makeUpstream(resolver: ResolverSpec): ManagedUpstream {

@@ -4,6 +4,7 @@
  * --log one stdout line per query.
  */
 import type { ConfigProblem } from '../config/config-file.js';
+import { describeResolver } from '../config/resolvers.js';
 import type { StubProxy } from '../dotstub.js';
 import { formatRecord } from '../engine/query-record.js';
 import { formatHostPort } from '../host-port.js';
@@ -42,7 +43,7 @@ export function logProxy(proxy: StubProxy, queries: boolean): void {
 export function logListening(proxy: StubProxy, bound: readonly ListenAddress[]): void {
   const r = proxy.config.resolver;
   say(
-    `listening on ${bound.map((a) => formatHostPort(a.host, a.port)).join(', ')} (UDP and TCP), forwarding to ${proxy.describe()} over TLS${r.dohUrl ? ` (DNS-over-HTTPS at ${r.dohUrl} if port ${r.port} is blocked)` : ''}`,
+    `listening on ${bound.map((a) => formatHostPort(a.host, a.port)).join(', ')} (UDP and TCP), forwarding to ${describeResolver(proxy.resolver)} over TLS${r.dohUrl ? ` (DNS-over-HTTPS at ${r.dohUrl} if port ${r.port} is blocked)` : ''}`,
   );
   // Said once, where it is expected to work: without it a resolver that uses
   // Nagle's algorithm can hold answers for our delayed ACKs (quick-ack.ts).

@@ -27,6 +27,12 @@ export class Listeners {
     return this.#bound;
   }
 
+  /** Whether a DNS server at host:port is one of these listeners (a wildcard address serves loopback too). */
+  serves(host: string, port: number): boolean {
+    const wildcardServes = host.startsWith('127.') || host === '::1';
+    return this.#bound.some((a) => a.port === port && (a.host === host || ((a.host === '0.0.0.0' || a.host === '::') && wildcardServes)));
+  }
+
   /**
    * Binds every address; one IPv6 address that this machine lacks is skipped
    * with a warning when there are others (a machine without IPv6 still gets

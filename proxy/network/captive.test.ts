@@ -171,7 +171,7 @@ describe('captive portal on loopback (opportunistic: no setting touched)', () =>
     expect(r.dns.asked).toEqual([]);
     expect(r.proxy.state.state).toBe('blocked');
     expect(r.proxy.captive).toBeNull();
-    expect(r.proxy.network?.kind).toBe('refused');
+    expect(r.proxy.privacy.network?.kind).toBe('refused');
   });
 });
 

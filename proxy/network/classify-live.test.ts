@@ -35,7 +35,7 @@ async function firstFailure(port: number): Promise<{ event: Extract<ConnectionEv
   h.proxy.on('connection', (e) => events.push(e));
   await waitForEvent(h.proxy, 'connection', () => events.some((e) => e.type === 'connect-failed'), 5000, 'a connect failure');
   const event = events.find((e) => e.type === 'connect-failed') as Extract<ConnectionEvent, { type: 'connect-failed' }>;
-  return { event, network: h.proxy.network };
+  return { event, network: h.proxy.privacy.network };
 }
 
 describe('failures classified from real sockets', () => {

@@ -28,7 +28,7 @@ test('nobody asking: when the server closes the connection, the state says idle 
   await waitForEvent(h.proxy, 'state', () => /^idle since \d\d:\d\d:\d\d/.test(h.proxy.state.reason), 3000, 'idle reason');
   expect(h.proxy.state.state).toBe('private');
   expect(h.proxy.connections()).toHaveLength(0);
-  expect(h.proxy.lastVerifiedAt).toBeGreaterThan(Date.now() - 3000);
+  expect(h.proxy.privacy.lastVerifiedAt).toBeGreaterThan(Date.now() - 3000);
 });
 
 test('queries flowing: the closed connection is re-opened at once and the next query is a connection hit', async () => {

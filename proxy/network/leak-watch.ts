@@ -223,6 +223,11 @@ export interface LeakWatchOptions {
   readonly now?: () => number;
 }
 
+/** The leak watch of a run that routes names (it reads where names are read); null when routing is off. */
+export function leakWatchFor(names: { readonly paths: LeakWatchOptions['paths']; readonly run?: RunCommand } | null, o: Pick<LeakWatchOptions, 'ours' | 'watchingNetwork'>): LeakWatch | null {
+  return names ? new LeakWatch({ ...o, paths: names.paths, ...(names.run ? { run: names.run } : {}) }) : null;
+}
+
 export class LeakWatch {
   readonly #options: LeakWatchOptions;
   readonly #now: () => number;

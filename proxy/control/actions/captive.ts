@@ -21,7 +21,7 @@ const captiveBody = lazily((z) =>
  */
 export function signIn(proxy: StubProxy): SignInView {
   const c = proxy.captive;
-  const signInProxy = proxy.signInProxy;
+  const signInProxy = proxy.privacy.signInProxy;
   if (!c || c.exception !== 'active' || !signInProxy) {
     throw new ApiFailure('sign_in_not_allowed', c ? `signing in is not allowed right now (${c.exception})` : 'no captive portal is being signed in to');
   }

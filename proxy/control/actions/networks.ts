@@ -69,14 +69,14 @@ function networkView(key: string, e: NetworkMemoryEntry, current: string | null)
 }
 
 export function networksView(proxy: StubProxy): NetworksView {
-  const memory = proxy.memory;
+  const memory = proxy.privacy.memory;
   if (!memory) return { remembering: false, max: MAX_NETWORKS, networks: [] };
   return { remembering: true, max: MAX_NETWORKS, networks: memory.memory.list().map(({ key, entry }) => networkView(key, entry, memory.key)) };
 }
 
 /** The memory and a known key, or the error that says why not. */
 function known(proxy: StubProxy, key: string): NetworkMemory {
-  const memory = proxy.memory?.memory;
+  const memory = proxy.privacy.memory?.memory;
   if (!memory) throw new ApiFailure('networks_not_remembered', NOT_REMEMBERING);
   if (!KEY.test(key)) throw validationFailure({ key: 'a network key is the 32 hexadecimal characters GET /api/networks lists' }, { key: 'bad_value' }, 'a network key is the 32 hexadecimal characters GET /api/networks lists; nothing was changed');
   if (!memory.get(key)) throw new ApiFailure('unknown_network', `no remembered network has the key ${key} (forgotten already?); nothing was changed`);
@@ -97,7 +97,7 @@ export async function setNetworkLocalNames(proxy: StubProxy, key: string, raw: u
   const policy = parseLocalNames(typeof raw === 'object' && raw !== null ? (raw as { localNames?: unknown }).localNames : undefined);
   const entry = memory.update(key, { localNames: policy === 'ask' ? undefined : policy });
   await reapply(proxy, key);
-  return networkView(key, entry, proxy.memory?.key ?? null);
+  return networkView(key, entry, proxy.privacy.memory?.key ?? null);
 }
 
 /** "Forget this network": everything remembered about it goes; on the network we're on, its choice stops applying at once. */
@@ -108,5 +108,5 @@ export async function forgetNetwork(proxy: StubProxy, key: string): Promise<void
 
 /** The name router reads the choice for the network we're on again. */
 async function reapply(proxy: StubProxy, key: string): Promise<void> {
-  if (proxy.memory?.key === key) await proxy.routing?.refresh();
+  if (proxy.privacy.memory?.key === key) await proxy.routing?.refresh();
 }

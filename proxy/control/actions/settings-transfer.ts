@@ -73,7 +73,7 @@ export async function importSettings(service: ControlService, raw: unknown): Pro
   const networks = parseNetworks(o.networks);
   // The settings are checked (and applied) all or nothing; the networks were checked above.
   const settings = await service.settingsActions.update(o.settings);
-  const memory = service.proxy.memory?.memory;
+  const memory = service.proxy.privacy.memory?.memory;
   let applied = 0;
   if (memory) {
     for (const n of networks) {
@@ -81,7 +81,7 @@ export async function importSettings(service: ControlService, raw: unknown): Pro
       memory.update(n.key, { localNames: n.localNames === 'ask' ? undefined : n.localNames, ...(!known?.label && n.label ? { label: n.label } : {}) });
       applied++;
     }
-    const current = service.proxy.memory?.key;
+    const current = service.proxy.privacy.memory?.key;
     if (current && networks.some((n) => n.key === current)) await service.proxy.routing?.refresh();
   }
   return { settings, networks: applied };
