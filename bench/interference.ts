@@ -25,16 +25,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { dotstubArgv, netlabMissing, startNetlab, unboundIn, waitForListening, type Netlab, type NetlabProcess } from '../test-support/netlab.js';
+import { netlabMissing, startNetlab, unboundIn, waitForListening, type Netlab, type NetlabProcess } from '../test-support/netlab.js';
 import { startUnbound, type UnboundServer } from '../test-support/unbound.js';
 import { benchMeta, ROOT } from './lab.js';
-import { stubbyConfig, unboundForwarderConfig } from './peers.js';
+import { dig, LAB_PORT as PORT, runDotstub, startPeerInLab, type LabPeer } from './lab-peers.js';
 import { COLORS, esc, renderPng } from './plot.js';
 import { median } from './stats.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const USAGE = 'usage: npm run bench:interference -- [--quick] [--rounds N] [--outage S] [--after S] [--rate QPS] [--out DIR] | --replot [--out DIR]';
-const PORT = 5300;
 const NAMES = 5000;
 const QUERY_TIMEOUT_MS = 2000;
 
@@ -204,54 +203,6 @@ async function startImpostor(lab: Netlab, unbound: UnboundServer): Promise<Netla
   return p;
 }
 
-interface Running {
-  readonly process: NetlabProcess;
-  api(what: string): Promise<Record<string, unknown>>;
-}
-
-let configs = 0;
-
-async function runDotstub(lab: Netlab, unbound: UnboundServer, resolver: string): Promise<Running> {
-  const n = configs++;
-  const readyFile = path.join(lab.dir, `ready-${n}.json`);
-  const proc = lab.client.spawn(
-    dotstubArgv([
-      '--listen', `127.0.0.1:${PORT}`,
-      '--resolver', resolver,
-      '--doh', 'https://dns.test:443/dns-query',
-      '--ca', unbound.pki.caFile,
-      '--strict',
-      '--cache-size', '0',
-      '--control', '127.0.0.1:0',
-      '--config-dir', path.join(lab.dir, `config-${n}`),
-      '--ready-file', readyFile,
-    ]),
-  );
-  const deadline = Date.now() + 30_000;
-  while (!fs.existsSync(readyFile)) {
-    if (Date.now() > deadline || proc.child.exitCode !== null) {
-      await proc.stop();
-      throw new Error(`dotstub did not start in the lab:\n${proc.output()}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const ready = JSON.parse(fs.readFileSync(readyFile, 'utf8')) as { control: string; token: string };
-  return {
-    process: proc,
-    api: async (what) => {
-      const r = await lab.client.exec(['curl', '-sS', '--max-time', '2', '-H', `Authorization: Bearer ${ready.token}`, `${ready.control}/api/${what}`]);
-      if (r.code !== 0) throw new Error(`${what}: ${r.stderr}`);
-      return JSON.parse(r.stdout) as Record<string, unknown>;
-    },
-  };
-}
-
-async function dig(lab: Netlab, name: string): Promise<{ rcode: string; ms: number }> {
-  const t = Date.now();
-  const r = await lab.client.exec(['dig', '@127.0.0.1', '-p', String(PORT), '+time=5', '+tries=1', '+nocookie', name, 'A']);
-  return { rcode: /status: (\w+)/.exec(r.stdout)?.[1] ?? 'TIMEOUT', ms: Number(/Query time: (\d+) msec/.exec(r.stdout)?.[1] ?? Date.now() - t) };
-}
-
 interface NetworkField {
   readonly classification: string;
   readonly afterMs: number;
@@ -300,36 +251,12 @@ async function decide(lab: Netlab, unbound: UnboundServer, k: Kind, round: numbe
   }
 }
 
-async function startPeerInLab(lab: Netlab, unbound: UnboundServer, peer: 'dotstub' | 'stubby' | 'unbound-fwd'): Promise<NetlabProcess> {
-  const to = { address: lab.addresses.server4, port: 853, authName: unbound.pki.authName, caFile: unbound.pki.caFile };
-  const dir = path.join(lab.dir, `peer-${peer}-${configs++}`);
-  fs.mkdirSync(dir, { recursive: true });
-  let proc: NetlabProcess;
-  if (peer === 'dotstub') proc = (await runDotstub(lab, unbound, `${lab.addresses.server4}:853#dns.test`)).process;
-  else if (peer === 'stubby') {
-    fs.writeFileSync(path.join(dir, 'stubby.yml'), stubbyConfig(dir, '127.0.0.1', PORT, to));
-    proc = lab.client.spawn(['/usr/bin/stubby', '-C', path.join(dir, 'stubby.yml'), '-v', '3']);
-  } else {
-    fs.writeFileSync(path.join(dir, 'unbound.conf'), unboundForwarderConfig(dir, PORT, to));
-    proc = lab.client.spawn(['/usr/sbin/unbound', '-d', '-c', path.join(dir, 'unbound.conf')]);
-  }
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if ((await dig(lab, 'n0.test')).rcode === 'NOERROR') return proc;
-    if (Date.now() > deadline || proc.child.exitCode !== null) {
-      await proc.stop();
-      throw new Error(`${peer} did not answer in the lab:\n${proc.output()}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 let nameOffset = 1000;
 
 async function outage(
   lab: Netlab,
   unbound: UnboundServer,
-  peer: 'dotstub' | 'stubby' | 'unbound-fwd',
+  peer: LabPeer,
   o: { outageS: number; afterS: number; rate: number; warmS: number },
 ): Promise<OutageRun> {
   const proc = await startPeerInLab(lab, unbound, peer);
