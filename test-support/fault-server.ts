@@ -64,6 +64,8 @@ export class FaultServer {
     killers: new Map(),
   };
   readonly seen: SeenQuery[] = [];
+  /** Tests waiting for a query (whenSeen), checked as each one arrives. */
+  readonly #waiters = new Set<{ readonly match: (q: SeenQuery) => boolean; readonly resolve: () => void }>();
   readonly handshakes = { full: 0, resumed: 0 };
   /** Plain TCP server; each connection is wrapped in TLS so the test can reset the raw socket. */
   readonly #server: net.Server;
@@ -128,6 +130,35 @@ export class FaultServer {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
+  /**
+   * Resolves once the server has received `count` queries that `match`
+   * (counting those already seen); rejects after `timeoutMs`. For a test that
+   * must act while queries are in flight, instead of sleeping.
+   */
+  whenSeen(match: (q: SeenQuery) => boolean, count = 1, timeoutMs = 5000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let left = count - this.seen.filter(match).length;
+      if (left <= 0) {
+        resolve();
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.#waiters.delete(waiter);
+        reject(new Error(`the fault server saw ${count - left} of ${count} queries in ${timeoutMs} ms`));
+      }, timeoutMs);
+      const waiter = {
+        match,
+        resolve: () => {
+          if (--left > 0) return;
+          clearTimeout(timer);
+          this.#waiters.delete(waiter);
+          resolve();
+        },
+      };
+      this.#waiters.add(waiter);
+    });
+  }
+
   #onConnection(socket: tls.TLSSocket, raw: net.Socket): void {
     const connection = ++this.#connections;
     this.#sockets.set(socket, raw);
@@ -162,7 +193,9 @@ export class FaultServer {
         }
         const q = packet.questions?.[0];
         const name = (q?.name ?? '').toLowerCase().replace(/\.$/, '');
-        this.seen.push({ connection, id: packet.id ?? 0, name, length: msg.length, packet });
+        const seenQuery = { connection, id: packet.id ?? 0, name, length: msg.length, packet };
+        this.seen.push(seenQuery);
+        for (const w of this.#waiters) if (w.match(seenQuery)) w.resolve();
         if (resetAfter !== undefined && received >= resetAfter) {
           raw.resetAndDestroy();
           return;

@@ -150,7 +150,7 @@ describe('the answer cache against unbound', () => {
     const { h, c, log } = await proxyTo(a.resolverArg);
 
     const inFlight = c.query('slow.test', { timeoutMs: 5000 });
-    await new Promise((r) => setTimeout(r, 100));
+    await a.whenSeen((q) => q.name === 'slow.test'); // asked of A, its answer 600 ms away
     await h.proxy.switchResolver(parseResolverArg(b.resolverArg));
     // The asker gets A's answer once (it asked A) …
     expect(firstA(await inFlight)).toBe('192.0.2.254');

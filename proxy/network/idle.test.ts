@@ -72,7 +72,7 @@ test('a network change drops the connection, reconnects at once, and queries in 
   const closes: string[] = [];
   h.proxy.on('connection', (e) => e.type === 'close' && closes.push(e.reason));
   const inFlight = Array.from({ length: 5 }, (_, i) => c.query(`n${i}.test`));
-  await new Promise((r) => setTimeout(r, 30));
+  await s.whenSeen((q) => /^n[0-4]\.test$/.test(q.name), 5); // all five at the resolver, none answered yet
   const before = s.connections;
   h.proxy.networkChanged({ reason: 'route', sentence: 'the default route changed' });
   const answers = await Promise.all(inFlight);
