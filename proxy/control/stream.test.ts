@@ -16,13 +16,13 @@ import { waitFor } from '../../test-support/proxy-harness.js';
 const LIVE_MS = 300;
 const REFRESH_MS = 1500;
 
-async function hubOnServer(): Promise<{ hub: StreamHub; url: string; built: () => number }> {
+async function hubOnServer(refreshMs = REFRESH_MS): Promise<{ hub: StreamHub; url: string; built: () => number }> {
   let built = 0;
   const views = (): Required<StreamViews> => {
     built++;
     return { status: {} as never, resolvers: { active: 'a', resolvers: [] }, connections: [], metrics: {} as never, settings: {} as never };
   };
-  const hub = new StreamHub({ intervalMs: 20, pingMs: 60_000, liveMs: LIVE_MS, refreshMs: REFRESH_MS, snapshot: () => ({ counters: {} as Counters, inFlight: 0 }), views });
+  const hub = new StreamHub({ intervalMs: 20, pingMs: 60_000, liveMs: LIVE_MS, refreshMs, snapshot: () => ({ counters: {} as Counters, inFlight: 0 }), views });
   const server = http.createServer((_req, res) => hub.add(res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   onTestFinished(
@@ -74,4 +74,27 @@ test('every view in the first batch and after an event; queries bring theirs at 
   expect(built()).toBe(builtBefore);
   await waitFor(() => s.events.length > idleFrom, REFRESH_MS * 2, 'the slow refresh');
   expect(kinds(batches(s.events)[idleFrom] as StreamBatch)).toEqual(['connections', 'metrics', 'resolvers', 'settings', 'status']);
+});
+
+test('when queries stop, one more snapshot follows liveMs later (the charts see the traffic end), then nothing until the slow refresh', async () => {
+  const { hub, url } = await hubOnServer(60_000); // no slow refresh inside this test
+  const s = await openStream({ url, token: '' });
+  onTestFinished(() => s.close());
+  await waitFor(() => s.events.length >= 1, 2000, 'first batch');
+  const started = Date.now();
+  let lastQueryAt = 0;
+  for (let i = 0; Date.now() - started < 500; i++) {
+    hub.pushQuery({ seq: i + 1 } as QueryRecord);
+    lastQueryAt = Date.now();
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await new Promise((r) => setTimeout(r, LIVE_MS * 3));
+  // The last query's snapshot (due within liveMs of it), and the settling one liveMs after that, built with no query in the meantime.
+  const after = batches(s.events).filter((b) => b.at >= lastQueryAt && b.views !== undefined);
+  expect(after.length).toBe(2);
+  expect((after[1] as StreamBatch).at - (after[0] as StreamBatch).at).toBeGreaterThanOrEqual(LIVE_MS);
+  expect(kinds(after[1] as StreamBatch)).toEqual(['connections', 'metrics', 'resolvers']);
+  const quietFrom = s.events.length;
+  await new Promise((r) => setTimeout(r, LIVE_MS * 4));
+  expect(s.events.length).toBe(quietFrom);
 });

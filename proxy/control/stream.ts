@@ -57,6 +57,8 @@ export class StreamHub {
   readonly #refreshMs: number;
   readonly #liveMs: number;
   #due: Due = 0;
+  /** The last views went out because of queries: one more goes liveMs later, so charts show the traffic stopping. */
+  #settle = false;
   #lastAll = 0;
   #lastLive = 0;
   #queries: QueryRecord[] = [];
@@ -148,6 +150,8 @@ export class StreamHub {
     }
     const now = Date.now();
     if (this.#views && now - this.#lastAll >= this.#refreshMs) this.#due = ALL;
+    const settling = this.#settle && this.#due === 0 && now - this.#lastLive >= this.#liveMs;
+    if (settling) this.#due = LIVE;
     // Query-driven views wait for their cadence; events' and the refresh's go at once.
     const due: Due = this.#due === LIVE && now - this.#lastLive < this.#liveMs ? 0 : this.#due;
     if (this.#queries.length === 0 && this.#events.length === 0 && this.#skipped === 0 && due === 0) {
@@ -159,7 +163,10 @@ export class StreamHub {
     }
     const { counters, inFlight } = this.#snapshot();
     const batch: StreamBatch = { at: now, queries: this.#queries, skipped: this.#skipped, events: this.#events, counters: { ...counters }, inFlight, ...this.#viewsFor(due) };
-    if (due !== 0) this.#due = 0;
+    if (due !== 0) {
+      this.#due = 0;
+      this.#settle = due === LIVE && !settling;
+    }
     const full = `event: batch\ndata: ${JSON.stringify(batch)}\n\n`;
     let light: string | undefined;
     for (const res of this.#clients) {
