@@ -404,13 +404,34 @@ function otherMachine(spec: BaseSpec, title: string): void {
       const first = m.lookup();
       const firstAnswer = first === 'private' ? 0 : await m.waitFor('private', 10_000);
       expect(firstAnswer, 'private DNS within 10 s of turning on').toBeDefined();
+      // The control socket comes up a moment after the unit's start returns (measured, not hidden): the app waits for it.
+      const t1 = performance.now();
+      while (m.exec(['test', '-S', '/run/dotstub/control.sock']).code !== 0 && performance.now() - t1 < 10_000) await new Promise((r) => setTimeout(r, 50));
+      const socketMs = performance.now() - t1;
       const ctl = m.run('dotstub ctl status').stdout;
       expect(ctl).toMatch(/^private DNS: on — /m);
       const sys = m.run('dotstub system-dns status --state-dir /var/lib/dotstub').stdout;
       expect(sys).toMatch(new RegExp(`^backend: ${spec.dns === 'resolved' ? 'systemd-resolved' : 'resolv.conf'} `, 'm'));
       expect(sys).toMatch(/^private DNS: on /m);
       rows.push({ scenario: `[${tag}] boot, ${systemd}`, result: 'lookups to the LAN', timings: `boot ${ms(bootMs)}` });
-      rows.push({ scenario: `[${tag}] install; /usr/lib/dotstub/turn-on as root`, result: `enabled; first lookup: ${first}; status: ${/^private DNS: .*$/m.exec(ctl)?.[0] ?? '?'}`, timings: `apt ${ms(apt.ms)}; turn-on ${ms(onMs)}; private ${ms(onMs + (firstAnswer ?? 0))} after the command` });
+      rows.push({ scenario: `[${tag}] install; /usr/lib/dotstub/turn-on as root`, result: `enabled; first lookup: ${first}; status: ${/^private DNS: .*$/m.exec(ctl)?.[0] ?? '?'}`, timings: `apt ${ms(apt.ms)}; turn-on ${ms(onMs)}; private ${ms(onMs + (firstAnswer ?? 0))}, control socket ${ms(onMs + socketMs)} after the command` });
+    });
+
+    // Only on request (it starts a browser): DOTSTUB_INSTALL_LAB_SCREENSHOT=1.
+    test.skipIf(process.env.DOTSTUB_INSTALL_LAB_SCREENSHOT !== '1')(`[${tag}] the dashboard's System DNS page, as the installed service serves it (screenshots)`, () => {
+      const link = m.run('dotstub ctl dashboard').stdout.trim();
+      expect(link).toMatch(/^http:\/\/127\.0\.0\.1:5380\/#token=/);
+      const out = path.join(ROOT, 'e2e/screenshots', `install-lab-system-dns-${spec.suite}-${spec.dns === 'resolved' ? 'resolved' : 'resolv-conf'}`);
+      // The browser runs on this host but in the machine's network namespace: its 127.0.0.1 is the machine's.
+      const shot = execFileSync('nsenter', ['-t', String(m.leader), '-n', process.execPath, path.join(ROOT, 'test-support/install-lab-screenshot.mjs'), link, out], {
+        encoding: 'utf8',
+        cwd: ROOT,
+        timeout: 120_000,
+      });
+      expect(shot).toMatch(/^light: Private DNS is on for this machine; leak test: /m);
+      // The leak test's verdict is reported, not asserted: with resolved it probes a name under .invalid, which resolved
+      // answers itself (RFC 6761) without asking dotstub, so it says "can leak" (see the row; reported to its owners).
+      rows.push({ scenario: `[${tag}] dashboard, System DNS page`, result: shot.trim().replace(/\n/g, '; '), timings: `${path.relative(ROOT, out)}-{light,dark}.png` });
     });
 
     test.skipIf(spec.dns !== 'resolved')(`[${tag}] the drop-in stays put (no re-apply loop) and queries go only to dotstub`, async () => {
