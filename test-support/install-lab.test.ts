@@ -371,6 +371,7 @@ function otherMachine(spec: BaseSpec, title: string): void {
           'if [ -L /etc/resolv.conf ]; then echo "resolv.conf -> $(readlink /etc/resolv.conf)"; else echo "resolv.conf:"; cat /etc/resolv.conf; fi',
           'for d in /etc/systemd/resolved.conf.d /run/systemd/resolved.conf.d; do if [ -d $d ]; then echo "== $d"; for f in $d/*; do [ -e "$f" ] && { echo "-- $f"; cat "$f"; }; done; else echo "== $d (none)"; fi; done',
           'if systemctl -q is-active systemd-resolved; then resolvectl dns; resolvectl domain; fi',
+          'if [ -d /etc/NetworkManager/conf.d ]; then for f in /etc/NetworkManager/conf.d/*; do [ -e "$f" ] && { echo "-- $f"; cat "$f"; }; done; fi',
         ].join('; '),
       ).stdout;
 
@@ -385,7 +386,7 @@ function otherMachine(spec: BaseSpec, title: string): void {
     });
 
     test(`boot (${tag}), install, turn on with the package's helper: private DNS on and status says so`, async () => {
-      m = Machine.create(ensureBase(undefined, spec), `dotstub-lab-${spec.suite}-${spec.dns === 'resolved' ? 'rd' : 'rc'}`);
+      m = Machine.create(ensureBase(undefined, spec), `dotstub-lab-${spec.suite}-${{ resolved: 'rd', networkmanager: 'nm', 'resolv.conf': 'rc' }[spec.dns]}`);
       configureLab(m);
       const { ms: bootMs } = await m.boot();
       const systemd = m.run('systemctl --version').stdout.split('\n')[0] as string;
@@ -411,7 +412,7 @@ function otherMachine(spec: BaseSpec, title: string): void {
       const ctl = m.run('dotstub ctl status').stdout;
       expect(ctl).toMatch(/^private DNS: on — /m);
       const sys = m.run('dotstub system-dns status --state-dir /var/lib/dotstub').stdout;
-      expect(sys).toMatch(new RegExp(`^backend: ${spec.dns === 'resolved' ? 'systemd-resolved' : 'resolv.conf'} `, 'm'));
+      expect(sys).toMatch(new RegExp(`^backend: ${{ resolved: 'systemd-resolved', networkmanager: 'networkmanager', 'resolv.conf': 'resolv.conf' }[spec.dns]} `, 'm'));
       expect(sys).toMatch(/^private DNS: on /m);
       rows.push({ scenario: `[${tag}] boot, ${systemd}`, result: 'lookups to the LAN', timings: `boot ${ms(bootMs)}` });
       rows.push({ scenario: `[${tag}] install; /usr/lib/dotstub/turn-on as root`, result: `enabled; first lookup: ${first}; status: ${/^private DNS: .*$/m.exec(ctl)?.[0] ?? '?'}`, timings: `apt ${ms(apt.ms)}; turn-on ${ms(onMs)}; private ${ms(onMs + (firstAnswer ?? 0))}, control socket ${ms(onMs + socketMs)} after the command` });
@@ -421,7 +422,7 @@ function otherMachine(spec: BaseSpec, title: string): void {
     test.skipIf(process.env.DOTSTUB_INSTALL_LAB_SCREENSHOT !== '1')(`[${tag}] the dashboard's System DNS page, as the installed service serves it (screenshots)`, () => {
       const link = m.run('dotstub ctl dashboard').stdout.trim();
       expect(link).toMatch(/^http:\/\/127\.0\.0\.1:5380\/#token=/);
-      const out = path.join(ROOT, 'e2e/screenshots', `install-lab-system-dns-${spec.suite}-${spec.dns === 'resolved' ? 'resolved' : 'resolv-conf'}`);
+      const out = path.join(ROOT, 'e2e/screenshots', `install-lab-system-dns-${spec.suite}-${spec.dns.replace('.', '-')}`);
       // The browser runs on this host but in the machine's network namespace: its 127.0.0.1 is the machine's.
       const shot = execFileSync('nsenter', ['-t', String(m.leader), '-n', process.execPath, path.join(ROOT, 'test-support/install-lab-screenshot.mjs'), link, out], {
         encoding: 'utf8',
@@ -496,6 +497,8 @@ function otherMachine(spec: BaseSpec, title: string): void {
 }
 
 otherMachine({ suite: 'bookworm', dns: 'resolved' }, 'the dotstub package in a booted Debian 12 with systemd-resolved (install lab)');
+// NetworkManager writing resolv.conf (no resolved): on request (DOTSTUB_INSTALL_LAB_NM=1), it builds one more root.
+if (process.env.DOTSTUB_INSTALL_LAB_NM === '1') otherMachine({ suite: 'bookworm', dns: 'networkmanager' }, 'the dotstub package in a booted Debian 12 with NetworkManager (install lab)');
 // Debian 13: the full form only (DOTSTUB_INSTALL_LAB_TRIXIE=1); it builds two more roots the first time.
 if (process.env.DOTSTUB_INSTALL_LAB_TRIXIE === '1') {
   otherMachine({ suite: 'trixie', dns: 'resolv.conf' }, 'the dotstub package in a booted Debian 13 (install lab)');

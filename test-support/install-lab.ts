@@ -154,7 +154,7 @@ WantedBy=multi-user.target
  */
 export interface BaseSpec {
   readonly suite: 'bookworm' | 'trixie';
-  readonly dns: 'resolv.conf' | 'resolved';
+  readonly dns: 'resolv.conf' | 'resolved' | 'networkmanager';
 }
 export const BOOKWORM: BaseSpec = { suite: 'bookworm', dns: 'resolv.conf' };
 
@@ -175,10 +175,11 @@ const includes = (spec: BaseSpec): string[] => [
   'polkitd',
   'pkexec',
   ...(spec.dns === 'resolved' ? ['systemd-resolved'] : []),
+  ...(spec.dns === 'networkmanager' ? ['network-manager'] : []),
 ];
 /** Where a base lives (the plain bookworm one where it always did). */
 export function baseDir(spec: BaseSpec): string {
-  return path.join(LAB_DIR, spec.suite === 'bookworm' && spec.dns === 'resolv.conf' ? 'install-base' : `install-base-${spec.suite}${spec.dns === 'resolved' ? '-resolved' : ''}`);
+  return path.join(LAB_DIR, spec.suite === 'bookworm' && spec.dns === 'resolv.conf' ? 'install-base' : `install-base-${spec.suite}${spec.dns === 'resolv.conf' ? '' : `-${spec.dns}`}`);
 }
 
 /** The machine's resolved setup: stub-resolv.conf, the LAN's resolver on the LAN link (as DHCP would set it). */
@@ -203,6 +204,34 @@ WantedBy=multi-user.target
 `,
   );
   fs.symlinkSync('/etc/systemd/system/lab-lan-link-dns.service', path.join(root, 'etc/systemd/system/multi-user.target.wants/lab-lan-link-dns.service'));
+}
+
+/**
+ * The machine's NetworkManager setup: it manages the LAN link (the peer end,
+ * an address of its own) with the LAN's resolver as the connection's DNS,
+ * and writes /etc/resolv.conf itself, as on a desktop without resolved.
+ */
+function networkManagerSetup(root: string): void {
+  write(
+    path.join(root, 'etc/NetworkManager/system-connections/lab-lan.nmconnection'),
+    `[connection]
+id=lab-lan
+type=ethernet
+interface-name=lan1
+autoconnect=true
+
+[ipv4]
+method=manual
+address1=10.53.9.2/24
+dns=${LAN_DNS};
+
+[ipv6]
+method=disabled
+`,
+    0o600,
+  );
+  // Debian's NetworkManager.conf leaves ifupdown's links alone; lan1 is not one.
+  write(path.join(root, 'etc/NetworkManager/conf.d/50-install-lab.conf'), '[main]\nplugins=keyfile\n\n[keyfile]\nunmanaged-devices=interface-name:lan0\n');
 }
 
 /**
@@ -251,6 +280,7 @@ export function ensureBase(log: (msg: string) => void = () => {}, spec: BaseSpec
     write(path.join(building, 'etc/hosts'), '127.0.0.1 localhost\n127.0.1.1 lab\n');
     labUnits(building);
     if (spec.dns === 'resolved') resolvedSetup(building);
+    else if (spec.dns === 'networkmanager') networkManagerSetup(building);
     else write(path.join(building, 'etc/resolv.conf'), ORIGINAL_RESOLV_CONF);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.renameSync(building, dir);
