@@ -156,7 +156,7 @@ export interface BaseSpec {
   readonly suite: 'bookworm' | 'trixie';
   readonly dns: 'resolv.conf' | 'resolved' | 'networkmanager';
 }
-export const BOOKWORM: BaseSpec = { suite: 'bookworm', dns: 'resolv.conf' };
+const BOOKWORM: BaseSpec = { suite: 'bookworm', dns: 'resolv.conf' };
 
 /** Bump when the recipe below changes: the cached bases are rebuilt. */
 const RECIPE_VERSION = 3;
@@ -178,7 +178,7 @@ const includes = (spec: BaseSpec): string[] => [
   ...(spec.dns === 'networkmanager' ? ['network-manager'] : []),
 ];
 /** Where a base lives (the plain bookworm one where it always did). */
-export function baseDir(spec: BaseSpec): string {
+function baseDir(spec: BaseSpec): string {
   return path.join(LAB_DIR, spec.suite === 'bookworm' && spec.dns === 'resolv.conf' ? 'install-base' : `install-base-${spec.suite}${spec.dns === 'resolv.conf' ? '' : `-${spec.dns}`}`);
 }
 
