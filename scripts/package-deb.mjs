@@ -19,6 +19,10 @@
 //                                    from) and README.md (the unit's Documentation=)
 //   /lib/systemd/system/*.service    the same units, owned by the package
 //   /usr/bin/dotstub                 → /opt/dotstub/dotstub-cli
+//   /usr/lib/dotstub/turn-on         packaging/dotstub-turn-on: what the app runs
+//                                    with pkexec ("Turn on private DNS…")
+//   /usr/share/polkit-1/actions/     packaging/org.dotstub.turn-on.policy: the
+//                                    polkit action naming it (its own message)
 // The maintainer scripts run packaging/deb/*.sh as they are (see maintainerScripts).
 //
 // Options: --no-build (use dist/ and renderer/dist as they are), --out DIR
@@ -360,6 +364,10 @@ exec /opt/dotstub/node/bin/node ${PROXY_NODE_FLAGS.join(' ')} /opt/dotstub/app/b
       copyFile(path.join(ROOT, 'packaging', u), path.join(stage, 'lib/systemd/system', u));
     }
     copyFile(path.join(ROOT, 'README.md'), path.join(opt, 'resources/README.md'));
+    // The administrator's one step, as the app asks for it: pkexec runs the helper, and polkit shows the
+    // action's own message (the policy names the helper in org.freedesktop.policykit.exec.path).
+    copyFile(path.join(ROOT, 'packaging/dotstub-turn-on'), path.join(stage, 'usr/lib/dotstub/turn-on'), 0o755);
+    copyFile(path.join(ROOT, 'packaging/org.dotstub.turn-on.policy'), path.join(stage, 'usr/share/polkit-1/actions/org.dotstub.turn-on.policy'));
     fs.mkdirSync(path.join(stage, 'usr/bin'), { recursive: true });
     fs.symlinkSync('/opt/dotstub/dotstub-cli', path.join(stage, 'usr/bin/dotstub'));
 
@@ -392,6 +400,8 @@ exec /opt/dotstub/node/bin/node ${PROXY_NODE_FLAGS.join(' ')} /opt/dotstub/app/b
       // The runtime's needs (objdump -T: GLIBC_2.28, GLIBCXX_3.4.21, GCC_3.4).
       // adduser: the postinst creates the dotstub group (addgroup --system).
       'Depends: libc6 (>= 2.28), libgcc-s1 (>= 3.4), libstdc++6 (>= 5.2), adduser',
+      // The desktop app's "Turn on private DNS…" runs /usr/lib/dotstub/turn-on through pkexec.
+      'Suggests: pkexec',
       'Section: net',
       'Priority: optional',
       'Homepage: https://github.com/dotstub/dotstub',

@@ -31,11 +31,7 @@ import path from 'node:path';
 import { testPki } from './certs.js';
 
 const LAB_DIR = '/var/cache/dotstub-lab';
-const BASE_DIR = path.join(LAB_DIR, 'install-base');
 const RUNS_DIR = path.join(LAB_DIR, 'install-runs');
-/** Bump when the recipe below changes: the cached base is rebuilt. */
-const BASE_RECIPE = 'install-base 2: bookworm minbase, systemd dbus iproute2 ca-certificates unbound openssl, lab units';
-const MARKER = path.join(BASE_DIR, '.dotstub-lab-recipe');
 const PATH_INSIDE = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** The LAN resolver (the machine's original DNS) and the DoT resolver, and what each answers for who.test. */
@@ -151,52 +147,150 @@ WantedBy=multi-user.target
 }
 
 /**
- * The pristine root (built once, ~20 s and ~250 MB): Debian 12 minbase with
- * systemd, unbound and openssl, the lab's units, the packaged unbound's own
- * services masked (they would take port 53), resolv.conf naming the LAN.
+ * Which Debian, and which DNS setup: plain /etc/resolv.conf naming the LAN
+ * resolver, or systemd-resolved in stub mode (its package's own
+ * resolv.conf symlink) with the LAN resolver as the LAN link's server, as
+ * DHCP would set it.
  */
-export function ensureBase(log: (msg: string) => void = () => {}): string {
-  if (fs.existsSync(MARKER) && fs.readFileSync(MARKER, 'utf8') === BASE_RECIPE) return BASE_DIR;
-  const building = `${BASE_DIR}.building`;
+export interface BaseSpec {
+  readonly suite: 'bookworm' | 'trixie';
+  readonly dns: 'resolv.conf' | 'resolved' | 'networkmanager';
+}
+const BOOKWORM: BaseSpec = { suite: 'bookworm', dns: 'resolv.conf' };
+
+/** Bump when the recipe below changes: the cached bases are rebuilt. */
+const RECIPE_VERSION = 3;
+const recipe = (spec: BaseSpec): string =>
+  `install-base ${RECIPE_VERSION}: ${spec.suite} minbase, ${includes(spec).join(' ')}, lab units, DNS: ${spec.dns}`;
+const includes = (spec: BaseSpec): string[] => [
+  'systemd',
+  'systemd-sysv',
+  'dbus',
+  'iproute2',
+  'ca-certificates',
+  'adduser',
+  'unbound',
+  'openssl',
+  // pkaction and pkexec: polkit's view of the package's action, and the app's "Turn on private DNS…".
+  'polkitd',
+  'pkexec',
+  ...(spec.dns === 'resolved' ? ['systemd-resolved'] : []),
+  ...(spec.dns === 'networkmanager' ? ['network-manager'] : []),
+];
+/** Where a base lives (the plain bookworm one where it always did). */
+function baseDir(spec: BaseSpec): string {
+  return path.join(LAB_DIR, spec.suite === 'bookworm' && spec.dns === 'resolv.conf' ? 'install-base' : `install-base-${spec.suite}${spec.dns === 'resolv.conf' ? '' : `-${spec.dns}`}`);
+}
+
+/** The machine's resolved setup: stub-resolv.conf, the LAN's resolver on the LAN link (as DHCP would set it). */
+function resolvedSetup(root: string): void {
+  fs.rmSync(path.join(root, 'etc/resolv.conf'), { force: true });
+  fs.symlinkSync('../run/systemd/resolve/stub-resolv.conf', path.join(root, 'etc/resolv.conf'));
+  write(
+    path.join(root, 'etc/systemd/system/lab-lan-link-dns.service'),
+    `[Unit]
+Description=install lab: the LAN link's DNS server, as DHCP would give it to resolved
+After=lab-lan.service systemd-resolved.service
+Requires=lab-lan.service
+Wants=systemd-resolved.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/bin/resolvectl dns lan0 ${LAN_DNS}
+
+[Install]
+WantedBy=multi-user.target
+`,
+  );
+  fs.symlinkSync('/etc/systemd/system/lab-lan-link-dns.service', path.join(root, 'etc/systemd/system/multi-user.target.wants/lab-lan-link-dns.service'));
+}
+
+/**
+ * The machine's NetworkManager setup: it manages the LAN link (the peer end,
+ * an address of its own) with the LAN's resolver as the connection's DNS,
+ * and writes /etc/resolv.conf itself, as on a desktop without resolved.
+ */
+function networkManagerSetup(root: string): void {
+  write(
+    path.join(root, 'etc/NetworkManager/system-connections/lab-lan.nmconnection'),
+    `[connection]
+id=lab-lan
+type=ethernet
+interface-name=lan1
+autoconnect=true
+
+[ipv4]
+method=manual
+address1=10.53.9.2/24
+dns=${LAN_DNS};
+
+[ipv6]
+method=disabled
+`,
+    0o600,
+  );
+  // Debian's NetworkManager.conf leaves ifupdown's links alone; lan1 is not one.
+  write(path.join(root, 'etc/NetworkManager/conf.d/50-install-lab.conf'), '[main]\nplugins=keyfile\n\n[keyfile]\nunmanaged-devices=interface-name:lan0\n');
+}
+
+/**
+ * A pristine root (built once per spec, ~30 s and ~250 MB): Debian minbase
+ * with systemd, unbound, openssl and polkit, the lab's units, the packaged
+ * unbound's own services masked (they would take port 53), resolv.conf
+ * naming the LAN (or resolved's stub, with the LAN resolver on the link).
+ * The mirror is Debian's own (deb.debian.org), the one package registry
+ * these machines reach.
+ */
+export function ensureBase(log: (msg: string) => void = () => {}, spec: BaseSpec = BOOKWORM): string {
+  const dir = baseDir(spec);
+  const marker = path.join(dir, '.dotstub-lab-recipe');
+  if (fs.existsSync(marker) && fs.readFileSync(marker, 'utf8') === recipe(spec)) return dir;
+  const building = `${dir}.building`;
   fs.rmSync(building, { recursive: true, force: true });
   fs.mkdirSync(LAB_DIR, { recursive: true });
-  log(`building ${BASE_DIR} with mmdebstrap (once)`);
+  log(`building ${dir} with mmdebstrap (once)`);
   const t0 = Date.now();
   try {
+    const s = spec.suite;
     sh(
       'mmdebstrap',
       [
         '--variant=minbase',
-        '--include=systemd,systemd-sysv,dbus,iproute2,ca-certificates,unbound,openssl',
+        `--include=${includes(spec).join(',')}`,
         '--aptopt=APT::Install-Recommends "false"',
-        'bookworm',
+        s,
         building,
-        'deb http://deb.debian.org/debian bookworm main',
-        'deb http://deb.debian.org/debian bookworm-updates main',
-        'deb http://deb.debian.org/debian-security bookworm-security main',
+        `deb http://deb.debian.org/debian ${s} main`,
+        `deb http://deb.debian.org/debian ${s}-updates main`,
+        `deb http://deb.debian.org/debian-security ${s}-security main`,
       ],
       { timeout: 600_000 },
     );
-    for (const masked of ['unbound.service', 'unbound-resolvconf.service', 'systemd-networkd.service', 'systemd-networkd.socket', 'systemd-resolved.service']) {
-      const link = path.join(building, 'etc/systemd/system', masked);
+    const masked = ['unbound.service', 'unbound-resolvconf.service', 'systemd-networkd.service', 'systemd-networkd.socket'];
+    if (spec.dns !== 'resolved') masked.push('systemd-resolved.service');
+    for (const unit of masked) {
+      const link = path.join(building, 'etc/systemd/system', unit);
       fs.rmSync(link, { force: true });
       fs.symlinkSync('/dev/null', link);
     }
     fs.rmSync(path.join(building, 'etc/systemd/system/multi-user.target.wants/unbound.service'), { force: true });
     fs.rmSync(path.join(building, 'etc/resolv.conf'), { force: true });
-    write(path.join(building, 'etc/resolv.conf'), ORIGINAL_RESOLV_CONF);
     write(path.join(building, 'etc/hostname'), 'lab\n');
     write(path.join(building, 'etc/hosts'), '127.0.0.1 localhost\n127.0.1.1 lab\n');
     labUnits(building);
-    fs.rmSync(BASE_DIR, { recursive: true, force: true });
-    fs.renameSync(building, BASE_DIR);
-    fs.writeFileSync(MARKER, BASE_RECIPE);
+    if (spec.dns === 'resolved') resolvedSetup(building);
+    else if (spec.dns === 'networkmanager') networkManagerSetup(building);
+    else write(path.join(building, 'etc/resolv.conf'), ORIGINAL_RESOLV_CONF);
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.renameSync(building, dir);
+    fs.writeFileSync(marker, recipe(spec));
   } catch (err) {
     fs.rmSync(building, { recursive: true, force: true });
     throw err;
   }
-  log(`built ${BASE_DIR} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  return BASE_DIR;
+  log(`built ${dir} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return dir;
 }
 
 export interface Exec {
@@ -431,6 +525,23 @@ export function configureLab(m: Machine): void {
     path.join(m.root, 'var/lib/dotstub/resolvers.json'),
     `${JSON.stringify({ active: id, custom: [{ id, label: 'lab DoT', addresses: [DOT_ADDR], port: 853, authName: pki.authName, pins: [pki.serverPin] }] }, null, 2)}\n`,
     0o600,
+  );
+}
+
+/**
+ * A lab stand-in for the administrator's password in polkit's dialog: alice
+ * may take the action org.dotstub.turn-on (and nothing else). With it, the
+ * app's own command, run as alice, shows which polkit action pkexec found
+ * for it: only the package's action lets it through.
+ */
+export function allowTurnOn(m: Machine, user: string): void {
+  write(
+    path.join(m.root, 'etc/polkit-1/rules.d/50-install-lab.rules'),
+    `// install lab: ${user} stands in for a user at the machine who gave an administrator's password.
+polkit.addRule(function (action, subject) {
+  if (action.id === "org.dotstub.turn-on" && subject.user === "${user}") return polkit.Result.YES;
+});
+`,
   );
 }
 

@@ -8,14 +8,15 @@
  *   running  the socket answers; `ready` carries the socket and the
  *            dashboard link handed out there;
  *   stopped  installed, not running ("Turn on private DNS" runs
- *            `pkexec systemctl enable --now dotstub`: the one step that
- *            needs an administrator);
+ *            `pkexec /usr/lib/dotstub/turn-on`, which enables and starts
+ *            the service: the one step that needs an administrator);
  *   failed   this user may not use it (not in the dotstub group).
  *
  * chooseProxy() decides between this and the app's own proxy.
  */
 import { execFile } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
 import { DEFAULT_CONTROL_SOCKET, explainSocketError, serviceInstalled, SocketAccessError, type SocketPlace } from '../../proxy/control/socket-access.js';
 import type { DashboardLinkView } from '../../proxy/control/api-types.js';
 import { fetchDashboardLink } from '../control/client.js';
@@ -27,10 +28,25 @@ export function chooseProxy(place: SocketPlace = { socketPath: DEFAULT_CONTROL_S
   return serviceInstalled(place) ? 'service' : 'own';
 }
 
+/** What the dotstub package installs for the administrator's step: `systemctl enable --now dotstub.service`, nothing else. */
+export const TURN_ON_HELPER = '/usr/lib/dotstub/turn-on';
+
+/**
+ * The command the app runs to turn the service on. With the package's
+ * helper, polkit shows dotstub's own action ("Turn on private DNS for this
+ * machine", packaging/org.dotstub.turn-on.policy); without it (a service
+ * installed some other way), pkexec's generic "run /usr/bin/systemctl as
+ * root" is all there is.
+ */
+export function turnOnCommand(exists: (file: string) => boolean = fs.existsSync): string[] {
+  return exists(TURN_ON_HELPER) ? ['pkexec', TURN_ON_HELPER] : ['pkexec', 'systemctl', 'enable', '--now', 'dotstub'];
+}
+
 /** The administrator's one step: turn the service on, now and at every boot. Rejects with what went wrong. */
 function pkexecTurnOn(): Promise<void> {
+  const [cmd, ...args] = turnOnCommand() as [string, ...string[]];
   return new Promise((resolve, reject) => {
-    execFile('pkexec', ['systemctl', 'enable', '--now', 'dotstub'], { timeout: 120_000 }, (err, _stdout, stderr) => {
+    execFile(cmd, args, { timeout: 120_000 }, (err, _stdout, stderr) => {
       if (!err) return resolve();
       const code = typeof err.code === 'number' ? err.code : undefined;
       // pkexec: 126 the password dialog was dismissed, 127 not authorized (or no polkit agent).
@@ -45,7 +61,7 @@ function pkexecTurnOn(): Promise<void> {
 export interface ServiceConnectionOptions extends SocketPlace {
   /** How often the socket is looked at, ms (default 2000): the service can be started, stopped or restarted at any time. */
   readonly pollMs?: number;
-  /** Turns the service on (default: pkexec systemctl enable --now dotstub). */
+  /** Turns the service on (default: turnOnCommand() through pkexec). */
   readonly turnOn?: () => Promise<void>;
   /** How long to wait for the socket after turning on, ms (default 20000). */
   readonly turnOnWaitMs?: number;

@@ -3,15 +3,21 @@
  * symlink and its target — and the writes that put a state back.
  *
  * Invariant: `writeState(p, readState(p))` leaves `p` byte-identical (and a
- * symlink stays a symlink to the same target), so a restore gives back
- * exactly what was recorded, never a regenerated or empty file.
+ * symlink stays a symlink to the same target; a directory that was not
+ * there is not there again), so a restore gives back exactly what was
+ * recorded, never a regenerated or empty file.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
 export type FileState =
-  | { readonly type: 'absent' }
+  /**
+   * noDir: its directory was absent too (resolved's /run/systemd/resolved.conf.d
+   * before dotstub's drop-in): putting `absent` back removes the directory
+   * again when nothing else is in it, so a restore leaves no trace.
+   */
+  | { readonly type: 'absent'; readonly noDir?: true }
   | { readonly type: 'file'; readonly base64: string; readonly mode: number }
   | { readonly type: 'symlink'; readonly target: string };
 
@@ -20,7 +26,7 @@ export function readState(file: string): FileState {
   try {
     st = fs.lstatSync(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { type: 'absent' };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return fs.existsSync(path.dirname(file)) ? { type: 'absent' } : { type: 'absent', noDir: true };
     throw err;
   }
   if (st.isSymbolicLink()) return { type: 'symlink', target: fs.readlinkSync(file) };
@@ -86,16 +92,33 @@ function writeBytes(file: string, bytes: Buffer, mode: number): 'renamed' | 'cop
   return 'copied';
 }
 
+/** Removes `dir` if it is there and empty; anything in it (another program's files) keeps it. */
+function removeEmptyDir(dir: string): void {
+  try {
+    fs.rmdirSync(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTEMPTY' || code === 'EEXIST') return;
+    throw err;
+  }
+  syncDir(path.dirname(dir));
+}
+
 /**
  * Makes `file` be `state`. Files go through temp + rename (copy when the file
  * is a bind mount); symlinks through a temp link + rename; absent removes.
  */
 export function writeState(file: string, state: FileState): 'renamed' | 'copied' | 'removed' | 'unchanged' {
-  if (sameState(readState(file), state)) return 'unchanged';
+  if (sameState(readState(file), state)) {
+    // A restore cut short between the file and its directory: finish it.
+    if (state.type === 'absent' && state.noDir) removeEmptyDir(path.dirname(file));
+    return 'unchanged';
+  }
   switch (state.type) {
     case 'absent':
       fs.rmSync(file, { force: true });
       syncDir(path.dirname(file));
+      if (state.noDir) removeEmptyDir(path.dirname(file));
       return 'removed';
     case 'file':
       fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -22,7 +22,7 @@ const JOURNAL_FILE = 'system-dns.journal.json';
 /** What a journal file must hold (checked when one is read: zod loads then, config/zod.ts). */
 const journalSchema = lazily((z) => {
   const fileStateSchema = z.discriminatedUnion('type', [
-    z.object({ type: z.literal('absent') }),
+    z.object({ type: z.literal('absent'), noDir: z.literal(true).optional() }),
     z.object({ type: z.literal('file'), base64: z.string(), mode: z.number().int() }),
     z.object({ type: z.literal('symlink'), target: z.string() }),
   ]);

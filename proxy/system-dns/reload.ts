@@ -42,11 +42,17 @@ async function waitResolved(host: SystemHost, e: ReloadExpectation): Promise<boo
 export async function reloadService(host: SystemHost, target: ReloadTarget, expect?: ReloadExpectation): Promise<boolean> {
   if (target === 'systemd-resolved') {
     const wasRunning = await socketListening(host.at(RESOLVED_SOCKET));
-    // resolved 256+ reloads (SIGHUP: Debian 13's 257); 252 (Debian 12) has
-    // no reload and is restarted. try-: does nothing when it isn't running
-    // (at boot, a replayed journal finds it not started yet, and it reads
-    // the restored files when it starts).
-    const r = await host.run(['systemctl', '--no-block', 'try-reload-or-restart', 'systemd-resolved.service'], 10_000);
+    // Taking over, resolved 256+ reloads (SIGHUP: Debian 13's 257); 252
+    // (Debian 12) has no reload and is restarted. Giving back, it is always
+    // restarted: 257's reload drops the servers of a drop-in that is gone
+    // but keeps its Domains= (measured in the install lab: `Global: ~.`
+    // stayed until resolved restarted), so the configuration would not be
+    // the one before. Per-link settings survive a restart (resolved keeps
+    // them in /run/systemd/resolve/netif). try-: does nothing when it isn't
+    // running (at boot, a replayed journal finds it not started yet, and it
+    // reads the restored files when it starts).
+    const verb = expect?.present === false ? 'try-restart' : 'try-reload-or-restart';
+    const r = await host.run(['systemctl', '--no-block', verb, 'systemd-resolved.service'], 10_000);
     if (r.code !== 0) {
       throw new SystemDnsError(
         'SYSDNS_APPLY_FAILED',
