@@ -15,7 +15,7 @@ export interface LeakTestHooks {
   readonly otherResolvers: () => Promise<string[]>;
   /** Defaults to getaddrinfo through node:dns. */
   readonly lookup?: (name: string) => Promise<LookupReport>;
-  /** The zone the random name is made in. Default: dotstub-leak-test.invalid (never exists). */
+  /** The zone the random name is made in. Default: LEAK_TEST_ZONE. */
   readonly zone?: string;
   /**
    * Whether dotstub answered `name` itself (never forwarded). When given, the
@@ -26,6 +26,15 @@ export interface LeakTestHooks {
    */
   readonly answeredLocally?: (name: string) => Promise<boolean>;
 }
+
+/**
+ * Where the random probe name is made: under resolver.arpa (RFC 9462), which
+ * dotstub answers itself (NODATA, engine/local-answers.ts), so the probe never
+ * leaves the machine. Not under .invalid: systemd-resolved answers RFC 6761's
+ * .invalid itself without asking any server, so behind resolved the probe
+ * never reached dotstub and every leak test said "can leak".
+ */
+export const LEAK_TEST_ZONE = 'leak-test.resolver.arpa';
 
 /** Names that must be answered by dotstub itself, with what goes wrong otherwise. */
 const LOCAL_NAMES = [
@@ -48,7 +57,7 @@ export interface LeakTestResult {
 
 export async function runLeakTest(hooks: LeakTestHooks): Promise<LeakTestResult> {
   // Random so no cache anywhere (the OS's, a browser's, the resolver's) can answer it.
-  const name = `${crypto.randomBytes(6).toString('hex')}.${hooks.zone ?? 'dotstub-leak-test.invalid'}`;
+  const name = `${crypto.randomBytes(6).toString('hex')}.${hooks.zone ?? LEAK_TEST_ZONE}`;
   const lookup = await (hooks.lookup ?? ((n: string) => osLookup(n, 8000)))(name);
   const arrived = await hooks.arrived(name);
   const others = await hooks.otherResolvers();

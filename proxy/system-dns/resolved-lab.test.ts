@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, onTestFinished, test } from 'vitest';
 import { labMissing, resolvedLabMissing, startLab, type Lab, type LabDnsServer } from '../../test-support/system-dns-lab.js';
 import { skipReason } from '../../test-support/skips.js';
+import { LEAK_TEST_ZONE } from './leak-test.js';
 
 const missing = labMissing() ?? resolvedLabMissing();
 skipReason(import.meta.url, missing);
@@ -65,6 +66,13 @@ describe.skipIf(missing !== null)('system-dns, systemd-resolved backend (real re
     for (const name of ['a.lab.test', 'b.example.org', 'c.lab.test']) expect(await getent(l, name)).toContain('10.0.0.53');
     expect(stub.queries()).toEqual(expect.arrayContaining(['a.lab.test', 'b.example.org', 'c.lab.test']));
     expect(dhcp.queries().length).toBe(dhcpBefore);
+    // The leak test's probe zone reaches dotstub through resolved; a name under .invalid never does (resolved answers
+    // RFC 6761's .invalid itself), which is why the probe is not made there.
+    const probe = `probe-${process.pid}.${LEAK_TEST_ZONE}`;
+    await getent(l, probe);
+    expect(stub.queries()).toContain(probe);
+    await getent(l, `probe-${process.pid}.dotstub-leak-test.invalid`);
+    expect(stub.queries().filter((n) => n.endsWith('.invalid'))).toEqual([]);
 
     // A reconnect: the network manager drops and re-sets the link's servers.
     await l.exec(['resolvectl', 'revert', 'veth0']);
