@@ -9,6 +9,10 @@
  *   npm run bench:alloc                 # hit, miss and no-cache paths; 5 rounds of 4,000 queries each
  *   npm run bench:alloc -- --rounds 9 --queries 6000
  *   npm run bench:alloc -- --sites      # also: where the bytes are allocated (V8's sampling heap profiler)
+
+ * The last row adds the UDP listener (proxy/listen/udp.ts) and Node's
+ * datagram socket: a client in a child process sends the queries over
+ * loopback, WINDOW at a time, and each is answered from the cache.
  *
  * Method: the young generation is made large enough (--min/--max-semi-space-size,
  * the script re-runs itself with them) that a round of queries runs without a
@@ -16,7 +20,7 @@
  * outside it), divided by the queries, is what a query allocates. A round
  * during which V8 collected anyway is thrown away and run again. Median over rounds.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { Session } from 'node:inspector/promises';
@@ -27,6 +31,8 @@ import { CachingUpstream } from '../proxy/cache/caching-upstream.js';
 import type { ResolverSpec } from '../proxy/config/resolvers.js';
 import type { UpstreamQuestion } from '../proxy/dns/upstream-query.js';
 import { Engine } from '../proxy/engine/engine.js';
+import { ClientShares } from '../proxy/listen/client-shares.js';
+import { UdpListener } from '../proxy/listen/udp.js';
 import type { AnswerHandler, CloseReason, ConnectionSpec, HandshakeInfo, PoolConnection, PoolConnectionEvents, SendInfo } from '../proxy/upstream/connection/contract.js';
 import { InFlightMap } from '../proxy/upstream/connection/in-flight.js';
 import { Pool } from '../proxy/upstream/pool/pool.js';
@@ -207,7 +213,7 @@ async function measure(label: string, cache: boolean, hits: boolean): Promise<vo
     }
   }
   console.log(`| ${label} | ${Math.round(median(heap))} | ${Math.round(median(buffers))} | ${heap.length} |`);
-  if (values.sites) await sites(setup, !hits);
+  if (values.sites) await sites(async () => void (await round(setup, 0, QUERIES, !hits)));
 }
 
 interface SamplingNode {
@@ -217,11 +223,11 @@ interface SamplingNode {
 }
 
 /** The functions that allocate the most over one round, from V8's sampling heap profiler (garbage included). */
-async function sites(setup: SetUp, misses: boolean): Promise<void> {
+async function sites(run: () => Promise<void>): Promise<void> {
   const session = new Session();
   session.connect();
   await session.post('HeapProfiler.startSampling', { samplingInterval: 32, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
-  for (let i = 0; i < 3; i++) await round(setup, i * QUERIES, QUERIES, misses);
+  for (let i = 0; i < 3; i++) await run();
   const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: SamplingNode } };
   session.disconnect();
   const bySite = new Map<string, number>();
@@ -236,9 +242,70 @@ async function sites(setup: SetUp, misses: boolean): Promise<void> {
   for (const [site, bytes] of top) console.log(`|   ${site} | ${Math.round(bytes / (3 * QUERIES))} | | |`);
 }
 
+/**
+ * The client for the UDP row, in its own process so its allocations aren't counted: sends
+ * `count` queries (names from `from`) WINDOW at a time to `port` once told to (a line on its
+ * stdin), then prints "done".
+ */
+const CLIENT = `
+const dgram = require('node:dgram');
+const [port, from, count, window, names] = process.argv.slice(1).map(Number);
+const s = dgram.createSocket('udp4');
+const make = (i) => { const name = 'n' + ((from + i) % names) + '.example.test'; const labels = name.split('.');
+  const q = Buffer.alloc(12 + name.length + 2 + 4 + 11); q.writeUInt16BE(i & 0xffff, 0); q.writeUInt16BE(0x0100, 2); q.writeUInt16BE(1, 4); q.writeUInt16BE(1, 10);
+  let o = 12; for (const l of labels) { q[o++] = l.length; q.write(l, o, 'latin1'); o += l.length; } q[o++] = 0; q.writeUInt16BE(1, o); q.writeUInt16BE(1, o + 2); o += 4;
+  q[o] = 0; q.writeUInt16BE(41, o + 1); q.writeUInt16BE(1232, o + 3); return q; };
+let sent = 0, got = 0;
+const more = () => { const until = Math.min(count, sent + window); while (sent < until) s.send(make(sent++), port, '127.0.0.1'); };
+s.on('message', () => { if (++got === count) { process.stdout.write('done'); s.close(); } else if (got === sent) more(); });
+s.bind(0, '127.0.0.1', () => process.stdin.once('data', more));
+`;
+
+async function measureUdp(label: string): Promise<void> {
+  const setup = setUp(true);
+  await new Promise((r) => setTimeout(r, 10));
+  const udp = new UdpListener({ host: '127.0.0.1', port: 0 }, (raw, transport, reply) => setup.engine.handle(raw, transport, reply), new ClientShares(() => 1000));
+  const { port } = await udp.listen();
+  const drive = async (from: number, count: number): Promise<{ heap: number; buffers: number } | null> => {
+    const child = spawn(process.execPath, ['-e', CLIENT, String(port), String(from), String(count), String(WINDOW), String(NAMES)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    // The answers from the stand-in connection: every turn, as a socket read would bring them.
+    const answering = setInterval(() => {
+      for (const c of setup.conns) c.answerAll();
+    }, 1);
+    const done = new Promise((r) => child.stdout?.once('data', r));
+    await new Promise((r) => setTimeout(r, 300)); // the child starts (its start is not counted)
+    gc();
+    const t0 = performance.now();
+    const m0 = process.memoryUsage();
+    child.stdin?.end('go\n');
+    await done;
+    const m1 = process.memoryUsage();
+    const t1 = performance.now();
+    clearInterval(answering);
+    await new Promise((r) => setTimeout(r, 5));
+    if (gcStarts.some((t) => t >= t0 && t <= t1)) return null;
+    return { heap: (m1.heapUsed - m0.heapUsed) / count, buffers: (m1.arrayBuffers - m0.arrayBuffers) / count };
+  };
+  await drive(0, NAMES);
+  await drive(0, NAMES);
+  const heap: number[] = [];
+  const buffers: number[] = [];
+  for (let tries = 0; heap.length < ROUNDS && tries < ROUNDS * 4; tries++) {
+    const r = await drive(tries * QUERIES, QUERIES);
+    if (r) {
+      heap.push(r.heap);
+      buffers.push(r.buffers);
+    }
+  }
+  console.log(`| ${label} | ${Math.round(median(heap))} | ${Math.round(median(buffers))} | ${heap.length} |`);
+  if (values.sites) await sites(async () => void (await drive(0, QUERIES)));
+  await udp.close();
+}
+
 console.log(`Bytes allocated per query, engine + cache + pool in one process (node ${process.version}; ${QUERIES} queries a round, median of ${ROUNDS} rounds)\n`);
 console.log('| path | V8 heap B/query | ArrayBuffer B/query | rounds |');
 console.log('| --- | --- | --- | --- |');
 await measure('cache hit', true, true);
 await measure('cache miss (stored)', true, false);
 await measure('no cache (--cache-size 0)', false, false);
+await measureUdp('cache hit, through the UDP listener');
