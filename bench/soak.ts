@@ -7,6 +7,10 @@
  *
  *   npm run soak                      # 5 minutes at 500 qps (the CI form)
  *   npm run soak -- --minutes 60      # the long form: an hour
+ *   npm run soak -- --minutes 1.5 --quiet 60 --node-flags="--max-semi-space-size=4 --expose-gc" --trace-gc /tmp/gc.txt
+ *                                     # a memory probe: started with these node flags (default: none, as
+ *                                     # `node bin/dotstub.js`), watched for 60 s of quiet after the load,
+ *                                     # V8's heap after each collection written to /tmp/gc.txt
  *
  * Traffic: 500 qps over UDP from one client, a mix a desktop makes — popular
  * names again and again (cache hits), and a fresh never-seen name in every
@@ -21,11 +25,15 @@ import { parseArgs } from 'node:util';
 import dnsPacket from 'dns-packet';
 import { buildProxy, closeOnSignal, openLab, ROOT } from './lab.js';
 
-const { values } = parseArgs({ options: { minutes: { type: 'string' }, rate: { type: 'string' }, out: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { minutes: { type: 'string' }, rate: { type: 'string' }, out: { type: 'string' }, quiet: { type: 'string' }, 'node-flags': { type: 'string' }, 'trace-gc': { type: 'string' } },
+});
 const minutes = Number(values.minutes ?? 5);
 const rate = Number(values.rate ?? 500);
-if (!(minutes > 0 && minutes <= 24 * 60) || !(rate > 0 && rate <= 5000)) {
-  console.error('usage: npm run soak -- [--minutes 1..1440] [--rate 1..5000] [--out FILE.json]');
+const quietSec = Number(values.quiet ?? 0);
+const nodeFlags = (values['node-flags'] ?? '').split(' ').filter(Boolean);
+if (!(minutes > 0 && minutes <= 24 * 60) || !(rate > 0 && rate <= 5000) || !(quietSec >= 0 && quietSec <= 3600)) {
+  console.error('usage: npm run soak -- [--minutes 1..1440] [--rate 1..5000] [--quiet 0..3600] [--node-flags="FLAGS"] [--trace-gc FILE] [--out FILE.json]');
   process.exit(2);
 }
 const SAMPLE_MS = 10_000;
@@ -39,12 +47,15 @@ interface Sample {
   readonly lost: number;
   readonly rssMiB: number;
   readonly fds: number;
+  /** V8's heap after its last collection, from --trace-gc (objects, and the memory V8 holds for them); absent without it. */
+  readonly heapMiB?: number;
+  readonly heapCommittedMiB?: number;
 }
 
-function procStatus(pid: number): { rssMiB: number; fds: number } {
+function procStatus(pid: number): { rssMiB: number; fds: number; heapMiB?: number; heapCommittedMiB?: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return { rssMiB: Math.round((rssKiB / 1024) * 10) / 10, fds: fs.readdirSync(`/proc/${pid}/fd`).length };
+  return { rssMiB: Math.round((rssKiB / 1024) * 10) / 10, fds: fs.readdirSync(`/proc/${pid}/fd`).length, ...(heapMiB !== undefined && heapCommittedMiB !== undefined ? { heapMiB, heapCommittedMiB } : {}) };
 }
 
 const log = (line: string): void => console.log(line);
@@ -56,9 +67,24 @@ fs.mkdirSync(configDir);
 const readyFile = path.join(lab.dir, 'ready.json');
 const child = spawn(
   process.execPath,
-  [path.join(ROOT, 'bin', 'dotstub.js'), '--listen', '127.0.0.1:0', '--control', '127.0.0.1:0', '--resolver', lab.upstream.resolverArg, '--ca', lab.upstream.pki.caFile, '--config-dir', configDir, '--ready-file', readyFile],
-  { stdio: ['ignore', 'ignore', 'pipe'] },
+  [...nodeFlags, ...(values['trace-gc'] ? ['--trace-gc'] : []), path.join(ROOT, 'bin', 'dotstub.js'), '--listen', '127.0.0.1:0', '--control', '127.0.0.1:0', '--resolver', lab.upstream.resolverArg, '--ca', lab.upstream.pki.caFile, '--config-dir', configDir, '--ready-file', readyFile],
+  { stdio: ['ignore', values['trace-gc'] ? 'pipe' : 'ignore', 'pipe'] },
 );
+// --trace-gc lines: "[pid:0x…]  1234 ms: Scavenge 9.8 (12.3) -> 9.1 (13.3) MB, …": objects after it, in MB.
+let heapMiB: number | undefined;
+let heapCommittedMiB: number | undefined;
+if (values['trace-gc']) {
+  const gcLog = fs.createWriteStream(values['trace-gc']);
+  child.stdout?.on('data', (d: Buffer) => {
+    gcLog.write(d);
+    const all = [...d.toString().matchAll(/-> ([\d.]+) \(([\d.]+)\) MB/g)];
+    const last = all[all.length - 1];
+    if (last) {
+      heapMiB = Number(last[1]);
+      heapCommittedMiB = Number(last[2]);
+    }
+  });
+}
 // Ctrl-C or a kill ends dotstub too (closeOnSignal then takes the lab down).
 const killChild = (): void => {
   child.kill('SIGTERM');
@@ -135,7 +161,7 @@ try {
       nextSample += SAMPLE_MS;
       const s = { atSec: Math.round((now - start) / 1000), sent, answered, wrong, lost, ...procStatus(pid) };
       samples.push(s);
-      log(`  ${String(s.atSec).padStart(5)} s  sent ${sent}  answered ${answered}  wrong ${wrong}  lost ${lost}  RSS ${s.rssMiB} MiB  fds ${s.fds}`);
+      log(`  ${String(s.atSec).padStart(5)} s  sent ${sent}  answered ${answered}  wrong ${wrong}  lost ${lost}  RSS ${s.rssMiB} MiB${s.heapMiB !== undefined ? `  heap ${s.heapMiB} of ${s.heapCommittedMiB} MB` : ''}  fds ${s.fds}`);
     }
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -144,6 +170,14 @@ try {
   sock.close();
   const end = { atSec: Math.round((Date.now() - start) / 1000), sent, answered, wrong, lost, ...procStatus(pid) };
   samples.push(end);
+  // Quiet after the load: does memory come back (issue 23: within 60 s)?
+  const quiet: { afterSec: number; rssMiB: number; heapMiB?: number; heapCommittedMiB?: number }[] = [];
+  for (let t = 10; t <= quietSec; t += 10) {
+    await new Promise((r) => setTimeout(r, 10_000));
+    const q = procStatus(pid);
+    quiet.push({ afterSec: t, rssMiB: q.rssMiB, ...(q.heapMiB !== undefined ? { heapMiB: q.heapMiB, heapCommittedMiB: q.heapCommittedMiB } : {}) });
+    log(`  quiet +${t} s  RSS ${q.rssMiB} MiB${q.heapMiB !== undefined ? `  heap ${q.heapMiB} of ${q.heapCommittedMiB} MB` : ''}`);
+  }
   // Flat: the second half's RSS may not climb beyond noise above the first half's peak; fds back to where they began.
   const half = samples.filter((s) => s.atSec >= end.atSec / 2);
   const firstHalfPeak = Math.max(...samples.filter((s) => s.atSec < end.atSec / 2 && s.atSec > 0).map((s) => s.rssMiB), base.rssMiB);
@@ -153,7 +187,7 @@ try {
   if (lost > sent * 0.001) problems.push(`${lost} of ${sent} queries unanswered (over 0.1 %)`);
   if (secondHalfPeak > firstHalfPeak + 15) problems.push(`RSS still growing: ${firstHalfPeak} MiB peak in the first half, ${secondHalfPeak} MiB in the second`);
   if (end.fds > base.fds + 4) problems.push(`file descriptors grew from ${base.fds} to ${end.fds}`);
-  const result = { minutes, rate, sent, answered, wrong, lost, rss: { startMiB: base.rssMiB, firstHalfPeakMiB: firstHalfPeak, secondHalfPeakMiB: secondHalfPeak, endMiB: end.rssMiB }, fds: { start: base.fds, end: end.fds }, samples, problems };
+  const result = { minutes, rate, sent, answered, wrong, lost, rss: { startMiB: base.rssMiB, firstHalfPeakMiB: firstHalfPeak, secondHalfPeakMiB: secondHalfPeak, endMiB: end.rssMiB }, nodeFlags, quiet, fds: { start: base.fds, end: end.fds }, samples, problems };
   if (values.out) fs.writeFileSync(values.out, JSON.stringify(result, null, 2));
   log(`soak: ${answered}/${sent} answered correctly, ${lost} lost, ${wrong} wrong; RSS ${base.rssMiB} → peak ${Math.max(firstHalfPeak, secondHalfPeak)} → ${end.rssMiB} MiB; fds ${base.fds} → ${end.fds}`);
   if (problems.length) {

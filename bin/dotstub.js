@@ -2,6 +2,10 @@
 // Entry point for the `dotstub` command: runs the compiled proxy CLI.
 // The shebang's flags are proxy/node-flags.ts's PROXY_NODE_FLAGS (a test keeps them equal).
 import { main } from '../dist/proxy/cli.js';
+import { applyLateFlags } from '../dist/proxy/late-flags.js';
+
+// Started without the shebang's flags (`node bin/dotstub.js`): what of them can still take effect.
+applyLateFlags();
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -5,8 +5,11 @@
  * no re-encode.
  *
  * Invariants:
- * - Bounded in bytes: the least recently used entries go first (a Map in
- *   use order: get() moves an entry to the end).
+ * - Keyed by the question's octets (name without case, type, class) and
+ *   the query's DO, CD and AD bits, through a hash: no key string is built
+ *   per query; a hash collision is a miss, never another question's answer.
+ * - Bounded in bytes: the least recently used entries go first (a list in
+ *   use order, linked through the entries: get() moves an entry to the end).
  * - Admission by frequency (issue 23, TinyLFU): when storing a new answer
  *   would evict another, it is stored only if its question was asked more
  *   often lately than the one it would evict (a count-min sketch of every
@@ -18,11 +21,13 @@
  * - An entry is served fresh until its TTL ends, then only as stale (RFC
  *   8767) for at most `staleMaxSec`, with TTL `STALE_TTL_SEC`; after that it
  *   is gone.
- * - Stored bytes are the cache's own copy; a served answer is a fresh copy.
+ * - Stored bytes are the cache's own copy (a latin1 string: see Entry.wire);
+ *   a served answer is a fresh Buffer.
  * - `clear()` starts a new generation: an answer to a question asked before
  *   it (a resolver switched away from answering late) is refused by `set`,
  *   so nothing from before a flush is ever stored after it.
  */
+import { foldAscii } from '../dns/name.js';
 import { ttlLayout } from '../dns/ttl.js';
 
 /** RFC 8767 §4: stale answers go out with a TTL of 30 s. */
@@ -49,14 +54,31 @@ const DEFAULT_CACHE_OPTIONS: AnswerCacheOptions = {
   admission: 'frequency',
 };
 
-/** FNV-1a over a key's UTF-16 code units: the sketch's hash (two independent-enough halves for its rows). */
-function hashKey(key: string): number {
+/** Key bits: the query bits that change the answer (upstream-query.ts upstreamQueryBits). */
+export const KEY_DNSSEC_OK = 1;
+export const KEY_CHECKING_DISABLED = 2;
+export const KEY_AUTHENTIC_DATA = 4;
+
+/**
+ * The hash of a key, a 30-bit integer (V8 keeps it unboxed): FNV-1a over
+ * the question's octets with ASCII letters folded to lower case (RFC 4343),
+ * then the key bits. A collision costs a miss, never a wrong answer: an
+ * entry is served only to its own question (a client that aimed for one
+ * could make one name miss, as asking many names could). The same in every
+ * run, so admission decisions are reproducible: with a seed per process,
+ * one chance sketch collision in the first round of bench/cache-policy's
+ * 10,000-name loop cascaded through the next round (20.7 % hits instead of
+ * 41.4 %, in some runs).
+ */
+function keyHash(question: Buffer, bits: number): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    h ^= key.charCodeAt(i);
+  for (let i = 0; i < question.length; i++) {
+    h ^= foldAscii(question[i] as number);
     h = Math.imul(h, 0x01000193);
   }
-  return h >>> 0;
+  h ^= bits;
+  h = Math.imul(h, 0x01000193);
+  return h & 0x3fffffff;
 }
 
 /**
@@ -105,24 +127,38 @@ class FrequencySketch {
   }
 }
 
-/** Bytes an entry costs beyond its message: the object, its key and TTL arrays, roughly. */
+/**
+ * Bytes an entry costs beyond its message, roughly: the entry object, its
+ * TTL offsets, its slot in the map. Measured (answer-cache.test.ts): ~280
+ * beside a 60-octet answer, so a full cache takes about 1.2x maxBytes.
+ */
 const ENTRY_OVERHEAD = 200;
 
 interface Entry {
-  readonly key: string;
-  readonly wire: Buffer;
-  readonly offsets: Uint32Array;
-  /** The TTL at each offset when stored. */
-  readonly ttls: Uint32Array;
+  readonly hash: number;
+  /** The key bits (KEY_*) of the query it answers. */
+  readonly bits: number;
+  /**
+   * The stored message as a one-byte (latin1) string: its octets inside
+   * V8's heap, at about their own size, where a Buffer would cost ~400
+   * more in objects and off-heap allocations (or, as a slice of Node's
+   * shared 8 KiB pool, keep the whole chunk alive). Its question (octets 12
+   * to 12 + questionLength) is the key's.
+   */
+  readonly wire: string;
+  /** Where each TTL is in `wire` (which holds them as they were when stored). */
+  readonly ttlOffsets: readonly number[];
   /** Date.now() when stored. */
   readonly storedAt: number;
   /** Seconds the entry is fresh. */
   readonly ttlSec: number;
   /** Length of the stored question section. */
   readonly questionLength: number;
-  readonly cost: number;
   hits: number;
   prefetching: boolean;
+  /** Neighbours in use order (null at the ends): the recency list, kept without allocating. */
+  older: Entry | null;
+  newer: Entry | null;
 }
 
 export interface CacheLookup {
@@ -145,7 +181,11 @@ const RCODE_NXDOMAIN = 3;
 
 export class AnswerCache {
   readonly options: AnswerCacheOptions;
-  readonly #entries = new Map<string, Entry>();
+  /** By key hash; an entry found here is served only if its question and bits are the asker's. */
+  readonly #entries = new Map<number, Entry>();
+  /** The recency list's ends: the least recently used (evicted first) and the most. */
+  #oldest: Entry | null = null;
+  #newest: Entry | null = null;
   #bytes = 0;
   /** Bumped by clear(); an answer is stored only under the generation its question was asked in. */
   #generation = 0;
@@ -173,36 +213,45 @@ export class AnswerCache {
 
   clear(): void {
     this.#entries.clear();
+    this.#oldest = null;
+    this.#newest = null;
     this.#bytes = 0;
     this.#generation++;
   }
 
-  /** Finds `key`, fresh or (within the stale bound) stale; counts the hit and marks it recently used. */
-  get(key: string, now = Date.now()): CacheLookup | undefined {
-    this.#sketch?.increment(hashKey(key));
-    const e = this.#entries.get(key);
-    if (!e) return undefined;
+  /**
+   * Finds the answer to `question` (its octets as asked: name, type, class)
+   * with key `bits` (KEY_*), fresh or (within the stale bound) stale;
+   * counts the hit and marks it recently used. Allocates nothing but the
+   * result.
+   */
+  get(question: Buffer, bits: number, now = Date.now()): CacheLookup | undefined {
+    const hash = keyHash(question, bits);
+    this.#sketch?.increment(hash);
+    const e = this.#entries.get(hash);
+    if (!e || !answers(e, question, bits)) return undefined;
     const age = (now - e.storedAt) / 1000;
     if (age >= e.ttlSec + this.options.staleMaxSec) {
       this.#delete(e);
       return undefined;
     }
-    this.#entries.delete(key);
-    this.#entries.set(key, e);
+    this.#unlink(e);
+    this.#append(e);
     e.hits++;
     const stale = age >= e.ttlSec;
     return { entry: e, stale, remainingSec: stale ? 0 : Math.floor(e.ttlSec - age) };
   }
 
   /**
-   * Stores the resolver's answer (a whole message, no length prefix) if it
-   * may be cached: positive answers for their smallest TTL, NXDOMAIN and
-   * NODATA for the SOA's negative TTL, SERVFAIL for a few seconds; never a
-   * truncated answer, other rcodes, TTL 0, or a message that doesn't walk;
+   * Stores the resolver's answer to `question` with key `bits` (a whole
+   * message, no length prefix, whose question is `question` but for case)
+   * if it may be cached: positive answers for their smallest TTL, NXDOMAIN
+   * and NODATA for the SOA's negative TTL, SERVFAIL for a few seconds; never
+   * a truncated answer, other rcodes, TTL 0, or a message that doesn't walk;
    * never one whose question was asked before the last clear() (`askedIn`).
    * Returns whether it was stored.
    */
-  set(key: string, message: Buffer, rcode: number, askedIn: number, now = Date.now()): boolean {
+  set(question: Buffer, bits: number, message: Buffer, rcode: number, askedIn: number, now = Date.now()): boolean {
     if (askedIn !== this.#generation) return false;
     if (message.length < 12 || (message.readUInt16BE(2) & 0x0200) !== 0) return false;
     let layout;
@@ -211,37 +260,38 @@ export class AnswerCache {
     } catch {
       return false;
     }
+    if (layout.questionEnd - 12 !== question.length || !sameQuestion(message, question)) return false;
     let ttl: number | undefined;
     if (rcode === RCODE_SERVFAIL) ttl = this.options.servfailTtlSec;
     else if (rcode === RCODE_NXDOMAIN || (rcode === RCODE_NOERROR && layout.answerCount === 0)) ttl = layout.negativeTtl;
     else if (rcode === RCODE_NOERROR) ttl = layout.minTtl;
     if (ttl === undefined || ttl <= 0) return false;
     ttl = Math.min(ttl, this.options.maxTtlSec);
-    const cost = message.length + key.length + ENTRY_OVERHEAD + layout.offsets.length * 8;
+    const cost = message.length + ENTRY_OVERHEAD + layout.offsets.length * 8; // as costOf() counts it once stored
     if (cost > this.options.maxBytes) return false;
-    if (!this.#admits(key, cost)) return false;
-    const offsets = Uint32Array.from(layout.offsets);
-    const ttls = Uint32Array.from(layout.offsets, (o) => message.readUInt32BE(o));
-    const old = this.#entries.get(key);
+    const hash = keyHash(question, bits);
+    if (!this.#admits(hash, cost)) return false;
+    const wire = message.toString('latin1');
+    const old = this.#entries.get(hash);
     if (old) this.#delete(old);
     const e: Entry = {
-      key,
-      wire: Buffer.from(message),
-      offsets,
-      ttls,
+      hash,
+      bits,
+      wire,
+      // A copy of exactly their number (ttlLayout's array grew by push, with room to spare).
+      ttlOffsets: layout.offsets.slice(),
       storedAt: now,
       ttlSec: ttl,
-      questionLength: layout.questionEnd - 12,
-      cost,
-      hits: old?.hits ?? 0,
+      questionLength: question.length,
+      hits: old && answers(old, question, bits) ? old.hits : 0,
       prefetching: false,
+      older: null,
+      newer: null,
     };
-    this.#entries.set(key, e);
+    this.#entries.set(hash, e);
+    this.#append(e);
     this.#bytes += cost;
-    while (this.#bytes > this.options.maxBytes) {
-      const oldest = this.#entries.values().next().value as Entry;
-      this.#delete(oldest);
-    }
+    while (this.#bytes > this.options.maxBytes && this.#oldest) this.#delete(this.#oldest);
     return true;
   }
 
@@ -253,33 +303,77 @@ export class AnswerCache {
    */
   materialize(lookup: CacheLookup, questionBytes: Buffer, now = Date.now()): Buffer {
     const e = lookup.entry as Entry;
-    const out = Buffer.from(e.wire);
+    const out = Buffer.from(e.wire, 'latin1');
     const elapsed = Math.floor((now - e.storedAt) / 1000);
-    for (let i = 0; i < e.offsets.length; i++) {
-      const ttl = lookup.stale ? STALE_TTL_SEC : Math.max(0, (e.ttls[i] as number) - elapsed);
-      out.writeUInt32BE(ttl, e.offsets[i] as number);
+    for (let i = 0; i < e.ttlOffsets.length; i++) {
+      const at = e.ttlOffsets[i] as number;
+      out.writeUInt32BE(lookup.stale ? STALE_TTL_SEC : Math.max(0, out.readUInt32BE(at) - elapsed), at);
     }
     if (e.questionLength === questionBytes.length) questionBytes.copy(out, 12);
     return out;
   }
 
   /**
-   * Whether a new entry for `key` may take its place: always when it fits,
-   * or replaces an entry of its own key; otherwise (admission by frequency)
-   * only if its key was asked more often lately than the entry it would
-   * evict first.
+   * Whether a new entry under `hash` may take its place: always when it
+   * fits, or replaces the entry under that hash; otherwise (admission by
+   * frequency) only if its key was asked more often lately than the entry
+   * it would evict first.
    */
-  #admits(key: string, cost: number): boolean {
-    if (!this.#sketch || this.#bytes + cost <= this.options.maxBytes || this.#entries.has(key)) return true;
-    const victim = this.#entries.values().next().value as Entry | undefined;
+  #admits(hash: number, cost: number): boolean {
+    if (!this.#sketch || this.#bytes + cost <= this.options.maxBytes || this.#entries.has(hash)) return true;
+    const victim = this.#oldest;
     if (!victim) return true;
-    return this.#sketch.frequency(hashKey(key)) > this.#sketch.frequency(hashKey(victim.key));
+    return this.#sketch.frequency(hash) > this.#sketch.frequency(victim.hash);
+  }
+
+  #append(e: Entry): void {
+    e.older = this.#newest;
+    e.newer = null;
+    if (this.#newest) this.#newest.newer = e;
+    else this.#oldest = e;
+    this.#newest = e;
+  }
+
+  #unlink(e: Entry): void {
+    if (e.older) e.older.newer = e.newer;
+    else this.#oldest = e.newer;
+    if (e.newer) e.newer.older = e.older;
+    else this.#newest = e.older;
+    e.older = null;
+    e.newer = null;
   }
 
   #delete(e: Entry): void {
-    if (this.#entries.get(e.key) === e) {
-      this.#entries.delete(e.key);
-      this.#bytes -= e.cost;
+    if (this.#entries.get(e.hash) === e) {
+      this.#entries.delete(e.hash);
+      this.#unlink(e);
+      this.#bytes -= costOf(e);
     }
   }
+}
+
+/** What an entry counts against maxBytes: its message, its TTL offsets, ENTRY_OVERHEAD. */
+function costOf(e: Entry): number {
+  return e.wire.length + ENTRY_OVERHEAD + e.ttlOffsets.length * 8;
+}
+
+/** The question of `message` equals `question`, letters compared without case (RFC 4343). */
+function sameQuestion(message: Buffer, question: Buffer): boolean {
+  for (let i = 0; i < question.length; i++) {
+    if (foldAscii(message[12 + i] as number) !== foldAscii(question[i] as number)) return false;
+  }
+  return true;
+}
+
+/** The same for a stored message (a latin1 string). */
+function sameStoredQuestion(wire: string, question: Buffer): boolean {
+  for (let i = 0; i < question.length; i++) {
+    if (foldAscii(wire.charCodeAt(12 + i)) !== foldAscii(question[i] as number)) return false;
+  }
+  return true;
+}
+
+/** Whether `e` is the answer to `question` with key `bits` (and not a hash collision's). */
+function answers(e: Entry, question: Buffer, bits: number): boolean {
+  return e.bits === bits && e.questionLength === question.length && sameStoredQuestion(e.wire, question);
 }

@@ -3,7 +3,7 @@
  * the model): `Cache(DoT(quad9))`. Sits between the engine and the
  * resolver's upstream.
  *
- *   resolve(req) ─► key (name, type, class, DO, CD, AD) ─┬─ fresh ─► copy, TTLs lowered ─► done (no round trip)
+ *   resolve(req) ─► key (question, DO, CD, AD) ──────────┬─ fresh ─► copy, TTLs lowered ─► done (no round trip)
  *                                                         │           └─ popular and in its last 10 % ─► refresh in the background
  *                                                         ├─ stale ─► ask upstream; its answer, or the stale copy (TTL 30)
  *                                                         │           if it fails or takes longer than STALE_AFTER_MS (RFC 8767)
@@ -18,7 +18,7 @@ import { readUpstreamAnswer, type UpstreamAnswer } from '../dns/upstream-answer.
 import { upstreamQueryBits } from '../dns/upstream-query.js';
 import type { DotstubError } from '../errors.js';
 import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest, type UpstreamTrace } from '../upstream/upstream.js';
-import type { AnswerCache, CacheLookup } from './answer-cache.js';
+import { KEY_AUTHENTIC_DATA, KEY_CHECKING_DISABLED, KEY_DNSSEC_OK, type AnswerCache, type CacheLookup } from './answer-cache.js';
 
 /** OPT record: owner (root, 1) + TYPE (2) + CLASS (2) + TTL (4), then RDLENGTH (2) and the options. */
 const OPT_FIXED = 9;
@@ -64,7 +64,8 @@ export function newCacheCounters(): CacheCounters {
 interface Miss extends UpstreamRequest {
   readonly outer: UpstreamRequest;
   readonly done: UpstreamCallback<UpstreamRequest> | null;
-  readonly key: string;
+  /** The key bits of the query (its question is `question.bytes`). */
+  readonly bits: number;
   /** The cache generation when the question was asked: a flush since (resolver switch) means the answer isn't stored. */
   readonly generation: number;
   /** An expired entry to fall back on (RFC 8767), if any. */
@@ -73,10 +74,10 @@ interface Miss extends UpstreamRequest {
   settled: boolean;
 }
 
-function cacheKey(req: UpstreamRequest): string {
-  const q = req.question.key;
+/** The query's key bits: with its question octets, what the cache keys an answer by (no string built per query). */
+function keyBits(req: UpstreamRequest): number {
   const bits = upstreamQueryBits(req.wire);
-  return `${q.name.toLowerCase()}|${q.type}|${q.class}|${bits.dnssecOk ? 'do' : ''}|${bits.checkingDisabled ? 'cd' : ''}|${bits.authenticData ? 'ad' : ''}`;
+  return (bits.dnssecOk ? KEY_DNSSEC_OK : 0) | (bits.checkingDisabled ? KEY_CHECKING_DISABLED : 0) | (bits.authenticData ? KEY_AUTHENTIC_DATA : 0);
 }
 
 export class CachingUpstream implements Upstream {
@@ -97,14 +98,14 @@ export class CachingUpstream implements Upstream {
   }
 
   resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void {
-    const key = cacheKey(req);
-    const found = this.#cache.get(key);
+    const bits = keyBits(req);
+    const found = this.#cache.get(req.question.bytes, bits);
     if (found && !found.stale) {
       const answer = this.#answerFrom(found, req);
       if (answer) {
         this.#counters.cacheHits++;
         req.trace.cache = 'hit';
-        this.#maybePrefetch(found, req, key);
+        this.#maybePrefetch(found, req, bits);
         done(req, null, answer);
         return;
       }
@@ -116,7 +117,7 @@ export class CachingUpstream implements Upstream {
       trace: req.trace,
       outer: req,
       done: done as UpstreamCallback<UpstreamRequest>,
-      key,
+      bits,
       generation: this.#cache.generation,
       stale: found?.stale ? found : undefined,
       timer: undefined,
@@ -141,7 +142,7 @@ export class CachingUpstream implements Upstream {
     if (answer) {
       // The engine rewrites the answer's bytes in place (ID, OPT): store a copy first.
       // Never an answer obtained in cleartext (captive sign-in, degraded mode): the cache holds private answers only.
-      if (!miss.trace.cleartext) this.#cache.set(miss.key, storedForm(answer), answer.rcode, miss.generation);
+      if (!miss.trace.cleartext) this.#cache.set(miss.question.bytes, miss.bits, storedForm(answer), answer.rcode, miss.generation);
       if (!miss.settled && miss.done) {
         miss.settled = true;
         miss.done(miss.outer, null, answer);
@@ -175,7 +176,7 @@ export class CachingUpstream implements Upstream {
   }
 
   /** A popular answer in the last tenth of its TTL is refreshed in the background, so the next asker still gets a hit. */
-  #maybePrefetch(found: CacheLookup, req: UpstreamRequest, key: string): void {
+  #maybePrefetch(found: CacheLookup, req: UpstreamRequest, bits: number): void {
     const e = found.entry;
     if (e.prefetching || e.hits < PREFETCH_MIN_HITS || e.ttlSec < PREFETCH_MIN_TTL_SEC) return;
     if (found.remainingSec > e.ttlSec * PREFETCH_FRACTION) return;
@@ -188,7 +189,7 @@ export class CachingUpstream implements Upstream {
       trace,
       outer: req,
       done: null,
-      key,
+      bits,
       generation: this.#cache.generation,
       stale: undefined,
       timer: undefined,
@@ -196,7 +197,7 @@ export class CachingUpstream implements Upstream {
     };
     this.#inner.resolve(background, (m, _err, answer) => {
       e.prefetching = false;
-      if (answer && !m.trace.cleartext) this.#cache.set(m.key, storedForm(answer), answer.rcode, m.generation);
+      if (answer && !m.trace.cleartext) this.#cache.set(m.question.bytes, m.bits, storedForm(answer), answer.rcode, m.generation);
     });
   }
 }

@@ -27,19 +27,31 @@ export interface LocalAnswerPolicy {
 /** The name the liveness watchdog (system-dns/liveness.ts) asks. */
 const LIVENESS_NAME = 'liveness.dotstub.resolver.arpa';
 
-function canonical(name: string): string {
-  const n = name.toLowerCase();
-  return n.endsWith('.') ? n.slice(0, -1) : n;
+/**
+ * Whether `name` (as presentName writes it) is `target` (lower case, no
+ * final dot) or, with `under`, a name below it: ASCII letters compared
+ * without case, a final dot ignored. Allocates nothing (every query passes here).
+ */
+function matches(name: string, target: string, under: boolean): boolean {
+  const end = name.endsWith('.') ? name.length - 1 : name.length;
+  const start = end - target.length;
+  if (start < 0 || (start > 0 && (!under || name.charCodeAt(start - 1) !== 0x2e))) return false;
+  for (let i = 0; i < target.length; i++) {
+    let c = name.charCodeAt(start + i);
+    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+    if (c !== target.charCodeAt(i)) return false;
+  }
+  return true;
 }
 
 export function localVerdict(query: ClientQuery, policy: LocalAnswerPolicy): LocalVerdict {
-  const name = canonical(query.question.name);
-  if (name === 'resolver.arpa' || name.endsWith('.resolver.arpa')) return 'NOERROR';
-  if (policy.keepBrowsersOnStub && name === 'use-application-dns.net') return 'NXDOMAIN';
+  const name = query.question.name;
+  if (matches(name, 'resolver.arpa', true)) return 'NOERROR';
+  if (policy.keepBrowsersOnStub && matches(name, 'use-application-dns.net', false)) return 'NXDOMAIN';
   return null;
 }
 
 /** A lookup dotstub makes itself (answered here, under resolver.arpa), not one of the user's programs. */
 export function isOwnCheck(name: string): boolean {
-  return canonical(name) === LIVENESS_NAME;
+  return matches(name, LIVENESS_NAME, false);
 }

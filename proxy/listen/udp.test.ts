@@ -62,4 +62,18 @@ describe('UDP listener', () => {
     expect(udp.errorsDropped).toBeGreaterThan(2500);
     expect(udp.errorsDropped + replies).toBeLessThanOrEqual(5000);
   });
+
+  test('the clients it remembers stay bounded: 600 clients (source ports) one query each, all answered, at most 256 idle kept', async () => {
+    const { udp, port } = await listener();
+    for (let i = 0; i < 600; i++) {
+      const c = await UdpClient.open(port);
+      try {
+        expect((await c.query(`n${i}.test`, { timeoutMs: 2000 })).rcode).toBe('SERVFAIL');
+      } finally {
+        c.close();
+      }
+    }
+    expect(udp.clients).toBeGreaterThan(0);
+    expect(udp.clients).toBeLessThanOrEqual(256);
+  });
 });

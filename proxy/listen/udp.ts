@@ -51,6 +51,33 @@ class Budget {
   }
 }
 
+/** Idle clients (nothing outstanding) kept for reuse before they are swept out. */
+const IDLE_CLIENTS_KEPT = 256;
+
+/** A UDP client: a source address and port, and its share. */
+class UdpClient extends ClientShare {
+  constructor(
+    readonly address: string,
+    readonly port: number,
+  ) {
+    super();
+  }
+}
+
+/**
+ * A client's address and port as a small integer (FNV-1a), so that no key
+ * string is built per datagram; clients whose keys collide are told apart
+ * by their address and port (UdpListener.#clientFor).
+ */
+function clientKey(address: string, port: number): number {
+  let h = 0x811c9dc5 ^ port;
+  for (let i = 0; i < address.length; i++) {
+    h ^= address.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h & 0x3fffffff;
+}
+
 /** FORMERR or NOTIMP in the header (RFC 1035 §4.1.1). */
 function isLocalError(answer: Buffer): boolean {
   const rcode = answer.length >= 4 ? (answer[3] as number) & 0xf : 0;
@@ -61,8 +88,15 @@ export class UdpListener {
   readonly address: ListenAddress;
   readonly #socket: dgram.Socket;
   readonly #shares: ClientShares;
-  /** Clients with queries outstanding, by "address port"; a client leaves when its last query is answered. */
-  readonly #clients = new Map<string, ClientShare>();
+  /**
+   * Clients by clientKey(); one with nothing outstanding stays (a client
+   * usually asks again) until more than IDLE_CLIENTS_KEPT such gather, when
+   * they are swept out together: no map churn per query. A client whose key
+   * is taken by another address is kept in #collided, by "address port".
+   */
+  readonly #clients = new Map<number, UdpClient>();
+  readonly #collided = new Map<string, UdpClient>();
+  #idle = 0;
   #bound: ListenAddress | undefined;
   #accepting = true;
   #closed = false;
@@ -89,42 +123,73 @@ export class UdpListener {
         });
         return;
       }
-      const key = `${rinfo.address} ${rinfo.port}`;
-      let client = this.#clients.get(key);
-      if (!client) {
-        client = new ClientShare();
-        this.#clients.set(key, client);
-      }
+      const client = this.#clientFor(rinfo.address, rinfo.port);
+      if (client.outstanding === 0) this.#idle--;
       if (!this.#shares.tryTake(client)) {
+        if (client.outstanding === 0) this.#idle++;
         this.#shed++;
         const parsed = parseClientQuery(msg, 'udp');
         const reply = parsed.ok ? truncatedReply(parsed.query) : parsed.reply;
         if (reply) this.#send(reply, rinfo.port, rinfo.address);
         return;
       }
-      const taken = client;
       let replied = false;
       // Answers given while the handler runs are made locally; only upstream answers come later.
       let synchronous = true;
-      const release = (): void => {
-        this.#shares.release(taken);
-        if (taken.outstanding === 0) this.#clients.delete(key);
-      };
       const willReply = handler(msg, 'udp', (answer) => {
         if (replied) return;
         replied = true;
-        release();
+        this.#release(client);
         if (synchronous && isLocalError(answer) && !this.#errorBudget.take()) {
           this.#errorsDropped++;
           return;
         }
-        this.#send(answer, rinfo.port, rinfo.address);
+        this.#send(answer, client.port, client.address);
       });
       synchronous = false;
-      if (!willReply) release();
+      if (!willReply) this.#release(client);
     });
     // A send to a client that went away yields ICMP errors; they must never stop the listener.
     this.#socket.on('error', () => undefined);
+  }
+
+  #clientFor(address: string, port: number): UdpClient {
+    const key = clientKey(address, port);
+    let client = this.#clients.get(key);
+    if (client && (client.port !== port || client.address !== address)) {
+      const name = `${address} ${port}`;
+      client = this.#collided.get(name);
+      if (!client) {
+        client = new UdpClient(address, port);
+        this.#collided.set(name, client);
+        this.#idle++;
+      }
+      return client;
+    }
+    if (!client) {
+      client = new UdpClient(address, port);
+      this.#clients.set(key, client);
+      this.#idle++;
+    }
+    return client;
+  }
+
+  #release(client: UdpClient): void {
+    this.#shares.release(client);
+    if (client.outstanding > 0) return;
+    if (++this.#idle > IDLE_CLIENTS_KEPT) this.#sweep();
+  }
+
+  /** Forgets every client with nothing outstanding. */
+  #sweep(): void {
+    for (const [key, c] of this.#clients) if (c.outstanding === 0) this.#clients.delete(key);
+    for (const [name, c] of this.#collided) if (c.outstanding === 0) this.#collided.delete(name);
+    this.#idle = 0;
+  }
+
+  /** Clients remembered now (bounded: those with queries outstanding, and at most IDLE_CLIENTS_KEPT others). */
+  get clients(): number {
+    return this.#clients.size + this.#collided.size;
   }
 
   #send(answer: Buffer, port: number, address: string): void {
