@@ -76,7 +76,7 @@ describe('reading the paths around dotstub', () => {
     const r = await readBypassPaths({ resolvConf: file }, ours, run);
     expect(r.ok && r.paths.map((p) => p.what)).toEqual(['search domain lan on veth0', '~. on wg0']);
     expect(r.ok && r.paths[0]?.sentence).toBe(
-      'systemd-resolved sends names ending in lan straight to veth0\'s resolver 10.99.0.1, unencrypted and around dotstub, and the search list glues lan onto names that failed, public ones included. To fix: remove lan from the search domains (short names like "printer" then stop working); dotstub can\'t take these over from systemd-resolved yet.',
+      'systemd-resolved sends names ending in lan straight to veth0\'s resolver 10.99.0.1, unencrypted and around dotstub, and the search list glues lan onto names that failed, public ones included. To fix: turn private DNS on for this machine with dotstub on port 53 (the dotstub service is): programs then ask dotstub itself, which sends veth0\'s own names there and answers the glued forms.',
     );
     expect(r.ok && r.paths[1]?.sentence).toBe(
       "wg0 routes every domain (~.) to its own resolver 10.98.0.1: systemd-resolved sends some lookups there unencrypted instead of to dotstub. To fix: remove ~. from wg0's DNS domains (resolvectl domain wg0 …), or disconnect the VPN that set it.",
@@ -93,16 +93,26 @@ describe('reading the paths around dotstub', () => {
     expect(offPaths.ok && offPaths.paths[0]?.sentence).toBe('systemd-resolved does not send lookups to dotstub: they go to 10.99.0.1 unencrypted. To fix: turn private DNS on for this machine (System DNS).');
   });
 
+  test('resolv.conf naming dotstub, resolved running: a link with ~. is a path for programs that ask resolved directly; its search list is not (glibc asks dotstub)', async () => {
+    const { run } = busctl(
+      [DOTSTUB, [LAN, 2, [10, 99, 0, 1], 0, ''], [VPN, 2, [10, 98, 0, 1], 0, '']],
+      [[0, '.', true], [LAN, 'lan', false], [VPN, '.', true]],
+    );
+    const r = await readBypassPaths({ resolvConf: resolvConf(`${MANAGED}search lan\n`) }, ours, run);
+    expect(r.ok && r.paths.map((p) => p.what)).toEqual(['~. on wg0']);
+  });
+
   test("what can't be read is said, not counted: no file, no nameserver, resolved not answering", async () => {
     expect(await readBypassPaths({ resolvConf: '/nonexistent/resolv.conf' }, ours)).toEqual({ ok: false, why: '/nonexistent/resolv.conf could not be read' });
     expect((await readBypassPaths({ resolvConf: resolvConf('search lan\n') }, ours)).ok).toBe(false);
     const silent = busctl(null, []);
     const r = await readBypassPaths({ resolvConf: resolvConf('nameserver 127.0.0.53\n') }, ours, silent.run);
     expect(r).toEqual({ ok: false, why: expect.stringContaining("its settings could not be read") as string });
-    // A file that doesn't go through resolved never asks it.
-    const unused = busctl(null, []);
-    await readBypassPaths({ resolvConf: resolvConf(MANAGED) }, ours, unused.run);
-    expect(unused.asked).toEqual([]);
+    // A file that names dotstub: resolved is still asked (programs that use its API go through it); not answering means
+    // it isn't running, so no path through it, and the reading stands.
+    const notRunning = busctl(null, []);
+    expect(await readBypassPaths({ resolvConf: resolvConf(MANAGED) }, ours, notRunning.run)).toEqual({ ok: true, paths: [] });
+    expect(notRunning.asked.length).toBeGreaterThan(0);
   });
 });
 

@@ -193,7 +193,7 @@ async function resolvedPaths(run: RunCommand, ours: (s: NetworkServer) => boolea
       paths.push({
         what: `search domain ${names} on ${link}`,
         link,
-        sentence: `systemd-resolved sends names ending in ${names} straight to ${link}'s resolver ${list}, unencrypted and around dotstub, and the search list glues ${names} onto names that failed, public ones included. To fix: remove ${names} from the search domains (short names like "printer" then stop working); dotstub can't take these over from systemd-resolved yet.`,
+        sentence: `systemd-resolved sends names ending in ${names} straight to ${link}'s resolver ${list}, unencrypted and around dotstub, and the search list glues ${names} onto names that failed, public ones included. To fix: turn private DNS on for this machine with dotstub on port 53 (the dotstub service is): programs then ask dotstub itself, which sends ${link}'s own names there and answers the glued forms.`,
       });
     }
   }
@@ -207,7 +207,13 @@ export async function readBypassPaths(paths: Pick<DiscoveryPaths, 'resolvConf'>,
   const conf = parseResolvConf(text);
   if (conf.nameservers.length === 0) return { ok: false, why: `${paths.resolvConf} names no nameserver (glibc then asks 127.0.0.1:53; dotstub can't tell what answers there)` };
   const file = resolvConfPaths(paths.resolvConf, conf.nameservers, ours, text.includes(MANAGED_MARKER));
-  if (!file.viaResolved) return { ok: true, paths: file.paths };
+  if (!file.viaResolved) {
+    // glibc doesn't ask resolved here, but programs that use resolved's own API (nss-resolve, resolvectl, D-Bus) do
+    // when it runs: its paths count for them (no search-list glue: that is glibc's, and glibc asks dotstub).
+    // Not running (its settings can't be read): nothing goes through it.
+    const direct = await resolvedPaths(run, ours, []);
+    return { ok: true, paths: direct.ok ? [...file.paths, ...direct.paths] : file.paths };
+  }
   const searchList = conf.otherLines.flatMap((line) => (/^(search|domain)\s/.test(line) ? line.split(/\s+/).slice(1) : [])).map((d) => d.toLowerCase().replace(/\.$/, '')).filter((d) => d !== '' && d !== '.');
   const resolved = await resolvedPaths(run, ours, searchList);
   return resolved.ok ? { ok: true, paths: [...file.paths, ...resolved.paths] } : resolved;

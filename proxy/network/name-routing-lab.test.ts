@@ -66,14 +66,6 @@ interface Backend {
   /** How the VPN announces and withdraws its resolver and domain. */
   readonly vpnUp: (l: Lab) => Promise<void>;
   readonly vpnDown: (l: Lab) => Promise<void>;
-  /**
-   * Open gap (issue 21): resolved itself sends a name under a link's search
-   * domain (NAME.lan, including a public name glibc glued `lan` onto) to that
-   * link's server, around dotstub. Fixing it needs the resolved backend to
-   * point the links' servers at dotstub (recording theirs in the journal);
-   * until then the capture may hold those glued forms, and only those.
-   */
-  readonly resolvedSearchLeak?: true;
 }
 
 const sh = async (l: Lab, script: string): Promise<void> => {
@@ -99,7 +91,6 @@ const BACKENDS: readonly Backend[] = [
     lanUp: (l) => sh(l, 'resolvectl dns veth0 10.99.0.1 && resolvectl domain veth0 lan'),
     vpnUp: (l) => sh(l, 'ip addr add 10.98.0.2/24 dev vpn0 && ip link set vpn0 up && resolvectl dns vpn0 10.98.0.1 && resolvectl domain vpn0 corp.example'),
     vpnDown: (l) => sh(l, 'ip link del vpn0'),
-    resolvedSearchLeak: true,
   },
   // NetworkManager hands the link's DNS and search domain to resolved.
   {
@@ -109,11 +100,10 @@ const BACKENDS: readonly Backend[] = [
     missing: resolvedLabMissing() ?? networkManagerLabMissing(),
     vpnUp: (l) => sh(l, 'ip addr add 10.98.0.2/24 dev vpn0 && ip link set vpn0 up && resolvectl dns vpn0 10.98.0.1 && resolvectl domain vpn0 corp.example'),
     vpnDown: (l) => sh(l, 'ip link del vpn0'),
-    resolvedSearchLeak: true,
   },
 ];
 
-describe.skipIf(missing !== null).each(BACKENDS)('routing by name owner, $label (lab)', ({ label: describeLabel, backend, options, missing: backendMissing, lanUp, vpnUp, vpnDown, resolvedSearchLeak }) => {
+describe.skipIf(missing !== null).each(BACKENDS)('routing by name owner, $label (lab)', ({ label: describeLabel, backend, options, missing: backendMissing, lanUp, vpnUp, vpnDown }) => {
   test.skipIf(backendMissing !== null)('local, VPN and private-reverse names resolve from their owner, none reaches the public resolver; dotstub sends no public name (nor a search-suffixed one) in cleartext; VPN up: its names within 1 s; VPN down: none in cleartext', async () => {
     lab = await startLab(options);
     const l = lab;
@@ -194,18 +184,16 @@ describe.skipIf(missing !== null).each(BACKENDS)('routing by name owner, $label 
     // The capture is whole: it saw every query the LAN's and the VPN's resolvers were asked.
     expect(new Set(names)).toEqual(new Set([...lan.queries(), ...vpn.queries()]));
     const owned = ['printer.lan', 'nas.home.arpa', '8.0.99.10.in-addr.arpa', '66.0.99.10.in-addr.arpa', 'intranet.corp.example'];
-    if (resolvedSearchLeak) {
-      // resolved's own search-domain routing (the open gap above): glued forms only, and never by dotstub.
-      expect(names.filter((n) => !owned.includes(n)).every((n) => /\.[a-z.]+\.(lan|corp\.example)$/.test(n))).toBe(true);
-      expect(sentClear.filter((r) => !owned.includes(r.name ?? ''))).toEqual([]);
-    } else expect(new Set(names)).toEqual(new Set(owned));
+    // On every setup, resolved's included: glibc asks dotstub itself, so no search-suffixed form goes around it.
+    expect(new Set(names)).toEqual(new Set(owned));
+    expect(sentClear.filter((r) => !owned.includes(r.name ?? ''))).toEqual([]);
     expect(lan.queries().every((n) => n.endsWith('.lan') || n.endsWith('.home.arpa') || n.endsWith('.in-addr.arpa'))).toBe(true);
-    if (!resolvedSearchLeak) expect(lan.queries().some((n) => n.includes('public.test'))).toBe(false);
-    if (!resolvedSearchLeak) expect(vpn.queries().every((n) => n === 'intranet.corp.example')).toBe(true);
+    expect(lan.queries().some((n) => n.includes('public.test'))).toBe(false);
+    expect(vpn.queries().every((n) => n === 'intranet.corp.example')).toBe(true);
     // The public resolver got no private reverse lookup, no local name.
     expect(toPublic.filter((r) => /in-addr\.arpa|ip6\.arpa|\.lan$|home\.arpa|^printer$/.test(r.name ?? ''))).toEqual([]);
     // The search-suffixed public name was answered here.
-    if (!resolvedSearchLeak) expect(answeredHere.map((r) => r.name)).toContain('www.public.test.lan');
+    expect(answeredHere.map((r) => r.name)).toContain('www.public.test.lan');
     // After the VPN went down, its names went only to the encrypted resolver.
     expect(records.slice(recordsBeforeDown).filter((r) => r.route?.kind === 'link' && (r.name ?? '').includes('corp.example'))).toEqual([]);
   }, 120_000);

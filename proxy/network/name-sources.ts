@@ -152,19 +152,30 @@ export function fromLeaseText(text: string, file: string): Learned {
  * rewrite watch puts back: its servers and search list still say which names
  * that program's link owns, so routing follows the VPN instead of fighting it.
  */
-async function learnNameOwners(paths: DiscoveryPaths, run: RunCommand = runCommand, foreign?: string): Promise<NameOwners> {
+async function learnNameOwners(
+  paths: DiscoveryPaths,
+  run: RunCommand = runCommand,
+  foreign?: string,
+  lastResolved?: Learned | null,
+): Promise<{ readonly owners: NameOwners; readonly resolved: Learned | null; readonly resolvedMissing: boolean }> {
   const learned: Learned[] = [];
   const [dns, domains] = await Promise.all([
     run(['busctl', '--json=short', 'get-property', 'org.freedesktop.resolve1', '/org/freedesktop/resolve1', 'org.freedesktop.resolve1.Manager', 'DNS']),
     run(['busctl', '--json=short', 'get-property', 'org.freedesktop.resolve1', '/org/freedesktop/resolve1', 'org.freedesktop.resolve1.Manager', 'Domains']),
   ]);
+  let resolved: Learned | null = null;
   if (dns && domains) {
     try {
-      learned.push(fromResolvedProperties(dns, domains));
+      resolved = fromResolvedProperties(dns, domains);
     } catch {
       // an answer we don't understand: nothing learned from it
     }
   }
+  // resolved answered before but not now: most likely restarting (a reload is a restart on 252, and the takeover
+  // reloads it): its links' names are still theirs, so the last answer stands until it answers again.
+  const resolvedMissing = resolved === null && lastResolved != null;
+  const fromResolved = resolved ?? lastResolved ?? null;
+  if (fromResolved) learned.push(fromResolved);
   const nm = await run(['nmcli', '-t', '-f', 'GENERAL.DEVICE,IP4.DNS,IP4.DOMAIN,IP6.DNS,IP6.DOMAIN', 'dev', 'show']);
   if (nm) learned.push(fromNmcli(nm));
   // resolvconf's per-interface records (`resolvconf -a tun0`: a VPN's hook, wg-quick): one resolv.conf per link.
@@ -188,11 +199,19 @@ async function learnNameOwners(paths: DiscoveryPaths, run: RunCommand = runComma
     const text = readText(file);
     if (text) learned.push(fromLeaseText(text, file));
   }
-  return new NameOwners(
-    learned.flatMap((l) => l.owners),
-    learned.flatMap((l) => l.lans)[0] ?? null,
-  );
+  return {
+    owners: new NameOwners(
+      learned.flatMap((l) => l.owners),
+      learned.flatMap((l) => l.lans)[0] ?? null,
+    ),
+    resolved,
+    resolvedMissing,
+  };
 }
+
+/** While resolved doesn't answer after it had: ask again this often, this many times (then it is taken as gone). */
+const RESOLVED_RETRY_MS = 250;
+const RESOLVED_RETRIES = 40;
 
 /**
  * Keeps a router's table current: read at start, again on each network
@@ -216,6 +235,10 @@ export class NameOwnersRefresher {
 
   #watchers: fs.FSWatcher[] = [];
   #settle: NodeJS.Timeout | undefined;
+  /** resolved's last answer, and how often it has not answered since. */
+  #lastResolved: Learned | null = null;
+  #resolvedMisses = 0;
+  #retry: NodeJS.Timeout | undefined;
   /** The last resolv.conf dotstub didn't write, read the moment it appeared (the rewrite watch may put ours back soon after). */
   #foreign: string | undefined;
 
@@ -246,8 +269,12 @@ export class NameOwnersRefresher {
 
   stop(): void {
     clearTimeout(this.#settle);
+    clearTimeout(this.#retry);
+    this.#stopped = true;
     for (const w of this.#watchers.splice(0)) w.close();
   }
+
+  #stopped = false;
 
   refresh(): Promise<void> {
     if (this.#running) {
@@ -257,7 +284,14 @@ export class NameOwnersRefresher {
     this.#running = (async () => {
       do {
         this.#again = false;
-        this.#apply(await learnNameOwners(this.#paths, this.#run, this.#foreign));
+        const keep = this.#resolvedMisses < RESOLVED_RETRIES ? this.#lastResolved : null;
+        const read = await learnNameOwners(this.#paths, this.#run, this.#foreign, keep);
+        this.#apply(read.owners);
+        if (read.resolved) this.#lastResolved = read.resolved;
+        this.#resolvedMisses = read.resolvedMissing ? this.#resolvedMisses + 1 : 0;
+        if (!read.resolvedMissing && !read.resolved) this.#lastResolved = null;
+        clearTimeout(this.#retry);
+        if (read.resolvedMissing && !this.#stopped) this.#retry = setTimeout(() => void this.refresh(), RESOLVED_RETRY_MS);
       } while (this.#again);
       this.#running = null;
     })();

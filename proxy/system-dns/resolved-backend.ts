@@ -8,12 +8,21 @@
  * survives reconnects and is gone after a reboot, as a takeover should be.
  * Queries matching `~.` go only to scopes with `~.`, so links' DHCP servers
  * are not asked — unless a link carries `~.` too: that is a leak we report.
+ *
+ * With dotstub on port 53 (the service), /etc/resolv.conf is also pointed at
+ * dotstub itself: behind resolved's stub, a name under a link's search
+ * domain (NAME.lan, and a public name glibc glued `lan` onto after it
+ * failed) goes to that link's server in cleartext, around dotstub, before
+ * dotstub could judge it. dotstub learns the links' servers and domains from
+ * resolved (network/name-sources.ts) and sends each link's names there
+ * itself; resolved keeps serving its own API's clients through the drop-in.
+ * The file keeps resolved's search list (and follows it: rewrite-watch.ts).
  */
 import type { Backend, Detection, Target } from './backend.js';
 import { fileState, readState } from './file-state.js';
 import { socketListening, type SystemHost } from './host.js';
-import { describeResolvConf, RESOLV_CONF, readResolvText } from './resolv-conf-backend.js';
-import { parseResolvConf, RESOLVED_STUBS } from './resolv-conf.js';
+import { describeResolvConf, RESOLV_CONF, readResolvText, resolvConfStep } from './resolv-conf-backend.js';
+import { parseResolvConf, RESOLVED_STUBS, STUB_ADDRESSES } from './resolv-conf.js';
 import type { Step } from './steps.js';
 
 const DROP_IN = '/run/systemd/resolved.conf.d/50-dotstub.conf';
@@ -34,7 +43,7 @@ function dropInText(port: number): string {
   ].join('\n');
 }
 
-export type ResolvConfMode = 'stub' | 'uplink' | 'other';
+export type ResolvConfMode = 'stub' | 'uplink' | 'dotstub' | 'other';
 
 export function resolvConfMode(host: SystemHost): ResolvConfMode {
   const state = readState(host.at(RESOLV_CONF));
@@ -45,8 +54,12 @@ export function resolvConfMode(host: SystemHost): ResolvConfMode {
   const text = readResolvText(host);
   const servers = text === undefined ? [] : parseResolvConf(text).nameservers;
   if (servers.length > 0 && servers.every((s) => RESOLVED_STUBS.has(s))) return 'stub';
+  if (servers.length > 0 && servers.every((s) => STUB_ADDRESSES.has(s))) return 'dotstub';
   return 'other';
 }
+
+/** On port 53 glibc can be pointed at dotstub itself (see the header); resolv.conf has no port, so only there. */
+const directToo = (target: Target): boolean => target.port === 53;
 
 /** `resolvectl domain` lines → scope → domains. */
 function parseResolvectlLines(out: string): { scope: string; values: string[] }[] {
@@ -123,6 +136,7 @@ export class ResolvedBackend implements Backend {
     const file = this.#host.at(DROP_IN);
     return [
       { kind: 'file', path: file, before: readState(file), after: fileState(dropInText(target.port)), why: `route every domain (~.) to 127.0.0.1:${target.port}` },
+      ...(directToo(target) ? [resolvConfStep(this.#host, target, this.name)] : []),
       { kind: 'reload', target: 'systemd-resolved', why: 'make resolved read the drop-in' },
     ];
   }
@@ -132,21 +146,24 @@ export class ResolvedBackend implements Backend {
     if (dropIn.type !== 'file' || Buffer.from(dropIn.base64, 'base64').toString() !== dropInText(target.port)) {
       return { inForce: false, why: `${DROP_IN} is not dotstub's (for port ${target.port})` };
     }
-    if (resolvConfMode(this.#host) !== 'stub') return { inForce: false, why: `${RESOLV_CONF} no longer points at resolved's stub` };
+    const mode = resolvConfMode(this.#host);
+    if (directToo(target) && mode !== 'dotstub') return { inForce: false, why: `${RESOLV_CONF} no longer names only dotstub` };
+    if (!directToo(target) && mode !== 'stub') return { inForce: false, why: `${RESOLV_CONF} no longer points at resolved's stub` };
     if (!(await this.running())) return { inForce: false, why: 'resolved is not running' };
     // resolved's own state, not the file: the drop-in only counts once resolved has read it.
     const servers = await resolvedGlobalServers(this.#host);
     if (servers !== null && !servers.includes(`127.0.0.1:${target.port}`)) {
       return { inForce: false, why: `resolved has not loaded the drop-in (global DNS: ${servers.join(' ') || 'none'})` };
     }
-    return { inForce: true, why: `resolved sends every domain to 127.0.0.1:${target.port}` };
+    return { inForce: true, why: `resolved sends every domain to 127.0.0.1:${target.port}${directToo(target) ? `, and ${RESOLV_CONF} names dotstub itself` : ''}` };
   }
 
-  async leaks(_target: Target): Promise<string[]> {
+  async leaks(target: Target): Promise<string[]> {
     const leaks: string[] = [];
     const mode = resolvConfMode(this.#host);
     if (mode === 'uplink') leaks.push(`${RESOLV_CONF} is in "uplink" mode (→ ${UPLINK}): programs bypass resolved and dotstub`);
     else if (mode === 'other') leaks.push(`${RESOLV_CONF} does not point at resolved's stub: programs that read it bypass resolved`);
+    else if (mode === 'stub' && directToo(target)) leaks.push(`${RESOLV_CONF} points at resolved's stub again: names under a link's search domain go to that link's server around dotstub`);
     const domains = await this.#host.run(['resolvectl', 'domain'], 5000);
     const dns = await this.#host.run(['resolvectl', 'dns'], 5000);
     if (domains.code === 0) {

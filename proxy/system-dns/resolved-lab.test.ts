@@ -149,7 +149,11 @@ describe.skipIf(missing !== null)('the service on systemd-resolved 252 (real pro
     // 252 prints the server without its port 53: the shape status must read as "on".
     expect(await sh(l, 'resolvectl dns')).toMatch(/^Global: 127\.0\.0\.1\s*$/m);
     const status = await l.dotstub(['system-dns', 'status', '--state-dir', STATE, '--check-name', '']);
-    expect(status.stdout, proxy.output()).toContain('private DNS: on (resolved sends every domain to 127.0.0.1:53)');
+    expect(status.stdout, proxy.output()).toContain('private DNS: on (resolved sends every domain to 127.0.0.1:53, and /etc/resolv.conf names dotstub itself)');
+    // On port 53 glibc asks dotstub directly (names under a link's search domain don't go around it through resolved's stub), with resolved's search list.
+    const rc = fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8');
+    expect(rc).toMatch(/^nameserver 127\.0\.0\.1$/m);
+    expect(rc.match(/^nameserver/gm)).toHaveLength(1);
 
     // The proxy holds the takeover (it polls the journal every 2 s): nothing to re-apply, ever.
     const reloads = (): number => fs.readFileSync(path.join(l.dir, 'systemctl.log.copy'), 'utf8').split('\n').filter((x) => x.includes('systemd-resolved')).length;
@@ -180,6 +184,7 @@ describe.skipIf(missing !== null)('the service on systemd-resolved 252 (real pro
     expect(post.stdout).toContain('nothing to restore');
     expect((await l.exec(['test', '-e', DROP_IN])).code).toBe(1);
     await expect.poll(async () => sh(l, 'resolvectl dns'), { timeout: 10_000 }).toMatch(/^Global:\s*$/m);
+    expect(fs.readlinkSync(path.join(l.etc, 'resolv.conf'))).toBe('../run/systemd/resolve/stub-resolv.conf');
     await linkDhcp(l);
     expect(await getent(l, 'after-stop.lab.test')).toContain('10.0.0.67');
     expect(dhcp.queries()).toContain('after-stop.lab.test');

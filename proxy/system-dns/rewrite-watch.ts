@@ -75,8 +75,9 @@ export class RewriteWatch {
 
   start(): void {
     const files = this.#files();
-    // Directories, not files: a rename replaces the inode a file watch holds.
-    for (const dir of new Set(files.map((f) => path.dirname(f)))) {
+    // Directories, not files: a rename replaces the inode a file watch holds. Also where a replaced
+    // symlink pointed (resolved's stub-resolv.conf): its search list is the one the stub follows.
+    for (const dir of new Set([...files.map((f) => path.dirname(f)), ...this.#replacedLinkDirs()])) {
       try {
         this.#watchers.push(fs.watch(dir, () => this.#check()));
       } catch {
@@ -123,6 +124,15 @@ export class RewriteWatch {
     for (const w of this.#watchers) w.close();
     clearInterval(this.#poll);
     clearTimeout(this.#pending);
+  }
+
+  #replacedLinkDirs(): string[] {
+    const j = new Journal(this.#o.stateDir).read();
+    return (j?.steps ?? []).flatMap((e) => {
+      if (e.step.kind !== 'file' || e.step.before.type !== 'symlink') return [];
+      const target = e.step.before.target;
+      return [path.dirname(path.isAbsolute(target) ? this.#o.host.at(target) : path.resolve(path.dirname(e.step.path), target))];
+    });
   }
 
   #files(): string[] {
