@@ -35,6 +35,12 @@ const noLintian = has('lintian') ? undefined : 'lintian is not installed (apt-ge
 skipReason(import.meta.url, !missing && noLintian ? `lintian check: ${noLintian}` : undefined);
 const noValidate = has('desktop-file-validate') ? undefined : 'desktop-file-validate is not installed (apt-get install desktop-file-utils)';
 skipReason(import.meta.url, !missing && noValidate ? `.desktop check: ${noValidate}` : undefined);
+const aptLists = '/var/lib/apt/lists';
+const noAptLists =
+  has('apt-get') && fs.existsSync(aptLists) && fs.readdirSync(aptLists).some((f) => f.endsWith('_Packages') || f.endsWith('_Packages.lz4'))
+    ? undefined
+    : `apt has no package lists here (${aptLists}; apt-get update)`;
+skipReason(import.meta.url, !missing && noAptLists ? `apt's dependency check: ${noAptLists}` : undefined);
 
 /** The stand-in for Electron's Linux x64 dist directory (see the file's comment). */
 function standInElectronDist(dir: string): void {
@@ -169,6 +175,14 @@ describe.skipIf(missing !== undefined)('npm run package:deb: dotstub and dotstub
     const broken = path.join(tmp, 'broken.desktop');
     fs.writeFileSync(broken, fs.readFileSync(path.join(root, 'usr/share/applications/dotstub-desktop.desktop'), 'utf8').replace('Type=Application', 'Type=Program'));
     expect(spawnSync('desktop-file-validate', [broken]).status).not.toBe(0);
+  });
+
+  test.skipIf(noAptLists !== undefined)("apt on this machine's Debian resolves both packages' dependencies, and installing them removes nothing (a simulation: nothing is installed)", () => {
+    const r = spawnSync('apt-get', ['install', '--simulate', '--no-install-recommends', serverDeb, desktopDeb], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } });
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    const inst = r.stdout.split('\n').filter((l) => l.startsWith('Inst ')).map((l) => l.split(' ')[1]);
+    expect(inst).toEqual(expect.arrayContaining(['dotstub', 'dotstub-desktop']));
+    expect(r.stdout.split('\n').filter((l) => l.startsWith('Remv '))).toEqual([]);
   });
 
   test.skipIf(noLintian !== undefined)('lintian --pedantic: nothing left but what the overrides justify', () => {
