@@ -16,11 +16,11 @@ import { PROXY_NODE_FLAGS } from './node-flags.js';
 const root = path.resolve(import.meta.dirname, '..');
 
 describe('the proxy process flags', () => {
-  test('bin/dotstub.js starts node with them (shebang), and packaging/dotstub-cli passes them to Electron-as-Node', () => {
+  test('bin/dotstub.js starts node with them (shebang), and the package\'s /opt/dotstub/dotstub-cli is written with them', () => {
     const shebang = fs.readFileSync(path.join(root, 'bin', 'dotstub.js'), 'utf8').split('\n')[0];
     expect(shebang).toBe(`#!/usr/bin/env -S node ${PROXY_NODE_FLAGS.join(' ')}`);
-    const wrapper = fs.readFileSync(path.join(root, 'packaging', 'dotstub-cli'), 'utf8');
-    expect(wrapper).toContain(`/opt/dotstub/dotstub ${PROXY_NODE_FLAGS.join(' ')} /opt/dotstub/resources/app.asar/bin/dotstub.js`);
+    const packager = fs.readFileSync(path.join(root, 'scripts', 'package-deb.mjs'), 'utf8');
+    expect(packager).toContain("exec /opt/dotstub/node/bin/node ${PROXY_NODE_FLAGS.join(' ')} /opt/dotstub/app/bin/dotstub.js");
   });
 
   test('with them, V8 keeps the young generation small however much is allocated', () => {

@@ -1,7 +1,7 @@
 /**
  * Node and V8 flags the proxy process runs with, wherever it is started:
  * the `dotstub` command's shebang (bin/dotstub.js), the desktop app's
- * supervisor, the packaged CLI wrapper (packaging/dotstub-cli) and the
+ * supervisor, the package's /opt/dotstub/dotstub-cli (scripts/package-deb.mjs) and the
  * benchmarks. They must be given at start-up: V8 sizes its heap before any
  * script runs, and setting them later from JavaScript has no effect.
  *

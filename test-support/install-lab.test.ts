@@ -51,7 +51,7 @@ function theDeb(log: (s: string) => void): string {
   else {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-lab-deb-'));
     const t0 = performance.now();
-    built = { dir, deb: execFileSync('node', [path.join(ROOT, 'scripts/package-deb.mjs'), '--gzip', '--out', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim() };
+    built = { dir, deb: execFileSync('node', [path.join(ROOT, 'scripts/package-deb.mjs'), '--gzip', '--no-desktop', '--out', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim() };
     log(`built ${path.basename(built.deb)} in ${ms(performance.now() - t0)}`);
   }
   return built.deb;

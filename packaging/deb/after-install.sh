@@ -1,5 +1,5 @@
 #!/bin/sh
-# deb postinst (electron-builder deb.afterInstall): install the service units.
+# The dotstub package's postinst (scripts/package-deb.mjs runs it as it is): install the service units.
 # dotstub.service is not started or enabled: enabling private DNS is the
 # user's choice, from the app. dotstub-restore.service is enabled whatever
 # that choice: at boot it gives back DNS settings a power cut left taken

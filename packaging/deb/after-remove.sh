@@ -1,5 +1,5 @@
 #!/bin/sh
-# deb postrm (electron-builder deb.afterRemove): the restore already ran in
+# The dotstub package's postrm (scripts/package-deb.mjs): the restore already ran in
 # prerm (before-remove.sh); here only the unit goes, and on purge the state
 # dir — unless a journal is still in it (a restore that failed): that holds
 # the user's original DNS settings and is never deleted.

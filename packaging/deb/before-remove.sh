@@ -1,8 +1,8 @@
 #!/bin/sh
-# deb prerm (fpm --before-remove): give the machine its old DNS back while the
-# app's files still exist. It must run BEFORE removal: in postrm
-# (electron-builder's deb.afterRemove) /opt/dotstub is already gone and the
-# restore command with it.
+# The dotstub package's prerm (scripts/package-deb.mjs): give the machine its
+# old DNS back while the package's files still exist. It must run BEFORE
+# removal: in postrm /opt/dotstub is already gone and the restore command
+# with it.
 # Never fails the removal: a failed restore is reported, and the journal
 # stays in /var/lib/dotstub for `dotstub system-dns restore` or by hand.
 DOTSTUB_CLI="${DOTSTUB_CLI:-/opt/dotstub/dotstub-cli}"

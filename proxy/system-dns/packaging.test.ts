@@ -87,7 +87,7 @@ describe('packaging', () => {
     }
   });
 
-  for (const script of ['packaging/deb/before-remove.sh', 'packaging/deb/after-remove.sh', 'packaging/deb/after-install.sh', 'packaging/dotstub-cli']) {
+  for (const script of ['packaging/deb/before-remove.sh', 'packaging/deb/after-remove.sh', 'packaging/deb/after-install.sh', 'packaging/dotstub-turn-on']) {
     test(`${script} is valid sh`, () => {
       const r = spawnSync('sh', ['-n', path.join(REPO, script)], { encoding: 'utf8' });
       expect([r.status, r.stderr]).toEqual([0, '']);
