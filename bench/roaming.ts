@@ -33,7 +33,9 @@ import { COLORS, esc, renderPng } from './plot.js';
 import { median } from './stats.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
-const USAGE = 'usage: npm run bench:roaming -- [--quick] [--rounds N] [--warm S] [--after S] [--rate QPS] [--out DIR] | --replot [--out DIR]';
+const USAGE = 'usage: npm run bench:roaming -- [--quick] [--rounds N] [--warm S] [--after S] [--rate QPS] [--scenario address|wifi|drop]… [--peer dotstub|stubby|unbound-fwd]… [--out DIR] | --replot [--out DIR]';
+/** --scenario's words for the scenarios. */
+const SCENARIO_WORDS: Readonly<Record<string, string>> = { address: 'address change', wifi: 'Wi-Fi switch', drop: 'silently dropped' };
 const NAMES = 5000;
 const QUERY_TIMEOUT_MS = 2000;
 const PEERS: readonly LabPeer[] = ['dotstub', 'stubby', 'unbound-fwd'];
@@ -177,6 +179,8 @@ async function main(): Promise<void> {
       warm: { type: 'string' },
       after: { type: 'string' },
       rate: { type: 'string' },
+      scenario: { type: 'string', multiple: true },
+      peer: { type: 'string', multiple: true },
       out: { type: 'string' },
       replot: { type: 'boolean' },
       help: { type: 'boolean' },
@@ -197,6 +201,15 @@ async function main(): Promise<void> {
   const warmS = int(values.warm, 'warm', 3, 1, 60);
   const afterS = int(values.after, 'after', quick ? 10 : 15, 3, 120);
   const rate = int(values.rate, 'rate', 10, 1, 200);
+  const scenarios = (values.scenario ?? Object.keys(SCENARIO_WORDS)).map((w) => {
+    const found = SCENARIOS.find((x) => x.name === SCENARIO_WORDS[w]);
+    if (!found) throw new Error(`--scenario ${w}: expected one of ${Object.keys(SCENARIO_WORDS).join(', ')}\n${USAGE}`);
+    return found;
+  });
+  const peers = (values.peer ?? PEERS).map((p) => {
+    if (!PEERS.includes(p as LabPeer)) throw new Error(`--peer ${p}: expected one of ${PEERS.join(', ')}\n${USAGE}`);
+    return p as LabPeer;
+  });
   const missing = netlabMissing();
   if (missing) throw new Error(`the roaming bench runs in the network lab: ${missing}`);
   for (const bin of ['/usr/sbin/unbound', '/usr/bin/stubby', '/usr/bin/dig', '/usr/bin/ss']) {
@@ -207,8 +220,8 @@ async function main(): Promise<void> {
   let meta: ReturnType<typeof benchMeta> | undefined;
   // A fresh lab for every run: each scenario leaves the network changed.
   for (let round = 1; round <= rounds; round++) {
-    for (const scenario of SCENARIOS) {
-      for (const peer of PEERS) {
+    for (const scenario of scenarios) {
+      for (const peer of peers) {
         const lab = await startNetlab();
         const onSignal = (): void => {
           void lab.close().then(() => process.exit(130));

@@ -8,6 +8,8 @@
  * fallback) share one object, so each field totals across them. The
  * cleartext path, the cache and the fallback write none of these.
  */
+import type { PoolConnection } from './connection/contract.js';
+
 export interface UpstreamCounters {
   retries: number;
   timeouts: number;
@@ -41,4 +43,14 @@ export function newUpstreamCounters(): UpstreamCounters {
     bytesToResolver: 0,
     bytesFromResolver: 0,
   };
+}
+
+/** Counts what a pool's connection reports by itself: dropped mismatches, out-of-order answers, bytes each way. */
+export function countConnection(conn: Pick<PoolConnection, 'on'>, counters: UpstreamCounters): void {
+  conn.on('mismatch', () => counters.mismatches++);
+  conn.on('out-of-order', () => counters.outOfOrder++);
+  conn.on('bytes', (out, inn) => {
+    counters.bytesToResolver += out;
+    counters.bytesFromResolver += inn;
+  });
 }

@@ -27,10 +27,12 @@ export interface Flight {
   settled: boolean;
   /** Attempts that didn't use up the query's own retry (collateral of a death, or held by a race's loser). */
   collateral: number;
+  /** performance.now() when it first waited for the network to come back (offline.ts); 0: never. */
+  parkedSince: number;
 }
 
 export function newFlight(req: UpstreamRequest, done: UpstreamCallback<UpstreamRequest>): Flight {
-  return { req, done, conn: undefined, upstreamId: -1, deadlineKey: -1, armedAt: 0, settled: false, collateral: 0 };
+  return { req, done, conn: undefined, upstreamId: -1, deadlineKey: -1, armedAt: 0, settled: false, collateral: 0, parkedSince: 0 };
 }
 
 const RETRIABLE = new Set(['DOTSTUB_CONNECTION_CLOSED', 'DOTSTUB_QUERY_TIMEOUT']);

@@ -12,7 +12,7 @@
  *        ▼ pick ─► send ─► deadline (SRTT + 2 × RTO, 25 ms slots) ─► answer ─► RTT sample ─► done(req, null, answer)
  *   deadline, connection still delivering answers ─► wait one more RTO (up to queryTimeoutMaxMs), never a retry
  *   closed / deadline on a silent connection ─► retry once on another connection ─► … ─► done(req, error)
- *   unreachable (backing off) / every connection full / closed pool ─► done(req, error) at once
+ *   unreachable (backing off) / every connection full / closed pool ─► done(req, error) at once; no route ─► waits for the network (offline.ts)
  *
  * Invariants:
  * - Every request gets exactly one callback, from resolve() itself when it fails at once.
@@ -30,12 +30,13 @@ import type { ResolverSpec } from '../../config/resolvers.js';
 import type { UpstreamAnswer } from '../../dns/upstream-answer.js';
 import { InFlightCapError, isDotstubError, PoolClosedError, QueryTimeoutError, type DotstubError } from '../../errors.js';
 import type { AnswerHandler, CloseInfo, ConnectionFactory, HandshakeInfo, PoolConnection, SendInfo } from '../connection/contract.js';
-import { newUpstreamCounters, type UpstreamCounters } from '../counters.js';
+import { countConnection, newUpstreamCounters, type UpstreamCounters } from '../counters.js';
 import { DeadlineSlots } from '../deadlines.js';
 import { RttEstimator } from '../rtt.js';
 import type { Upstream, UpstreamCallback, UpstreamRequest } from '../upstream.js';
 import { Backoff } from './backoff.js';
 import { deadlinePassed, newFlight, ownRetryLeft, settle, type Flight } from './flight.js';
+import { OfflineHold } from './offline.js';
 import { validatePoolOptions, type PoolOptions } from './options.js';
 import { Quarantine } from './quarantine.js';
 import { ConnectionRace, mostTelling, raceAddresses, type ConnectFailure, type RaceResult } from './race.js';
@@ -96,6 +97,8 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   /** Connections opened for a burst: not re-opened, and their failure to connect is no resolver failure. */
   readonly #extras = new WeakSet<PoolConnection>();
   #closed = false;
+  /** Queries that met "no route": they wait for the next network change (offline.ts). */
+  readonly #offline: OfflineHold;
 
   constructor(init: PoolInit) {
     super();
@@ -110,6 +113,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     this.#rtt = new RttEstimator(init.options.queryTimeoutMinMs, init.options.queryTimeoutMaxMs);
     this.#backoff = new Backoff(init.options.maxBackoffMs);
     this.#quarantine = new Quarantine(init.resolver.label);
+    this.#offline = new OfflineHold(init.options.queryTimeoutMaxMs, (flight, err) => this.#settle(flight, err, null));
   }
 
   /**
@@ -123,6 +127,8 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     this.#backoff.reset();
     for (const c of [...this.#connections]) c.close('network-change');
     if (this.#selfRetry) this.warm();
+    // Waiting for a route: the network is back (or changed), try them now.
+    for (const flight of this.#offline.release()) this.#attempt(flight);
   }
 
   /**
@@ -177,6 +183,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     this.#closed = true;
     this.#backoff.cancel();
     this.#race?.cancel();
+    for (const flight of this.#offline.release()) this.#settle(flight, new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`), null);
     const waits = this.#connections.map(
       (c) => new Promise<void>((resolve) => (c.state === 'closed' ? resolve() : c.once('close', () => resolve()))),
     );
@@ -186,6 +193,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
 
   destroy(): void {
     this.#closed = true;
+    for (const flight of this.#offline.release()) this.#settle(flight, new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`), null);
     this.#backoff.cancel();
     this.#race?.cancel();
     for (const c of [...this.#connections]) c.close('local');
@@ -201,6 +209,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
       sent = this.#send(wire, flight, flight.conn);
     } catch (err) {
       if (isDotstubError(err) && err.code === 'DOTSTUB_IN_FLIGHT_CAP') this.counters.inFlightCapHits++;
+      if (isDotstubError(err) && !this.#closed && this.#offline.park(flight, err)) return;
       this.#settle(flight, isDotstubError(err) ? err : new PoolClosedError(String(err)), null);
       return;
     }
@@ -325,7 +334,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
   }
 
   #onError(flight: Flight, err: DotstubError): void {
-    if (flight.settled) return;
+    if (flight.settled || (!this.#closed && this.#offline.park(flight, err))) return;
     if (ownRetryLeft(flight, err) && !this.#closed) {
       this.counters.retries++;
       this.#attempt(flight);
@@ -383,12 +392,7 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     });
     conn.on('session', (ticket) => this.#tickets.set(address, ticket));
     conn.on('keepalive', (ms) => this.emit('keepalive', conn, ms));
-    conn.on('mismatch', () => counters.mismatches++);
-    conn.on('out-of-order', () => counters.outOfOrder++);
-    conn.on('bytes', (out, inn) => {
-      counters.bytesToResolver += out;
-      counters.bytesFromResolver += inn;
-    });
+    countConnection(conn, counters);
     conn.on('close', (info) => this.#onClose(conn, info));
     return conn;
   }
