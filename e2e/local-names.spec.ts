@@ -64,7 +64,7 @@ test('local names: marked in the log, counted on the banner, filtered by its lin
   expect(lab.dig('www.public.test.lan').status).toBe('NXDOMAIN');
 
   const local = page.getByTestId('banner-local');
-  await expect(local).toHaveText('3 names answered by your network’s own resolver, unencrypted Show them →');
+  await expect(local).toHaveText('3 lookups answered by your network’s own resolver, unencrypted Show them →');
 
   await dashboard.goTo('Queries');
   await expect(dashboard.row('which.test')).toHaveCount(1);

@@ -7,8 +7,8 @@ const view = (over: Partial<LeakView>): LeakView => ({ measured: true, why: null
 describe('the banner’s local names and leak words', () => {
   test('local names: plural and singular right, nothing for 0', () => {
     expect(localNamesText(0)).toBeNull();
-    expect(localNamesText(1)).toBe('1 name answered by your network’s own resolver, unencrypted');
-    expect(localNamesText(3)).toBe('3 names answered by your network’s own resolver, unencrypted');
+    expect(localNamesText(1)).toBe('1 lookup answered by your network’s own resolver, unencrypted');
+    expect(localNamesText(3)).toBe('3 lookups answered by your network’s own resolver, unencrypted');
   });
 
   test('a figure only when measured; a path is said as a bypass; otherwise why it was not measured', () => {

@@ -8,10 +8,14 @@
 import type { LeakView } from '../../../proxy/control/api-types.js';
 import { formatCount } from './format.js';
 
-/** "3 names answered by your network’s own resolver, unencrypted"; null for 0 (nothing to say). */
+/**
+ * "3 lookups answered by your network’s own resolver, unencrypted"; null for
+ * 0 (nothing to say). The count is of lookups (counters.localNames counts
+ * each query), not of distinct names: printer.lan asked twice is 2.
+ */
 export function localNamesText(n: number): string | null {
   if (n <= 0) return null;
-  return `${formatCount(n)} ${n === 1 ? 'name' : 'names'} answered by your network’s own resolver, unencrypted`;
+  return `${formatCount(n)} ${n === 1 ? 'lookup' : 'lookups'} answered by your network’s own resolver, unencrypted`;
 }
 
 export interface LeakWords {
