@@ -18,7 +18,7 @@ import type { Flight } from './flight.js';
 const OFFLINE = new Set(['ENETUNREACH', 'EADDRNOTAVAIL']);
 
 /** Whether `err` says this machine has no route at all (not that the resolver or the network refused). */
-export function isOffline(err: DotstubError): boolean {
+function isOffline(err: DotstubError): boolean {
   const code = (err.cause as NodeJS.ErrnoException | undefined)?.code;
   return code !== undefined && OFFLINE.has(code);
 }
