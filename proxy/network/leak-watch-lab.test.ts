@@ -14,36 +14,27 @@
  *     watch reports it within the second; with the resolver down, glibc
  *     falls through to it and the name leaves in cleartext: the capture agrees.
  */
-import fs from 'node:fs';
 import { afterEach, describe, expect, test } from 'vitest';
 import { skipReason } from '../../test-support/skips.js';
-import { labMissing, resolvedLabMissing, startLab, type Lab, type LabProcess } from '../../test-support/system-dns-lab.js';
+import { DHCP_RESOLV_CONF, LAB_STATE, labProxyScript, nameLabMissing } from '../../test-support/name-lab.js';
+import { resolvedLabMissing, startLab, type Lab, type LabProcess } from '../../test-support/system-dns-lab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import type { LeakView } from './leak-watch.js';
 
-const missing = labMissing() ?? (fs.existsSync('/usr/bin/tcpdump') && fs.existsSync('/usr/bin/tshark') ? null : 'tcpdump and tshark are needed for the captures');
+const missing = nameLabMissing();
 skipReason(import.meta.url, missing);
-
-const STATE = '/run/dotstub-state';
-const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nsearch lan\noptions timeout:1 attempts:1\n';
+const STATE = LAB_STATE;
+const ORIGINAL = DHCP_RESOLV_CONF;
 
 /** The proxy as the product builds it, strict (no cleartext fallback of its own); prints its leak view whenever it changes. */
-const PROXY = (ca: string): string => `
-const { startDotstub, defaultConfig } = await import('./proxy/dotstub.ts');
-const { parseResolverArg } = await import('./proxy/config/resolvers.ts');
-const { parseListenArg } = await import('./proxy/listen/address.ts');
-const { SYSTEM_PATHS } = await import('./proxy/network/network-resolver.ts');
-const config = defaultConfig(parseResolverArg('127.0.0.1:853#dns.test'), {
-  listen: parseListenArg('127.0.0.1:53'),
-  auth: { mode: 'strict', ca: [${JSON.stringify(ca)}] },
-  names: { paths: { ...SYSTEM_PATHS, stateDirs: ['${STATE}'] }, localNames: 'ask' },
-});
-const { proxy } = await startDotstub(config);
-proxy.on('network-change', (c) => console.log('NETCHANGE ' + c.sentence));
+const PROXY = (ca: string): string =>
+  labProxyScript({
+    ca,
+    mode: 'strict',
+    observe: `proxy.on('network-change', (c) => console.log('NETCHANGE ' + c.sentence));
 let last = '';
-setInterval(() => { const v = JSON.stringify(proxy.leaks); if (v !== last) { last = v; console.log('LEAKS ' + v); } }, 50);
-console.log('PROXY-READY');
-`;
+setInterval(() => { const v = JSON.stringify(proxy.leaks); if (v !== last) { last = v; console.log('LEAKS ' + v); } }, 50);`,
+  });
 
 let lab: Lab | undefined;
 let unbound: UnboundServer | undefined;

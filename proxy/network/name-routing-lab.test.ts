@@ -16,30 +16,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { skipReason } from '../../test-support/skips.js';
-import { labMissing, networkManagerLabMissing, resolvedLabMissing, startLab, type Lab, type LabOptions } from '../../test-support/system-dns-lab.js';
+import { DHCP_RESOLV_CONF, LAB_STATE, labProxyScript, nameLabMissing } from '../../test-support/name-lab.js';
+import { networkManagerLabMissing, resolvedLabMissing, startLab, type Lab, type LabOptions } from '../../test-support/system-dns-lab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import type { QueryRecord } from '../engine/query-record.js';
 
-const missing = labMissing() ?? (fs.existsSync('/usr/bin/tcpdump') && fs.existsSync('/usr/bin/tshark') ? null : 'tcpdump and tshark are needed for the captures');
+const missing = nameLabMissing();
 skipReason(import.meta.url, missing);
-
-const STATE = '/run/dotstub-state';
-const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nsearch lan\noptions timeout:1 attempts:1\n';
+const STATE = LAB_STATE;
+const ORIGINAL = DHCP_RESOLV_CONF;
 
 /** The proxy as the product builds it (run-config's routing on), with the lab's journal directory; one JSON line per query record. */
-const PROXY = (ca: string): string => `
-const { startDotstub, defaultConfig } = await import('./proxy/dotstub.ts');
-const { parseResolverArg } = await import('./proxy/config/resolvers.ts');
-const { parseListenArg } = await import('./proxy/listen/address.ts');
-const { SYSTEM_PATHS } = await import('./proxy/network/network-resolver.ts');
-const config = defaultConfig(parseResolverArg('127.0.0.1:853#dns.test'), {
-  listen: parseListenArg('127.0.0.1:53'),
-  auth: { mode: 'opportunistic', ca: [${JSON.stringify(ca)}] },
-  names: { paths: { ...SYSTEM_PATHS, stateDirs: ['${STATE}'] }, localNames: 'ask' },
-});
-await startDotstub(config, (p) => p.on('query', (r) => console.log('REC ' + JSON.stringify(r))));
-console.log('PROXY-READY');
-`;
+const PROXY = (ca: string): string => labProxyScript({ ca, mode: 'opportunistic', observe: `proxy.on('query', (r) => console.log('REC ' + JSON.stringify(r)));` });
 
 let lab: Lab | undefined;
 let unbound: UnboundServer | undefined;

@@ -1,0 +1,43 @@
+/**
+ * What the namespace labs of names (proxy/network/name-routing-lab.test.ts,
+ * leak-watch-lab.test.ts) share: what they need, the journal directory, the
+ * LAN's resolv.conf as its DHCP client writes it, and the proxy as the
+ * product builds it (routing by name owner on), started inside the lab by
+ * a script (`node --import tsx -e`), printing `PROXY-READY` once it listens.
+ */
+import fs from 'node:fs';
+import { labMissing } from './system-dns-lab.js';
+
+/** Why these labs can't run here (root, namespaces, tcpdump and tshark for the captures), or null. */
+export function nameLabMissing(): string | null {
+  return labMissing() ?? (fs.existsSync('/usr/bin/tcpdump') && fs.existsSync('/usr/bin/tshark') ? null : 'tcpdump and tshark are needed for the captures');
+}
+
+/** The takeover's journal directory inside the lab. */
+export const LAB_STATE = '/run/dotstub-state';
+
+/** The LAN's resolv.conf, as its DHCP client writes it: its resolver and search domain. */
+export const DHCP_RESOLV_CONF = '# from DHCP\nnameserver 10.99.0.1\nsearch lan\noptions timeout:1 attempts:1\n';
+
+/**
+ * The script that starts the proxy on 127.0.0.1:53 to unbound at
+ * 127.0.0.1:853 (trusting `ca`), names routed with the lab's journal;
+ * `observe` is script text run with `proxy` in scope before it says ready.
+ */
+export function labProxyScript(o: { readonly ca: string; readonly mode: 'strict' | 'opportunistic'; readonly observe: string }): string {
+  return `
+const { startDotstub, defaultConfig } = await import('./proxy/dotstub.ts');
+const { parseResolverArg } = await import('./proxy/config/resolvers.ts');
+const { parseListenArg } = await import('./proxy/listen/address.ts');
+const { SYSTEM_PATHS } = await import('./proxy/network/network-resolver.ts');
+const config = defaultConfig(parseResolverArg('127.0.0.1:853#dns.test'), {
+  listen: parseListenArg('127.0.0.1:53'),
+  auth: { mode: '${o.mode}', ca: [${JSON.stringify(o.ca)}] },
+  names: { paths: { ...SYSTEM_PATHS, stateDirs: ['${LAB_STATE}'] }, localNames: 'ask' },
+});
+await startDotstub(config, (proxy) => {
+${o.observe}
+});
+console.log('PROXY-READY');
+`;
+}
