@@ -172,7 +172,7 @@ async function benchmark(o: Options, lab: Lab): Promise<void> {
 async function profile(o: Options, lab: Lab): Promise<void> {
   const queryFile = writeQueryFile(lab.dir, o.names);
   const profDir = path.join(lab.dir, 'cpuprof');
-  const peer = await startPeer('dotstub', { upstream: lab.upstream, dir: lab.dir, root: ROOT, nodeFlags: ['--cpu-prof', '--cpu-prof-dir', profDir] });
+  const peer = await startPeer('dotstub', { upstream: lab.upstream, dir: lab.dir, root: ROOT, caches: o.caches, nodeFlags: ['--cpu-prof', '--cpu-prof-dir', profDir] });
   const common = { queryFile, outstanding: o.outstanding, clients: o.clients, timeoutSeconds: o.timeoutSeconds, port: peer.port };
   await runDnsperf({ ...common, seconds: o.warmupSeconds });
   const r = await runDnsperf({ ...common, seconds: o.maxSeconds });

@@ -29,6 +29,17 @@ describe('routing by name owner', () => {
     expect(where(table, 'planet')).toBe('public');
   });
 
+  test('a suffix matches whole labels only: names that merely end in the same letters go to the public resolver', () => {
+    expect(where(table, 'www.notlan')).toBe('public');
+    expect(where(table, 'www.corp-example')).toBe('public');
+    expect(where(table, 'x.mycorp.example')).toBe('link veth0'); // under example, not corp.example
+    expect(where(table, 'printer.notlocal')).toBe('public');
+    expect(where(table, 'www.myarpa')).toBe('public');
+    expect(where(table, '8.0.99.10.in-addr.arpa.evil.com')).toBe('public');
+    expect(where(table, 'foo.myhome.arpa')).toBe('public');
+    expect(where(table, 'arpa')).toBe('public');
+  });
+
   test('a single-label A/AAAA question nobody owns is answered here; other types (a TLD\'s NS, DS) still go out', () => {
     expect(table.route('printer', 'AAAA').kind).toBe('nxdomain');
     expect(table.route('printer', 'A').kind).toBe('nxdomain');

@@ -111,9 +111,13 @@ function canonicalName(name: string): string {
   return n.endsWith('.') ? n.slice(0, -1) : n;
 }
 
-/** `name` is `suffix` or under it. */
+/**
+ * `name` is `suffix` or under it. Runs for every query (issue 23): it
+ * builds no string (the label boundary is read as a character code).
+ */
 function isUnder(name: string, suffix: string): boolean {
-  return name === suffix || name.endsWith(`.${suffix}`);
+  if (name.length === suffix.length) return name === suffix;
+  return name.length > suffix.length && name.charCodeAt(name.length - suffix.length - 1) === 46 /* . */ && name.endsWith(suffix);
 }
 
 function longest(name: string, suffixes: readonly string[]): string | null {
@@ -155,15 +159,23 @@ export class NameOwners {
   route(rawName: string, type = ''): Route {
     const name = canonicalName(rawName);
     if (isUnder(name, 'local')) return { kind: 'nxdomain', why: '.local names are mDNS\'s (RFC 6762): never sent as unicast DNS' };
-    const owner = this.owners.find((o) => isUnder(name, o.suffix));
+    let owner: NameOwner | undefined;
+    for (const o of this.owners) {
+      if (isUnder(name, o.suffix)) {
+        owner = o;
+        break;
+      }
+    }
     if (owner) {
       if (owner.search && name !== owner.suffix && name.slice(0, -owner.suffix.length - 1).includes('.')) {
         return { kind: 'nxdomain', why: `a multi-label name with the search domain ${owner.suffix} glued on: never sent in cleartext` };
       }
       return { kind: 'link', owner };
     }
-    if (longest(name, NOBODYS_REVERSE)) return { kind: 'nxdomain', why: 'a special-use reverse zone (RFC 6303): answered here' };
-    const reverse = longest(name, PRIVATE_REVERSE);
+    // Every reverse zone below is under .arpa: other names skip the ~100 suffix checks.
+    const arpa = isUnder(name, 'arpa');
+    if (arpa && longest(name, NOBODYS_REVERSE)) return { kind: 'nxdomain', why: 'a special-use reverse zone (RFC 6303): answered here' };
+    const reverse = arpa ? longest(name, PRIVATE_REVERSE) : null;
     if (reverse) {
       const lan = this.lan;
       if (lan && lan.servers.some((s) => isPrivateAddress(s.host))) return { kind: 'link', owner: { ...lan, suffix: reverse, search: false } };
