@@ -81,7 +81,7 @@ export async function startApp(run: AppRun): Promise<App> {
   const log = run.log ?? (() => undefined);
   const { proxy, bound } = await startDotstub(run.config, run.observe);
   run.listening?.(proxy, bound);
-  const collector = new IdleCollector({ activity: () => proxy.counters.queries + proxy.counters.malformed, gc: exposedGc() });
+  const collector = new IdleCollector({ activity: () => proxy.counters.queries + proxy.counters.malformed, gc: exposedGc(), wake: (fn) => proxy.engine.onNextMessage(fn) });
   let service: ControlService | null = null;
   let server: ControlServer | null = null;
   let token: string | null = null;

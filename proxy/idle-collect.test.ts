@@ -5,7 +5,7 @@
  * bench/probe/mem.sh, not here.)
  */
 import { execFileSync } from 'node:child_process';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, onTestFinished, test, vi } from 'vitest';
 import { IdleCollector } from './idle-collect.js';
 import { PROXY_NODE_FLAGS } from './node-flags.js';
 
@@ -66,6 +66,32 @@ describe('IdleCollector', () => {
     expect(s.gcs).toBe(1); // quiet, but within 30 s of the last collection
     s.at(38_000);
     expect(s.gcs).toBe(2);
+  });
+
+  test('clean, it holds no timer while the proxy can wake it; the next message starts the ticks again, and the quiet after it brings one collection', () => {
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
+    let wake: (() => void) | undefined;
+    let work = 0;
+    let gcs = 0;
+    const c = new IdleCollector({ activity: () => work, gc: () => gcs++, wake: (fn) => (wake = fn) });
+    collectors.push(c);
+    expect(c.ticking).toBe(true); // start-up counts as work
+    vi.advanceTimersByTime(10_000);
+    expect(gcs).toBe(1);
+    // Clean: no timer at all, however long it stays quiet (the old collector woke every 10 s).
+    expect(c.ticking).toBe(false);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(600_000);
+    expect(gcs).toBe(1);
+    // A burst of queries: the first message wakes it.
+    expect(wake).toBeTypeOf('function');
+    wake?.();
+    work += 500;
+    expect(c.ticking).toBe(true);
+    vi.advanceTimersByTime(10_000);
+    expect(gcs).toBe(2);
+    expect(c.ticking).toBe(false);
   });
 
   test('without a gc function it does nothing and holds no timer', () => {

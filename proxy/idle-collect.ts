@@ -19,7 +19,10 @@
  *   coming (a steady 20 qps never sees one), none more often than MIN_GAP_MS.
  * - A no-op without a `gc` function (node without --expose-gc: tests, tools).
  * - The timer never keeps the process alive (unref) and ticks every
- *   CHECK_MS only while there is something to give back; clean, every IDLE_CHECK_MS.
+ *   CHECK_MS only while there is something to give back. Clean, it holds
+ *   no timer at all when the proxy can wake it on its next message
+ *   (`wake`: issue 23, an idle proxy is not woken); without `wake`, it
+ *   looks every IDLE_CHECK_MS.
  */
 import v8 from 'node:v8';
 
@@ -35,6 +38,12 @@ export interface IdleCollectOptions {
   readonly gc: (() => void) | undefined;
   /** Milliseconds clock (tests pass their own and call tick()). */
   readonly now?: () => number;
+  /**
+   * Calls `fn` once, on the next message the proxy receives
+   * (Engine.onNextMessage). With it, a clean collector waits for that
+   * instead of waking every IDLE_CHECK_MS to compare `activity`.
+   */
+  readonly wake?: (fn: () => void) => void;
 }
 
 /**
@@ -68,6 +77,8 @@ export class IdleCollector {
   #dirty = true;
   #lastGcAt = -Infinity;
   #timer: NodeJS.Timeout | undefined;
+  /** A clean collector is waiting for the proxy's next message (no timer). */
+  #waiting = false;
   #closed = false;
   #collections = 0;
 
@@ -77,6 +88,11 @@ export class IdleCollector {
     this.#lastActivity = options.activity();
     this.#lastChangeAt = this.#now();
     if (options.gc) this.#arm();
+  }
+
+  /** Whether a timer is armed (false while clean and waiting for the next message). */
+  get ticking(): boolean {
+    return this.#timer !== undefined;
   }
 
   /** Collections run so far. */
@@ -107,11 +123,28 @@ export class IdleCollector {
   }
 
   #arm(): void {
+    this.#timer = undefined;
     if (this.#closed) return;
+    if (!this.#dirty && this.#o.wake) {
+      if (this.#waiting) return;
+      this.#waiting = true;
+      this.#o.wake(this.#onMessage);
+      return;
+    }
     this.#timer = setTimeout(() => {
       this.tick();
       this.#arm();
     }, this.#dirty ? CHECK_MS : IDLE_CHECK_MS);
     this.#timer.unref();
   }
+
+  /** The first message after a clean, quiet spell: work again, so tick until it has been quiet for QUIET_MS. */
+  readonly #onMessage = (): void => {
+    this.#waiting = false;
+    if (this.#closed) return;
+    this.#dirty = true;
+    this.#lastChangeAt = this.#now();
+    this.#lastActivity = this.#o.activity();
+    this.#arm();
+  };
 }

@@ -64,6 +64,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   #seq = 0;
   #idleWaiters: (() => void)[] = [];
   #lastReceivedAt = 0;
+  #onNextMessage: (() => void) | null = null;
   readonly #router: NameRouter | null;
 
   constructor(upstream: Upstream, options: EngineOptions, counters: Counters = newCounters(), router: NameRouter | null = null) {
@@ -102,6 +103,21 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.#lastReceivedAt;
   }
 
+  /**
+   * Calls `fn` once, when the next message arrives (before it is handled):
+   * what an idle process's housekeeping waits on instead of a timer
+   * (idle-collect.ts). One waiter; a second call replaces the first.
+   */
+  onNextMessage(fn: () => void): void {
+    this.#onNextMessage = fn;
+  }
+
+  #nextMessageArrived(): void {
+    const fn = this.#onNextMessage;
+    this.#onNextMessage = null;
+    fn?.();
+  }
+
   /** Resolves when every received query has been answered. */
   idle(): Promise<void> {
     if (this.#inFlight === 0) return Promise.resolve();
@@ -113,6 +129,7 @@ export class Engine extends EventEmitter<EngineEvents> {
    * (perhaps already); false: the message is dropped and `reply` never called.
    */
   handle(raw: Buffer, transport: Transport, reply: Reply): boolean {
+    if (this.#onNextMessage !== null) this.#nextMessageArrived();
     // performance.now(): a double, no BigInt allocation on the hot path.
     const receivedAt = performance.now();
     const wallNow = Date.now();
