@@ -29,6 +29,7 @@
  */
 import { foldAscii } from '../dns/name.js';
 import { ttlLayout } from '../dns/ttl.js';
+import { QUERY_BIT_AUTHENTIC_DATA, QUERY_BIT_CHECKING_DISABLED, QUERY_BIT_DNSSEC_OK } from '../dns/upstream-query.js';
 
 /** RFC 8767 §4: stale answers go out with a TTL of 30 s. */
 export const STALE_TTL_SEC = 30;
@@ -55,9 +56,9 @@ const DEFAULT_CACHE_OPTIONS: AnswerCacheOptions = {
 };
 
 /** Key bits: the query bits that change the answer (upstream-query.ts upstreamQueryBits). */
-export const KEY_DNSSEC_OK = 1;
-export const KEY_CHECKING_DISABLED = 2;
-export const KEY_AUTHENTIC_DATA = 4;
+export const KEY_DNSSEC_OK = QUERY_BIT_DNSSEC_OK;
+export const KEY_CHECKING_DISABLED = QUERY_BIT_CHECKING_DISABLED;
+export const KEY_AUTHENTIC_DATA = QUERY_BIT_AUTHENTIC_DATA;
 
 /**
  * The hash of a key, a 30-bit integer (V8 keeps it unboxed): FNV-1a over

@@ -51,6 +51,17 @@ function rawQuery(name: string, id: number, bits: { do?: boolean; cd?: boolean; 
 }
 
 describe('the answer cache against unbound', () => {
+  test('a cache hit sends nothing, so it adds nothing to the padding the dashboard counts against the bytes sent to the resolver', async () => {
+    const { h, c } = await lab();
+    await c.query('n8.test', { id: 1 });
+    const afterMiss = { padding: h.proxy.counters.paddingBytes, sent: h.proxy.counters.bytesToResolver };
+    expect(afterMiss.padding).toBeGreaterThan(0);
+    for (let i = 0; i < 5; i++) await c.query('n8.test', { id: 2 + i });
+    expect(h.proxy.counters.cacheHits).toBeGreaterThanOrEqual(5);
+    expect(h.proxy.counters.bytesToResolver).toBe(afterMiss.sent);
+    expect(h.proxy.counters.paddingBytes).toBe(afterMiss.padding);
+  });
+
   test('the same name twice: the second comes from the cache, with the asker’s ID, without a round trip', async () => {
     const { h, c, log } = await lab();
     const first = await c.query('n7.test', { id: 111 });

@@ -76,6 +76,7 @@ interface Miss extends UpstreamRequest {
 
 /** The query's key bits: with its question octets, what the cache keys an answer by (no string built per query). */
 function keyBits(req: UpstreamRequest): number {
+  if (req.bits !== undefined) return req.bits;
   const bits = upstreamQueryBits(req.wire);
   return (bits.dnssecOk ? KEY_DNSSEC_OK : 0) | (bits.checkingDisabled ? KEY_CHECKING_DISABLED : 0) | (bits.authenticData ? KEY_AUTHENTIC_DATA : 0);
 }

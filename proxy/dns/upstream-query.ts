@@ -101,6 +101,16 @@ function upstreamOpt(dnssecOk: boolean, keepalive: boolean, padding: number): Bu
  * data; RFC 6840 §5.7: AD asks for the AD bit without DO), read from the
  * framed query encodeUpstreamQuery built.
  */
+/** A query's DO, CD and AD bits as one number (what the answer cache keys an answer by, beside the question). */
+export const QUERY_BIT_DNSSEC_OK = 1;
+export const QUERY_BIT_CHECKING_DISABLED = 2;
+export const QUERY_BIT_AUTHENTIC_DATA = 4;
+
+/** The bits of the query sent upstream for `query`, read from the client's query (no wire needed). */
+export function queryBits(query: ClientQuery): number {
+  return (query.edns?.dnssecOk ? QUERY_BIT_DNSSEC_OK : 0) | (query.flags & FLAG_CD ? QUERY_BIT_CHECKING_DISABLED : 0) | (query.flags & FLAG_AD ? QUERY_BIT_AUTHENTIC_DATA : 0);
+}
+
 export function upstreamQueryBits(framed: Buffer): { readonly dnssecOk: boolean; readonly checkingDisabled: boolean; readonly authenticData: boolean } {
   const flags = framed.length >= 2 + HEADER_LENGTH ? framed.readUInt16BE(4) : 0;
   return { dnssecOk: dnssecOkAt(framed, 2), checkingDisabled: (flags & FLAG_CD) !== 0, authenticData: (flags & FLAG_AD) !== 0 };

@@ -17,7 +17,7 @@ import { parseClientQuery, type ClientQuery } from '../dns/client-query.js';
 import { CLASSIC_UDP_SIZE, rcodeName } from '../dns/header.js';
 import { localAnswer, servfail } from '../dns/local-reply.js';
 import type { UpstreamAnswer } from '../dns/upstream-answer.js';
-import { encodeUpstreamQuery, type UpstreamQuestion } from '../dns/upstream-query.js';
+import { encodeUpstreamQuery, queryBits, type UpstreamQuestion } from '../dns/upstream-query.js';
 import { isDotstubError, type DotstubError } from '../errors.js';
 import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest, type UpstreamTrace } from '../upstream/upstream.js';
 import { isOwnCheck, localVerdict } from './local-answers.js';
@@ -42,17 +42,51 @@ export interface EngineEvents {
 
 export type Reply = (answer: Buffer) => void;
 
-/** One client query on its way; it is also the upstream request, so the hot path allocates one object. */
-interface Job extends UpstreamRequest {
-  readonly query: ClientQuery;
-  readonly transport: Transport;
-  readonly reply: Reply;
-  /** performance.now() on arrival. */
-  readonly receivedAt: number;
-  /** Where the name router sent it, when not to the encrypted resolver. */
-  route?: RouteMark;
-  /** Date.now() on arrival. */
-  readonly startedAt: number;
+/**
+ * One client query on its way; it is also the upstream request, so the hot
+ * path allocates one object. Every job has the same shape (one class), and
+ * the query for the resolver is encoded only when an upstream reads `wire`:
+ * a cache hit never builds one (issue 23: it cost a padded 130-octet buffer
+ * per hit), and the padding counted is what was really sent.
+ */
+class Job implements UpstreamRequest {
+  readonly question: UpstreamQuestion;
+  readonly trace: UpstreamTrace = newTrace();
+  readonly bits: number;
+  #wire: Buffer | null;
+  readonly #pad: boolean;
+  readonly #counters: Counters | null;
+
+  constructor(
+    readonly query: ClientQuery,
+    readonly transport: Transport,
+    readonly reply: Reply,
+    /** performance.now() on arrival. */
+    readonly receivedAt: number,
+    /** Date.now() on arrival. */
+    readonly startedAt: number,
+    /** Where the name router sent it, when not to the encrypted resolver. */
+    public route: RouteMark | undefined,
+    /** The wire, when known now; null: encoded for the encrypted resolver on first use (padded if `pad`, counted in `counters`). */
+    wire: Buffer | null,
+    pad: boolean,
+    counters: Counters | null,
+  ) {
+    this.question = { key: query.question, bytes: query.questionBytes };
+    this.bits = queryBits(query);
+    this.#wire = wire;
+    this.#pad = pad;
+    this.#counters = counters;
+  }
+
+  get wire(): Buffer {
+    if (this.#wire === null) {
+      const { wire, padding } = encodeUpstreamQuery(this.query, { pad: this.#pad, keepalive: true });
+      if (this.#counters) this.#counters.paddingBytes += padding;
+      this.#wire = wire;
+    }
+    return this.#wire;
+  }
 }
 
 export class Engine extends EventEmitter<EngineEvents> {
@@ -149,7 +183,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     else this.counters.queries++;
     if (local) {
       this.counters.localAnswers++;
-      const job: Job = { wire: NO_WIRE, question: { key: query.question, bytes: query.questionBytes }, trace: newTrace(), query, transport, reply, receivedAt, startedAt: wallNow };
+      const job = new Job(query, transport, reply, receivedAt, wallNow, undefined, NO_WIRE, false, null);
       this.#inFlight++;
       this.#finish(job, localAnswer(query, local), 'local', local, false, null);
       return true;
@@ -159,13 +193,13 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (routed.kind === 'link') {
         // The owning link's resolver, in cleartext: no padding or keepalive (they'd only make it stand out).
         const { wire } = encodeUpstreamQuery(query, { pad: false, keepalive: false });
-        const job: Job = { wire, question: { key: query.question, bytes: query.questionBytes }, trace: newTrace(), query, transport, reply, receivedAt, startedAt: wallNow, route: routed.mark };
+        const job = new Job(query, transport, reply, receivedAt, wallNow, routed.mark, wire, false, null);
         this.counters.localNames++;
         this.#inFlight++;
         routed.upstream.resolve(job, this.#onResult);
         return true;
       }
-      const job: Job = { wire: NO_WIRE, question: { key: query.question, bytes: query.questionBytes }, trace: newTrace(), query, transport, reply, receivedAt, startedAt: wallNow, route: routed.mark };
+      const job = new Job(query, transport, reply, receivedAt, wallNow, routed.mark, NO_WIRE, false, null);
       this.#inFlight++;
       if (routed.kind === 'nxdomain') {
         this.counters.localAnswers++;
@@ -176,10 +210,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
       return true;
     }
-    const { wire, padding } = encodeUpstreamQuery(query, { pad: this.#options.padding, keepalive: true });
-    this.counters.paddingBytes += padding;
-    const question: UpstreamQuestion = { key: query.question, bytes: query.questionBytes };
-    const job: Job = { wire, question, trace: newTrace(), query, transport, reply, receivedAt, startedAt: wallNow };
+    const job = new Job(query, transport, reply, receivedAt, wallNow, undefined, null, this.#options.padding, this.counters);
     this.#inFlight++;
     this.#upstream.resolve(job, this.#onResult);
     return true;

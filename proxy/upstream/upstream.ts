@@ -64,6 +64,12 @@ export interface UpstreamRequest {
   /** The question the answer must echo. */
   readonly question: UpstreamQuestion;
   readonly trace: UpstreamTrace;
+  /**
+   * The query's DO, CD and AD bits (QUERY_BIT_*), when the sender knows
+   * them without reading `wire` (the engine does): the answer cache keys by
+   * them and then never makes the engine encode a query it answers itself.
+   */
+  readonly bits?: number;
 }
 
 /** Called exactly once per request. One shared callback plus the request as context keeps the hot path free of closures. */
