@@ -1,0 +1,184 @@
+/**
+ * `npm run bench:lowrate`: a desktop's rate on loopback — one query at a
+ * time, 20 a second, each stub in turn — with every stub freshly started
+ * ("cold") and again after it has answered `--warm` queries ("warm").
+ * Per stub: p50/p90/p99 of the answered queries and the CPU its threads ran
+ * per query (/proc/PID/task/*\/schedstat, ns: every thread, the kernel's
+ * work for its syscalls included). Caches off (every query goes upstream,
+ * as in the rate experiment of `npm run bench -- desktop`), one upstream
+ * unbound over DoT, names cycling through 1,000.
+ *
+ * Why (issue 23): at 20 q/s dotstub's p50 was 1.3–1.8× the C stubs'. This
+ * separates what a fresh process costs (V8 runs the query path in its
+ * baseline tier until each function has run ~1,000–3,000 times) from what
+ * stays once it is warm.
+ */
+import dgram from 'node:dgram';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import dnsPacket from 'dns-packet';
+import { benchMeta, closeOnSignal, openLab, ROOT } from './lab.js';
+import { PEER_NAMES, startPeer, waitReady, type Peer, type PeerName } from './peers.js';
+
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
+
+const USAGE = 'usage: npm run bench:lowrate -- [--queries N] [--warm N] [--rate QPS] [--peers dotstub,stubby,unbound-fwd] [--out DIR]';
+
+function int(v: string | undefined, flag: string, fallback: number, lo: number, hi: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`--${flag} ${v}: expected a whole number from ${lo} to ${hi}\n${USAGE}`);
+  return n;
+}
+
+/** CPU time of all of `pid`'s threads so far, ms (schedstat: ns run on a CPU). */
+function cpuMs(pid: number): number {
+  let ns = 0;
+  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(fs.readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // a thread that ended meanwhile
+    }
+  }
+  return ns / 1e6;
+}
+
+interface Row {
+  readonly stub: string;
+  readonly state: 'cold' | 'warm';
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly cpuMsPerQuery: number;
+  readonly lost: number;
+  readonly queries: number;
+}
+
+class Asker {
+  readonly #sock = dgram.createSocket('udp4');
+  readonly #pending = new Map<number, (at: number) => void>();
+  #id = 1;
+
+  async open(): Promise<void> {
+    this.#sock.on('message', (m) => this.#pending.get(m.readUInt16BE(0))?.(performance.now()));
+    await new Promise<void>((r) => this.#sock.bind(0, '127.0.0.1', () => r()));
+  }
+
+  /** Milliseconds to the answer of one A query for `name`; NaN if none within 2 s. */
+  ask(peer: Peer, name: string): Promise<number> {
+    const id = this.#id++ & 0xffff;
+    const q = dnsPacket.encode({ type: 'query', id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'A', name }] });
+    const t0 = performance.now();
+    return new Promise<number>((resolve) => {
+      const timer = setTimeout(() => finish(Number.NaN), 2000);
+      const finish = (at: number): void => {
+        clearTimeout(timer);
+        this.#pending.delete(id);
+        resolve(at - t0);
+      };
+      this.#pending.set(id, finish);
+      this.#sock.send(q, peer.port, peer.host);
+    });
+  }
+
+  close(): void {
+    this.#sock.close();
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function pct(sorted: readonly number[], p: number): number {
+  return sorted.length === 0 ? Number.NaN : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number);
+}
+
+/** `queries` rounds; in each, every stub gets one query, spaced so each sees `rate` a second. */
+async function measure(asker: Asker, peers: readonly Peer[], queries: number, rate: number, state: 'cold' | 'warm', offset: number): Promise<Row[]> {
+  const ms = new Map<string, number[]>(peers.map((p) => [p.name, []]));
+  const cpu0 = peers.map((p) => cpuMs(p.pid));
+  for (let i = 0; i < queries; i++) {
+    for (const p of peers) {
+      ms.get(p.name)?.push(await asker.ask(p, `n${(offset + i * 7) % 1000}.test`));
+      await sleep(1000 / rate / peers.length);
+    }
+  }
+  return peers.map((p, i) => {
+    const all = ms.get(p.name) ?? [];
+    const got = all.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+    return { stub: p.name, state, p50: pct(got, 50), p90: pct(got, 90), p99: pct(got, 99), cpuMsPerQuery: (cpuMs(p.pid) - (cpu0[i] ?? 0)) / queries, lost: all.length - got.length, queries };
+  });
+}
+
+/** `count` queries to each stub, 50 outstanding at a time: what a minute or two of browsing does to a fresh process. */
+async function warmUp(asker: Asker, peers: readonly Peer[], count: number): Promise<void> {
+  for (let i = 0; i < count; i += 50) await Promise.all(peers.flatMap((p) => Array.from({ length: 50 }, (_, j) => asker.ask(p, `n${(i + j) % 1000}.test`))));
+  await sleep(2000);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { queries: { type: 'string' }, warm: { type: 'string' }, rate: { type: 'string' }, peers: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    log(USAGE);
+    return;
+  }
+  const queries = int(values.queries, 'queries', 200, 10, 10_000);
+  const warm = int(values.warm, 'warm', 5000, 0, 100_000);
+  const rate = int(values.rate, 'rate', 20, 1, 1000);
+  const names = (values.peers ?? 'dotstub,stubby,unbound-fwd').split(',').map((s) => s.trim()) as PeerName[];
+  for (const n of names) if (!PEER_NAMES.includes(n)) throw new Error(`--peers: unknown peer "${n}"; choose from ${PEER_NAMES.join(', ')}\n${USAGE}`);
+  const out = path.resolve(values.out ?? path.join(ROOT, 'bench', 'results'));
+  const lab = await openLab(1000);
+  const unhook = closeOnSignal(lab);
+  const asker = new Asker();
+  const rows: Row[] = [];
+  try {
+    await asker.open();
+    const peers: Peer[] = [];
+    for (const name of names) {
+      const p = await startPeer(name, { upstream: lab.upstream, dir: lab.dir, root: ROOT });
+      await waitReady(p);
+      peers.push(p);
+    }
+    // Let start-up work (compiling, the first connection, the network watch) settle.
+    await sleep(3000);
+    log(`cold: ${queries} queries each at ${rate}/s`);
+    rows.push(...(await measure(asker, peers, queries, rate, 'cold', 13)));
+    if (warm > 0) {
+      log(`warming each stub with ${warm} queries`);
+      await warmUp(asker, peers, warm);
+      log(`warm: ${queries} queries each at ${rate}/s`);
+      rows.push(...(await measure(asker, peers, queries, rate, 'warm', 511)));
+    }
+  } finally {
+    asker.close();
+    await lab.close();
+    unhook();
+  }
+  const meta = benchMeta(`unbound, DoT, 127.0.0.1`);
+  const f = (v: number): string => (Number.isFinite(v) ? v.toFixed(2) : '—');
+  const best = (state: string, key: 'p50' | 'p99'): number => Math.min(...rows.filter((r) => r.state === state && r.stub !== 'dotstub').map((r) => r[key]));
+  const lines = [
+    '# A desktop\'s rate: one query at a time, cold and warm',
+    '',
+    `${meta.date}, commit ${meta.commit}${meta.proxyDirty ? '+dirty' : ''}, node ${process.version}. Loopback; each stub forwards over DoT to one unbound; caches off; ${queries} queries per stub and state at ${rate}/s, the stubs in turn. Cold: just started (3 s settle); warm: after ${warm} queries each. CPU: all threads (schedstat), the kernel's work for the stub's syscalls included. Reproduce: \`npm run bench:lowrate -- --queries ${queries} --warm ${warm} --rate ${rate} --peers ${names.join(',')}\`.`,
+    '',
+    '| stub | state | p50 ms | p90 ms | p99 ms | p50 ÷ best peer | p99 ÷ best peer | CPU ms per query | lost |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map((r) => `| ${r.stub} | ${r.state} | ${f(r.p50)} | ${f(r.p90)} | ${f(r.p99)} | ${f(r.p50 / best(r.state, 'p50'))} | ${f(r.p99 / best(r.state, 'p99'))} | ${r.cpuMsPerQuery.toFixed(3)} | ${r.lost} |`),
+    '',
+    'Goal (issue 23): dotstub\'s p50 and p99 at 20 q/s ≤ 1.2× the best peer\'s.',
+    '',
+  ];
+  fs.mkdirSync(out, { recursive: true });
+  fs.writeFileSync(path.join(out, 'lowrate.md'), lines.join('\n'));
+  fs.writeFileSync(path.join(out, 'lowrate.json'), `${JSON.stringify({ meta, queries, warm, rate, rows }, null, 2)}\n`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+  log(`wrote ${path.relative(ROOT, path.join(out, 'lowrate.md'))} and lowrate.json`);
+}
+
+main().catch((err: unknown) => {
+  log(err instanceof Error ? err.message : String(err));
+  process.exitCode = 1;
+});
