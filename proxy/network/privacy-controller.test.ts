@@ -56,7 +56,7 @@ function setup(lastQueryAt = () => Date.now()) {
 }
 
 const opened: ManagedOpen = { transport: 'dot', connectionId: 1, address: '127.0.0.1', resumed: false, verified: true, authError: undefined, tlsVersion: 'TLSv1.3', cipher: 'x', handshakeMs: 3, burst: false };
-const closed = { transport: 'dot' as const, connectionId: 1, reason: 'idle', failed: 0, error: undefined, lastClosed: true };
+const closed = { transport: 'dot' as const, connectionId: 1, reason: 'server-close', failed: 0, error: undefined, lastClosed: true };
 
 test('an authenticated open is private; a failure of the carrying side blocks, the other side stays silent', () => {
   const { upstream, controller, out } = setup();
@@ -85,6 +85,17 @@ test('warm re-open while in use, at most three empty ones in a row; then idle', 
   // A connection that carried a query resets the count.
   upstream.emit('close', { ...closed, queriesCarried: 5 });
   expect(upstream.warms).toBe(4);
+});
+
+test('in use, a connection our own idle timer closed stays closed: only one the server closed is re-opened', () => {
+  const { upstream, controller } = setup();
+  upstream.emit('open', opened);
+  upstream.emit('close', { ...closed, reason: 'idle', queriesCarried: 4 });
+  expect(upstream.warms).toBe(0);
+  expect(controller.state.reason).toMatch(/^idle since/);
+  upstream.emit('open', opened);
+  upstream.emit('close', { ...closed, reason: 'server-close', queriesCarried: 4 });
+  expect(upstream.warms).toBe(1);
 });
 
 test('not in use: the last close is idle, not a re-open; events of an upstream switched away from decide nothing', () => {
