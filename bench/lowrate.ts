@@ -23,7 +23,7 @@ import { PEER_NAMES, startPeer, waitReady, type Peer, type PeerName } from './pe
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
-const USAGE = 'usage: npm run bench:lowrate -- [--queries N] [--warm N] [--rate QPS] [--peers dotstub,stubby,unbound-fwd] [--out DIR]';
+const USAGE = 'usage: npm run bench:lowrate -- [--queries N] [--warm N] [--rate QPS] [--peers dotstub,stubby,unbound-fwd] [--node-flags "--flag …"] [--out DIR]';
 
 function int(v: string | undefined, flag: string, fallback: number, lo: number, hi: number): number {
   if (v === undefined) return fallback;
@@ -118,7 +118,7 @@ async function warmUp(asker: Asker, peers: readonly Peer[], count: number): Prom
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { queries: { type: 'string' }, warm: { type: 'string' }, rate: { type: 'string' }, peers: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseArgs({ options: { queries: { type: 'string' }, warm: { type: 'string' }, rate: { type: 'string' }, peers: { type: 'string' }, 'node-flags': { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
   if (values.help) {
     log(USAGE);
     return;
@@ -129,6 +129,7 @@ async function main(): Promise<void> {
   const names = (values.peers ?? 'dotstub,stubby,unbound-fwd').split(',').map((s) => s.trim()) as PeerName[];
   for (const n of names) if (!PEER_NAMES.includes(n)) throw new Error(`--peers: unknown peer "${n}"; choose from ${PEER_NAMES.join(', ')}\n${USAGE}`);
   const out = path.resolve(values.out ?? path.join(ROOT, 'bench', 'results'));
+  const nodeFlags = (values['node-flags'] ?? '').split(' ').filter(Boolean);
   const lab = await openLab(1000);
   const unhook = closeOnSignal(lab);
   const asker = new Asker();
@@ -137,7 +138,8 @@ async function main(): Promise<void> {
     await asker.open();
     const peers: Peer[] = [];
     for (const name of names) {
-      const p = await startPeer(name, { upstream: lab.upstream, dir: lab.dir, root: ROOT });
+      // --node-flags: extra V8/node flags for dotstub only (what a flag does to the cold path).
+      const p = await startPeer(name, { upstream: lab.upstream, dir: lab.dir, root: ROOT, nodeFlags });
       await waitReady(p);
       peers.push(p);
     }
@@ -162,7 +164,7 @@ async function main(): Promise<void> {
   const lines = [
     '# A desktop\'s rate: one query at a time, cold and warm',
     '',
-    `${meta.date}, commit ${meta.commit}${meta.proxyDirty ? '+dirty' : ''}, node ${process.version}. Loopback; each stub forwards over DoT to one unbound; caches off; ${queries} queries per stub and state at ${rate}/s, the stubs in turn. Cold: just started (3 s settle); warm: after ${warm} queries each. CPU: all threads (schedstat), the kernel's work for the stub's syscalls included. Reproduce: \`npm run bench:lowrate -- --queries ${queries} --warm ${warm} --rate ${rate} --peers ${names.join(',')}\`.`,
+    `${meta.date}, commit ${meta.commit}${meta.proxyDirty ? '+dirty' : ''}, node ${process.version}. Loopback; each stub forwards over DoT to one unbound; caches off; ${queries} queries per stub and state at ${rate}/s, the stubs in turn. Cold: just started (3 s settle); warm: after ${warm} queries each. CPU: all threads (schedstat), the kernel's work for the stub's syscalls included. Reproduce: \`npm run bench:lowrate -- --queries ${queries} --warm ${warm} --rate ${rate} --peers ${names.join(',')}${nodeFlags.length ? ` --node-flags "${nodeFlags.join(' ')}"` : ''}\`.`,
     '',
     '| stub | state | p50 ms | p90 ms | p99 ms | p50 ÷ best peer | p99 ÷ best peer | CPU ms per query | lost |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
