@@ -23,17 +23,13 @@ import { freePort, startUnbound } from '../test-support/unbound.js';
 import { killRunning, runDnsperf, writeQueryFile, type DnsperfResult } from './dnsperf.js';
 import { ROOT, benchMeta } from './lab.js';
 import { median, percentile } from './stats.js';
+import { wholeNumberFlags } from './args.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
 const USAGE = 'usage: npm run bench:doh -- [--rounds N] [--seconds S] [--rate QPS] [--rate-seconds S] [--out DIR]';
 
-function int(v: string | undefined, flag: string, fallback: number, lo: number, hi: number): number {
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`--${flag} ${v}: expected a whole number from ${lo} to ${hi}\n${USAGE}`);
-  return n;
-}
+const int = wholeNumberFlags(USAGE);
 
 type Transport = 'dot' | 'doh';
 

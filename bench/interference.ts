@@ -31,18 +31,14 @@ import { benchMeta, ROOT } from './lab.js';
 import { dig, LAB_PORT as PORT, runDotstub, startPeerInLab, type LabPeer } from './lab-peers.js';
 import { COLORS, esc, renderPng } from './plot.js';
 import { median } from './stats.js';
+import { wholeNumberFlags } from './args.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const USAGE = 'usage: npm run bench:interference -- [--quick] [--rounds N] [--outage S] [--after S] [--rate QPS] [--out DIR] | --replot [--out DIR]';
 const NAMES = 5000;
 const QUERY_TIMEOUT_MS = 2000;
 
-function int(v: string | undefined, flag: string, fallback: number, lo: number, hi: number): number {
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`--${flag} ${v}: expected a whole number from ${lo} to ${hi}\n${USAGE}`);
-  return n;
-}
+const int = wholeNumberFlags(USAGE);
 
 interface Kind {
   readonly name: string;

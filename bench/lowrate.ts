@@ -20,17 +20,13 @@ import { parseArgs } from 'node:util';
 import dnsPacket from 'dns-packet';
 import { benchMeta, closeOnSignal, openLab, ROOT } from './lab.js';
 import { PEER_NAMES, startPeer, waitReady, type Peer, type PeerName } from './peers.js';
+import { wholeNumberFlags } from './args.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
-const USAGE = 'usage: npm run bench:lowrate -- [--queries N] [--warm N] [--rate QPS] [--peers dotstub,stubby,unbound-fwd] [--node-flags "--flag …"] [--out DIR]';
+const USAGE = 'usage: npm run bench:lowrate -- [--queries N] [--warm N] [--rate QPS] [--peers dotstub,stubby,unbound-fwd] [--node-flags="--flag …"] [--out DIR]';
 
-function int(v: string | undefined, flag: string, fallback: number, lo: number, hi: number): number {
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`--${flag} ${v}: expected a whole number from ${lo} to ${hi}\n${USAGE}`);
-  return n;
-}
+const int = wholeNumberFlags(USAGE);
 
 /** CPU time of all of `pid`'s threads so far, ms (schedstat: ns run on a CPU). */
 function cpuMs(pid: number): number {

@@ -31,6 +31,7 @@ import { benchMeta, ROOT } from './lab.js';
 import { LAB_PORT, startPeerInLab, type LabPeer } from './lab-peers.js';
 import { COLORS, esc, renderPng } from './plot.js';
 import { median } from './stats.js';
+import { wholeNumberFlags } from './args.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const USAGE = 'usage: npm run bench:roaming -- [--quick] [--rounds N] [--warm S] [--after S] [--rate QPS] [--scenario address|wifi|drop]… [--peer dotstub|stubby|unbound-fwd]… [--out DIR] | --replot [--out DIR]';
@@ -43,12 +44,7 @@ const PEERS: readonly LabPeer[] = ['dotstub', 'stubby', 'unbound-fwd'];
 const NEW4 = '10.53.1.9';
 const NEW6 = 'fd53:1::9';
 
-function int(v: string | undefined, flag: string, fallback: number, lo: number, hi: number): number {
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`--${flag} ${v}: expected a whole number from ${lo} to ${hi}\n${USAGE}`);
-  return n;
-}
+const int = wholeNumberFlags(USAGE);
 
 interface Scenario {
   readonly name: string;

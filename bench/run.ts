@@ -21,6 +21,7 @@ import { processMemory } from './procstat.js';
 import { profileMarkdown, summariseProfile } from './profile.js';
 import { markdown, resultsName, writeResults, type BenchResults, type BenchSettings } from './report.js';
 import { limits, summarise, verdict, type PeerRecord } from './summary.js';
+import { wholeNumberFlags } from './args.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -38,12 +39,7 @@ const USAGE = `usage: npm run bench -- paper|desktop [--quick] [--only …]   (t
                         [--dotstub-root DIR]     (the dotstub of another checkout, built, e.g. an older commit's worktree)
                         [--out DIR] [--no-build] [--profile]`;
 
-function int(v: string | undefined, flag: string, fallback: number, lo: number, hi: number): number {
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`--${flag} ${v}: expected a whole number from ${lo} to ${hi}\n${USAGE}`);
-  return n;
-}
+const int = wholeNumberFlags(USAGE);
 
 function parseOptions(argv: readonly string[]): Options {
   const { values } = parseArgs({
