@@ -8,15 +8,17 @@
  * scan newest → oldest, O(size), which at the 100k cap is a few ms.
  *
  * Memory (issue 23): a slot is not the record the engine made but its
- * fields copied into columns — numbers in a Float64Array, the enumerations
- * in a Uint8Array, the strings (shared: the type, rcode and resolver id are
- * the same few strings; only names differ) in one array — in blocks of
- * BLOCK slots, allocated as the log fills. A QueryRecord kept whole cost
- * ~210 B of V8 heap beside its name (a 168 B object and boxed doubles); a
- * slot costs 93 B, and the record the engine made dies young instead of
- * being promoted to V8's old generation, which at 2,000 q/s had the old
- * generation grow by ~0.5 MB/s until its next full collection. Readers get
- * records rebuilt from the columns (equal, not the same objects).
+ * fields copied into two arrays — numbers (the enumerations packed into one
+ * of them) in an array of doubles, which V8 stores unboxed, and the strings
+ * (shared: the type, rcode and resolver id are the same few strings; only
+ * names differ) in another — in blocks of BLOCK slots, allocated as the log
+ * fills. A QueryRecord kept whole cost ~215 B of V8 heap beside its name (a
+ * 168 B object and boxed doubles); a slot costs 120 B, and the record the
+ * engine made dies young instead of being promoted to V8's old generation,
+ * which at 2,000 q/s grew it by ~0.5 MB/s until its next full collection.
+ * Plain arrays rather than typed ones: their bytes stay in V8's heap, which
+ * compacts, rather than in malloc's, which doesn't. Readers get records
+ * rebuilt from the slots (equal, not the same objects).
  */
 import type { AnswerSource, QueryRecord, RouteMark, Transport } from '../engine/query-record.js';
 
@@ -43,11 +45,10 @@ export interface QueryLogPage {
 /** Slots per block: a block is allocated when the log first needs it (an idle proxy's empty log costs nothing). */
 const BLOCK = 1024;
 
-// Number columns (Float64Array, NUMS per slot), enumerations (Uint8Array, CODES per slot), references (array, REFS per slot).
-const NUMS = 8;
-const [SEQ, STARTED, CONN, LATENCY, QUEUE, UPSTREAM, DEPTH, ATTEMPTS] = [0, 1, 2, 3, 4, 5, 6, 7] as const;
-const CODES = 5;
-const [TRANSPORT, REUSED, HANDSHAKE, SOURCE, FLAGS] = [0, 1, 2, 3, 4] as const;
+// Numbers (NUMS per slot, CODES the enumerations packed: 4 bits each) and references (REFS per slot).
+const NUMS = 9;
+const [SEQ, STARTED, CONN, LATENCY, QUEUE, UPSTREAM, DEPTH, ATTEMPTS, CODES] = [0, 1, 2, 3, 4, 5, 6, 7, 8] as const;
+const [TRANSPORT, REUSED, HANDSHAKE, SOURCE, FLAGS] = [0, 4, 8, 12, 16] as const;
 const REFS = 6;
 const [NAME, TYPE, RCODE, RESOLVER, ERROR, ROUTE] = [0, 1, 2, 3, 4, 5] as const;
 
@@ -61,8 +62,8 @@ const TRUNCATED = 1;
 const INTERNAL = 2;
 
 class Block {
-  readonly nums = new Float64Array(BLOCK * NUMS);
-  readonly codes = new Uint8Array(BLOCK * CODES);
+  /** Filled with a double so V8 keeps the array's elements as unboxed doubles from the start. */
+  readonly nums: number[] = new Array<number>(BLOCK * NUMS).fill(0.5);
   readonly refs: (string | RouteMark | null | undefined)[] = new Array<string | RouteMark | null | undefined>(BLOCK * REFS).fill(undefined);
 }
 
@@ -98,12 +99,12 @@ export class QueryLog {
     b.nums[n + UPSTREAM] = r.upstreamUs;
     b.nums[n + DEPTH] = r.depth;
     b.nums[n + ATTEMPTS] = r.attempts;
-    const c = o * CODES;
-    b.codes[c + TRANSPORT] = r.transport === 'tcp' ? 1 : 0;
-    b.codes[c + REUSED] = r.reused === null ? 0 : r.reused ? 2 : 1;
-    b.codes[c + HANDSHAKE] = r.handshake === null ? 0 : r.handshake === 'full' ? 1 : 2;
-    b.codes[c + SOURCE] = SOURCE_CODES[r.source];
-    b.codes[c + FLAGS] = (r.truncated ? TRUNCATED : 0) | (r.internal ? INTERNAL : 0);
+    b.nums[n + CODES] =
+      ((r.transport === 'tcp' ? 1 : 0) << TRANSPORT) |
+      ((r.reused === null ? 0 : r.reused ? 2 : 1) << REUSED) |
+      ((r.handshake === null ? 0 : r.handshake === 'full' ? 1 : 2) << HANDSHAKE) |
+      (SOURCE_CODES[r.source] << SOURCE) |
+      (((r.truncated ? TRUNCATED : 0) | (r.internal ? INTERNAL : 0)) << FLAGS);
     const s = o * REFS;
     b.refs[s + NAME] = r.name;
     b.refs[s + TYPE] = r.type;
@@ -181,27 +182,28 @@ export class QueryLog {
     const b = this.#blocks[Math.floor(i / BLOCK)] as Block;
     const o = i % BLOCK;
     const n = o * NUMS;
-    const c = o * CODES;
     const s = o * REFS;
     const conn = b.nums[n + CONN] as number;
-    const flags = b.codes[c + FLAGS] as number;
+    const codes = b.nums[n + CODES] as number;
+    const code = (at: number): number => (codes >> at) & 0xf;
+    const flags = code(FLAGS);
     const route = b.refs[s + ROUTE] as RouteMark | undefined;
     const r: { -readonly [K in keyof QueryRecord]: QueryRecord[K] } = {
       seq: b.nums[n + SEQ] as number,
       startedAt: b.nums[n + STARTED] as number,
       name: b.refs[s + NAME] as string | null,
       type: b.refs[s + TYPE] as string,
-      transport: TRANSPORTS[b.codes[c + TRANSPORT] as number] as Transport,
+      transport: TRANSPORTS[code(TRANSPORT)] as Transport,
       rcode: b.refs[s + RCODE] as string,
       resolverId: b.refs[s + RESOLVER] as string | null,
       connectionId: Number.isNaN(conn) ? null : conn,
-      reused: REUSED_VALUES[b.codes[c + REUSED] as number] as boolean | null,
-      handshake: HANDSHAKES[b.codes[c + HANDSHAKE] as number] as QueryRecord['handshake'],
+      reused: REUSED_VALUES[code(REUSED)] as boolean | null,
+      handshake: HANDSHAKES[code(HANDSHAKE)] as QueryRecord['handshake'],
       latencyUs: b.nums[n + LATENCY] as number,
       queueUs: b.nums[n + QUEUE] as number,
       upstreamUs: b.nums[n + UPSTREAM] as number,
       depth: b.nums[n + DEPTH] as number,
-      source: SOURCES[b.codes[c + SOURCE] as number] as AnswerSource,
+      source: SOURCES[code(SOURCE)] as AnswerSource,
       attempts: b.nums[n + ATTEMPTS] as number,
       truncated: (flags & TRUNCATED) !== 0,
       error: b.refs[s + ERROR] as string | null,
