@@ -20,7 +20,12 @@
  * queries at 1 MiB), and measured again (bench/results/lean-memory.md): at
  * 2,000 q/s (the soak's load, 1 min) CPU per query is the same at 1, 2 and 4
  * MiB within the run-to-run noise (58–64 µs), and the young generation takes
- * 2 MiB instead of 8.
+ * 2 MiB instead of 8. At saturation it is not free: with all three flags
+ * below, `npm run bench -- --quick --peers dotstub,dnsdist --caches` gave
+ * ~14 % more CPU per query against dnsdist in the same runs (1.50 -> 1.71x)
+ * and ~7 % fewer queries/s, for a peak RSS of 87 MiB instead of 118 (with
+ * ~800 queries outstanding, more of them outlive a 1 MiB semi-space and are
+ * promoted). --max-semi-space-size=2 is the middle way if that cost matters.
  *
  * --heap-growing-percent=10 (issue 23): after a full collection V8 lets the
  * old generation grow to live × a factor before the next, and it takes the
