@@ -7,7 +7,7 @@
  *
  *   npm run soak                      # 5 minutes at 500 qps (the CI form)
  *   npm run soak -- --minutes 60      # the long form: an hour
- *   npm run soak -- --minutes 1.5 --quiet 60 --node-flags="--max-semi-space-size=4 --expose-gc" --trace-gc /tmp/gc.txt
+ *   npm run soak -- --minutes 1.5 --quiet 60 --node-flags="--max-semi-space-size=1 --heap-growing-percent=10 --v8-pool-size=1 --expose-gc" --trace-gc /tmp/gc.txt
  *                                     # a memory probe: started with these node flags (default: none, as
  *                                     # `node bin/dotstub.js`), watched for 60 s of quiet after the load,
  *                                     # V8's heap after each collection written to /tmp/gc.txt

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --expose-gc
+#!/usr/bin/env -S node --max-semi-space-size=1 --heap-growing-percent=10 --v8-pool-size=1 --expose-gc
 // Entry point for the `dotstub` command: runs the compiled proxy CLI.
 // The shebang's flags are proxy/node-flags.ts's PROXY_NODE_FLAGS (a test keeps them equal).
 import { main } from '../dist/proxy/cli.js';

@@ -16,6 +16,8 @@
  *   factor that changes as it grows would need a callback after every
  *   collection, and a late one lets it overshoot): more scavenges, less
  *   memory.
+ * - --heap-growing-percent: V8 reads it each time it sets the old
+ *   generation's next limit, so set now it works as if given at start.
  *
  * Measured with the soak's load (bench/soak.ts: 90 s at 500 q/s, then 60 s
  * quiet) on `node bin/dotstub.js`: RSS peak 110 -> 85 MiB, and 60 s after
@@ -28,11 +30,13 @@ import vm from 'node:vm';
 import { PROXY_NODE_FLAGS } from './node-flags.js';
 
 const SEMI_SPACE_FLAG = '--max-semi-space-size=';
+const HEAP_GROWING_FLAG = '--heap-growing-percent=';
 
 /** What was applied (for tests, and to say nothing happened). */
 export interface LateFlags {
   readonly exposedGc: boolean;
   readonly youngGenerationCapped: boolean;
+  readonly oldGenerationGrowthSet: boolean;
 }
 
 export function applyLateFlags(execArgv: readonly string[] = process.execArgv): LateFlags {
@@ -46,5 +50,8 @@ export function applyLateFlags(execArgv: readonly string[] = process.execArgv): 
   const wanted = PROXY_NODE_FLAGS.some((f) => f.startsWith(SEMI_SPACE_FLAG));
   const given = execArgv.some((a) => a.startsWith(SEMI_SPACE_FLAG));
   if (wanted && !given) v8.setFlagsFromString('--semi-space-growth-factor=1');
-  return { exposedGc, youngGenerationCapped: wanted && !given };
+  const growth = PROXY_NODE_FLAGS.find((f) => f.startsWith(HEAP_GROWING_FLAG));
+  const growthGiven = execArgv.some((a) => a.startsWith(HEAP_GROWING_FLAG));
+  if (growth !== undefined && !growthGiven) v8.setFlagsFromString(growth);
+  return { exposedGc, youngGenerationCapped: wanted && !given, oldGenerationGrowthSet: growth !== undefined && !growthGiven };
 }

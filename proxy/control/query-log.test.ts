@@ -1,3 +1,5 @@
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { describe, expect, test } from 'vitest';
 import type { QueryRecord } from '../engine/query-record.js';
 import { csvCell, csvHeader, csvRow, QueryLog } from './query-log.js';
@@ -89,5 +91,35 @@ describe('QueryLog', () => {
     expect(csvRow(records[2] as QueryRecord).trim().split(',').slice(-6)).toEqual(['link', 'veth0', '10.99.0.1', 'lan', 'systemd-resolved', '']);
     expect(csvRow(records[1] as QueryRecord).trim().split(',').slice(-6)).toEqual(['answered', '', '', '', '', '.local is for mDNS']);
     expect(csvRow(records[3] as QueryRecord).trim().split(',').slice(-6)).toEqual(['', '', '', '', '', '']);
+  });
+
+  test('10,000 records (the default size) take under 2.2 MB (V8 heap and array buffers), and come back field for field', () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const heap = (): number => {
+      gc();
+      gc();
+      return v8.getHeapStatistics().used_heap_size + process.memoryUsage().arrayBuffers;
+    };
+    const kinds: Partial<QueryRecord>[] = [
+      {},
+      { connectionId: null, reused: null, source: 'cache', attempts: 0, upstreamUs: 0 },
+      { reused: false, handshake: 'full', queueUs: 12_345.6, transport: 'tcp' },
+      { handshake: 'resumed', truncated: true, latencyUs: 0.5 },
+      { source: 'servfail', rcode: 'SERVFAIL', error: 'timeout', attempts: 3 },
+      { source: 'local', internal: true, name: null },
+      { source: 'cleartext', resolverId: null, route: { kind: 'link', link: 'wlan0', suffix: 'lan', servers: '192.168.1.1', source: 'systemd-resolved' } },
+      { source: 'stale', depth: 7, connectionId: 123_456 },
+    ];
+    // Names made the way the engine makes them (a new string per query), startedAt a wall clock in ms (not a small integer).
+    const make = (i: number): QueryRecord => rec(i, { startedAt: 1_764_000_000_000.25 + i, name: `www.n${i % 1000}.example`.slice(0), latencyUs: 800.5 + i, ...kinds[i % kinds.length] });
+    const log = new QueryLog(10_000);
+    const before = heap();
+    for (let i = 1; i <= 10_000; i++) log.push(make(i));
+    const held = heap() - before;
+    expect(held).toBeLessThan(2.2e6); // each record kept whole: 2.75 MB
+    const back = [...log.newest()];
+    expect(back).toHaveLength(10_000);
+    for (const i of [10_000, 9_999, 9_998, 9_997, 9_996, 9_995, 9_994, 9_993, 1]) expect(back[10_000 - i]).toStrictEqual(make(i));
   });
 });

@@ -30,7 +30,8 @@
  * - There is no RFC 7828 keepalive on DoH: HTTP/2 governs the session's life
  *   (our idle close, the server's GOAWAY).
  */
-import http2 from 'node:http2';
+import type * as Http2 from 'node:http2';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import tls from 'node:tls';
 import { dohEndpoint, type ResolverSpec } from '../../config/resolvers.js';
@@ -54,11 +55,22 @@ import type { PoolOptions } from '../pool/options.js';
 const DNS_MESSAGE = 'application/dns-message';
 /** Largest DNS message (RFC 1035 §4.2.2 framing): a body beyond it is not one. */
 const MAX_ANSWER_BYTES = 65535;
-const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM, NGHTTP2_NO_ERROR } = http2.constants;
+/** HTTP/2 error codes (RFC 9113 §7), as node:http2's constants name them. */
+const NGHTTP2_NO_ERROR = 0x0;
+const NGHTTP2_REFUSED_STREAM = 0x7;
+const NGHTTP2_CANCEL = 0x8;
+
+/**
+ * node:http2, loaded by the first DoH session: a proxy whose resolver answers
+ * over DoT (the usual case) never needs it, and loading it costs ~2 MB of
+ * resident memory (its JS, its bindings, nghttp2's pages; issue 23).
+ */
+let http2Module: typeof Http2 | undefined;
+const http2 = (): typeof Http2 => (http2Module ??= createRequire(import.meta.url)('node:http2') as typeof Http2);
 
 type Endpoint = ReturnType<typeof dohEndpoint>;
 /** A query's stream: open once written, undefined while held for the handshake. */
-type Stream = http2.ClientHttp2Stream;
+type Stream = Http2.ClientHttp2Stream;
 
 /** The pool's factory for DoH sessions to `resolver` (which must have a dohUrl). */
 export function dohConnectionFactory(
@@ -93,7 +105,7 @@ class DohHalf implements ProtocolHalf<Stream> {
   readonly #link: Link<Stream>;
   readonly #endpoint: Endpoint;
   /** Created only once the socket is authenticated; undefined before. */
-  #session: http2.ClientHttp2Session | undefined;
+  #session: Http2.ClientHttp2Session | undefined;
 
   constructor(link: Link<Stream>, endpoint: Endpoint) {
     this.#link = link;
@@ -108,7 +120,7 @@ class DohHalf implements ProtocolHalf<Stream> {
         `${link.address} port ${this.#endpoint.port} does not speak HTTP/2 (ALPN ${socket.alpnProtocol || 'none'}): not a DNS-over-HTTPS server, or a proxy in the way?`,
       );
     }
-    const session = http2.connect(`https://${this.#endpoint.authority}`, {
+    const session = http2().connect(`https://${this.#endpoint.authority}`, {
       createConnection: () => socket,
       settings: { enablePush: false },
     });
@@ -126,7 +138,7 @@ class DohHalf implements ProtocolHalf<Stream> {
 
   write(id: number, q: Query<Stream>): void {
     const link = this.#link;
-    const session = this.#session as http2.ClientHttp2Session;
+    const session = this.#session as Http2.ClientHttp2Session;
     const body = q.framed.subarray(2);
     let stream: Stream;
     try {
