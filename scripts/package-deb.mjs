@@ -215,14 +215,17 @@ function changelog(name, version, date) {
 `;
 }
 
-const COPYRIGHT = `Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+/** The part of both packages' debian/copyright that is about dotstub's own files (DEP-5). */
+const COPYRIGHT_HEAD = `Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: dotstub
 Source: https://github.com/dotstub/dotstub
 
 Files: *
 Copyright: 2025 dotstub contributors
 License: MIT
+`;
 
+const COPYRIGHT = `${COPYRIGHT_HEAD}
 Files: opt/dotstub/node/*
 Copyright: 2009-2025 Node.js contributors and others (see /opt/dotstub/node/LICENSE)
 License: MIT and others
@@ -485,14 +488,7 @@ StartupNotify=false
  */
 const AUTOSTART_ENTRY = DESKTOP_ENTRY.replace('Comment=Private DNS for this machine: turn it on, choose the resolver, see what it costs', 'Comment=The dotstub tray: private DNS status and controls');
 
-const DESKTOP_COPYRIGHT = `Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
-Upstream-Name: dotstub
-Source: https://github.com/dotstub/dotstub
-
-Files: *
-Copyright: 2025 dotstub contributors
-License: MIT
-
+const DESKTOP_COPYRIGHT = `${COPYRIGHT_HEAD}
 Files: opt/dotstub-desktop/*
 Copyright: Electron contributors, GitHub Inc., the Chromium authors and others
 License: MIT and others
