@@ -66,6 +66,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#watch = config.watchNetwork ? new NetworkWatch() : null;
     this.#watch?.on('change', (c) => this.networkChanged(c));
     this.#leaks = leakWatchFor(config.names, { watchingNetwork: this.#watch !== null, ours: (s) => this.#listeners.serves(s.host, s.port) });
+    this.#leaks?.onChange((view) => this.emit('leaks', view));
   }
 
   get config(): ProxyConfig {
@@ -106,6 +107,13 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   /** Whether lookups can go around dotstub now, as read from the OS (StatusView.leaks). */
   get leaks(): LeakView {
     return this.#leaks?.view() ?? notMeasured("this run of dotstub doesn't read the system's DNS settings (started with routing by name owner off)");
+  }
+  /**
+   * Reads the OS's state again now (the takeover just rewrote it); settles
+   * once a reading begun after this call is applied, and pushed as 'leaks'.
+   */
+  async refreshLeaks(): Promise<void> {
+    await this.#leaks?.refresh();
   }
   get running(): boolean {
     return this.#startedAt !== 0;

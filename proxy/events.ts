@@ -9,6 +9,7 @@
 import type { QueryRecord } from './engine/query-record.js';
 import type { ListenAddress } from './listen/address.js';
 import type { CaptiveEvent } from './network/captive/session.js';
+import type { LeakView } from './network/leak-watch.js';
 import type { FailureKind } from './network/classify.js';
 import type { PrivacyState } from './network/privacy-state.js';
 import type { NetworkChange } from './network/watch.js';
@@ -129,4 +130,6 @@ export interface StubProxyEvents {
   transport: [TransportChange];
   /** A captive portal's story: detected, asking, allowed, names let through, signed in, back to private. */
   captive: [CaptiveEvent];
+  /** The leak watch read the OS's state again (or lost its watch): whether lookups can go around dotstub, now. */
+  leaks: [LeakView];
 }

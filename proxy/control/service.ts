@@ -110,7 +110,8 @@ export class ControlService {
       measureScope: options.measureScope ?? 'all',
       resolverTest: { ...DEFAULT_RESOLVER_TEST, ...options.resolverTest },
     });
-    this.systemDnsActions = new SystemDnsActions(options.systemDns);
+    // After a takeover change the page reads the leak line at once: the answer waits for the OS to be read again.
+    this.systemDnsActions = new SystemDnsActions(options.systemDns, () => this.proxy.refreshLeaks());
     this.stream = new StreamHub({
       intervalMs: options.streamIntervalMs ?? 250,
       snapshot: () => ({ counters: this.proxy.counters, inFlight: this.proxy.inFlight }),
@@ -129,10 +130,13 @@ export class ControlService {
     const onState = (event: StateChange): void => this.#event({ kind: 'state', event });
     const onNetworkChange = (): void => this.#ladder.reset(this.proxy.resolver.id);
     const onCaptive = (event: CaptiveEvent): void => this.#event({ kind: 'captive', event });
+    // A new leak reading is pushed at once (the status view carries it), never left to the 15 s refresh.
+    const onLeaks = (): void => this.stream.viewsChanged();
     this.proxy.on('query', onQuery);
     this.proxy.on('connection', onConnection);
     this.proxy.on('state', onState);
     this.proxy.on('captive', onCaptive);
+    this.proxy.on('leaks', onLeaks);
     this.proxy.on('network-change', onNetworkChange);
     this.#shown = new ShownState(this.proxy, options.systemDns);
     // The takeover starting or ending is a privacy-state change the user sees.
@@ -143,6 +147,8 @@ export class ControlService {
         this.#event({ kind: 'state', event: { state: now.state, previous: shown.state, reason: now.reason, at: Date.now(), resolverId: this.proxy.resolver.id } });
       }
       shown = now;
+      // The takeover wrote or gave back the OS's DNS files (also by itself: a pause ending, the watchdog): read them again now.
+      void this.proxy.refreshLeaks().catch((err: unknown) => this.#onError(err));
     };
     options.systemDns?.on('change', onTakeover);
     this.#unsubscribe = () => {
@@ -151,6 +157,7 @@ export class ControlService {
       this.proxy.off('connection', onConnection);
       this.proxy.off('state', onState);
       this.proxy.off('captive', onCaptive);
+      this.proxy.off('leaks', onLeaks);
       options.systemDns?.off('change', onTakeover);
       this.proxy.off('network-change', onNetworkChange);
     };

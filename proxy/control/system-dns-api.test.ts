@@ -11,14 +11,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { apiClient, rawRequest, startControl, type ControlHarness } from '../../test-support/control-harness.js';
+import { afterAll, afterEach, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
+import { apiClient, openStream, rawRequest, startControl, type ControlHarness } from '../../test-support/control-harness.js';
 import { waitFor, waitForState } from '../../test-support/proxy-harness.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { systemHost } from '../system-dns/host.js';
 import { SystemDnsManager } from '../system-dns/manager.js';
 import { resolvConfLookup } from '../system-dns/os-lookup.js';
-import type { ApiError, StatusView, SystemDnsView, TimelineEvent } from './api-types.js';
+import type { LeakView } from '../network/leak-watch.js';
+import type { ApiError, StatusView, StreamBatch, SystemDnsView, TimelineEvent } from './api-types.js';
 
 // What DHCP wrote: a server off this machine (never asked by the test lookup) and an IPv6 one.
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nnameserver fd00:99::1\nsearch lab.test\n';
@@ -49,10 +50,15 @@ function makeRoot(): string {
 const resolvConf = (): string => fs.readFileSync(path.join(root, 'etc', 'resolv.conf'), 'utf8');
 const journalExists = (): boolean => fs.existsSync(path.join(root, 'state', 'system-dns.journal.json'));
 
-async function start(privileged: boolean): Promise<{ h: ControlHarness; api: ReturnType<typeof apiClient> }> {
+async function start(privileged: boolean, routing = false): Promise<{ h: ControlHarness; api: ReturnType<typeof apiClient> }> {
   const r = makeRoot();
+  const none = path.join(r, 'none');
   h = await startControl({
     resolverArg: unbound.resolverArg,
+    // Routing by name owner reads the same copy (and so does its leak watch); nothing of this machine's is run or read.
+    ...(routing
+      ? { names: { paths: { stateDirs: [], resolvConf: path.join(r, 'etc', 'resolv.conf'), resolvedUplink: none, leases: [], resolvconfInterfaces: none }, localNames: 'ask' as const, memoryFile: path.join(r, 'networks.json'), networkKey: () => 'test-network', run: () => Promise.resolve(null) } }
+      : {}),
     systemDns: async (dnsPort) => {
       const m = new SystemDnsManager({
         host: systemHost(r),
@@ -169,6 +175,41 @@ describe('/api/system-dns', () => {
     await h.stop();
     expect(resolvConf()).toBe(ORIGINAL);
     expect(journalExists()).toBe(false);
+  });
+
+  test('the leak line follows the takeover at once: the PUT\'s answer, the GET after it and a pushed batch carry the clean reading (not the one from before, for 15 s)', async () => {
+    const { api } = await start(true, true);
+    const stream = await openStream(h as ControlHarness);
+    onTestFinished(() => stream.close());
+    const before = (await api.get('/api/status')).json<StatusView>().leaks;
+    expect(before).toMatchObject({ measured: true, cleanSince: null });
+    expect(before.paths.map((p) => p.what)).toEqual(['nameserver 10.99.0.1', 'nameserver fd00:99::1']);
+
+    const seen = stream.events.length;
+    const enabledAt = Date.now();
+    expect((await api.put('/api/system-dns', { enabled: true })).status).toBe(200);
+    // The GET right after the PUT: what the page reads when the PUT answers.
+    const after = (await api.get('/api/status')).json<StatusView>().leaks;
+    expect(after).toMatchObject({ measured: true, paths: [] });
+    expect(after.checkedAt).toBeGreaterThanOrEqual(enabledAt);
+    // And the stream pushes it, without waiting for its 15 s refresh.
+    const clean = (): LeakView | undefined =>
+      stream.events
+        .slice(seen)
+        .map((e) => (JSON.parse(e.data) as StreamBatch).views?.status?.leaks)
+        .find((l) => l !== undefined && l.measured && l.paths.length === 0 && l.cleanSince !== null);
+    await waitFor(() => clean() !== undefined, 2000, 'a batch with the clean leak reading within 2 s of Enable');
+    expect(clean()?.cleanSince).toBeGreaterThanOrEqual(enabledAt);
+
+    // Turned off: the paths are back in the next batch, also at once.
+    const offAt = stream.events.length;
+    expect((await api.put('/api/system-dns', { enabled: false })).status).toBe(200);
+    expect((await api.get('/api/status')).json<StatusView>().leaks.paths.length).toBe(2);
+    await waitFor(
+      () => stream.events.slice(offAt).some((e) => ((JSON.parse(e.data) as StreamBatch).views?.status?.leaks.paths.length ?? 0) === 2),
+      2000,
+      'a batch with the paths back within 2 s of turning it off',
+    );
   });
 
   test('bad input, a foreign Origin and no token change nothing', async () => {

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, onTestFinished, test } from 'vitest';
 import { MANAGED_MARKER } from '../system-dns/resolv-conf.js';
-import { LeakWatch, readBypassPaths } from './leak-watch.js';
+import { LeakWatch, readBypassPaths, type LeakView } from './leak-watch.js';
 import type { NetworkServer } from './network-resolver.js';
 
 const ours = (s: NetworkServer): boolean => s.host === '127.0.0.1' && s.port === 53;
@@ -163,5 +163,62 @@ describe('LeakWatch', () => {
     onTestFinished(() => watch.stop());
     await watch.start();
     expect(watch.view()).toMatchObject({ measured: false, cleanSince: null, why: "network changes aren't watched in this run, so a path opened later would go unseen" });
+  });
+});
+
+describe('LeakWatch tells its observers', () => {
+  test('every reading is told at once: a takeover rewriting resolv.conf reaches observers without waiting for anything else', async () => {
+    const file = resolvConf('nameserver 10.99.0.1\n');
+    const watch = new LeakWatch({ paths: { resolvConf: file }, ours, watchingNetwork: true });
+    onTestFinished(() => watch.stop());
+    const told: LeakView[] = [];
+    watch.onChange((v) => told.push(v));
+    await watch.start();
+    expect(told.at(-1)).toMatchObject({ measured: true, cleanSince: null, paths: [{ what: 'nameserver 10.99.0.1' }] });
+    // The takeover writes dotstub's file; the write alone (inotify) brings the clean reading to observers.
+    fs.writeFileSync(file, MANAGED);
+    await expect.poll(() => told.at(-1)?.paths.length, { timeout: 2000, interval: 10 }).toBe(0);
+    expect(told.at(-1)).toMatchObject({ measured: true, cleanSince: expect.any(Number) as number });
+    // A refresh asked for settles only after a reading begun after the ask.
+    fs.writeFileSync(file, `${MANAGED}nameserver fd00:99::1\n`);
+    await watch.refresh();
+    expect(watch.view().paths.map((p) => p.what)).toEqual(['nameserver fd00:99::1']);
+  });
+
+  test('a watch that cannot be made (out of inotify watches) or dies is "not measured", never "0 leaked"; a network change tries again and counts afresh', async () => {
+    const file = resolvConf(MANAGED);
+    let failing = true;
+    const made: fs.FSWatcher[] = [];
+    const watchDir = (dir: string, listener: (event: string, name: string | null) => void): fs.FSWatcher => {
+      if (failing) throw Object.assign(new Error('inotify_add_watch failed'), { code: 'ENOSPC' });
+      const w = fs.watch(dir, listener);
+      made.push(w);
+      return w;
+    };
+    let now = 1_000;
+    const watch = new LeakWatch({ paths: { resolvConf: file }, ours, watchingNetwork: true, watchDir, now: () => now });
+    onTestFinished(() => watch.stop());
+    const told: LeakView[] = [];
+    watch.onChange((v) => told.push(v));
+    await watch.start();
+    expect(watch.view()).toMatchObject({ measured: false, cleanSince: null, paths: [], why: `changes to ${path.dirname(file)} can't be watched (ENOSPC: the system is out of inotify watches), so a path added later would go unseen` });
+    expect(told.at(-1)?.measured).toBe(false);
+
+    failing = false;
+    now = 2_000;
+    await watch.networkChanged();
+    expect(watch.view()).toMatchObject({ measured: true, cleanSince: 2_000, networkChanges: 0 });
+    // The watch dies later (the directory's filesystem went away, say): said as such, at once.
+    made[0]?.emit('error', Object.assign(new Error('watch died'), { code: 'EIO' }));
+    expect(told.at(-1)).toMatchObject({ measured: false, why: expect.stringContaining("can't be watched (EIO)") as string });
+    expect(watch.view().measured).toBe(false);
+  });
+
+  test("resolved's directory missing is no problem (no resolved here): still measured", async () => {
+    const file = resolvConf(MANAGED);
+    const watch = new LeakWatch({ paths: { resolvConf: file, resolvedUplink: '/nonexistent/run/systemd/resolve/resolv.conf' }, ours, watchingNetwork: true });
+    onTestFinished(() => watch.stop());
+    await watch.start();
+    expect(watch.view()).toMatchObject({ measured: true, paths: [] });
   });
 });

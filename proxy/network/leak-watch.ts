@@ -227,6 +227,8 @@ export interface LeakWatchOptions {
   readonly watchingNetwork: boolean;
   readonly run?: RunCommand;
   readonly now?: () => number;
+  /** How directories are watched (fs.watch; a test gives one that fails as inotify does when out of watches). */
+  readonly watchDir?: (dir: string, listener: (event: string, name: string | null) => void) => fs.FSWatcher;
 }
 
 /** The leak watch of a run that routes names (it reads where names are read); null when routing is off. */
@@ -234,6 +236,17 @@ export function leakWatchFor(names: { readonly paths: LeakWatchOptions['paths'];
   return names ? new LeakWatch({ ...o, paths: names.paths, ...(names.run ? { run: names.run } : {}) }) : null;
 }
 
+/**
+ * Reads the OS's state when something may have changed it, and tells its
+ * observers after every reading (DESIGN.md: "a reading that changes is
+ * pushed, never left to a refresh"): the stream carries the new view at
+ * once, so the banner never shows the reading from before a takeover.
+ *
+ * Invariants: a view says `measured` only while the last reading succeeded
+ * AND resolv.conf's directory is watched (a watch that failed, or died,
+ * turns it into "not measured" with why); observers hear of every reading
+ * and of every change of what is watched, in order.
+ */
 export class LeakWatch {
   readonly #options: LeakWatchOptions;
   readonly #now: () => number;
@@ -245,10 +258,24 @@ export class LeakWatch {
   #again = false;
   readonly #watchers: fs.FSWatcher[] = [];
   #settle: NodeJS.Timeout | undefined;
+  /** Why resolv.conf's changes aren't watched (the watch failed or died); null while they are, or before start. */
+  #unwatched: string | null = null;
+  readonly #observers = new Set<(view: LeakView) => void>();
 
   constructor(options: LeakWatchOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+  }
+
+  /** Calls `observer` with the view after every reading and every change of what is watched; returns the unsubscribe. */
+  onChange(observer: (view: LeakView) => void): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
+  }
+
+  #tell(): void {
+    const view = this.view();
+    for (const o of this.#observers) o(view);
   }
 
   /**
@@ -257,23 +284,33 @@ export class LeakWatch {
    * a link's servers or domains, and when it loads a drop-in): inotify, no timer.
    */
   async start(): Promise<void> {
-    await this.refresh();
     const { resolvConf, resolvedUplink } = this.#options.paths;
-    this.#watch(path.dirname(resolvConf), path.basename(resolvConf));
-    if (resolvedUplink !== undefined) this.#watch(path.dirname(resolvedUplink));
+    this.#watch(path.dirname(resolvConf), true, path.basename(resolvConf));
+    if (resolvedUplink !== undefined) this.#watch(path.dirname(resolvedUplink), false);
+    await this.refresh();
   }
 
-  #watch(dir: string, only?: string): void {
+  /** `required`: without this watch a path added later would go unseen (resolv.conf's); resolved's directory may simply not exist. */
+  #watch(dir: string, required: boolean, only?: string): void {
+    const lost = (err: unknown): void => {
+      if (!required) return;
+      const code = (err as NodeJS.ErrnoException | null)?.code;
+      this.#unwatched = `changes to ${dir} can't be watched (${code ?? (err instanceof Error ? err.message : String(err))}${code === 'ENOSPC' ? ': the system is out of inotify watches' : ''}), so a path added later would go unseen`;
+      this.#tell();
+    };
     try {
-      const w = fs.watch(dir, (_e, name) => {
+      const w = (this.#options.watchDir ?? fs.watch)(dir, (_e, name) => {
         if (only !== undefined && name !== only) return;
         clearTimeout(this.#settle);
         this.#settle = setTimeout(() => void this.refresh(), 50);
       });
-      w.on('error', () => w.close());
+      w.on('error', (err) => {
+        w.close();
+        lost(err);
+      });
       this.#watchers.push(w);
-    } catch {
-      // not there (no resolved here): network changes still re-read
+    } catch (err) {
+      lost(err);
     }
   }
 
@@ -282,13 +319,26 @@ export class LeakWatch {
     for (const w of this.#watchers.splice(0)) w.close();
   }
 
-  /** The network changed: counted, and the OS's state read again. */
+  /**
+   * The network changed: counted, and the OS's state read again. A watch
+   * that had failed is tried again; what happened while it was down went
+   * unseen, so "clean since" starts again from this reading.
+   */
   networkChanged(): Promise<void> {
     this.#changes++;
+    if (this.#unwatched !== null) {
+      this.#unwatched = null;
+      this.#cleanSince = null;
+      const { resolvConf } = this.#options.paths;
+      this.#watch(path.dirname(resolvConf), true, path.basename(resolvConf));
+    }
     return this.refresh();
   }
 
-  /** Reads again now; asks during a read coalesce into one more read after it. */
+  /**
+   * Reads again now; asks during a read coalesce into one more read after it,
+   * and the promise settles once a reading that began after the ask is applied.
+   */
   refresh(): Promise<void> {
     if (this.#running) {
       this.#again = true;
@@ -321,6 +371,7 @@ export class LeakWatch {
       this.#cleanSince = null;
       this.#changes = 0;
     }
+    this.#tell();
   }
 
   view(): LeakView {
@@ -328,6 +379,7 @@ export class LeakWatch {
     if (!this.#options.watchingNetwork) return notMeasured("network changes aren't watched in this run, so a path opened later would go unseen");
     if (r === null) return notMeasured('the system’s DNS settings have not been read yet');
     if (!r.ok) return { ...notMeasured(r.why), checkedAt: this.#checkedAt };
+    if (this.#unwatched !== null) return { ...notMeasured(this.#unwatched), checkedAt: this.#checkedAt };
     return { measured: true, why: null, paths: r.paths, cleanSince: this.#cleanSince, networkChanges: this.#cleanSince === null ? 0 : this.#changes, checkedAt: this.#checkedAt };
   }
 }

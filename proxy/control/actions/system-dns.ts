@@ -46,11 +46,14 @@ function systemDnsFailure(err: unknown): unknown {
 
 export class SystemDnsActions {
   readonly #manager: SystemDnsManager | undefined;
+  /** Reads the OS's state again for the leak line; a change's answer waits for it, so the page never reads the one from before. */
+  readonly #reread: () => Promise<void>;
   /** Names seen by the leak test while it runs, with where their answer came from (from query events, so it works whatever the log keeps). */
   #leakNames: Map<string, QueryRecord['source']> | undefined;
 
-  constructor(manager: SystemDnsManager | undefined) {
+  constructor(manager: SystemDnsManager | undefined, reread: () => Promise<void> = () => Promise.resolve()) {
     this.#manager = manager;
+    this.#reread = reread;
   }
 
   /** Every query the proxy answered (the service forwards them): the leak test looks for its names. */
@@ -75,12 +78,14 @@ export class SystemDnsActions {
   async set(raw: unknown): Promise<SystemDnsView> {
     const manager = this.#managed();
     const body = parseBody(systemDnsBody(), raw, '{"enabled": true}');
+    let view: SystemDnsView;
     try {
-      if (body.pauseSeconds !== undefined) return await manager.pause(body.pauseSeconds * 1000);
-      return await (body.enabled ? manager.enable() : manager.disable());
+      view = await (body.pauseSeconds !== undefined ? manager.pause(body.pauseSeconds * 1000) : body.enabled ? manager.enable() : manager.disable());
     } catch (err) {
       throw systemDnsFailure(err);
     }
+    await this.#reread();
+    return view;
   }
 
   /** The leak self-test: a random name through the system must reach this proxy, and no other resolver be known. */
