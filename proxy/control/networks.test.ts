@@ -33,16 +33,22 @@ async function rig() {
     cafe0000000000000000000000000000: { label: 'gateway 10.1.1.1', worked: 'doh', port853: { kind: 'dropped', classification: 'NET_DROPPED', at: '2026-11-20T10:00:00.000Z' }, rttMs: 41.5, seenAt: '2026-11-20T10:00:00.000Z', firstSeenAt: '2026-11-01T10:00:00.000Z' },
     office00000000000000000000000000: { label: 'gateway 10.2.2.1', worked: 'dot', localNames: 'deny', localDomains: ['corp.example'], seenAt: '2026-11-21T10:00:00.000Z' },
   } }));
+  // Strict mode's sign-in answers, in their own file: the café's sign-in was allowed, the office's declined.
+  const consent = path.join(dir, 'captive-consent.json');
+  fs.writeFileSync(consent, JSON.stringify({ version: 1, networks: { cafe0000000000000000000000000000: 'allow', office00000000000000000000000000: 'decline' } }));
   const none = path.join(dir, 'none');
   const key = () => 'home0000000000000000000000000000';
+  // Nothing is probed from here: the probes point at a closed port on loopback.
+  const closed = 'http://127.0.0.1:9/';
   const h = await startControl({
     resolverArg: upstream.resolverArg,
     overrides: { mode: 'strict' },
     names: { paths: { stateDirs: [], resolvConf: path.join(dir, 'resolv.conf'), resolvedUplink: none, leases: [], resolvconfInterfaces: none }, localNames: 'ask', memoryFile: file, networkKey: key, run: () => Promise.resolve(null) },
     networkMemory: { file, networkKey: key, gateway: () => '192.168.1.1' },
+    captive: { probes: { interceptionUrl: closed, checkUrl: closed, capportUrl: null }, networkDns: [], consentFile: consent, networkKey: key },
   });
   onTestFinished(() => h.stop());
-  return { h, api: apiClient(h), file };
+  return { h, api: apiClient(h), file, consent };
 }
 
 /** Waits until this network's first connection is remembered (the warm open at start writes it). */
@@ -93,8 +99,9 @@ test("PUT changes one network's local-names choice; on this network the name rou
   expect(JSON.parse(fs.readFileSync(file, 'utf8')).networks.office00000000000000000000000000.localNames).toBeUndefined();
 });
 
-test('DELETE forgets a network (404 the second time); on this network its choice stops applying at once', async () => {
-  const { h, api } = await rig();
+test('DELETE forgets a network (404 the second time); on this network its choice stops applying at once; its sign-in answer goes too', async () => {
+  const { h, api, consent } = await rig();
+  const answers = (): Record<string, string> => (JSON.parse(fs.readFileSync(consent, 'utf8')) as { networks: Record<string, string> }).networks;
   const home = 'home0000000000000000000000000000';
   await api.put(`/api/networks/${home}`, { localNames: 'allow' });
   expect((await api.del('/api/networks/cafe0000000000000000000000000000')).status).toBe(204);
@@ -103,6 +110,8 @@ test('DELETE forgets a network (404 the second time); on this network its choice
   expect((await api.del(`/api/networks/${home}`)).status).toBe(204);
   expect(h.proxy.routing?.view().policy).toBe('ask');
   expect((await api.get('/api/networks')).json<NetworksView>().networks.map((n) => n.key)).not.toContain('cafe0000000000000000000000000000');
+  // "Forget everything about it?": the strict-mode sign-in answer was part of it; another network's answer stays.
+  expect(answers()).toEqual({ office00000000000000000000000000: 'decline' });
 });
 
 test('the settings export carries the networks’ choices; an import brings them back; a file that is not an export is a 400 that changes nothing', async () => {

@@ -123,6 +123,16 @@ export class PrivacyController {
     return this.captivePortal?.signInProxy ?? null;
   }
 
+  /**
+   * "Forget this network": everything remembered about it goes, what worked
+   * there and the user's choices, the strict-mode sign-in answer included;
+   * false when the memory didn't know it.
+   */
+  forgetNetwork(key: string): boolean {
+    this.captivePortal?.forgetAnswer(key);
+    return this.memory?.memory.forget(key) ?? false;
+  }
+
   started(): void {
     this.#running = true;
     this.#networkSince = Date.now();

@@ -102,7 +102,8 @@ export async function setNetworkLocalNames(proxy: StubProxy, key: string, raw: u
 
 /** "Forget this network": everything remembered about it goes; on the network we're on, its choice stops applying at once. */
 export async function forgetNetwork(proxy: StubProxy, key: string): Promise<void> {
-  known(proxy, key).forget(key);
+  known(proxy, key);
+  proxy.privacy.forgetNetwork(key);
   await reapply(proxy, key);
 }
 

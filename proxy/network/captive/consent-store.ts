@@ -32,6 +32,15 @@ export class ConsentStore {
     writeFileAtomicSync(this.#file, JSON.stringify({ version: 1, networks }, null, 2) + '\n', 0o600);
   }
 
+  /** Forgets the answer for one network ("Forget this network"); false when there was none. */
+  forget(key: string): boolean {
+    const all = this.#read();
+    if (!(key in all)) return false;
+    delete all[key];
+    writeFileAtomicSync(this.#file, JSON.stringify({ version: 1, networks: all }, null, 2) + '\n', 0o600);
+    return true;
+  }
+
   #read(): Record<string, unknown> {
     try {
       const j = JSON.parse(fs.readFileSync(this.#file, 'utf8')) as { networks?: Record<string, unknown> };

@@ -319,6 +319,11 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     return true;
   }
 
+  /** "Forget this network": its remembered sign-in answer goes; a sign-in under way now is left as it is. */
+  forgetAnswer(key: string): void {
+    this.#consent?.forget(key);
+  }
+
   /** "Not now": nothing in cleartext; remembered for this network when asked to. */
   decline(remember: boolean): boolean {
     const s = this.#session;
