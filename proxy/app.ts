@@ -7,6 +7,7 @@
  * Stop order: the control server, the service, the collector, then the old
  * DNS back (systemDns) before the stub stops answering: no moment without DNS.
  */
+import path from 'node:path';
 import { ensureConfigDir } from './config/config-file.js';
 import type { ProxyConfig } from './config/proxy-config.js';
 import type { ResolverStore } from './config/resolver-store.js';
@@ -100,6 +101,7 @@ export async function startApp(run: AppRun): Promise<App> {
         resolvers: c.resolvers,
         effective: c.effective,
         measureScope: c.measureScope ?? 'all',
+        timelineFile: path.join(c.configDir, 'timeline.json'),
         ...c.service,
         ...(systemDns ? { systemDns } : {}),
       });

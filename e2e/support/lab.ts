@@ -92,6 +92,16 @@ export class ProxyProcess {
     return this.#stderr;
   }
 
+  /** A crash: SIGKILL, no clean-up of any kind by dotstub (what the watchdog and the next start are for). */
+  async kill(): Promise<void> {
+    const child = this.#child;
+    this.#child = null;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
   async stop(): Promise<void> {
     const child = this.#child;
     this.#child = null;

@@ -36,6 +36,7 @@ import { PRIVACY_WORDS } from '../network/privacy-words.js';
 import type { CaptiveEvent } from '../network/captive/session.js';
 import type { SystemDnsManager } from '../system-dns/manager.js';
 import { ShownState } from './shown-state.js';
+import { Timeline } from './timeline.js';
 
 const TIMELINE_SIZE = 500;
 
@@ -58,6 +59,8 @@ export interface ControlServiceOptions {
    * While it is not in force the privacy state is `off` with its reason.
    */
   readonly systemDns?: SystemDnsManager;
+  /** Where the events timeline is kept across restarts (the config dir's timeline.json); without it, in memory only. */
+  readonly timelineFile?: string;
 }
 
 export class ControlService {
@@ -75,7 +78,7 @@ export class ControlService {
   readonly systemDnsActions: SystemDnsActions;
   readonly #settingsStore: SettingsStore;
   readonly #resolvers: ResolverStore;
-  readonly #timeline: TimelineEvent[] = [];
+  readonly #timeline: Timeline;
   /** The fallback ladder as it ran for the active resolver (StatusView.ladder). */
   readonly #ladder: NetworkLadder;
   #queue: Promise<unknown> = Promise.resolve();
@@ -90,6 +93,7 @@ export class ControlService {
     this.#resolvers = options.resolvers;
     this.#onError = options.onError ?? ((err) => console.error('dotstub: control:', err));
     this.log = new QueryLog(options.effective.logSize);
+    this.#timeline = new Timeline(options.timelineFile ?? null, TIMELINE_SIZE);
     this.#resolvers.addSession(this.proxy.resolver);
     this.#ladder = new NetworkLadder(this.proxy.resolver.id);
     const serial = <T>(fn: () => Promise<T>): Promise<T> => this.#serial(fn);
@@ -141,12 +145,22 @@ export class ControlService {
     this.#shown = new ShownState(this.proxy, options.systemDns);
     // The takeover starting or ending is a privacy-state change the user sees.
     let shown = this.status();
+    // Taken over again because a crash had ended it (at start, or whenever the manager says so): the timeline says so, once.
+    let resumedTold: string | null = null;
+    const tellResumed = (): void => {
+      const resumed = options.systemDns?.resumed ?? null;
+      if (resumed === null || resumed === resumedTold) return;
+      resumedTold = resumed;
+      this.#event({ kind: 'state', event: { state: this.status().state, previous: 'off', reason: resumed, at: Date.now(), resolverId: this.proxy.resolver.id } });
+    };
+    tellResumed();
     const onTakeover = (): void => {
       const now = this.status();
       if (now.state !== shown.state || now.reason !== shown.reason) {
         this.#event({ kind: 'state', event: { state: now.state, previous: shown.state, reason: now.reason, at: Date.now(), resolverId: this.proxy.resolver.id } });
       }
       shown = now;
+      tellResumed();
       // The takeover wrote or gave back the OS's DNS files (also by itself: a pause ending, the watchdog): read them again now.
       void this.proxy.refreshLeaks().catch((err: unknown) => this.#onError(err));
     };
@@ -166,11 +180,11 @@ export class ControlService {
   close(): void {
     this.#unsubscribe();
     this.stream.close();
+    this.#timeline.flush();
   }
 
   #event(e: TimelineEvent): void {
     this.#timeline.push(e);
-    if (this.#timeline.length > TIMELINE_SIZE) this.#timeline.splice(0, this.#timeline.length - TIMELINE_SIZE);
     this.stream.pushEvent(e);
   }
 
@@ -248,7 +262,7 @@ export class ControlService {
   }
 
   recentEvents(): TimelineEvent[] {
-    return [...this.#timeline];
+    return this.#timeline.all();
   }
 
   settings(): Settings {

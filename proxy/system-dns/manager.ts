@@ -81,6 +81,8 @@ export interface SystemDnsManagerOptions {
    * for a real dotstub process (it runs this process's script again).
    */
   readonly watchdogProbePort?: number;
+  /** Take over again at start when the last takeover ended without the user's say (default true). */
+  readonly resumeAfterCrash?: boolean;
 }
 
 interface Events {
@@ -120,6 +122,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
   /** A pause's end (ms since the epoch) and the timer that re-enables then. */
   #pausedUntil: number | null = null;
   #resumeTimer: NodeJS.Timeout | undefined;
+  /** Taken over again at start after a crash ended the last takeover: said in the in-force reason until the user's next change. */
+  #resumed: string | null = null;
 
   constructor(o: SystemDnsManagerOptions) {
     super();
@@ -128,16 +132,52 @@ export class SystemDnsManager extends EventEmitter<Events> {
     this.privileged = o.privileged ?? (isRoot() || o.host.root !== '/');
   }
 
-  /** Reads the current state once, then follows the journal for changes made elsewhere. */
+  /**
+   * Reads the current state once, then follows the journal for changes made
+   * elsewhere. A takeover that ended because its owner died (a crash, a
+   * kill -9: a journal with no live owner, or the watchdog's note that it
+   * gave the old DNS back for that reason) was the user's choice when it
+   * ended: it is given back first, then taken over again, and the reason
+   * says so. A user's own "off" (disable, pause) leaves neither behind.
+   */
   async start(): Promise<void> {
-    // A journal left by a crash or an earlier boot: give that DNS back first.
-    if (this.privileged) await this.#serial(() => replayStaleJournal(this.#ctx));
+    if (this.privileged) {
+      const note = readLivenessNote(this.#o.stateDir);
+      // A journal left by a crash or an earlier boot: give that DNS back first.
+      const replayed = await this.#serial(() => replayStaleJournal(this.#ctx));
+      const ended = replayed !== null ? { at: new Date().toISOString(), why: `the takeover had no owner (${replayed.reason})` } : note !== null && note.resumedAt === undefined ? note : null;
+      if (ended !== null && this.#o.resumeAfterCrash !== false) await this.#resume(ended);
+    }
     await this.refresh();
     this.#poll = setInterval(() => {
       const key = journalKey(this.#o.stateDir);
       if (key !== this.#journalKey) void this.refresh().catch(() => undefined);
     }, this.#o.pollMs ?? 2000);
     this.#poll.unref();
+  }
+
+  /** Takes over again after a takeover that ended without the user's say; if that fails, the reason says what happened and what to do. */
+  async #resume(ended: { readonly at: string; readonly why: string }): Promise<void> {
+    const when = new Date(ended.at).toLocaleTimeString('en-GB').slice(0, 5);
+    const owner = /process (\d+)/.exec(ended.why)?.[1];
+    const what = /earlier boot/.test(ended.why)
+      ? `the machine restarted while it was on (found at ${when})`
+      : owner !== undefined
+        ? `dotstub (process ${owner}) stopped unexpectedly at ${when}`
+        : `it ended at ${when} without your say (${ended.why})`;
+    try {
+      await this.enable();
+      this.#resumed = `private DNS was turned back on at ${new Date().toLocaleTimeString('en-GB').slice(0, 5)}: ${what}, and the old DNS had been given back meanwhile`;
+      this.#o.log?.(this.#resumed);
+    } catch (err) {
+      this.#problem = `private DNS was on, but ${what}, and it could not be turned back on (${(err as Error).message}): the system asks its usual resolver; turn it on again from System DNS or the tray`;
+      this.#o.log?.(this.#problem);
+    }
+  }
+
+  /** In words, when this start took over again after a crash had ended the last takeover (until the user's next change); null otherwise. */
+  get resumed(): string | null {
+    return this.#resumed;
   }
 
   get inForce(): boolean {
@@ -177,7 +217,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
     const s = await status(this.#ctx, detection, this.#o.port);
     const j = new Journal(this.#o.stateDir).read();
     const note = readLivenessNote(this.#o.stateDir);
-    if (s.inForce) this.#set(true, `this machine's DNS goes to dotstub (${s.backend}: ${s.why})${note?.resumedAt !== undefined ? `; ${describeLivenessNote(note)}` : ''}`);
+    if (s.inForce) this.#set(true, `this machine's DNS goes to dotstub (${s.backend}: ${s.why})${note?.resumedAt !== undefined ? `; ${describeLivenessNote(note)}` : this.#resumed !== null ? `; ${this.#resumed}` : ''}`);
     else if (!s.enabled && this.#pausedUntil !== null) {
       this.#set(false, `paused until ${new Date(this.#pausedUntil).toLocaleTimeString('en-GB').slice(0, 5)}: this machine asks its usual resolver, unencrypted, until then; private DNS comes back by itself`);
     } else if (!s.enabled) {
@@ -244,6 +284,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
   /** Points the system at dotstub; held by this process (quit gives it back). */
   enable(): Promise<SystemDnsView> {
     this.#clearPause();
+    this.#resumed = null;
     return this.#serial(async () => {
       this.#needPrivilege();
       const detection = await detectBackend(this.#o.host, this.#o.backend);
@@ -266,6 +307,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
   /** Gives the old DNS back (whoever holds the takeover). Nothing to do is not an error. */
   disable(): Promise<SystemDnsView> {
     this.#clearPause();
+    this.#resumed = null;
     return this.#serial(async () => {
       if (new Journal(this.#o.stateDir).read() !== null) {
         this.#needPrivilege();

@@ -237,6 +237,10 @@ async function enableLocked(ctx: TakeoverContext, detection: DetectionReport, ta
   await replayLocked(ctx);
   const journal = new Journal(ctx.stateDir);
   const existing = journal.read();
+  // The same owner asking again (the service's start-up hook and the proxy resuming after a crash, in either order): done already.
+  if (existing !== null && existing.pid === ownerPid && existing.port === target.port && existing.steps.every((e) => e.progress === 'applied')) {
+    return { backend: existing.backend as BackendName, why: `already held by process ${ownerPid}`, applied: [] };
+  }
   if (existing !== null) {
     throw new SystemDnsError('SYSDNS_ALREADY_ENABLED', `private DNS is already enabled (${existing.backend}, held by process ${existing.pid}): run "dotstub system-dns disable" first`);
   }
