@@ -79,10 +79,10 @@ export class TestLine {
 
   /**
    * One file or suite: its tests, then its suites. `blocker`: the nearest
-   * file or suite around it that failed; a test of its that was never run
-   * (no skip of its own) did not run because of it. Returns how many tests
-   * `entity`'s own error kept from running, so that an error that kept none
-   * (an import that threw, an afterAll) is counted once by itself.
+   * file or suite around it that failed, with how many tests its error kept
+   * from running; a test that was never run (and is no skip of its own) did
+   * not run because of it. An error that kept none from running (an import
+   * that threw, an afterAll) is counted by itself, once.
    */
   #vitestEntity(entity, file, blocker) {
     const own = entity.errors.length > 0 ? { entity, kept: 0 } : blocker;
