@@ -14,11 +14,11 @@
  * "1 passed, 2 failed, 2 skipped" (1, 3, 1), and the global setup that threw
  * was named nowhere.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, test } from 'vitest';
+import { afterAll, describe, test } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SKIPS = JSON.stringify(path.join(ROOT, 'test-support/skips.ts'));
@@ -36,12 +36,21 @@ function project(files: Record<string, string>): string {
   return dir;
 }
 
+interface Ending {
+  readonly code: number | null;
+  readonly skipped: string[];
+  readonly failed: string;
+  readonly line: string;
+}
+
 /** What `npm test` ends with when run in `dir`: its exit code, its skipped and failed lists, its last line. */
-function npmTest(dir: string, half: 'unit' | 'e2e'): { code: number | null; skipped: string[]; failed: string; line: string } {
+async function npmTest(dir: string, half: 'unit' | 'e2e'): Promise<Ending> {
   // Not this run's vitest: the inner one must not take itself for a worker of it.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_ENV' && k !== 'TEST'));
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/test.mjs'), half], { cwd: dir, env, encoding: 'utf8', timeout: 60_000 });
-  const out = r.stdout;
+  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/test.mjs'), half], { cwd: dir, env, stdio: ['ignore', 'pipe', 'ignore'], timeout: 60_000 });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   const lines = out.trimEnd().split('\n');
   const section = (title: RegExp): string[] => {
     const start = lines.findIndex((l) => title.test(l));
@@ -49,11 +58,12 @@ function npmTest(dir: string, half: 'unit' | 'e2e'): { code: number | null; skip
     const end = lines.findIndex((l, i) => i > start && l.trim() === '');
     return lines.slice(start + 1, end < 0 ? undefined : end);
   };
-  return { code: r.status, skipped: section(/^Skipped\b/), failed: section(/^Failed\b/).join('\n'), line: lines.at(-1) ?? '' };
+  return { code, skipped: section(/^Skipped\b/), failed: section(/^Failed\b/).join('\n'), line: lines.at(-1) ?? '' };
 }
 
-describe('the test line (scripts/test.mjs) tells the whole truth', () => {
-  test('vitest: a lab that cannot start, an import error, an afterAll throw and an unhandled rejection are failed and named; skips list their reason', () => {
+// The runs at once (each is mostly a runner starting up): seconds, not four times that.
+describe.concurrent('the test line (scripts/test.mjs) tells the whole truth', () => {
+  test('vitest: a lab that cannot start, an import error, an afterAll throw and an unhandled rejection are failed and named; skips list their reason', async ({ expect }) => {
     const dir = project({
       'vitest.config.mjs': "export default { test: { include: ['*.test.mjs'] } };\n",
       'passes.test.mjs': "import { test } from 'vitest';\ntest('passes', () => {});\n",
@@ -75,7 +85,7 @@ describe('the test line (scripts/test.mjs) tells the whole truth', () => {
         "test.skip('forgotten why', () => {});",
       ].join('\n'),
     });
-    const r = npmTest(dir, 'unit');
+    const r = await npmTest(dir, 'unit');
     expect(r.line).toBe('3 passed, 7 failed, 4 skipped');
     expect(r.code).toBe(1);
     expect(r.failed).toMatch(/^ {2}fails\.test\.mjs: "fails"/m);
@@ -87,7 +97,7 @@ describe('the test line (scripts/test.mjs) tells the whole truth', () => {
     expect(r.skipped.sort()).toEqual(['  1 × skips.test.mjs: no reason given', '  1 × skips.test.mjs: not root', '  2 × skips.test.mjs: no lab on this machine']);
   });
 
-  test('Playwright: "did not run" is failed and named, a test.skip keeps its reason', () => {
+  test('Playwright: "did not run" is failed and named, a test.skip keeps its reason', async ({ expect }) => {
     const dir = project({
       'playwright.config.ts': "export default { testDir: '.', testMatch: '*.spec.ts', workers: 1 };\n",
       'story.spec.ts': [
@@ -101,29 +111,29 @@ describe('the test line (scripts/test.mjs) tells the whole truth', () => {
         '});',
       ].join('\n'),
     });
-    const r = npmTest(dir, 'e2e');
+    const r = await npmTest(dir, 'e2e');
     expect(r.line).toBe('1 passed, 3 failed, 1 skipped');
     expect(r.code).toBe(1);
     expect(r.failed).toMatch(/^ {2}story\.spec\.ts: "fails" .*; "a story in steps › step one" \(Error: step one broke\); "a story in steps › step two" did not run/m);
     expect(r.skipped).toEqual(['  1 × story.spec.ts: no lab on this machine']);
   });
 
-  test('Playwright: a global setup that throws, and a spec that throws while loading, are each one failure', () => {
+  test('Playwright: a global setup that throws, and a spec that throws while loading, are each one failure', async ({ expect }) => {
     const spec = "import { test } from '@playwright/test';\ntest('would pass', () => {});\n";
     const setup = project({
       'playwright.config.ts': "export default { testDir: '.', testMatch: '*.spec.ts', globalSetup: './setup.ts' };\n",
       'setup.ts': "export default function setup(): void { throw new Error('the lab cannot start'); }\n",
       'fine.spec.ts': spec,
     });
-    const s = npmTest(setup, 'e2e');
-    expect(s.line).toBe('0 passed, 1 failed, 0 skipped');
-    expect(s.failed).toMatch(/error outside any test: Error: the lab cannot start$/m);
     const load = project({
       'playwright.config.ts': "export default { testDir: '.', testMatch: '*.spec.ts' };\n",
       'broken.spec.ts': "import { test } from '@playwright/test';\nthrow new Error('this spec cannot load');\ntest('never', () => {});\n",
       'fine.spec.ts': spec,
     });
-    const l = npmTest(load, 'e2e');
+    const [s, l] = await Promise.all([npmTest(setup, 'e2e'), npmTest(load, 'e2e')]);
+    expect(s.line).toBe('0 passed, 1 failed, 0 skipped');
+    expect(s.failed).toMatch(/^ {2}setup\.ts: error outside any test: Error: the lab cannot start$/m);
+    expect(s.code).toBe(1);
     expect(l.line).toBe('0 passed, 1 failed, 0 skipped');
     expect(l.failed).toMatch(/^ {2}broken\.spec\.ts: error outside any test: Error: this spec cannot load$/m);
     expect(l.code).toBe(1);
