@@ -12,11 +12,10 @@ import { createTemplate } from './tray/template.js';
 import { DesktopController, type DesktopUi } from './desktop-controller.js';
 import { ProxySupervisor } from './proxy-process/supervisor.js';
 import type { TrayState } from './tray/types.js';
-import { skipReason } from '../test-support/skips.js';
+import { skipWith } from '../test-support/skips.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const built = fs.existsSync(path.join(here, '..', 'dist', 'proxy', 'cli.js'));
-skipReason(import.meta.url, built ? null : 'dist/proxy is not built (npm run build:proxy)');
 function until(ctl: DesktopController, match: (s: TrayState) => boolean, ms = 15_000): Promise<TrayState> {
   if (match(ctl.trayState)) return Promise.resolve(ctl.trayState);
   return new Promise((resolve, reject) => {
@@ -34,7 +33,7 @@ function until(ctl: DesktopController, match: (s: TrayState) => boolean, ms = 15
   });
 }
 
-describe.skipIf(!built)('DesktopController with the real proxy', () => {
+describe('DesktopController with the real proxy', skipWith(built ? null : 'dist/proxy is not built (npm run build:proxy)'), () => {
   it('shows the proxy in the tray, switches resolver, pauses, resumes and quits', async () => {
     const cfg = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-ctl-test-'));
     onTestFinished(() => fs.rmSync(cfg, { recursive: true, force: true }));

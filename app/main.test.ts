@@ -16,14 +16,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test, vi } from 'vitest';
-import { skipReason } from '../test-support/skips.js';
+import { skipWith } from '../test-support/skips.js';
 import { rec, type Handler, type MenuItem } from '../test-support/electron-stand-in.js';
 
 vi.mock('electron', async () => (await import('../test-support/electron-stand-in.js')).electronStandIn());
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const built = fs.existsSync(path.join(here, '..', 'dist', 'proxy', 'cli.js'));
-skipReason(import.meta.url, built ? null : 'dist/proxy is not built (npm run build:proxy)');
 
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nsearch lab.test\n';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-main-test-'));
@@ -47,7 +46,7 @@ async function until<T>(get: () => T | undefined | false, ms = 15_000, what = 'c
 const lastMenu = (): MenuItem[] => rec.menus.at(-1) ?? [];
 const item = (id: string): MenuItem | undefined => lastMenu().find((i) => i.id === id);
 
-describe.skipIf(!built)('app/main.ts against a stand-in electron', () => {
+describe('app/main.ts against a stand-in electron', skipWith(built ? null : 'dist/proxy is not built (npm run build:proxy)'), () => {
   test('tray toggle → control API → system DNS on, tray checked, notification; IPC checks the sender; quit gives the old DNS back', async () => {
     const root = path.join(tmp, 'root');
     const cfg = path.join(tmp, 'config');

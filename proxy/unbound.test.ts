@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { expectedA, firstA, TcpClient, UdpClient } from '../test-support/dns-client.js';
 import { startProxy, waitFor, waitForEvent, waitForState, type Harness } from '../test-support/proxy-harness.js';
 import { freePort, startUnbound, type UnboundServer } from '../test-support/unbound.js';
-import { skipReason } from '../test-support/skips.js';
 
 const run = promisify(execFile);
 
@@ -268,12 +267,10 @@ describe('the dotstub command', () => {
   test('port 53 without privileges explains why and how to run unprivileged', async (ctx) => {
     const unprivileged = process.getuid?.() === 0 && fs.existsSync('/usr/bin/setpriv');
     if (!unprivileged) {
-      skipReason(import.meta.url, 'port-53 refusal: needs root and setpriv to run the CLI as an unprivileged user');
       ctx.skip(true, 'needs root and setpriv to run the CLI as an unprivileged user');
     }
     const start = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'utf8'));
     if (start <= 53) {
-      skipReason(import.meta.url, `port-53 refusal: this kernel lets anyone bind port 53 (ip_unprivileged_port_start=${start})`);
       ctx.skip(true, `this kernel lets anyone bind port 53 (ip_unprivileged_port_start=${start})`);
     }
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-nobody-'));

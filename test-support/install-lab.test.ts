@@ -29,11 +29,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { turnOnCommand } from '../app/proxy-process/service-connection.js';
 import { allowTurnOn, configureLab, ensureBase, labUnavailable, leftovers, Machine, type BaseSpec, type DnsPath } from './install-lab.js';
+import { skipWith } from './skips.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RUNS = Math.max(1, Number(process.env.DOTSTUB_INSTALL_LAB_RUNS ?? 2));
-const skipReason = labUnavailable();
-if (skipReason) console.log(`install lab skipped: ${skipReason}`);
+const unavailable = labUnavailable();
 
 /** One row of the scenario table printed at the end. */
 interface Row {
@@ -68,7 +68,7 @@ const ms = (v: number | undefined): string => (v === undefined ? '—' : `${Math
 const tally = (vs: readonly string[]): string => [...new Set(vs)].map((v) => `${vs.filter((x) => x === v).length}× ${v}`).join(', ');
 const spread = (vs: readonly number[]): string => (vs.length === 0 ? '—' : `${Math.round(Math.min(...vs))}–${Math.round(Math.max(...vs))} ms`);
 
-describe.skipIf(skipReason !== undefined)('the dotstub package in a booted Debian 12 (install lab)', { timeout: 60_000 + RUNS * 30_000 }, () => {
+describe('the dotstub package in a booted Debian 12 (install lab)', { ...skipWith(unavailable), timeout: 60_000 + RUNS * 30_000 }, () => {
   let m: Machine;
   let deb: string;
   let original: Buffer;
@@ -357,9 +357,9 @@ describe.skipIf(skipReason !== undefined)('the dotstub package in a booted Debia
  * on a resolved restart, and uninstall leaves resolved's configuration as
  * it was (the resolv.conf link, both drop-in dirs, the servers it uses).
  */
-function otherMachine(spec: BaseSpec, title: string): void {
+function otherMachine(spec: BaseSpec, title: string, optIn: string | null = null): void {
   const tag = `${spec.suite}, ${spec.dns}`;
-  describe.skipIf(skipReason !== undefined)(title, { timeout: 60_000 + RUNS * 30_000 }, () => {
+  describe(title, { ...skipWith(unavailable ?? optIn), timeout: 60_000 + RUNS * 30_000 }, () => {
     let m: Machine;
     let deb: string;
       let before: string;
@@ -419,7 +419,7 @@ function otherMachine(spec: BaseSpec, title: string): void {
     });
 
     // The system's Chromium (.ci/run installs it, as for the dashboard's tests); without it the test says so and skips.
-    test.skipIf(!fs.existsSync('/usr/bin/chromium'))(`[${tag}] the dashboard's System DNS page, as the installed service serves it (screenshots)`, () => {
+    test(`[${tag}] the dashboard's System DNS page, as the installed service serves it (screenshots)`, skipWith(fs.existsSync('/usr/bin/chromium') ? null : 'Chromium is not installed (apt-get install chromium)'), () => {
       const link = m.run('dotstub ctl dashboard').stdout.trim();
       expect(link).toMatch(/^http:\/\/127\.0\.0\.1:5380\/#token=/);
       const out = path.join(ROOT, 'e2e/screenshots', `install-lab-system-dns-${spec.suite}-${spec.dns.replace('.', '-')}`);
@@ -498,10 +498,11 @@ function otherMachine(spec: BaseSpec, title: string): void {
 }
 
 otherMachine({ suite: 'bookworm', dns: 'resolved' }, 'the dotstub package in a booted Debian 12 with systemd-resolved (install lab)');
-// NetworkManager writing resolv.conf (no resolved): on request (DOTSTUB_INSTALL_LAB_NM=1), it builds one more root.
-if (process.env.DOTSTUB_INSTALL_LAB_NM === '1') otherMachine({ suite: 'bookworm', dns: 'networkmanager' }, 'the dotstub package in a booted Debian 12 with NetworkManager (install lab)');
-// Debian 13: the full form only (DOTSTUB_INSTALL_LAB_TRIXIE=1); it builds two more roots the first time.
-if (process.env.DOTSTUB_INSTALL_LAB_TRIXIE === '1') {
-  otherMachine({ suite: 'trixie', dns: 'resolv.conf' }, 'the dotstub package in a booted Debian 13 (install lab)');
-  otherMachine({ suite: 'trixie', dns: 'resolved' }, 'the dotstub package in a booted Debian 13 with systemd-resolved (install lab)');
-}
+// NetworkManager writing resolv.conf (no resolved): on request, it builds one more root. Registered always, so that a run
+// that leaves them out counts them as skipped and says how to run them.
+const onRequest = (name: string, what: string): string | null => (process.env[name] === '1' ? null : `set ${name}=1 to run (${what})`);
+otherMachine({ suite: 'bookworm', dns: 'networkmanager' }, 'the dotstub package in a booted Debian 12 with NetworkManager (install lab)', onRequest('DOTSTUB_INSTALL_LAB_NM', 'it builds one more root'));
+// Debian 13: the full form only; it builds two more roots the first time.
+const trixie = onRequest('DOTSTUB_INSTALL_LAB_TRIXIE', 'the full form: it builds two more roots the first time');
+otherMachine({ suite: 'trixie', dns: 'resolv.conf' }, 'the dotstub package in a booted Debian 13 (install lab)', trixie);
+otherMachine({ suite: 'trixie', dns: 'resolved' }, 'the dotstub package in a booted Debian 13 with systemd-resolved (install lab)', trixie);

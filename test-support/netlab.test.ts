@@ -10,10 +10,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { netlabMissing, startNetlab, unboundIn, type Netlab } from './netlab.js';
 import { startUnbound, type UnboundServer } from './unbound.js';
-import { skipReason } from './skips.js';
+import { skipWith } from './skips.js';
 
 const missing = netlabMissing();
-skipReason(import.meta.url, missing);
 
 let lab: Netlab;
 let unbound: UnboundServer;
@@ -32,7 +31,7 @@ function kdigTls(server: string, name: string, extra: readonly string[] = []): s
   return ['kdig', `@${server}`, '-p', '853', '+tls', `+tls-ca=${unbound.pki.caFile}`, '+tls-hostname=dns.test', '+time=1', '+retry=0', '+short', ...extra, name, 'A'];
 }
 
-test.skipIf(missing)('client reaches DoT over IPv4 and IPv6, and DoH, through the router', async () => {
+test('client reaches DoT over IPv4 and IPv6, and DoH, through the router', skipWith(missing), async () => {
   const v4 = await lab.client.exec(kdigTls(lab.addresses.server4, 'n1.test'));
   expect(v4.stdout.trim()).toBe('192.0.2.2');
   const v6 = await lab.client.exec(kdigTls(lab.addresses.server6, 'n2.test'));
@@ -41,7 +40,7 @@ test.skipIf(missing)('client reaches DoT over IPv4 and IPv6, and DoH, through th
   expect(doh.stdout.trim()).toBe('192.0.2.4');
 });
 
-test.skipIf(missing)('a router rule cuts 853 and its removal restores it', async () => {
+test('a router rule cuts 853 and its removal restores it', skipWith(missing), async () => {
   const remove = await lab.iptables(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', '-j', 'REJECT', '--reject-with', 'tcp-reset'], 'both');
   const cut = await lab.client.exec(kdigTls(lab.addresses.server4, 'n1.test'));
   expect(cut.stdout.trim()).toBe('');
@@ -51,7 +50,7 @@ test.skipIf(missing)('a router rule cuts 853 and its removal restores it', async
   expect(back.stdout.trim()).toBe('192.0.2.2');
 });
 
-test.skipIf(missing)('the capture reports cleartext DNS leaving the client, with its name; DoT is not counted', async () => {
+test('the capture reports cleartext DNS leaving the client, with its name; DoT is not counted', skipWith(missing), async () => {
   const cap = await lab.capture();
   await lab.client.exec(kdigTls(lab.addresses.server4, 'private.test'));
   await lab.client.exec(['dig', `@${lab.addresses.server4}`, '-p', '53', '+time=1', '+tries=1', 'leaked.test', 'A']);
@@ -64,7 +63,7 @@ test.skipIf(missing)('the capture reports cleartext DNS leaving the client, with
   expect(packets.every((p) => p.qname !== 'private.test')).toBe(true);
 });
 
-test.skipIf(missing)('closing the lab ends every process in it', async () => {
+test('closing the lab ends every process in it', skipWith(missing), async () => {
   const other = await startNetlab();
   const sleeper = other.server.spawn(['sleep', '300']);
   await new Promise((r) => setTimeout(r, 200));
@@ -77,7 +76,7 @@ test.skipIf(missing)('closing the lab ends every process in it', async () => {
   expect(fs.existsSync(other.dir)).toBe(false);
 });
 
-test.skipIf(missing)('a test process killed with SIGKILL leaves no lab behind', async () => {
+test('a test process killed with SIGKILL leaves no lab behind', skipWith(missing), async () => {
   // A child test process starts a lab with a long-running program in it, prints that program's host PID, and is killed.
   const script = `
     import fs from 'node:fs';
@@ -110,7 +109,7 @@ test.skipIf(missing)('a test process killed with SIGKILL leaves no lab behind', 
   expect(fs.existsSync(m?.[2] ?? '/')).toBe(false);
 });
 
-test.skipIf(missing)("the lab's own resolv.conf: glibc in the client asks the server it names (the host's file untouched)", async () => {
+test("the lab's own resolv.conf: glibc in the client asks the server it names (the host's file untouched)", skipWith(missing), async () => {
   const before = fs.readFileSync('/etc/resolv.conf', 'utf8');
   const other = await startNetlab({ resolvConf: 'nameserver 10.53.2.3\noptions timeout:1 attempts:1\n' });
   try {

@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { TURN_ON_HELPER } from '../app/proxy-process/service-connection.js';
-import { skipReason } from './skips.js';
+import { skipWith } from './skips.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SCRIPT = path.join(ROOT, 'scripts/package-deb.mjs');
@@ -30,17 +30,13 @@ const has = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd}`
 
 const notBuilt = ['dist/proxy/cli.js', 'dist/app/main.js', 'dist/app/preload.cjs', 'renderer/dist/index.html'].find((f) => !fs.existsSync(path.join(ROOT, f)));
 const missing = notBuilt ? `${notBuilt} is missing (npm run build)` : ['dpkg-deb', 'strip'].find((c) => !has(c)) ? 'dpkg-deb or strip is not installed (apt-get install dpkg-dev binutils)' : undefined;
-skipReason(import.meta.url, missing && `package build: ${missing}`);
 const noLintian = has('lintian') ? undefined : 'lintian is not installed (apt-get install lintian)';
-skipReason(import.meta.url, !missing && noLintian ? `lintian check: ${noLintian}` : undefined);
 const noValidate = has('desktop-file-validate') ? undefined : 'desktop-file-validate is not installed (apt-get install desktop-file-utils)';
-skipReason(import.meta.url, !missing && noValidate ? `.desktop check: ${noValidate}` : undefined);
 const aptLists = '/var/lib/apt/lists';
 const noAptLists =
   has('apt-get') && fs.existsSync(aptLists) && fs.readdirSync(aptLists).some((f) => f.endsWith('_Packages') || f.endsWith('_Packages.lz4'))
     ? undefined
     : `apt has no package lists here (${aptLists}; apt-get update)`;
-skipReason(import.meta.url, !missing && noAptLists ? `apt's dependency check: ${noAptLists}` : undefined);
 
 /** The stand-in for Electron's Linux x64 dist directory (see the file's comment). */
 function standInElectronDist(dir: string): void {
@@ -81,7 +77,7 @@ function debFiles(deb: string): string[] {
     .map((l) => (/ \.\/(\S+)(?: -> .*)?$/.exec(l) as RegExpExecArray)[1] as string);
 }
 
-describe.skipIf(missing !== undefined)('npm run package:deb: dotstub and dotstub-desktop', { timeout: 180_000 }, () => {
+describe('npm run package:deb: dotstub and dotstub-desktop', { ...skipWith(missing), timeout: 180_000 }, () => {
   let tmp: string;
   let serverDeb: string;
   let desktopDeb: string;
@@ -163,7 +159,7 @@ describe.skipIf(missing !== undefined)('npm run package:deb: dotstub and dotstub
     expect(execFileSync('dpkg-deb', ['-I', desktopDeb, 'conffiles'], { encoding: 'utf8' }).trim()).toBe('/etc/xdg/autostart/dotstub-desktop.desktop');
   });
 
-  test.skipIf(noValidate !== undefined)('the menu entry and the login entry validate, and name the launcher and icon the package installs', () => {
+  test('the menu entry and the login entry validate, and name the launcher and icon the package installs', skipWith(noValidate), () => {
     for (const f of ['usr/share/applications/dotstub-desktop.desktop', 'etc/xdg/autostart/dotstub-desktop.desktop']) {
       const r = spawnSync('desktop-file-validate', [path.join(root, f)], { encoding: 'utf8' });
       expect({ status: r.status, out: r.stdout + r.stderr }).toEqual({ status: 0, out: '' });
@@ -177,7 +173,7 @@ describe.skipIf(missing !== undefined)('npm run package:deb: dotstub and dotstub
     expect(spawnSync('desktop-file-validate', [broken]).status).not.toBe(0);
   });
 
-  test.skipIf(noAptLists !== undefined)("apt on this machine's Debian resolves both packages' dependencies, and installing them removes nothing (a simulation: nothing is installed)", () => {
+  test("apt on this machine's Debian resolves both packages' dependencies, and installing them removes nothing (a simulation: nothing is installed)", skipWith(noAptLists), () => {
     const r = spawnSync('apt-get', ['install', '--simulate', '--no-install-recommends', serverDeb, desktopDeb], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } });
     expect(r.status, r.stdout + r.stderr).toBe(0);
     const inst = r.stdout.split('\n').filter((l) => l.startsWith('Inst ')).map((l) => l.split(' ')[1]);
@@ -185,7 +181,7 @@ describe.skipIf(missing !== undefined)('npm run package:deb: dotstub and dotstub
     expect(r.stdout.split('\n').filter((l) => l.startsWith('Remv '))).toEqual([]);
   });
 
-  test.skipIf(noLintian !== undefined)('lintian --pedantic: nothing left but what the overrides justify', () => {
+  test('lintian --pedantic: nothing left but what the overrides justify', skipWith(noLintian), () => {
     const r = spawnSync('lintian', ['--pedantic', '-I', desktopDeb], { encoding: 'utf8' });
     expect({ status: r.status, tags: r.stdout.trim() }).toEqual({ status: 0, tags: '' });
   });

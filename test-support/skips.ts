@@ -1,22 +1,33 @@
 /**
- * Why a test skips, said where `npm test` can list it. A test file that
- * skips (a lab it needs is missing, not root, dist/ not built) calls
- * `skipReason(import.meta.url, missing)` once beside its `skipIf`; the
- * reason is printed at once and appended to `DOTSTUB_SKIP_LOG` (set by
- * scripts/test.mjs), which the closing summary reads: every skip is listed
- * with its reason, and a skip with none recorded is called out as such.
+ * Why a test skips, carried by the skip itself so that none can be
+ * forgotten: `describe(title, skipWith(missing), …)` or
+ * `test(title, skipWith(missing), …)` skips with `missing` as its reason
+ * (a lab it needs is missing, not root, dist/ not built) and runs when
+ * `missing` is null. The reason travels in the test's meta (inherited by
+ * every test of a skipped describe) to vitest's reporters, and `npm test`
+ * (scripts/test-line.mjs) lists each skip with it; a skip without one is
+ * called out as a failure. A test that decides while running calls
+ * `ctx.skip(reason)` (its note is read the same way).
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import type { TestOptions } from 'vitest';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+declare module 'vitest' {
+  interface TaskMeta {
+    /** Why this test is skipped (set by skipWith). */
+    skipReason?: string;
+  }
+}
 
-/** Records `missing` as the reason `fileUrl`'s tests skip; does nothing when it is null/undefined/empty. */
-export function skipReason(fileUrl: string, missing: string | null | undefined): void {
-  if (!missing) return;
-  const file = path.relative(REPO, fileURLToPath(fileUrl));
-  console.warn(`${file}: skipped: ${missing}`);
-  const log = process.env.DOTSTUB_SKIP_LOG;
-  if (log) fs.appendFileSync(log, `${JSON.stringify({ file, reason: missing })}\n`);
+const said = new Set<string>();
+
+/**
+ * Options that skip a test or describe with `missing` as the reason (said
+ * once on the console too, for a run of one file); none (it runs) when
+ * `missing` is null/undefined/empty.
+ */
+export function skipWith(missing: string | null | undefined): TestOptions {
+  if (!missing) return {};
+  if (!said.has(missing)) console.warn(`skipped: ${missing}`);
+  said.add(missing);
+  return { skip: true, meta: { skipReason: missing } };
 }

@@ -12,7 +12,7 @@ import { ControlClient } from '../control/client.js';
 import { parseReadyFile } from './ready-file.js';
 import { DEFAULT_RESTART_POLICY } from './restart-policy.js';
 import { ProxySupervisor, type ExitInfo, type SupervisorOptions, type SupervisorState } from './supervisor.js';
-import { skipReason } from '../../test-support/skips.js';
+import { skipWith } from '../../test-support/skips.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FAKE = path.join(here, '..', 'test-fixtures', 'fake-proxy.mjs');
@@ -163,9 +163,9 @@ describe('ProxySupervisor', () => {
 
   describe('with the real proxy', () => {
     const built = fs.existsSync(path.join(here, '..', '..', 'dist', 'proxy', 'cli.js'));
-    skipReason(import.meta.url, built ? null : 'with the real proxy: dist/proxy is not built (npm run build:proxy)');
-    it.skipIf(!built)(
+    it(
       'restarts bin/dotstub.js after it is killed; each run answers on its new control port',
+      skipWith(built ? null : 'dist/proxy is not built (npm run build:proxy)'),
       async () => {
         const cfg = tmpDir();
         const { sup } = supervise({

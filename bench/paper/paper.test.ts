@@ -16,7 +16,7 @@ import type { Sample } from '../probe.js';
 import { Ctx } from './context.js';
 import { dataFrom, readLinkLog, steps, synsTo } from './linklog.js';
 import { browsingTrace, hitFraction, stubTrace, warmPolicy } from './trace.js';
-import { skipReason } from '../../test-support/skips.js';
+import { skipWith } from '../../test-support/skips.js';
 
 const ownNamespaces = (): string[] => (spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout ?? '').split('\n').filter((l) => l.startsWith(`paper${process.pid}`));
 const alive = (pid: number): boolean => fs.existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -84,9 +84,8 @@ describe('traces and the frame log', () => {
 });
 
 const missing = labMissing() ?? (fs.existsSync(path.join(LAB_ROOT, 'dist', 'proxy', 'cli.js')) ? undefined : 'dist/ is not built (npm run build:proxy)');
-skipReason(import.meta.url, missing);
 
-describe.skipIf(missing !== undefined)(`the link lab${missing ? ` (skipped: ${missing})` : ''}`, () => {
+describe('the link lab', skipWith(missing), () => {
   let lab: LinkLab | undefined;
   let ctx: Ctx | undefined;
   afterEach(async () => {

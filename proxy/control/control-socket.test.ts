@@ -23,6 +23,7 @@ import { resolvConfLookup } from '../system-dns/os-lookup.js';
 import { runCtl } from '../cli/ctl.js';
 import type { DashboardLinkView, ResolversView, StatusView } from './api-types.js';
 import { groupId } from './server.js';
+import { skipWith } from '../../test-support/skips.js';
 
 const REPO = path.resolve(import.meta.dirname, '..', '..');
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\n';
@@ -178,7 +179,7 @@ describe('the control API on a Unix socket', () => {
   });
 });
 
-describe.skipIf(!asRoot || !hasSetpriv)('dotstub ctl as another user (setpriv as nobody)', () => {
+describe('dotstub ctl as another user (setpriv as nobody)', skipWith(!asRoot ? 'needs root (it runs ctl as nobody)' : hasSetpriv ? null : 'setpriv is not installed (apt-get install util-linux)'), () => {
   test('outside the group: refused with a sentence that says what to do, and nothing changes', async () => {
     const r = await ctlAs(['enable', '--socket', sock], false);
     expect(r.code, r.stderr).toBe(1);

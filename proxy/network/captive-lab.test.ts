@@ -23,10 +23,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { dotstubArgv, netlabMissing, startNetlab, unboundIn, waitForListening, type DnsPacket, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
-import { skipReason } from '../../test-support/skips.js';
+import { skipWith } from '../../test-support/skips.js';
 
 const missing = netlabMissing();
-skipReason(import.meta.url, missing);
 const LOGIN = 'login.hotspot.test';
 const LISTEN_PORT = 53;
 
@@ -188,7 +187,7 @@ function cleartextQueries(packets: readonly DnsPacket[]): { to: Set<string>; nam
   return { to: new Set(out.map((p) => p.dst)), names: new Set(out.map((p) => (p.qname ?? '').toLowerCase()).filter(Boolean)) };
 }
 
-describe.skipIf(missing !== null)(`a fake hotspot in namespaces${missing ? ` (skipped: ${missing})` : ''}`, () => {
+describe('a fake hotspot in namespaces', skipWith(missing), () => {
   for (const variant of ['drop', 'intercept'] as const) {
     test(`${variant === 'drop' ? '853 and 443 dropped' : '853 and 443 intercepted with the hotspot’s own certificate'}: from "can't resolve anything" to signed in and private again, with nothing but the allowed names in cleartext`, async () => {
       const hotspot = await startHotspot(variant);

@@ -15,11 +15,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, onTestFinished, test } from 'vitest';
 import { dotstubArgv, netlabMissing, startNetlab, unboundIn, waitForListening, type Capture, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
-import { skipReason } from '../../test-support/skips.js';
+import { skipWith } from '../../test-support/skips.js';
 
 const UNBOUND = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
 const missing = netlabMissing() ?? (fs.existsSync(UNBOUND) ? null : `${UNBOUND} is not installed (apt-get install unbound)`);
-skipReason(import.meta.url, missing);
 
 const LISTEN_PORT = 5300;
 
@@ -277,7 +276,7 @@ const blocks: BlockCase[] = [
 ];
 
 for (const c of blocks) {
-  test.skipIf(missing)(`${c.name}: classified ${c.kind}, DoH answers meanwhile, back to DoT once lifted, nothing in cleartext`, async () => {
+  test(`${c.name}: classified ${c.kind}, DoH answers meanwhile, back to DoT once lifted, nothing in cleartext`, skipWith(missing), async () => {
     const cap = await captureAll();
     // ICMP REJECT needs its IPv6 twin: ip6tables names them icmp6-*.
     const v4 = await lab.iptables(['-A', 'FORWARD', '-p', 'tcp', '--dport', '853', ...c.rule], 4);
@@ -316,7 +315,7 @@ for (const c of blocks) {
   });
 }
 
-test.skipIf(missing)('853 redirected to a TLS server with the wrong certificate: interception named with its issuer, no fallback, SERVFAIL at once, back once lifted', async () => {
+test('853 redirected to a TLS server with the wrong certificate: interception named with its issuer, no fallback, SERVFAIL at once, back once lifted', skipWith(missing), async () => {
   const key = path.join(lab.dir, 'impostor.key');
   const cert = path.join(lab.dir, 'impostor.pem');
   fs.writeFileSync(key, unbound.pki.impostorKey);
@@ -350,7 +349,7 @@ test.skipIf(missing)('853 redirected to a TLS server with the wrong certificate:
   expect(await cap.stop()).toEqual([]);
 });
 
-test.skipIf(missing)('port 53 hijacked to a lying resolver: strict dotstub never asks it; answers stay right', async () => {
+test('port 53 hijacked to a lying resolver: strict dotstub never asks it; answers stay right', skipWith(missing), async () => {
   const liar = lab.server.spawn([process.execPath, path.resolve(import.meta.dirname, '../../test-support/lab-dns-server.mjs'), lab.addresses.serverAlt4, '53', '10.66.6.6']);
   onTestFinished(() => liar.stop());
   await liar.waitFor('READY');
@@ -371,7 +370,7 @@ test.skipIf(missing)('port 53 hijacked to a lying resolver: strict dotstub never
   expect(await cap.stop()).toEqual([]);
 });
 
-test.skipIf(missing)('35 s of resets on 853 and 443, then the path back: a correct answer within seconds (a retry a second, not a long back-off), SERVFAIL (never silence) meanwhile', async () => {
+test('35 s of resets on 853 and 443, then the path back: a correct answer within seconds (a retry a second, not a long back-off), SERVFAIL (never silence) meanwhile', skipWith(missing), async () => {
   const d = await startDotstubInClient();
   expect(await d.dig('who.test')).toMatchObject({ status: 'NOERROR', addresses: ['192.0.2.77'] });
   const cap = await captureAll();
@@ -409,7 +408,7 @@ test.skipIf(missing)('35 s of resets on 853 and 443, then the path back: a corre
   expect(await cap.stop()).toEqual([]);
 });
 
-test.skipIf(missing)('Happy Eyeballs: IPv6 dropped, IPv4 wins about 250 ms later (not after the 2.5 s timer); the race is in the status', async () => {
+test('Happy Eyeballs: IPv6 dropped, IPv4 wins about 250 ms later (not after the 2.5 s timer); the race is in the status', skipWith(missing), async () => {
   const a = lab.addresses;
   const both = `${a.server4},[${a.server6}]:853#dns.test`;
   const cap = await captureAll();
@@ -440,7 +439,7 @@ test.skipIf(missing)('Happy Eyeballs: IPv6 dropped, IPv4 wins about 250 ms later
   expect(await cap.stop()).toEqual([]);
 });
 
-test.skipIf(missing)('853 dropped mid-session, queries flowing: answered through DoH within seconds of the block, never silence', async () => {
+test('853 dropped mid-session, queries flowing: answered through DoH within seconds of the block, never silence', skipWith(missing), async () => {
   const d = await startDotstubInClient([], `${lab.addresses.server4},[${lab.addresses.server6}]:853#dns.test`);
   expect(await d.dig('who.test')).toMatchObject({ status: 'NOERROR', addresses: ['192.0.2.77'] });
   expect((await d.status()).transport).toBe('dot');

@@ -15,14 +15,13 @@
  *     falls through to it and the name leaves in cleartext: the capture agrees.
  */
 import { afterEach, describe, expect, test } from 'vitest';
-import { skipReason } from '../../test-support/skips.js';
+import { skipWith } from '../../test-support/skips.js';
 import { DHCP_RESOLV_CONF, LAB_STATE, labProxyScript, nameLabMissing } from '../../test-support/name-lab.js';
 import { resolvedLabMissing, startLab, type Lab, type LabProcess } from '../../test-support/system-dns-lab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import type { LeakView } from './leak-watch.js';
 
 const missing = nameLabMissing();
-skipReason(import.meta.url, missing);
 const STATE = LAB_STATE;
 const ORIGINAL = DHCP_RESOLV_CONF;
 
@@ -55,7 +54,7 @@ const sh = async (l: Lab, script: string): Promise<void> => {
   if (r.code !== 0) throw new Error(`${script}: ${r.stderr}`);
 };
 
-describe.skipIf(missing !== null)('the leak watch against captures (lab)', () => {
+describe('the leak watch against captures (lab)', skipWith(missing), () => {
   test('a clean takeover reports 0 paths and nothing leaves; an IPv6 RDNSS server added to resolv.conf is reported as a bypass, and the capture shows a name leaving through it', async () => {
     lab = await startLab({ resolvConf: { text: ORIGINAL } });
     const l = lab;
@@ -120,8 +119,8 @@ describe.skipIf(missing !== null)('the leak watch against captures (lab)', () =>
   }, 120_000);
 });
 
-describe.skipIf(missing !== null)('the leak watch behind systemd-resolved, against captures (lab)', () => {
-  test.skipIf(resolvedLabMissing() !== null)("a link's search domain is reported, and the capture shows a public name with it glued on going there; once the link drops it, 0 paths and nothing leaves; a VPN link with ~. is reported, and the capture shows a public name going to it", async () => {
+describe('the leak watch behind systemd-resolved, against captures (lab)', skipWith(missing), () => {
+  test("a link's search domain is reported, and the capture shows a public name with it glued on going there; once the link drops it, 0 paths and nothing leaves; a VPN link with ~. is reported, and the capture shows a public name going to it", { ...skipWith(resolvedLabMissing()), timeout: 120_000 }, async () => {
     lab = await startLab({ resolvConf: { symlink: '../run/systemd/resolve/stub-resolv.conf' }, resolved: true });
     const l = lab;
     await sh(l, 'resolvectl dns veth0 10.99.0.1 && resolvectl domain veth0 lan');
@@ -167,5 +166,5 @@ describe.skipIf(missing !== null)('the leak watch behind systemd-resolved, again
     expect(lan.queries().filter((n) => n.includes('public.test'))).toEqual([]);
     expect(glibcAskedVpn).toBe(false);
     expect(vpn.queries()).toContain('www3.public.test');
-  }, 120_000);
+  });
 });

@@ -15,14 +15,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { skipReason } from '../../test-support/skips.js';
+import { skipWith } from '../../test-support/skips.js';
 import { DHCP_RESOLV_CONF, LAB_STATE, labProxyScript, nameLabMissing } from '../../test-support/name-lab.js';
 import { networkManagerLabMissing, resolvedLabMissing, startLab, type Lab, type LabOptions } from '../../test-support/system-dns-lab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import type { QueryRecord } from '../engine/query-record.js';
 
 const missing = nameLabMissing();
-skipReason(import.meta.url, missing);
 const STATE = LAB_STATE;
 const ORIGINAL = DHCP_RESOLV_CONF;
 
@@ -91,8 +90,8 @@ const BACKENDS: readonly Backend[] = [
   },
 ];
 
-describe.skipIf(missing !== null).each(BACKENDS)('routing by name owner, $label (lab)', ({ label: describeLabel, backend, options, missing: backendMissing, lanUp, vpnUp, vpnDown }) => {
-  test.skipIf(backendMissing !== null)('local, VPN and private-reverse names resolve from their owner, none reaches the public resolver; dotstub sends no public name (nor a search-suffixed one) in cleartext; VPN up: its names within 1 s; VPN down: none in cleartext', async () => {
+describe.each(BACKENDS)('routing by name owner, $label (lab)', skipWith(missing), ({ label: describeLabel, backend, options, missing: backendMissing, lanUp, vpnUp, vpnDown }) => {
+  test('local, VPN and private-reverse names resolve from their owner, none reaches the public resolver; dotstub sends no public name (nor a search-suffixed one) in cleartext; VPN up: its names within 1 s; VPN down: none in cleartext', { ...skipWith(backendMissing), timeout: 120_000 }, async () => {
     lab = await startLab(options);
     const l = lab;
     await lanUp?.(l);
@@ -184,7 +183,7 @@ describe.skipIf(missing !== null).each(BACKENDS)('routing by name owner, $label 
     expect(answeredHere.map((r) => r.name)).toContain('www.public.test.lan');
     // After the VPN went down, its names went only to the encrypted resolver.
     expect(records.slice(recordsBeforeDown).filter((r) => r.route?.kind === 'link' && (r.name ?? '').includes('corp.example'))).toEqual([]);
-  }, 120_000);
+  });
 });
 
 /**
@@ -206,7 +205,7 @@ async function heldTakeover() {
   return { l, lan, vpn, proxy, held };
 }
 
-describe.skipIf(missing !== null)('routing by name owner, a VPN hook that rewrites resolv.conf itself (lab)', () => {
+describe('routing by name owner, a VPN hook that rewrites resolv.conf itself (lab)', skipWith(missing), () => {
   test("the takeover puts dotstub back in resolv.conf, and dotstub keeps routing the VPN's domain to the VPN's resolver after that; after the VPN's down hook none of its names is sent in cleartext", async () => {
     const { l, vpn, proxy, held } = await heldTakeover();
     expect((await getent(l, 'hosts', 'printer.lan'))).toContain('10.99.0.7');
@@ -244,7 +243,7 @@ describe.skipIf(missing !== null)('routing by name owner, a VPN hook that rewrit
   }, 120_000);
 });
 
-describe.skipIf(missing !== null)('routing by name owner, a VPN that registers with resolvconf while dotstub holds resolv.conf (lab)', () => {
+describe('routing by name owner, a VPN that registers with resolvconf while dotstub holds resolv.conf (lab)', skipWith(missing), () => {
   test("its short names work within a second of its record (the stub's search line follows resolvconf's records), and after it leaves none of its names is sent in cleartext; restore gives back the original bytes", async () => {
     const { l, lan, vpn, held } = await heldTakeover();
     expect(await getent(l, 'hosts', 'printer')).toContain('10.99.0.7');
@@ -287,7 +286,7 @@ describe.skipIf(missing !== null)('routing by name owner, a VPN that registers w
   }, 120_000);
 });
 
-describe.skipIf(missing !== null)('routing by name owner, an IPv6-only LAN (lab)', () => {
+describe('routing by name owner, an IPv6-only LAN (lab)', skipWith(missing), () => {
   test("with a ULA-addressed resolver (fd00:99::1): local names and their ULA reverse (d.f.ip6.arpa) from the LAN's resolver, search-suffixed public names answered here, only owned names in cleartext", async () => {
     lab = await startLab({ resolvConf: { text: '# from RA/DHCPv6\nnameserver fd00:99::1\nsearch lan\noptions timeout:1 attempts:1\n' } });
     const l = lab;

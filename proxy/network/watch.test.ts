@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, describe, expect, onTestFinished, test, vi } from 'vitest';
-import { skipReason } from '../../test-support/skips.js';
+import { skipWith } from '../../test-support/skips.js';
 import { NetworkWatch, systemSources, type NetworkChange, type WatchSources } from './watch.js';
 
 afterEach(() => vi.useRealTimers());
@@ -103,9 +103,8 @@ const NETNS_MISSING =
   : process.geteuid?.() !== 0 ? 'needs root (a network namespace of its own)'
   : spawnSync('/usr/sbin/ip', ['-V']).status !== 0 ? '/usr/sbin/ip is not installed'
   : null;
-skipReason(import.meta.url, NETNS_MISSING && `the real kernel notifications: ${NETNS_MISSING}`);
 
-describe.skipIf(NETNS_MISSING !== null)('the real kernel notifications (in a network namespace of its own)', () => {
+describe('the real kernel notifications (in a network namespace of its own)', skipWith(NETNS_MISSING), () => {
   test('an address added in the namespace reaches the watch through ip monitor within a second, with no polling', async () => {
     const ns = `dotstub-watch-${process.pid}`;
     expect(spawnSync('ip', ['netns', 'add', ns]).status).toBe(0);

@@ -13,10 +13,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { labMissing, startLab, type Lab } from '../../test-support/system-dns-lab.js';
-import { skipReason } from '../../test-support/skips.js';
+import { skipWith } from '../../test-support/skips.js';
 
 const missing = labMissing();
-skipReason(import.meta.url, missing);
 
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nsearch lab.test\noptions timeout:1 attempts:1\n';
 const STATE = '/run/dotstub-state';
@@ -28,7 +27,7 @@ afterEach(async () => {
   lab = undefined;
 });
 
-describe.skipIf(missing !== null)('liveness watchdog (lab)', () => {
+describe('liveness watchdog (lab)', skipWith(missing), () => {
   test('SIGSTOP of dotstub: the old DNS is back within ~4 s and lookups work through the original resolver; after SIGCONT private DNS is back by itself within 5 s', async () => {
     lab = await startLab({ resolvConf: { text: ORIGINAL } });
     const l = lab;

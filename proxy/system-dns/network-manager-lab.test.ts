@@ -10,12 +10,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { labMissing, networkManagerLabMissing, resolvedLabMissing, startLab, type Lab } from '../../test-support/system-dns-lab.js';
-import { skipReason } from '../../test-support/skips.js';
+import { skipWith } from '../../test-support/skips.js';
 
 const missing = labMissing() ?? networkManagerLabMissing();
-skipReason(import.meta.url, missing);
 const missingResolved = missing ?? resolvedLabMissing();
-if (!missing) skipReason(import.meta.url, missingResolved && `NetworkManager + resolved: ${missingResolved}`);
 
 const STATE = '/run/dotstub-state';
 const NM_CONF = 'NetworkManager/conf.d/90-dotstub.conf';
@@ -36,7 +34,7 @@ async function reconnect(l: Lab): Promise<void> {
   expect(r.code, r.stderr).toBe(0);
 }
 
-describe.skipIf(missing !== null)('system-dns, NetworkManager backend (real NetworkManager in the lab)', () => {
+describe('system-dns, NetworkManager backend (real NetworkManager in the lab)', skipWith(missing), () => {
   test('enable keeps NetworkManager out (a reconnect no longer rewrites resolv.conf), lookups go only to dotstub; kill -9 then restore gives back NetworkManager\'s file byte for byte and NetworkManager manages it again', async () => {
     lab = await startLab({ resolvConf: { text: '# placeholder, NetworkManager writes this\n' }, networkManager: { dns: 'default' } });
     const l = lab;
@@ -81,7 +79,7 @@ describe.skipIf(missing !== null)('system-dns, NetworkManager backend (real Netw
   });
 });
 
-describe.skipIf(missingResolved !== null)('system-dns, NetworkManager handing DNS to systemd-resolved (both real, in the lab)', () => {
+describe('system-dns, NetworkManager handing DNS to systemd-resolved (both real, in the lab)', skipWith(missingResolved), () => {
   test('enable picks resolved; NetworkManager reconnects (re-pushing the link\'s DHCP server) change nothing: lookups only to dotstub; kill -9 then restore gives resolved its old servers', async () => {
     lab = await startLab({ resolvConf: { symlink: '../run/systemd/resolve/stub-resolv.conf' }, resolved: true, networkManager: { dns: 'systemd-resolved' } });
     const l = lab;

@@ -9,14 +9,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { labMissing, REPO, startLab, type Lab } from '../../test-support/system-dns-lab.js';
-import { skipReason } from '../../test-support/skips.js';
+import { skipWith } from '../../test-support/skips.js';
 
 const UNIT = fs.readFileSync(path.join(REPO, 'packaging/dotstub.service'), 'utf8');
 const RESTORE_UNIT = fs.readFileSync(path.join(REPO, 'packaging/dotstub-restore.service'), 'utf8');
 const analyze = fs.existsSync('/usr/bin/systemd-analyze') ? null : 'systemd-analyze is not installed';
-skipReason(import.meta.url, analyze && `unit check: ${analyze}`);
 const lab = labMissing();
-skipReason(import.meta.url, lab && `removal-hook lab: ${lab}`);
 
 function verify(text: string, restoreText = RESTORE_UNIT): { code: number | null; out: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-unit-'));
@@ -35,7 +33,7 @@ function verify(text: string, restoreText = RESTORE_UNIT): { code: number | null
 }
 
 describe('packaging', () => {
-  test.skipIf(analyze !== null)('the unit passes systemd-analyze verify; a broken copy does not', () => {
+  test('the unit passes systemd-analyze verify; a broken copy does not', skipWith(analyze), () => {
     expect(verify(UNIT)).toEqual({ code: 0, out: '' });
     const broken = verify(UNIT.replace('ExecStopPost=', 'ExecStopPots='));
     // systemd-analyze exits 0 on unknown keys; what it prints is the verdict (hence out: '' above).
@@ -71,7 +69,7 @@ describe('packaging', () => {
     expect(install).not.toMatch(/^systemctl enable dotstub\.service/m);
   });
 
-  test.skipIf(!fs.existsSync('/usr/bin/systemctl'))('enabling the boot-time restore (as the install script does) hooks it into sysinit.target', () => {
+  test('enabling the boot-time restore (as the install script does) hooks it into sysinit.target', skipWith(fs.existsSync('/usr/bin/systemctl') ? null : 'systemctl is not installed'), () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-root-'));
     try {
       fs.mkdirSync(path.join(root, 'lib/systemd/system'), { recursive: true });
@@ -101,7 +99,7 @@ afterEach(async () => {
   running = undefined;
 });
 
-describe.skipIf(lab !== null)('deb removal hook (lab)', () => {
+describe('deb removal hook (lab)', skipWith(lab), () => {
   test('removing the package while private DNS is on gives back resolv.conf byte for byte, and removal never fails', async () => {
     const original = 'nameserver 10.99.0.1\nsearch lab.test\n';
     running = await startLab({ resolvConf: { text: original } });

@@ -17,9 +17,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { dotstubArgv } from '../../test-support/netlab.js';
 import { labMissing, startLab, type Lab, type LabProcess } from '../../test-support/system-dns-lab.js';
+import { skipWith } from '../../test-support/skips.js';
 
 const missing = labMissing();
-if (missing) console.warn(`power-cut lab test skipped: ${missing}`);
 
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nsearch lab.test\noptions timeout:1 attempts:1\n';
 const ROUNDS = 12;
@@ -50,7 +50,7 @@ function stamp(p: LabProcess, t0: number): { at: (re: RegExp) => number | undefi
   return { at: (re) => lines.find((l) => re.test(l.text))?.at };
 }
 
-describe.skipIf(missing !== null)('power cut with the service enabled (lab)', () => {
+describe('power cut with the service enabled (lab)', skipWith(missing), () => {
   test("the proxy and ExecStartPost's enable replay the old journal at once: private DNS always ends up on, held by the proxy", async () => {
     lab = await startLab({ resolvConf: { text: ORIGINAL } });
     const l = lab;

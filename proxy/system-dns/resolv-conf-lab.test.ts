@@ -9,10 +9,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { labMissing, startLab, type Lab, type LabDnsServer } from '../../test-support/system-dns-lab.js';
-import { skipReason } from '../../test-support/skips.js';
+import { skipWith } from '../../test-support/skips.js';
 
 const missing = labMissing();
-skipReason(import.meta.url, missing);
 
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nnameserver fd00:99::1\nsearch lab.test\noptions timeout:1 attempts:1\n';
 const STATE = '/run/dotstub-state';
@@ -39,7 +38,7 @@ function bytes(l: Lab, p = 'resolv.conf'): Buffer {
   return fs.readFileSync(path.join(l.etc, p));
 }
 
-describe.skipIf(missing !== null)('system-dns, plain resolv.conf backend (lab)', () => {
+describe('system-dns, plain resolv.conf backend (lab)', skipWith(missing), () => {
   test('enable: every lookup goes to dotstub, none to the DHCP resolver (IPv6 server dropped too); SIGTERM gives the file back byte for byte', async () => {
     lab = await startLab({ resolvConf: { text: ORIGINAL } });
     const { stub, dhcp } = await servers(lab);
@@ -171,7 +170,7 @@ describe.skipIf(missing !== null)('system-dns, plain resolv.conf backend (lab)',
   });
 });
 
-describe.skipIf(missing !== null)('system-dns, a DHCP client rewriting resolv.conf while enabled (lab)', () => {
+describe('system-dns, a DHCP client rewriting resolv.conf while enabled (lab)', skipWith(missing), () => {
   test('a rewrite is caught and dotstub put back; after 10 the holder gives up and says who; SIGTERM still restores the original bytes', async () => {
     lab = await startLab({ resolvConf: { text: ORIGINAL } });
     const { stub, dhcp } = await servers(lab);

@@ -10,11 +10,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, onTestFinished, test } from 'vitest';
 import { labMissing, resolvedLabMissing, startLab, type Lab, type LabDnsServer } from '../../test-support/system-dns-lab.js';
-import { skipReason } from '../../test-support/skips.js';
+import { skipWith } from '../../test-support/skips.js';
 import { LEAK_TEST_ZONE } from './leak-test.js';
 
 const missing = labMissing() ?? resolvedLabMissing();
-skipReason(import.meta.url, missing);
 
 const STATE = '/run/dotstub-state';
 const DROP_IN = '/run/systemd/resolved.conf.d/50-dotstub.conf';
@@ -47,7 +46,7 @@ async function getent(l: Lab, name: string): Promise<string> {
 
 const sh = async (l: Lab, script: string): Promise<string> => (await l.exec(['sh', '-c', script])).stdout;
 
-describe.skipIf(missing !== null)('system-dns, systemd-resolved backend (real resolved in the lab)', () => {
+describe('system-dns, systemd-resolved backend (real resolved in the lab)', skipWith(missing), () => {
   test('enable: resolved sends every lookup to dotstub, the link\'s DHCP server gets none, also after a reconnect rewrites the link; restore gives resolved its old servers', async () => {
     const { lab: l, stub, dhcp } = await resolvedLab();
     expect(await getent(l, 'before.lab.test')).toContain('10.0.0.67');
@@ -136,7 +135,7 @@ describe.skipIf(missing !== null)('system-dns, systemd-resolved backend (real re
   });
 });
 
-describe.skipIf(missing !== null)('the service on systemd-resolved 252 (real proxy on port 53 in the lab)', () => {
+describe('the service on systemd-resolved 252 (real proxy on port 53 in the lab)', skipWith(missing), () => {
   test('status reads "on" from resolved itself, the proxy leaves its drop-in alone, and stopping never waits on a resolved job', async () => {
     const { lab: l, dhcp } = await resolvedLab();
     const proxy = l.spawnDotstub(['--listen', '127.0.0.1:53', '--resolver', '127.0.0.1:1#dns.test', '--control', '127.0.0.1:0', '--config-dir', '/run/dotstub-config', '--system-dns', '--system-dns-state-dir', STATE]);

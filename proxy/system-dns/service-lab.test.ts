@@ -13,9 +13,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { dotstubArgv } from '../../test-support/netlab.js';
 import { labMissing, startLab, type Lab } from '../../test-support/system-dns-lab.js';
+import { skipWith } from '../../test-support/skips.js';
 
 const missing = labMissing() ?? (fs.existsSync('/usr/bin/dig') ? null : 'dig is not installed (apt-get install bind9-dnsutils)');
-if (missing) console.warn(`service lab tests skipped: ${missing}`);
 
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nsearch lab.test\noptions timeout:1 attempts:1\n';
 const STATE = '/run/dotstub-state';
@@ -29,7 +29,7 @@ afterEach(async () => {
 
 const resolvConf = (l: Lab): string => fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8');
 
-describe.skipIf(missing !== null)('the service unit\'s commands (lab)', () => {
+describe('the service unit\'s commands (lab)', skipWith(missing), () => {
   test('a lookup issued the moment enable --owner-pid returns is answered by dotstub, though the proxy took a second to listen', async () => {
     lab = await startLab({ resolvConf: { text: ORIGINAL } });
     const l = lab;
