@@ -63,6 +63,7 @@ export class NameRouter {
     this.#owners = owners;
     const used = new Set(owners.owners.map(serversKey));
     if (owners.lan) used.add(serversKey({ ...owners.lan, suffix: '', search: false }));
+    for (const r of owners.reverse) used.add(serversKey({ ...r, suffix: '', search: false }));
     for (const [key, upstream] of this.#links) {
       if (!used.has(key)) {
         this.#links.delete(key);

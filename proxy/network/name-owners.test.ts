@@ -5,9 +5,12 @@
  * nmcli -t, a dhclient lease). The same table drives the lab
  * (name-routing-lab.test.ts), where the sources are the real programs.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { NameOwners, type Lan, type NameOwner } from './name-owners.js';
-import { fromLeaseText, fromNmcli, fromResolvConfText, fromResolvedProperties } from './name-sources.js';
+import { fromLeaseText, fromNmcli, fromResolvConfText, fromResolvedProperties, NameOwnersRefresher } from './name-sources.js';
 
 const LAN: Lan = { servers: [{ host: '10.99.0.1', port: 53 }], link: 'veth0', source: 'test' };
 const lanOwner: NameOwner = { suffix: 'lan', servers: LAN.servers, link: 'veth0', source: 'test', search: true };
@@ -95,5 +98,89 @@ describe('what the OS says', () => {
       ['corp.example', ['10.99.0.1']],
     ]);
     expect(fromResolvConfText('nameserver 127.0.0.1\nsearch lan\n', 'x', 'y').owners).toEqual([]);
+  });
+});
+
+/** `a.b.c.d` or an IPv6 address as its PTR name (in-addr.arpa / ip6.arpa). */
+function ptrName(address: string): string {
+  if (!address.includes(':')) return `${address.split('.').reverse().join('.')}.in-addr.arpa`;
+  const [head = '', tail = ''] = address.split('::');
+  const groups = (s: string): string[] => (s ? s.split(':') : []);
+  const all = [...groups(head), ...Array<string>(8 - groups(head).length - groups(tail).length).fill('0'), ...groups(tail)];
+  return `${[...all.map((g) => g.padStart(4, '0')).join('')].reverse().join('.')}.ip6.arpa`;
+}
+
+describe("the reverse zones of a link's own prefixes (its addresses, the routes over it)", () => {
+  // A laptop on a home LAN (wlp2s0, 192.168.1.0/24, resolver 192.168.1.1) with a VPN up (tun0: 10.8.0.2/24,
+  // the route 10.8.0.0/16 over it, a ULA fd42:8:0:1::2/64 and the route fd42:8::/48; its resolver 10.8.0.1),
+  // as NetworkManager (nmcli -t dev show) and the kernel (ip -j addr / route, iproute2 6.1) say.
+  const nmcli = 'GENERAL.DEVICE:wlp2s0\nIP4.DNS[1]:192.168.1.1\nIP4.DOMAIN[1]:lan\n\nGENERAL.DEVICE:tun0\nIP4.DNS[1]:10.8.0.1\nIP4.DOMAIN[1]:~corp.example\nIP6.DNS[1]:fd42\\:8\\:0\\:1\\:\\:1\n\nGENERAL.DEVICE:lo\n';
+  const addr = JSON.stringify([
+    { ifindex: 1, ifname: 'lo', addr_info: [{ family: 'inet', local: '127.0.0.1', prefixlen: 8, scope: 'host' }, { family: 'inet6', local: '::1', prefixlen: 128, scope: 'host' }] },
+    { ifindex: 2, ifname: 'wlp2s0', addr_info: [{ family: 'inet', local: '192.168.1.23', prefixlen: 24, broadcast: '192.168.1.255', scope: 'global', dynamic: true }, { family: 'inet6', local: 'fe80::5054:ff:fe12:3456', prefixlen: 64, scope: 'link' }] },
+    { ifindex: 5, ifname: 'tun0', addr_info: [{ family: 'inet', local: '10.8.0.2', prefixlen: 24, broadcast: '10.8.0.255', scope: 'global' }, { family: 'inet6', local: 'fd42:8:0:1::2', prefixlen: 64, scope: 'global' }, { family: 'inet6', local: 'fe80::a1b2:c3d4:e5f6:1', prefixlen: 64, scope: 'link' }] },
+    // An openvpn point-to-point link (net30): its own address and its peer's, no route over it.
+    { ifindex: 7, ifname: 'tun1', addr_info: [{ family: 'inet', local: '10.9.0.6', address: '10.9.0.5', prefixlen: 32, scope: 'global' }] },
+    // A link whose resolver is a public address reached over the default route: never sent private reverse lookups.
+    { ifindex: 6, ifname: 'eth1', addr_info: [{ family: 'inet', local: '172.16.5.2', prefixlen: 24, scope: 'global' }] },
+  ]);
+  const route4 = JSON.stringify([
+    { dst: 'default', gateway: '192.168.1.1', dev: 'wlp2s0', protocol: 'dhcp', metric: 600, flags: [] },
+    { dst: '10.8.0.0/24', dev: 'tun0', protocol: 'kernel', scope: 'link', prefsrc: '10.8.0.2', flags: [] },
+    { dst: '10.8.0.0/16', gateway: '10.8.0.1', dev: 'tun0', protocol: 'static', metric: 50, flags: [] },
+    { dst: '172.16.5.0/24', dev: 'eth1', protocol: 'kernel', scope: 'link', prefsrc: '172.16.5.2', flags: [] },
+    { dst: '192.168.1.0/24', dev: 'wlp2s0', protocol: 'kernel', scope: 'link', prefsrc: '192.168.1.23', metric: 600, flags: [] },
+  ]);
+  const route6 = JSON.stringify([
+    { dst: 'fd42:8::/48', gateway: 'fd42:8:0:1::1', dev: 'tun0', protocol: 'static', metric: 50, flags: [], pref: 'medium' },
+    { dst: 'fd42:8:0:1::/64', dev: 'tun0', protocol: 'kernel', metric: 50, flags: [], pref: 'medium' },
+    { dst: 'fe80::/64', dev: 'wlp2s0', protocol: 'kernel', metric: 1024, flags: [], pref: 'medium' },
+    { dst: 'fe80::/64', dev: 'tun0', protocol: 'kernel', metric: 256, flags: [], pref: 'medium' },
+    { dst: 'default', gateway: 'fe80::1', dev: 'wlp2s0', protocol: 'ra', metric: 600, flags: [], pref: 'medium' },
+  ]);
+  const run = (argv: readonly string[]): Promise<string | null> => {
+    const [cmd, ...args] = argv;
+    if (cmd === 'nmcli') return Promise.resolve(`${nmcli}\nGENERAL.DEVICE:eth1\nIP4.DNS[1]:9.9.9.9\n\nGENERAL.DEVICE:tun1\nIP4.DNS[1]:10.9.0.5\n`);
+    if (cmd === 'ip') return Promise.resolve(args.includes('addr') ? addr : args.includes('-6') ? route6 : route4);
+    return Promise.resolve(null);
+  };
+
+  async function learned(): Promise<NameOwners> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-owners-'));
+    try {
+      const none = path.join(dir, 'none');
+      let owners: NameOwners = NameOwners.empty;
+      await new NameOwnersRefresher({ stateDirs: [], resolvConf: none, resolvedUplink: none, leases: [], resolvconfInterfaces: none }, (o) => (owners = o), run).refresh();
+      return owners;
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  function servers(owners: NameOwners, name: string): string {
+    const r = owners.route(name);
+    return r.kind === 'link' ? `${r.owner.link} ${r.owner.servers.map((s) => s.host).join(',')}` : r.kind;
+  }
+
+  test("an address on the VPN, or routed over it, is the VPN's to answer: its reverse goes to the VPN's resolver, not the LAN's", async () => {
+    const owners = await learned();
+    expect(servers(owners, ptrName('10.8.0.20'))).toBe('tun0 10.8.0.1,fd42:8:0:1::1'); // the VPN's own /24
+    expect(servers(owners, ptrName('10.8.3.4'))).toBe('tun0 10.8.0.1,fd42:8:0:1::1'); // the /16 routed over it
+    expect(servers(owners, ptrName('fd42:8:0:1::20'))).toBe('tun0 10.8.0.1,fd42:8:0:1::1'); // its ULA /64
+    expect(servers(owners, ptrName('fd42:8:0:5::20'))).toBe('tun0 10.8.0.1,fd42:8:0:1::1'); // the ULA /48 routed over it
+    expect(servers(owners, ptrName('10.9.0.6'))).toBe('tun1 10.9.0.5'); // a point-to-point link's own address
+    expect(servers(owners, ptrName('10.9.0.5'))).toBe('tun1 10.9.0.5'); // and its peer's
+  });
+
+  test("the LAN keeps its own prefix and everything private no link claims; link-local stays the LAN's; a public resolver gets none", async () => {
+    const owners = await learned();
+    expect(servers(owners, ptrName('192.168.1.5'))).toBe('wlp2s0 192.168.1.1');
+    expect(servers(owners, ptrName('10.20.0.1'))).toBe('wlp2s0 192.168.1.1'); // no link's prefix: the LAN, as before
+    expect(servers(owners, ptrName('fd99::1'))).toBe('wlp2s0 192.168.1.1');
+    expect(servers(owners, ptrName('fe80::a1b2:c3d4:e5f6:1'))).toBe('wlp2s0 192.168.1.1'); // every link has fe80::/64: the address doesn't say whose
+    expect(servers(owners, ptrName('172.16.5.9'))).toBe('wlp2s0 192.168.1.1'); // eth1's resolver 9.9.9.9 would get it in cleartext over the internet
+    expect(servers(owners, ptrName('8.8.8.8'))).toBe('public');
+    expect(servers(owners, '8.10.in-addr.arpa')).toBe('tun0 10.8.0.1,fd42:8:0:1::1'); // the VPN's /16 zone itself
+    expect(servers(owners, '10.in-addr.arpa')).toBe('wlp2s0 192.168.1.1'); // wider than any link's prefix
   });
 });

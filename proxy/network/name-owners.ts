@@ -9,9 +9,12 @@
  * - `home.arpa` (RFC 8375) and `internal` (reserved for private use): the
  *   LAN's resolver (the primary link's), NXDOMAIN here when none is known.
  * - The private and special reverse zones (RFC 6303, RFC 1918, RFC 6598,
- *   ULA `d.f.ip6.arpa`, link-local): a link that claims them, else the
+ *   ULA `d.f.ip6.arpa`, link-local): a link that claims them by name; else
+ *   the link whose prefix the address is (one of its own addresses'
+ *   networks, or a route over it, as the kernel says: the most specific
+ *   wins, so a VPN's 10.8.0.0/16 beats the LAN's 10.0.0.0/8); else the
  *   LAN's resolver when it sits on a private address itself (it is then on
- *   this network), else NXDOMAIN here. Never the public resolver.
+ *   this network); else NXDOMAIN here. Never the public resolver.
  * - Learned suffixes: longest suffix wins; routing domains (`~corp.example`)
  *   and search domains alike.
  *
@@ -50,6 +53,34 @@ export interface Lan {
   readonly servers: readonly NetworkServer[];
   readonly link: string;
   readonly source: string;
+}
+
+/**
+ * A prefix the kernel puts on a link: one of its addresses with its prefix
+ * length, or a route's destination over it (`ip -j addr`, `ip -j route`).
+ */
+export interface LinkPrefix {
+  /** The interface: `vpn0`, `tun0`. */
+  readonly link: string;
+  /** As the kernel printed it, for people: `10.8.0.2/24`, `10.8.0.0/16`. */
+  readonly text: string;
+  readonly how: 'address' | 'route';
+}
+
+/** A link's own prefix whose private reverse zone goes to that link's resolvers. */
+interface ReverseOwner {
+  readonly link: string;
+  readonly servers: readonly NetworkServer[];
+  readonly source: string;
+  readonly prefix: Prefix;
+  /** For people: `the route 10.8.0.0/16 over vpn0`. */
+  readonly why: string;
+}
+
+/** An address prefix as bits: 4 or 16 bytes, of which the first `length` bits count. */
+interface Prefix {
+  readonly bytes: readonly number[];
+  readonly length: number;
 }
 
 /** The user's choice for local names on a network: send them to its resolver, never, or not asked yet. */
@@ -126,6 +157,109 @@ function longest(name: string, suffixes: readonly string[]): string | null {
   return best;
 }
 
+/** An IPv4 or IPv6 address's bytes (4 or 16), or null when it isn't one. */
+function addressBytes(text: string): number[] | null {
+  const h = text.replace(/%.*$/, '').toLowerCase();
+  if (net.isIPv4(h)) return h.split('.').map(Number);
+  if (!net.isIPv6(h)) return null;
+  let v4: number[] = [];
+  let v6 = h;
+  const dotted = /:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
+  if (dotted) {
+    v4 = (dotted[1] as string).split('.').map(Number);
+    v6 = `${h.slice(0, dotted.index)}:0:0`; // two groups' room for the dotted quad
+  }
+  const [head = '', tail] = v6.split('::');
+  const groups = (x: string): string[] => (x === '' ? [] : x.split(':'));
+  const all = tail === undefined ? groups(head) : [...groups(head), ...Array<string>(8 - groups(head).length - groups(tail).length).fill('0'), ...groups(tail)];
+  const bytes = all.flatMap((g) => {
+    const n = parseInt(g, 16);
+    return [n >> 8, n & 255];
+  });
+  if (v4.length) bytes.splice(12, 4, ...v4);
+  return bytes.length === 16 ? bytes : null;
+}
+
+/** `10.8.0.0/16`, `fd42:8::/48`, or an address alone (all its bits): as a Prefix, or null. */
+function parsePrefix(text: string): Prefix | null {
+  const [address = '', len] = text.split('/');
+  const bytes = addressBytes(address);
+  if (!bytes) return null;
+  const length = len === undefined ? bytes.length * 8 : Number(len);
+  return Number.isInteger(length) && length >= 0 && length <= bytes.length * 8 ? { bytes, length } : null;
+}
+
+/** `a` covers `b`: the same family, `a` no longer than `b`, and their first `a.length` bits equal. */
+function covers(a: Prefix, b: Prefix): boolean {
+  if (a.bytes.length !== b.bytes.length || a.length > b.length) return false;
+  for (let bit = 0; bit < a.length; bit += 8) {
+    const mask = a.length - bit >= 8 ? 255 : (255 << (8 - (a.length - bit))) & 255;
+    if (((a.bytes[bit >> 3] as number) & mask) !== ((b.bytes[bit >> 3] as number) & mask)) return false;
+  }
+  return true;
+}
+
+const LINK_LOCAL: readonly Prefix[] = [parsePrefix('169.254.0.0/16') as Prefix, parsePrefix('fe80::/10') as Prefix];
+
+/** The addresses a reverse name stands for (`20.0.8.10.in-addr.arpa`: 10.8.0.20/32; `8.10.in-addr.arpa`: 10.8.0.0/16), or null. */
+function reversePrefix(name: string): Prefix | null {
+  if (name.endsWith('.in-addr.arpa')) {
+    const labels = name.slice(0, -'.in-addr.arpa'.length).split('.').reverse();
+    if (labels.length > 4 || !labels.every((l) => /^\d{1,3}$/.test(l) && Number(l) <= 255)) return null;
+    return { bytes: [0, 1, 2, 3].map((i) => Number(labels[i] ?? 0)), length: labels.length * 8 };
+  }
+  if (name.endsWith('.ip6.arpa')) {
+    const nibbles = name.slice(0, -'.ip6.arpa'.length).split('.').reverse();
+    if (nibbles.length > 32 || !nibbles.every((n) => /^[0-9a-f]$/.test(n))) return null;
+    const bytes = Array<number>(16).fill(0);
+    nibbles.forEach((n, i) => (bytes[i >> 1] = (bytes[i >> 1] as number) | (parseInt(n, 16) << (i % 2 === 0 ? 4 : 0))));
+    return { bytes, length: nibbles.length * 4 };
+  }
+  return null;
+}
+
+/** The reverse zone a prefix lies in, to whole labels (10.8.0.0/16: `8.10.in-addr.arpa`; 172.16.0.0/12: `172.in-addr.arpa`). */
+function reverseZone(p: Prefix): string {
+  if (p.bytes.length === 4) return [...p.bytes.slice(0, p.length >> 3).reverse(), 'in-addr', 'arpa'].join('.');
+  const nibbles = p.bytes.flatMap((b) => [(b >> 4).toString(16), (b & 15).toString(16)]).slice(0, p.length >> 2);
+  return [...nibbles.reverse(), 'ip6', 'arpa'].join('.');
+}
+
+/**
+ * Which links' prefixes own private reverse zones: each prefix whose link
+ * has known resolvers (`links`: what the OS says per link, most specific
+ * source first), but not
+ * - a default route: it says where the rest of the world is, not whose
+ *   names an address has (what no link's prefix covers falls back to the
+ *   LAN, as before);
+ * - link-local prefixes: every link has fe80::/64, so the address doesn't
+ *   say whose it is;
+ * - a link whose resolvers are neither on a private address nor reached
+ *   over that link itself (a public resolver over the default route would
+ *   get the lookup in cleartext across the internet).
+ */
+export function reverseOwners(links: readonly Lan[], prefixes: readonly LinkPrefix[]): ReverseOwner[] {
+  const byLink = new Map<string, Lan>();
+  for (const l of links) if (!byLink.has(l.link)) byLink.set(l.link, l);
+  const parsed = prefixes.flatMap((p) => {
+    const prefix = parsePrefix(p.text);
+    return prefix && prefix.length > 0 && !LINK_LOCAL.some((ll) => covers(ll, prefix)) ? [{ ...p, prefix }] : [];
+  });
+  const out: ReverseOwner[] = [];
+  for (const p of parsed) {
+    const link = byLink.get(p.link);
+    if (!link) continue;
+    const reached = link.servers.some((s) => {
+      const server = parsePrefix(s.host.replace(/%.*$/, ''));
+      return isPrivateAddress(s.host) || (server !== null && parsed.some((q) => q.link === p.link && covers(q.prefix, server)));
+    });
+    if (!reached) continue;
+    const why = p.how === 'address' ? `its address ${p.text} on ${p.link}` : `the route ${p.text} over ${p.link}`;
+    out.push({ link: p.link, servers: link.servers, source: link.source, prefix: p.prefix, why });
+  }
+  return out;
+}
+
 /** A private address: RFC 1918, RFC 6598, ULA, link-local. */
 function isPrivateAddress(host: string): boolean {
   const h = host.replace(/%.*$/, '').toLowerCase();
@@ -139,11 +273,15 @@ function isPrivateAddress(host: string): boolean {
 export class NameOwners {
   readonly owners: readonly NameOwner[];
   readonly lan: Lan | null;
+  /** Links' own prefixes (reverseOwners), most specific first: among equals the LAN's, then in the order given. */
+  readonly reverse: readonly ReverseOwner[];
 
-  constructor(owners: readonly NameOwner[], lan: Lan | null) {
+  constructor(owners: readonly NameOwner[], lan: Lan | null, reverse: readonly ReverseOwner[] = []) {
     // Longest suffix first; the first listed wins among equals (sources are listed most specific first).
     this.owners = [...owners].map((o, i) => ({ o, i })).sort((a, b) => b.o.suffix.length - a.o.suffix.length || a.i - b.i).map((x) => x.o);
     this.lan = lan;
+    const lanFirst = (r: ReverseOwner): number => (r.link === lan?.link ? 0 : 1);
+    this.reverse = [...reverse].map((r, i) => ({ r, i })).sort((a, b) => b.r.prefix.length - a.r.prefix.length || lanFirst(a.r) - lanFirst(b.r) || a.i - b.i).map((x) => x.r);
   }
 
   static readonly empty = new NameOwners([], null);
@@ -151,6 +289,7 @@ export class NameOwners {
   /** The learned suffixes, for status and the log: `lan → 10.99.0.1 (veth0, systemd-resolved)`. */
   describe(): string[] {
     const out = this.owners.map((o) => `${o.search ? '' : '~'}${o.suffix} → ${o.servers.map((s) => s.host).join(', ')} (${o.link}, ${o.source})`);
+    for (const r of this.reverse) out.push(`~${reverseZone(r.prefix)} → ${r.servers.map((s) => s.host).join(', ')} (${r.why}, ${r.source})`);
     if (this.lan) out.push(`home.arpa, internal, private reverse zones → ${this.lan.servers.map((s) => s.host).join(', ')} (${this.lan.link}, ${this.lan.source})`);
     return out;
   }
@@ -177,6 +316,14 @@ export class NameOwners {
     if (arpa && longest(name, NOBODYS_REVERSE)) return { kind: 'nxdomain', why: 'a special-use reverse zone (RFC 6303): answered here' };
     const reverse = arpa ? longest(name, PRIVATE_REVERSE) : null;
     if (reverse) {
+      const asked = this.reverse.length > 0 ? reversePrefix(name) : null;
+      const mine = asked ? this.reverse.find((r) => covers(r.prefix, asked)) : undefined;
+      if (mine) {
+        // The zone, for people: the prefix's to whole labels, or the private zone asked in when that is narrower.
+        const zone = reverseZone(mine.prefix);
+        const suffix = zone.length > reverse.length ? zone : reverse;
+        return { kind: 'link', owner: { suffix, servers: mine.servers, link: mine.link, source: `${mine.source}; ${mine.why}`, search: false } };
+      }
       const lan = this.lan;
       if (lan && lan.servers.some((s) => isPrivateAddress(s.host))) return { kind: 'link', owner: { ...lan, suffix: reverse, search: false } };
       return { kind: 'nxdomain', why: 'a private reverse lookup no network here owns (RFC 6303): never sent to the public resolver' };

@@ -10,7 +10,10 @@
  *   the chosen resolver: unbound over DoT on the lab's loopback (www.public.test: A only)
  *
  * tcpdump on every lab interface but loopback records the cleartext DNS that
- * leaves; the proxy's query records say where each query went.
+ * leaves; the proxy's query records say where each query went. A last lab
+ * brings up a VPN with NetworkManager (vpn0 10.8.0.2/24, the route
+ * 10.8.0.0/16 over it, its resolver 10.8.0.1): its addresses' reverse
+ * lookups are its resolver's.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -323,5 +326,86 @@ describe('routing by name owner, an IPv6-only LAN (lab)', skipWith(missing), () 
     expect(new Set(names)).toEqual(new Set(['printer.lan', 'nas.home.arpa', nasReverse]));
     expect(records.filter((r) => r.route === undefined && r.source !== 'local' && /ip6\.arpa|\.lan$|home\.arpa|^printer$/.test(r.name ?? ''))).toEqual([]);
     expect(records.some((r) => r.name === 'www.public.test.lan' && r.route?.kind === 'answered')).toBe(true);
+  }, 120_000);
+});
+
+describe.skipIf(missing !== null)('routing by name owner, a NetworkManager VPN (lab)', () => {
+  const nmMissing = networkManagerLabMissing();
+  test.skipIf(nmMissing !== null)("the VPN's own addresses reverse-resolve from the VPN's resolver through dotstub, as they did before it (none of them sent to the LAN's resolver or the public one); down, they are no longer its; back up, its again within a second", async () => {
+    // NetworkManager writes resolv.conf (the LAN: DNS 10.99.0.1, search lan).
+    lab = await startLab({ resolvConf: { text: '# NetworkManager writes this\n' }, networkManager: { dns: 'default', dnsSearch: 'lan' } });
+    const l = lab;
+    const lan = await l.zoneServer('10.99.0.1', 53, { '8.0.99.10.in-addr.arpa': { PTR: 'nas.home.arpa' } });
+    // The VPN's far end (its resolver, 10.8.0.1) stays NetworkManager's to ignore; vpn0 is the VPN's link, with NetworkManager's profile
+    // as a VPN's: its address 10.8.0.2/24, the route 10.8.0.0/16 over it, its resolver ahead of the LAN's (dns-priority 50), no default route.
+    await sh(l, [
+      'ip link add vpn0 type veth peer name vpn1',
+      'for i in $(seq 100); do nmcli -t -f DEVICE device | grep -qx vpn1 && break; sleep 0.05; done',
+      'nmcli device set vpn1 managed no && ip addr add 10.8.0.1/24 dev vpn1 && ip link set vpn1 up',
+    ].join(' && '));
+    const vpn = await l.zoneServer('10.8.0.1', 53, { '20.0.8.10.in-addr.arpa': { PTR: 'gitlab.corp.example' } });
+    await sh(l, [
+      'nmcli device set vpn0 managed yes',
+      'nmcli connection add type ethernet ifname vpn0 con-name vpn autoconnect no ipv4.method manual ipv4.addresses 10.8.0.2/24 ipv4.routes 10.8.0.0/16 ipv4.dns 10.8.0.1 ipv4.dns-priority 50 ipv4.never-default yes ipv6.method disabled >/dev/null',
+      'nmcli connection up vpn >/dev/null',
+    ].join(' && '));
+    // Before dotstub: NetworkManager's resolv.conf names the VPN's resolver first, and it answers.
+    expect(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8')).toMatch(/^nameserver 10\.8\.0\.1\nnameserver 10\.99\.0\.1$/m);
+    expect(await getent(l, 'hosts', '10.8.0.20')).toContain('gitlab.corp.example');
+    const lanBefore = lan.queries().length;
+    const vpnBefore = vpn.queries().length;
+
+    unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80' }, launch: l.unboundLaunch(['127.0.0.1']) });
+    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
+    await proxy.waitFor('PROXY-READY', 30_000);
+    const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1] as string;
+    const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', '']);
+    expect(on.code, on.stderr).toBe(0);
+    expect(on.stdout).toContain('backend: networkmanager');
+    expect(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m);
+
+    // With private DNS on: the VPN's address (its own /24) and one only routed over it (the /16) ask the VPN's resolver; the LAN's its own.
+    expect(await getent(l, 'hosts', '10.8.0.20')).toContain('gitlab.corp.example');
+    expect(await getent(l, 'hosts', '10.8.3.4')).toBe('');
+    expect(await getent(l, 'hosts', '10.99.0.8')).toContain('nas.home.arpa');
+    await proxy.waitFor('"name":"8.0.99.10.in-addr.arpa"', 5000); // the last query's record: the ones before it are printed too
+    expect(vpn.queries().slice(vpnBefore)).toEqual(['20.0.8.10.in-addr.arpa', '4.3.8.10.in-addr.arpa']);
+    expect(lan.queries().slice(lanBefore)).toEqual(['8.0.99.10.in-addr.arpa']);
+
+    const records = proxy.output().split('\n').filter((x) => x.startsWith('REC ')).map((x) => JSON.parse(x.slice(4)) as QueryRecord);
+    const reverse = records.filter((r) => /\.8\.10\.in-addr\.arpa$/.test(r.name ?? ''));
+    // Every one of the VPN's reverse lookups went through dotstub to the VPN's link; none to the LAN's resolver, none to the public one.
+    expect(reverse.map((r) => `${r.name ?? ''} ${r.route?.kind === 'link' ? r.route.link : (r.route?.kind ?? 'public')}`)).toEqual(['20.0.8.10.in-addr.arpa vpn0', '4.3.8.10.in-addr.arpa vpn0']);
+    expect(lan.queries().filter((n) => n.endsWith('.8.10.in-addr.arpa'))).toEqual([]);
+
+    // The VPN goes down and comes back: its reverse zone leaves with it and follows it back within a second (read again on each network change).
+    // Where dotstub sent 10.8.0.20's reverse lookup: its query record, awaited (the proxy prints it once it answered).
+    const NAME = '"name":"20.0.8.10.in-addr.arpa"';
+    const routeOf = async (): Promise<string> => {
+      const seen = proxy.output().split(NAME).length - 1;
+      await getent(l, 'hosts', '10.8.0.20');
+      await proxy.waitFor(new RegExp(`(?:[\\s\\S]*?${NAME.replace(/\./g, '\\.')}){${seen + 1}}`), 5000);
+      const last = proxy.output().split('\n').filter((x) => x.startsWith('REC ') && x.includes(NAME)).map((x) => JSON.parse(x.slice(4)) as QueryRecord).pop();
+      return last?.route?.kind === 'link' ? last.route.link : (last?.route?.kind ?? 'public');
+    };
+    const until = async (want: (link: string) => boolean): Promise<number> => {
+      const from = Date.now();
+      while (Date.now() - from < 5000) {
+        if (want(await routeOf())) return Date.now() - from;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return -1;
+    };
+    await sh(l, 'nmcli connection down vpn >/dev/null');
+    const goneMs = await until((link) => link !== 'vpn0');
+    expect(goneMs).toBeGreaterThanOrEqual(0);
+    const upAt = Date.now();
+    await sh(l, 'nmcli connection up vpn >/dev/null'); // returns once the connection is activated
+    const upMs = Date.now() - upAt;
+    const backMs = await until((link) => link === 'vpn0');
+    expect(backMs).toBeGreaterThanOrEqual(0);
+    expect(await getent(l, 'hosts', '10.8.0.20')).toContain('gitlab.corp.example');
+    console.log(`NetworkManager VPN: 10.8.0.20 through dotstub to the VPN's resolver; VPN down: no longer its link's after ${goneMs} ms; back up: its link's ${backMs} ms after \`nmcli connection up\` returned (which took ${upMs} ms); LAN asked ${JSON.stringify(lan.queries())}, VPN asked ${JSON.stringify(vpn.queries())}`);
+    expect(backMs).toBeLessThan(1000);
   }, 120_000);
 });

@@ -12,7 +12,11 @@
  *   4. resolv.conf's `search`/`domain` and nameservers as they were before
  *      the takeover (the journal holds the original bytes), or as they are
  *      when dotstub hasn't rewritten the file (a VPN's resolvconf hook);
- *   5. DHCP leases' domain name and search list (options 15 and 119).
+ *   5. DHCP leases' domain name and search list (options 15 and 119);
+ *
+ * and, for the private reverse zones, each link's own prefixes from the
+ * kernel of this network namespace (`ip -j addr`, `ip -j route`): a VPN's
+ * addresses and the routes over it are the VPN's to name.
  *
  * Loopback servers (dotstub itself, resolved's stub) and resolved's global
  * entries (ifindex 0: dotstub's own drop-in) are never owners. Read again
@@ -22,7 +26,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MANAGED_MARKER, parseResolvConf } from '../system-dns/resolv-conf.js';
-import { NameOwners, type Lan, type NameOwner } from './name-owners.js';
+import { NameOwners, reverseOwners, type Lan, type LinkPrefix, type NameOwner } from './name-owners.js';
 import { journalResolvConfs, leaseFiles, readText, usable, type DiscoveryPaths, type NetworkServer } from './network-resolver.js';
 
 /** Runs a read-only command; resolves to its stdout, or null when it failed or isn't there. */
@@ -127,6 +131,49 @@ export function fromNmcli(text: string): Learned {
   return { owners, lans };
 }
 
+interface IpAddress {
+  readonly ifname?: string;
+  readonly addr_info?: readonly { readonly local?: string; readonly address?: string; readonly prefixlen?: number; readonly scope?: string }[];
+}
+interface IpRoute {
+  readonly type?: string;
+  readonly dst?: string;
+  readonly dev?: string;
+}
+
+/**
+ * The links' prefixes from `ip -j addr show` and `ip -j route show table all`
+ * (both families): each address with its prefix length (and a point-to-point
+ * link's peer with its), each unicast route's destination over its device.
+ * Loopback and host-scope entries are nobody's network.
+ */
+function fromIp(addrJson: string | null, routeJsons: readonly (string | null)[]): LinkPrefix[] {
+  const out: LinkPrefix[] = [];
+  const parse = <T>(text: string | null): T[] => {
+    try {
+      const v: unknown = text ? JSON.parse(text) : [];
+      return Array.isArray(v) ? (v as T[]) : [];
+    } catch {
+      return []; // an answer we don't understand: nothing learned from it
+    }
+  };
+  for (const link of parse<IpAddress>(addrJson)) {
+    if (!link.ifname || link.ifname === 'lo') continue;
+    for (const a of link.addr_info ?? []) {
+      if (!a.local || a.scope === 'host' || a.prefixlen === undefined) continue;
+      // A point-to-point address (`10.8.0.6 peer 10.8.0.5/32`, openvpn's net30): the prefix length is the peer's.
+      if (a.address) out.push({ link: link.ifname, text: a.local, how: 'address' }, { link: link.ifname, text: `${a.address}/${a.prefixlen}`, how: 'address' });
+      else out.push({ link: link.ifname, text: `${a.local}/${a.prefixlen}`, how: 'address' });
+    }
+  }
+  for (const text of routeJsons) {
+    for (const r of parse<IpRoute>(text)) {
+      if ((r.type ?? 'unicast') === 'unicast' && r.dst && r.dst !== 'default' && r.dev && r.dev !== 'lo') out.push({ link: r.dev, text: r.dst, how: 'route' });
+    }
+  }
+  return out;
+}
+
 /** dhclient (`option domain-name "lan"; option domain-search "a", "b";`), networkd and NetworkManager's internal client (`DOMAINNAME=`, `DOMAIN_SEARCH_LIST=`). */
 export function fromLeaseText(text: string, file: string): Learned {
   const dnsList = [...text.matchAll(/option domain-name-servers ([^;]+);/g)].pop()?.[1]?.split(',') ?? /^DNS=(.+)$/m.exec(text)?.[1]?.split(/\s+/) ?? [];
@@ -159,6 +206,12 @@ async function learnNameOwners(
   lastResolved?: Learned | null,
 ): Promise<{ readonly owners: NameOwners; readonly resolved: Learned | null; readonly resolvedMissing: boolean }> {
   const learned: Learned[] = [];
+  // The links' prefixes, read while the other sources answer (a refresh is no slower for them).
+  const kernel = Promise.all([
+    run(['ip', '-j', 'addr', 'show']),
+    run(['ip', '-j', '-4', 'route', 'show', 'table', 'all']),
+    run(['ip', '-j', '-6', 'route', 'show', 'table', 'all']),
+  ]);
   const [dns, domains] = await Promise.all([
     run(['busctl', '--json=short', 'get-property', 'org.freedesktop.resolve1', '/org/freedesktop/resolve1', 'org.freedesktop.resolve1.Manager', 'DNS']),
     run(['busctl', '--json=short', 'get-property', 'org.freedesktop.resolve1', '/org/freedesktop/resolve1', 'org.freedesktop.resolve1.Manager', 'Domains']),
@@ -199,10 +252,13 @@ async function learnNameOwners(
     const text = readText(file);
     if (text) learned.push(fromLeaseText(text, file));
   }
+  const [addresses, routes4, routes6] = await kernel;
+  const links = learned.flatMap((l) => l.lans);
   return {
     owners: new NameOwners(
       learned.flatMap((l) => l.owners),
-      learned.flatMap((l) => l.lans)[0] ?? null,
+      links[0] ?? null,
+      reverseOwners(links, fromIp(addresses, [routes4, routes6])),
     ),
     resolved,
     resolvedMissing,
