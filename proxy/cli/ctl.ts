@@ -233,7 +233,12 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
           choice === undefined
             ? await call<LocalNamesView>('GET', '/api/network/local-names')
             : await call<LocalNamesView>('PUT', '/api/network/local-names', { allow: choice === 'allow' });
-        const words = { allow: 'sent to the network’s own resolver, unencrypted', deny: 'never sent (answered with an error here)', ask: 'not decided for this network (strict mode refuses them until you allow them)' };
+        // The dashboard's words (renderer/src/components/LocalNames.tsx).
+        const words = {
+          allow: 'sent to this network’s own resolver, unencrypted, as your computer did before dotstub',
+          deny: 'never sent: they get an error here, and nothing about them leaves this machine',
+          ask: 'not decided for this network yet: in strict mode they get an error until you allow them; in opportunistic mode they go to the network’s resolver',
+        };
         const owned = v.owners.map((o) => `  ${o.suffix} → ${o.servers.join(', ') || 'no resolver'} (${o.link}; from ${o.source})`);
         show(v, [`local names on this network: ${words[v.policy]}${v.remembered ? ' (remembered for this network)' : ''}`, ...owned].join('\n'));
         return 0;
