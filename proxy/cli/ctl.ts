@@ -32,7 +32,7 @@ Usage: dotstub ctl status                 private DNS on, paused or off, and why
 
   --socket PATH   the service's control socket (default $DOTSTUB_CONTROL_SOCKET or ${DEFAULT_CONTROL_SOCKET})
   --anyway        use: switch even when the resolver doesn't answer (lookups then fail until it does)
-  --json          print the API's answer as JSON
+  --json          print the API's answer as JSON (use: {"probe": …, "status": …}, the probe's and the switch's)
 
 Who may: root and members of the dotstub group (the socket is root:dotstub 0660).
 An administrator adds a user with: sudo adduser USER dotstub (then log in again).
