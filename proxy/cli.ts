@@ -19,7 +19,10 @@ import type { ListenAddress } from './listen/address.js';
 /** Runs the CLI; resolves with the exit code once the proxy has stopped. */
 export async function main(argv: readonly string[]): Promise<number> {
   // Subcommands live in their own module; they share no flags with the proxy.
-  if (argv[0] === 'system-dns') return (await import('./system-dns/cli.js')).runSystemDnsCli(argv.slice(1), { configDir: defaultConfigDir() });
+  if (argv[0] === 'system-dns') {
+    const { runningLeaks } = await import('./cli/ctl.js');
+    return (await import('./system-dns/cli.js')).runSystemDnsCli(argv.slice(1), { configDir: defaultConfigDir(), runningLeaks: (root) => runningLeaks(root) });
+  }
   if (argv[0] === 'ctl') return (await import('./cli/ctl.js')).runCtl(argv.slice(1));
   if (argv[0] === 'leak-test') return (await import('./system-dns/leak-test-cli.js')).runLeakTestCli(argv.slice(1), { configDir: defaultConfigDir() });
   // Started by the desktop app's supervisor with an IPC channel: if the app

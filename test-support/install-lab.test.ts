@@ -296,10 +296,14 @@ describe('the dotstub package in a booted Debian 12 (install lab)', { ...skipWit
     expect(resolvIsOriginal()).toBe(true);
     await step('alice', 'enable', 'private');
     await step('alice', 'pause 5m', 'lan');
-    expect(as('alice', 'status').stdout).toMatch(/^paused until \d\d:\d\d/m);
+    expect(as('alice', 'status').stdout).toMatch(/^private DNS: paused until \d\d:\d\d — .*To turn it back on now: dotstub ctl resume$/m);
     await step('alice', 'resume', 'private');
-    // A preset on the Internet, which this lab has none of: lookups fail, so the switch took effect; then back.
-    await step('alice', 'use quad9', 'none');
+    // A preset on the Internet, which this lab has none of: ctl asks it first and refuses (nothing changes);
+    // --anyway switches all the same and lookups fail, so the switch took effect; then back.
+    const probed = as('alice', 'use quad9');
+    expect(probed.code).toBe(1);
+    expect(probed.stderr).toMatch(/Quad9 didn’t answer \(.*\)\. Nothing was changed: lab DoT still answers your lookups\. To switch anyway: dotstub ctl use quad9 --anyway/);
+    await step('alice', 'use quad9 --anyway', 'none');
     await step('alice', "use 'lab DoT'", 'private');
     const link = as('alice', 'dashboard');
     expect(link.stdout.trim()).toMatch(/^http:\/\/127\.0\.0\.1:5380\/#token=[A-Za-z0-9_-]{43}$/);

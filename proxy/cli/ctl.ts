@@ -5,18 +5,25 @@
  * 2 bad usage.
  */
 import { parseArgs } from 'node:util';
-import type { ApiError, DashboardLinkView, LocalNamesView, ResolversView, StatusView, SystemDnsView } from '../control/api-types.js';
+import type { ApiError, DashboardLinkView, LocalNamesView, ResolversView, StatusView, SwitchProbeView, SystemDnsView } from '../control/api-types.js';
 import { DEFAULT_CONTROL_SOCKET, SocketAccessError, socketRequest, type SocketAnswer, type SocketPlace } from '../control/socket-access.js';
+import { clockHhmm, leakLines, type RunningLeaks } from '../network/leak-words.js';
+import { PAUSED_WORDS, PRIVACY_WORDS } from '../network/privacy-words.js';
 
 export const CTL_HELP = `dotstub ctl: control the dotstub service on this machine, without sudo.
 
-Usage: dotstub ctl status                 private DNS on or off, why, the resolver
+Usage: dotstub ctl status                 private DNS on, paused or off, and why; the state in the
+                                          dashboard's words; the resolver; whether lookups can go
+                                          around dotstub (the leak watch's reading)
        dotstub ctl enable                 point this machine's DNS at dotstub
-       dotstub ctl disable                give the machine its old DNS back
+       dotstub ctl disable                give the machine its old DNS back (ends a pause too)
        dotstub ctl pause [DURATION]       the old DNS for a while (default 5m; 30s, 10m, 1h, up to 24h),
                                           then private DNS again by itself
        dotstub ctl resume                 end a pause now
-       dotstub ctl use RESOLVER           switch resolver (an id or a name status lists, e.g. quad9)
+       dotstub ctl use RESOLVER [--anyway]
+                                          switch resolver (an id or a name status lists, e.g. quad9);
+                                          it is asked first (about a second), and a resolver that
+                                          doesn't answer is not switched to (exit 1) unless --anyway
        dotstub ctl dashboard              print the browser dashboard's link (it holds the access token)
        dotstub ctl local-names [allow|deny]
                                           this network's own names (printer.lan, a VPN's intranet) and where
@@ -24,7 +31,8 @@ Usage: dotstub ctl status                 private DNS on or off, why, the resolv
                                           (remembered for this network)
 
   --socket PATH   the service's control socket (default $DOTSTUB_CONTROL_SOCKET or ${DEFAULT_CONTROL_SOCKET})
-  --json          print the API's answer as JSON
+  --anyway        use: switch even when the resolver doesn't answer (lookups then fail until it does)
+  --json          print the API's answer as JSON (use: {"probe": …, "status": …}, the probe's and the switch's)
 
 Who may: root and members of the dotstub group (the socket is root:dotstub 0660).
 An administrator adds a user with: sudo adduser USER dotstub (then log in again).
@@ -57,20 +65,61 @@ function apiMessage(a: SocketAnswer): string {
   return `${e.message}${typeof e.hint === 'string' ? `${/[.?!]$/.test(e.message) ? '' : '.'} ${e.hint}` : ''} (${e.code})`;
 }
 
-function until(ms: number): string {
-  return new Date(ms).toLocaleTimeString('en-GB').slice(0, 5);
+/** The system-DNS takeover in the dashboard's words (renderer/src/lib/system-dns.ts): on, paused until when and how to end it, or off. */
+function systemDnsLine(v: SystemDnsView): string {
+  if (v.inForce) return `private DNS: on — ${v.reason}`;
+  if (v.pausedUntil !== null) {
+    return `private DNS: paused until ${clockHhmm(v.pausedUntil)} — this machine asks its usual resolver, unencrypted, until then; then private DNS comes back by itself. To turn it back on now: dotstub ctl resume`;
+  }
+  return `private DNS: off — ${v.reason}`;
+}
+
+/** The proxy's phrases as a sentence, as the dashboard's banner shows them. */
+function sentence(text: string): string {
+  const t = text.trim();
+  if (t === '') return '';
+  const s = `${t[0]?.toUpperCase() ?? ''}${t.slice(1)}`;
+  return /[.!?]$/.test(s) ? s : `${s}.`;
+}
+
+/** A resolver as typed back to the shell: quoted when it has a space. */
+function shellWord(w: string): string {
+  return /^[\w.:@%+-]+$/.test(w) ? w : `"${w.replace(/(["\\$`])/g, '\\$1')}"`;
+}
+
+function msText(ms: number): string {
+  return ms < 10 ? ms.toFixed(1) : String(Math.round(ms));
+}
+
+/**
+ * Asks the dotstub service (its control socket: $DOTSTUB_CONTROL_SOCKET, or
+ * the default when the system itself is the one looked at) for its leak
+ * watch's view. A copy of the system files (--root) is not what the service
+ * watches: then it is asked only when the socket is named.
+ */
+export async function runningLeaks(root: string, env: NodeJS.ProcessEnv = process.env): Promise<RunningLeaks | null> {
+  const socketPath = env.DOTSTUB_CONTROL_SOCKET ?? (root === '/' ? DEFAULT_CONTROL_SOCKET : null);
+  if (socketPath === null) return null;
+  try {
+    const a = await socketRequest({ socketPath }, 'GET', '/api/status', undefined, 3000);
+    if (a.status !== 200) return { unreachable: `the dotstub on ${socketPath} answered ${a.status}` };
+    return { leaks: (a.body as Partial<StatusView> | undefined)?.leaks };
+  } catch (e) {
+    if (e instanceof SocketAccessError && e.kind === 'denied') return { unreachable: `the dotstub on ${socketPath} could not be asked: ${e.short}` };
+    return { unreachable: `no dotstub answered on ${socketPath}` };
+  }
 }
 
 export async function runCtl(argv: readonly string[], options: CtlOptions = {}): Promise<number> {
   const out = options.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   const err = options.err ?? ((l: string) => process.stderr.write(`dotstub ctl: ${l}\n`));
   const env = options.env ?? process.env;
-  let values: { socket?: string; json?: boolean; help?: boolean };
+  let values: { socket?: string; json?: boolean; anyway?: boolean; help?: boolean };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
       args: [...argv],
-      options: { socket: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: { socket: { type: 'string' }, json: { type: 'boolean' }, anyway: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
       allowPositionals: true,
       strict: true,
     }));
@@ -86,18 +135,18 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
     socketPath: values.socket ?? env.DOTSTUB_CONTROL_SOCKET ?? DEFAULT_CONTROL_SOCKET,
     ...(options.unitFiles ? { unitFiles: options.unitFiles } : {}),
   };
-  const call = async <T>(method: 'GET' | 'PUT', pathname: string, body?: unknown): Promise<T> => {
+  const call = async <T>(method: 'GET' | 'PUT' | 'POST', pathname: string, body?: unknown): Promise<T> => {
     const a = await socketRequest(place, method, pathname, body);
     if (a.status < 200 || a.status >= 300) throw new Refused(apiMessage(a));
     return a.body as T;
   };
   const show = (v: unknown, line: string): void => out(values.json ? JSON.stringify(v, null, 2) : line);
-  const systemDnsLine = (v: SystemDnsView): string => `private DNS: ${v.inForce ? 'on' : 'off'} — ${v.reason}`;
   const [command, ...rest] = positionals;
   const want = (n: number): void => {
     if (rest.length > n) throw new Usage(`${command ?? ''}: unexpected ${rest.slice(n).join(' ')}. See dotstub ctl --help.`);
   };
   try {
+    if (values.anyway && command !== 'use') throw new Usage('--anyway goes with use');
     switch (command) {
       case 'status': {
         want(0);
@@ -108,10 +157,16 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
         const list = await call<ResolversView>('GET', '/api/resolvers');
         if (values.json) out(JSON.stringify({ status, systemDns: sys, resolvers: list }, null, 2));
         else {
-          out(sys ? systemDnsLine(sys) : "private DNS: off — this dotstub doesn't manage the machine's DNS");
-          out(`state: ${status.state} — ${status.reason}`);
+          out(sys ? systemDnsLine(sys) : `private DNS: this dotstub doesn't manage the machine's DNS (it answers programs that ask it, on ${status.listen.join(', ')})`);
+          // The words the dashboard's banner and the tray use (network/privacy-words.ts), a pause included.
+          const paused = status.state === 'off' && sys?.pausedUntil != null;
+          const words = paused ? PAUSED_WORDS : (PRIVACY_WORDS[status.state] ?? PRIVACY_WORDS.off);
+          // The proxy's reason, unless the line above said it (off while the takeover isn't in force) or a pause (the line above says when it ends).
+          const reason = paused || status.reason === sys?.reason ? '' : sentence(status.reason);
+          out(`state: ${words.title}${reason ? `. ${reason}` : ''}`);
           out(`resolver: ${status.resolver.label} (${status.resolver.id})`);
-          if (sys?.pausedUntil != null) out(`paused until ${until(sys.pausedUntil)}`);
+          // The leak watch's measurement (network/leak-watch.ts), never a default.
+          for (const l of leakLines(status.leaks)) out(`leaks: ${l}`);
           out(`resolvers: ${list.resolvers.map((r) => r.id).join(', ')} (dotstub ctl use ID)`);
         }
         return 0;
@@ -127,7 +182,8 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
       case 'disable': {
         want(0);
         const now = await call<SystemDnsView>('GET', '/api/system-dns');
-        const v = !now.enabled ? now : await call<SystemDnsView>('PUT', '/api/system-dns', { enabled: false });
+        // Paused is not off: the pause would bring private DNS back by itself, so disabling ends it.
+        const v = !now.enabled && now.pausedUntil === null ? now : await call<SystemDnsView>('PUT', '/api/system-dns', { enabled: false });
         show(v, systemDnsLine(v));
         return 0;
       }
@@ -149,8 +205,24 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
           list.resolvers.find((r) => r.id.toLowerCase() === `preset:${w}`) ??
           list.resolvers.filter((r) => r.label.toLowerCase() === w || r.label.toLowerCase().startsWith(w)).at(0);
         if (!found) throw new Refused(`no resolver "${wanted}"; choose one of: ${list.resolvers.map((r) => r.id).join(', ')}`);
+        const named = `resolver: ${found.label} (${found.id})`;
+        if (found.id === list.active) {
+          show({ probe: null, status: await call<StatusView>('GET', '/api/status') }, `${named} — already in use`);
+          return 0;
+        }
+        // As the dashboard does (control/switch-probe.ts): asked first, so a switch to a resolver that doesn't answer is a refusal, not a half success.
+        const probe = await call<SwitchProbeView>('POST', '/api/resolvers/probe', { id: found.id });
+        if (!probe.ok && !values.anyway) {
+          const from = list.resolvers.find((r) => r.id === list.active)?.label ?? 'the resolver in use';
+          throw new Refused(`${found.label} didn’t answer (${probe.why ?? 'no answer'}). Nothing was changed: ${from} still answers your lookups. To switch anyway: dotstub ctl use ${shellWord(wanted)} --anyway`);
+        }
         const status = await call<StatusView>('PUT', '/api/resolvers/active', { id: found.id });
-        show(status, `resolver: ${found.label} (${found.id})`);
+        const figure = !probe.probed
+          ? 'not asked first (this dotstub measures only resolvers on this machine)'
+          : probe.ok
+            ? `answered in ${msText(probe.ms ?? 0)} ms just before the switch`
+            : `it didn’t answer (${probe.why ?? 'no answer'}); switched anyway: lookups fail until it answers`;
+        show({ probe, status }, `${named} — ${figure}`);
         return 0;
       }
       case 'local-names': {
@@ -161,7 +233,12 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
           choice === undefined
             ? await call<LocalNamesView>('GET', '/api/network/local-names')
             : await call<LocalNamesView>('PUT', '/api/network/local-names', { allow: choice === 'allow' });
-        const words = { allow: 'sent to the network’s own resolver, unencrypted', deny: 'never sent (answered with an error here)', ask: 'not decided for this network (strict mode refuses them until you allow them)' };
+        // The dashboard's words (renderer/src/components/LocalNames.tsx).
+        const words = {
+          allow: 'sent to this network’s own resolver, unencrypted, as your computer did before dotstub',
+          deny: 'never sent: they get an error here, and nothing about them leaves this machine',
+          ask: 'not decided for this network yet: in strict mode they get an error until you allow them; in opportunistic mode they go to the network’s resolver',
+        };
         const owned = v.owners.map((o) => `  ${o.suffix} → ${o.servers.join(', ') || 'no resolver'} (${o.link}; from ${o.source})`);
         show(v, [`local names on this network: ${words[v.policy]}${v.remembered ? ' (remembered for this network)' : ''}`, ...owned].join('\n'));
         return 0;

@@ -195,19 +195,22 @@ describe('dotstub ctl as another user (setpriv as nobody)', skipWith(!asRoot ? '
 
     const paused = await ctlAs(['pause', '10m', '--socket', sock], true);
     expect(paused.code, paused.stderr).toBe(0);
-    expect(paused.stdout).toMatch(/^private DNS: off — paused until \d\d:\d\d/);
+    expect(paused.stdout).toMatch(/^private DNS: paused until \d\d:\d\d — .*To turn it back on now: dotstub ctl resume$/m);
     expect(resolvConf()).toBe(ORIGINAL);
 
     const back = await ctlAs(['resume', '--socket', sock], true);
     expect(back.code, back.stderr).toBe(0);
     expect(back.stdout).toMatch(/^private DNS: on/);
 
-    // A second resolver (on loopback; the switch is done in the background, so it needn't answer).
+    // A second resolver (on loopback, not answering: ctl asks it first and refuses; --anyway switches all the same).
     const added = await apiClient(h).post('/api/resolvers', { label: 'second', address: '127.0.0.1', port: 9, authName: 'dns.test' });
     expect(added.status, added.text).toBe(201);
-    const use = await ctlAs(['use', 'second', '--socket', sock], true);
+    const asked = await ctlAs(['use', 'second', '--socket', sock], true);
+    expect(asked.code).toBe(1);
+    expect(asked.stderr).toMatch(/second didn’t answer \(connection refused\)\. Nothing was changed/);
+    const use = await ctlAs(['use', 'second', '--anyway', '--socket', sock], true);
     expect(use.code, use.stderr).toBe(0);
-    expect(use.stdout).toMatch(/^resolver: second \(/);
+    expect(use.stdout).toMatch(/^resolver: second \(.*switched anyway/);
     const active = (await onSocket('GET', '/api/resolvers')).json<ResolversView>();
     expect(active.resolvers.find((r) => r.id === active.active)?.label).toBe('second');
 

@@ -56,6 +56,11 @@ test('the network view lists what the link owns and the choice for this network;
   expect((await api.put('/api/network/local-names', { allow: 'yes' })).status).toBe(400);
   expect((await api.get('/api/network/local-names')).json<LocalNamesView>().policy).toBe('ask');
 
+  // Not decided yet, in the dashboard's words (renderer/src/components/LocalNames.tsx): both modes said, as both apply.
+  const undecided: string[] = [];
+  expect(await runCtl(['local-names', '--socket', sock], { out: (l) => undecided.push(l), err: (l) => undecided.push(l) })).toBe(0);
+  expect(undecided.join('\n')).toMatch(/^local names on this network: not decided for this network yet: in strict mode they get an error until you allow them; in opportunistic mode they go to the network’s resolver\n/);
+
   const allowed = await api.put('/api/network/local-names', { allow: true });
   expect(allowed.status).toBe(200);
   expect(allowed.json<LocalNamesView>()).toMatchObject({ policy: 'allow', remembered: true });
@@ -64,7 +69,7 @@ test('the network view lists what the link owns and the choice for this network;
   // The same from a terminal, over the control socket.
   const lines: string[] = [];
   expect(await runCtl(['local-names', 'deny', '--socket', sock], { out: (l) => lines.push(l), err: (l) => lines.push(l) })).toBe(0);
-  expect(lines.join('\n')).toMatch(/^local names on this network: never sent .*\(remembered for this network\)\n {2}lan → 10\.99\.0\.1 /);
+  expect(lines.join('\n')).toMatch(/^local names on this network: never sent: they get an error here, and nothing about them leaves this machine \(remembered for this network\)\n {2}lan → 10\.99\.0\.1 /);
   expect((await api.get('/api/network/local-names')).json<LocalNamesView>().policy).toBe('deny');
   expect((await c.query('printer.lan', { timeoutMs: 5000 })).rcode).toBe('SERVFAIL');
   expect(await runCtl(['local-names', 'maybe', '--socket', sock], { out: () => undefined, err: () => undefined })).toBe(2);

@@ -74,3 +74,14 @@ export function trayStatusLine(state: PrivacyState, resolver: string | null): st
       return 'Private DNS: off';
   }
 }
+
+/**
+ * Paused: the system-DNS takeover given back for a while by the user's
+ * choice (the state is `off`, with a pause's end), coming back by itself.
+ * The dashboard's banner says the same (renderer/src/lib/banner.ts).
+ */
+export const PAUSED_WORDS: PrivacyWords = {
+  label: 'Paused',
+  title: 'Private DNS is paused: this machine uses its usual DNS for now',
+  leaves: 'Cleartext DNS to your usual resolver, as before dotstub, until the pause ends.',
+};

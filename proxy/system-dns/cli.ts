@@ -6,6 +6,9 @@
  */
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
+import { readBypassPaths } from '../network/leak-watch.js';
+import { leakLines, readingLines, type RunningLeaks } from '../network/leak-words.js';
+import type { NetworkServer } from '../network/network-resolver.js';
 import { isSystemDnsError, NEEDS_ROOT, SystemDnsError } from './errors.js';
 import { systemHost, type SystemHost } from './host.js';
 import { Journal, pidAlive } from './journal.js';
@@ -25,8 +28,11 @@ export const SYSTEM_DNS_HELP = `Usage: dotstub system-dns enable|disable|status|
              With --only-stale (the boot-time dotstub-restore.service), only
              a takeover whose owner is gone or that is from an earlier boot
              is restored
-  status     the backend, whether the takeover is in force, and any other
-             resolver the system still knows
+  status     the backend, whether the takeover is in force, and whether
+             lookups can go around dotstub: the running dotstub's leak watch
+             when one answers on its control socket ($DOTSTUB_CONTROL_SOCKET,
+             or /run/dotstub/control.sock), else one reading of the system's
+             DNS settings now (not a watch)
   watchdog   while the takeover holds, ask dotstub on loopback twice a second;
              if it stops answering for more than 3 s (hung, stopped, dead),
              give the old DNS back and say why. Ends when private DNS is
@@ -59,6 +65,12 @@ export interface SystemDnsCliEnv {
   readonly configDir: string;
   readonly out?: (line: string) => void;
   readonly err?: (line: string) => void;
+  /**
+   * status: asks the running dotstub for its leak watch's view (the command
+   * wires it: only proxy/cli reaches the control API); null or absent: no
+   * dotstub is asked, and one reading is taken here.
+   */
+  readonly runningLeaks?: (root: string) => Promise<RunningLeaks | null>;
 }
 
 interface Parsed {
@@ -206,8 +218,9 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
         const note = readLivenessNote(parsed.stateDir);
         if (note) out(`watchdog: ${describeLivenessNote(note)}`);
         for (const o of s.original) out(`original: ${o}`);
-        if (s.leaks.length === 0) out('leaks: none seen');
-        for (const l of s.leaks) out(`leak: ${l}`);
+        const measured = await leakReport(host, new Journal(parsed.stateDir).read()?.port ?? parsed.port, env.runningLeaks, out);
+        // The backend's own check mostly says again what the leak watch reads; it is shown, as what it is, only when that read nothing.
+        if (!measured) for (const l of s.leaks) out(`the ${s.backend} backend's own check: ${l}`);
         for (const d of detection.all) out(`  ${d.usable ? 'usable' : 'not usable'}: ${d.name}: ${d.why}`);
         return 0;
       }
@@ -288,6 +301,28 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
     }
     throw e;
   }
+}
+
+/**
+ * The leak line of `status`: the running dotstub's leak watch (a
+ * measurement, with since when), and when there is none, or it measured
+ * nothing, one reading of the system's DNS settings now, said as one.
+ * Returns whether anything was measured.
+ */
+async function leakReport(host: SystemHost, port: number, ask: SystemDnsCliEnv['runningLeaks'], out: (l: string) => void): Promise<boolean> {
+  const running = ask ? await ask(host.root) : null;
+  if (running !== null && 'leaks' in running) {
+    for (const l of leakLines(running.leaks)) out(`leaks (the running dotstub's watch): ${l}`);
+    if (running.leaks?.measured) return true;
+  }
+  // dotstub answers at 127.0.0.1 (or ::1) on its port; a copy of the system files (--root) is all a test root shows: this machine's resolved is not asked.
+  const ours = (s: NetworkServer): boolean => (s.host === '127.0.0.1' || s.host === '::1') && s.port === port;
+  const reading = await readBypassPaths({ resolvConf: host.at('/etc/resolv.conf') }, ours, host.root === '/' ? undefined : () => Promise.resolve(null)).catch(
+    (err: unknown) => ({ ok: false as const, why: `reading the system's DNS settings failed (${err instanceof Error ? err.message : String(err)})` }),
+  );
+  const why = running === null ? '' : 'unreachable' in running ? `: ${running.unreachable}` : '';
+  for (const l of readingLines(reading)) out(`leaks (one reading now, not a watch${why}): ${l}`);
+  return reading.ok;
 }
 
 /** Holds the takeover: restores on SIGINT/SIGTERM; exits when someone else ran disable (the journal is gone). */
