@@ -105,6 +105,13 @@ export async function startApp(run: AppRun): Promise<App> {
         ...c.service,
         ...(systemDns ? { systemDns } : {}),
       });
+      // A saved choice of a retired preset was moved at load: saved now (the config dir is writable from here), said once.
+      try {
+        const moved = await service.settleRetired();
+        if (moved) log(`${moved}: your saved resolver was retired, so dotstub moved it (once; pick another in the dashboard)`);
+      } catch (err) {
+        log(`could not save the move away from a retired resolver (${err instanceof Error ? err.message : String(err)}); it is made again at the next start`);
+      }
       server = await listenControl(service, token, c.place, log);
       log(`dashboard at ${server.dashboardUrl}`);
       if (server.socketPath) log(`control socket at ${server.socketPath} (for members of its group: dotstub ctl status)`);

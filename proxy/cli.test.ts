@@ -2,6 +2,17 @@
 import { describe, expect, test } from 'vitest';
 import { HELP, parseCli } from './cli/flags.js';
 
+describe('--resolver of a retired preset (issue 29)', () => {
+  // Parsed, not run: on code that still had the preset, running it would send queries to the Internet.
+  test('is refused saying it was retired, when, and what to use instead (exit 2 before anything is read or written)', () => {
+    expect(() => parseCli(['--resolver', 'mullvad'], {})).toThrow(
+      '"mullvad" was retired: Mullvad DNS closed on 2 Nov 2026 (Mullvad: "Shutting down our public encrypted DNS servers and sponsoring Quad9 instead"); use --resolver quad9 instead',
+    );
+    expect(HELP).not.toMatch(/mullvad/i);
+    expect(HELP).toMatch(/--resolver R {8}cloudflare \| quad9 \| google \| adguard\n/);
+  });
+});
+
 describe('--doh', () => {
   test('gives the resolver its DNS-over-HTTPS URL for this run', () => {
     const p = parseCli(['--resolver', '127.0.0.1:8853#dns.test', '--doh', 'https://dns.test:8443/dns-query'], {});

@@ -11,6 +11,7 @@ import { logListening, logProxy, reportProblem, say } from './cli/log.js';
 import { startSystemDns } from './cli/takeover.js';
 import { defaultConfigDir, writeFileAtomicSync } from './config/config-file.js';
 import { ResolverStore } from './config/resolver-store.js';
+import { closedSentence } from './config/resolvers.js';
 import { resolveRun } from './config/run-config.js';
 import { SettingsStore } from './config/settings.js';
 import { isDotstubError } from './errors.js';
@@ -61,6 +62,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     resolvers.load();
     for (const p of [settings.problem, resolvers.problem]) if (p) reportProblem(p);
     run = resolveRun(parsed, saved, resolvers.persistedActive);
+    // Without the control API nothing saves the move (app.ts does): say it at each start instead.
+    const retired = resolvers.retiring;
+    if (retired && !parsed.control) say(`${closedSentence(retired)}: your saved resolver "${retired.id}" was retired; using "${retired.replacement}" in its place`);
   } catch (err) {
     if (isDotstubError(err)) {
       say(err.message);

@@ -54,6 +54,8 @@ export interface ControlHarnessOptions {
   readonly captive?: CaptiveConfig;
   /** Connect at start (default true); false: the first query connects (nothing happens before the test asks). */
   readonly warm?: boolean;
+  /** Reconnect when this machine's network changes (default true); false with `warm: false`: nothing connects unless a query asks (a resolver on the Internet). */
+  readonly watchNetwork?: boolean;
   /** The system-DNS takeover the service offers (--system-dns), given the proxy's DNS port. */
   readonly systemDns?: (dnsPort: number) => Promise<SystemDnsManager>;
   /** "Test resolvers" scope: tests measure only resolvers on this machine (the presets point at the Internet). */
@@ -90,6 +92,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
       cache: options.cache ? {} : null,
       captive: options.captive ?? null,
       warm: options.warm ?? true,
+      watchNetwork: options.watchNetwork ?? true,
       pool: poolOptionsFrom(effective),
       names: options.names ?? null,
       networkMemory: options.networkMemory ?? null,

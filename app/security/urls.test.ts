@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { PRESETS } from '../../proxy/config/resolvers.js';
 import { isAllowedExternal, isAllowedNavigation, isTrustedSender, originOf } from './urls.js';
 
 const control = 'http://127.0.0.1:45955';
@@ -38,5 +39,13 @@ describe('isAllowedExternal', () => {
     expect(isAllowedExternal('file:///etc/passwd')).toBe(false);
     expect(isAllowedExternal('smb://host/share')).toBe(false);
     expect(isAllowedExternal('not a url')).toBe(false);
+  });
+
+  it("opens each preset operator's own documentation page, and no retired operator's", () => {
+    for (const p of Object.values(PRESETS)) {
+      const docs = (p as { operator?: { docs: string } }).operator?.docs ?? `(${p.id} names no page)`;
+      expect(isAllowedExternal(docs), docs).toBe(true);
+    }
+    expect(isAllowedExternal('https://mullvad.net/en/help/dns-over-https-and-dns-over-tls')).toBe(false);
   });
 });

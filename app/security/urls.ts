@@ -34,7 +34,6 @@ const EXTERNAL_HOSTS: ReadonlySet<string> = new Set([
   'one.one.one.one',
   'developers.google.com',
   'adguard-dns.io',
-  'mullvad.net',
 ]);
 
 export function isAllowedExternal(url: string, hosts: ReadonlySet<string> = EXTERNAL_HOSTS): boolean {

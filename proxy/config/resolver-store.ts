@@ -12,7 +12,7 @@ import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.j
 import { lazily, type ZodApi } from './zod.js';
 import { isDotstubError } from '../errors.js';
 import { issueCodes, type FieldCode } from '../error-codes.js';
-import { customResolver, PRESETS, validateAuthName, validateDohUrl, validatePin, type ResolverSpec } from './resolvers.js';
+import { customResolver, PRESETS, retiredPreset, validateAuthName, validateDohUrl, validatePin, type ResolverSpec, type RetiredPreset } from './resolvers.js';
 
 export const MAX_CUSTOM_RESOLVERS = 64;
 
@@ -161,9 +161,21 @@ export interface StoredResolver {
   readonly dohUrl?: string;
 }
 
+/** A saved choice of a retired preset was moved to its replacement (issue 29); said until the user dismisses it. */
+export interface RetiredNotice {
+  /** The retired preset's id, e.g. mullvad. */
+  readonly from: string;
+  /** The replacement's id, e.g. quad9. */
+  readonly to: string;
+  /** When the move was made, ms since the epoch. */
+  readonly at: number;
+}
+
 interface ResolversFile {
   readonly active: string | null;
   readonly custom: readonly StoredResolver[];
+  /** Written only while there is one, so other files stay readable by older versions. */
+  readonly retiredNotice?: RetiredNotice;
 }
 
 /** The file: the active resolver's ID and the custom resolvers, as stored. */
@@ -183,6 +195,7 @@ const resolversFileSchema = lazily((z) =>
         }),
       )
       .max(MAX_CUSTOM_RESOLVERS),
+    retiredNotice: z.strictObject({ from: z.string().max(128), to: z.string().max(128), at: z.number() }).optional(),
   }),
 );
 
@@ -229,6 +242,10 @@ export class ResolverStore {
   /** Resolvers given on the command line for this run: listed, never saved. */
   readonly #session = new Map<string, ResolverSpec>();
   #persistedActive: string | null = null;
+  /** The retired preset the file named as active, moved at load and not yet saved (settleRetired). */
+  #retiring: RetiredPreset | null = null;
+  #retiringAt = 0;
+  #notice: RetiredNotice | null = null;
   problem: ConfigProblem | null = null;
 
   constructor(configDir: string) {
@@ -248,6 +265,53 @@ export class ResolverStore {
       this.#custom.set(spec.id, spec);
     }
     this.#persistedActive = value?.active ?? null;
+    this.#notice = value?.retiredNotice ?? null;
+    // A retired preset's operator closed the service: the saved choice moves to the replacement it named.
+    // Only in memory here (reading needs no write access); settleRetired() saves it, once.
+    const retired = this.#persistedActive === null ? undefined : retiredPreset(this.#persistedActive);
+    this.#retiring = retired ?? null;
+    this.#retiringAt = Date.now();
+    if (retired) this.#persistedActive = retired.replacement;
+  }
+
+  /** The retired preset the saved choice was moved from at this load, until settleRetired() saved the move. */
+  get retiring(): RetiredPreset | null {
+    return this.#retiring;
+  }
+
+  /** The move to say in the dashboard, saved or about to be; null once dismissed. */
+  get retiredNotice(): RetiredNotice | null {
+    return this.#notice ?? (this.#retiring ? { from: this.#retiring.id, to: this.#retiring.replacement, at: this.#retiringAt } : null);
+  }
+
+  /**
+   * Saves the move made at load (the replacement as the active choice, and
+   * the notice), so the next start neither repeats it nor forgets to say it.
+   * Returns the retired preset it moved from; null when there was none.
+   */
+  async settleRetired(): Promise<RetiredPreset | null> {
+    const retired = this.#retiring;
+    if (!retired) return null;
+    const notice = { from: retired.id, to: retired.replacement, at: this.#retiringAt };
+    await this.#file.save({ active: retired.replacement, custom: [...this.#custom.values()].map(toStored), retiredNotice: notice });
+    this.problem = null;
+    this.#notice = notice;
+    this.#retiring = null;
+    return retired;
+  }
+
+  /** The user read the notice: it is not shown again, after a restart either. */
+  async dismissRetiredNotice(): Promise<void> {
+    if (!this.#notice && !this.#retiring) return;
+    const notice = this.#notice;
+    this.#notice = null;
+    try {
+      await this.#save(this.#persistedActive);
+    } catch (err) {
+      this.#notice = notice;
+      throw err;
+    }
+    this.#retiring = null;
   }
 
   /** The active resolver saved by the last switch, if it still exists. */
@@ -323,7 +387,7 @@ export class ResolverStore {
   }
 
   async #save(active: string | null): Promise<void> {
-    await this.#file.save({ active, custom: [...this.#custom.values()].map(toStored) });
+    await this.#file.save({ active, custom: [...this.#custom.values()].map(toStored), ...(this.#notice ? { retiredNotice: this.#notice } : {}) });
     this.problem = null;
   }
 }

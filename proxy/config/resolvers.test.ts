@@ -1,9 +1,10 @@
 import { describe, expect, test } from 'vitest';
+import * as resolvers from './resolvers.js';
 import { customResolver, describeResolver, dohEndpoint, parseResolverArg, PRESETS, validateDohUrl, validatePin } from './resolvers.js';
 
 describe('resolver presets', () => {
   test('each preset has v4 and v6 addresses, port 853 and an authentication name', () => {
-    for (const id of ['cloudflare', 'quad9', 'google', 'adguard', 'mullvad']) {
+    for (const id of ['cloudflare', 'quad9', 'google', 'adguard']) {
       const p = PRESETS[id];
       expect(p, id).toBeDefined();
       expect(p?.addresses.some((a) => a.includes('.'))).toBe(true);
@@ -12,6 +13,39 @@ describe('resolver presets', () => {
       expect(p?.authName).toMatch(/\./);
     }
     expect(parseResolverArg('Quad9')).toBe(PRESETS.quad9);
+  });
+
+  test('each preset says who runs it and where they document it', () => {
+    for (const p of Object.values(PRESETS)) {
+      const operator = (p as { operator?: { name: string; docs: string } }).operator;
+      expect(operator?.name, p.id).toMatch(/\w/);
+      expect(operator?.docs, p.id).toMatch(/^https:\/\/[a-z0-9.-]+\//);
+    }
+  });
+});
+
+describe('retired presets (issue 29: Mullvad closed its public encrypted DNS on 2 Nov 2026)', () => {
+  test('Mullvad is no preset any more: not offered, not in the hint', () => {
+    expect(PRESETS.mullvad).toBeUndefined();
+    expect(() => parseResolverArg('dns.example.com')).toThrow(/use a preset \(cloudflare, quad9, google, adguard\)/);
+  });
+
+  test('--resolver mullvad is refused, saying it was retired, when, and what to use instead', () => {
+    expect(() => parseResolverArg('mullvad')).toThrow(
+      '"mullvad" was retired: Mullvad DNS closed on 2 Nov 2026 (Mullvad: "Shutting down our public encrypted DNS servers and sponsoring Quad9 instead"); use --resolver quad9 instead',
+    );
+    expect(() => parseResolverArg('Mullvad')).toThrow(/was retired/);
+  });
+
+  test('the table: each retired id is no preset, its replacement is one, its date is a real day', () => {
+    const table = (resolvers as { RETIRED_PRESETS?: readonly { id: string; label: string; closed: string; words: string; replacement: string }[] }).RETIRED_PRESETS;
+    expect(table?.map((r) => r.id)).toContain('mullvad');
+    for (const r of table ?? []) {
+      expect(PRESETS[r.id], r.id).toBeUndefined();
+      expect(PRESETS[r.replacement], r.replacement).toBeDefined();
+      expect(new Date(`${r.closed}T00:00:00Z`).toISOString().slice(0, 10)).toBe(r.closed);
+      expect(r.words).toMatch(/\w/);
+    }
   });
 });
 
@@ -25,7 +59,7 @@ describe('parseResolverArg', () => {
   });
 
   test('bad input gets an error that says what to use instead', () => {
-    expect(() => parseResolverArg('dns.example.com')).toThrow(/use a preset \(cloudflare, quad9, google, adguard, mullvad\)/);
+    expect(() => parseResolverArg('dns.example.com')).toThrow(/use a preset \(cloudflare, quad9, google, adguard\)/);
     expect(() => parseResolverArg('1.2.3.4:99999')).toThrow(/port must be a number from 1 to 65535/);
     expect(() => parseResolverArg('1.2.3.4#bad_name!')).toThrow(/not a valid authentication name/);
     expect(() => parseResolverArg('1.2.3.4#a#b')).toThrow(/only one "#authname"/);
@@ -69,7 +103,6 @@ describe('DoH endpoints', () => {
       quad9: 'https://dns.quad9.net/dns-query',
       google: 'https://dns.google/dns-query',
       adguard: 'https://dns.adguard-dns.com/dns-query',
-      mullvad: 'https://dns.mullvad.net/dns-query',
     });
     for (const p of Object.values(PRESETS)) expect(dohEndpoint(p.dohUrl as string)).toMatchObject({ host: p.authName, port: 443, path: '/dns-query' });
   });

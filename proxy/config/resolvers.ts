@@ -33,10 +33,23 @@ export interface ResolverSpec {
   readonly dohUrl?: string | undefined;
 }
 
-export const PRESETS: Readonly<Record<string, ResolverSpec>> = Object.freeze({
+/** Who runs a preset, and the page where they document the service (what dotstub's entry was taken from). */
+export interface Operator {
+  readonly name: string;
+  /** https, on a host the desktop app may open (app/security/urls.ts). */
+  readonly docs: string;
+}
+
+/** A preset: a resolver dotstub lists by name, with who runs it. */
+export interface PresetSpec extends ResolverSpec {
+  readonly operator: Operator;
+}
+
+export const PRESETS: Readonly<Record<string, PresetSpec>> = Object.freeze({
   cloudflare: {
     id: 'cloudflare',
     label: 'Cloudflare',
+    operator: { name: 'Cloudflare', docs: 'https://developers.cloudflare.com/1.1.1.1/encryption/dns-over-tls/' },
     addresses: ['1.1.1.1', '1.0.0.1', '2606:4700:4700::1111', '2606:4700:4700::1001'],
     port: DOT_PORT,
     authName: 'cloudflare-dns.com',
@@ -46,6 +59,7 @@ export const PRESETS: Readonly<Record<string, ResolverSpec>> = Object.freeze({
   quad9: {
     id: 'quad9',
     label: 'Quad9',
+    operator: { name: 'Quad9 Foundation', docs: 'https://www.quad9.net/service/service-addresses-and-features/' },
     addresses: ['9.9.9.9', '149.112.112.112', '2620:fe::fe', '2620:fe::9'],
     port: DOT_PORT,
     authName: 'dns.quad9.net',
@@ -55,6 +69,7 @@ export const PRESETS: Readonly<Record<string, ResolverSpec>> = Object.freeze({
   google: {
     id: 'google',
     label: 'Google Public DNS',
+    operator: { name: 'Google', docs: 'https://developers.google.com/speed/public-dns/docs/dns-over-tls' },
     addresses: ['8.8.8.8', '8.8.4.4', '2001:4860:4860::8888', '2001:4860:4860::8844'],
     port: DOT_PORT,
     authName: 'dns.google',
@@ -64,23 +79,55 @@ export const PRESETS: Readonly<Record<string, ResolverSpec>> = Object.freeze({
   adguard: {
     id: 'adguard',
     label: 'AdGuard DNS',
+    operator: { name: 'AdGuard', docs: 'https://adguard-dns.io/kb/general/dns-providers/' },
     addresses: ['94.140.14.14', '94.140.15.15', '2a10:50c0::ad1:ff', '2a10:50c0::ad2:ff'],
     port: DOT_PORT,
     authName: 'dns.adguard-dns.com',
     pins: [],
     dohUrl: 'https://dns.adguard-dns.com/dns-query',
   },
-  mullvad: {
+});
+
+/**
+ * A preset whose operator closed the service. Kept so a saved choice, a
+ * command line or an old script naming it is told what happened and moved
+ * to (or pointed at) the replacement, instead of failing without a word.
+ * Retiring a preset: move its entry from PRESETS to here, and test it.
+ */
+export interface RetiredPreset {
+  readonly id: string;
+  readonly label: string;
+  readonly operator: string;
+  /** The day the service closed, YYYY-MM-DD (UTC). */
+  readonly closed: string;
+  /** The operator's own words about the closure. */
+  readonly words: string;
+  /** The preset a saved choice moves to: the operator's recommendation where it made one. */
+  readonly replacement: string;
+}
+
+export const RETIRED_PRESETS: readonly RetiredPreset[] = Object.freeze([
+  {
     id: 'mullvad',
     label: 'Mullvad DNS',
-    addresses: ['194.242.2.2', '2a07:e340::2'],
-    port: DOT_PORT,
-    authName: 'dns.mullvad.net',
-    pins: [],
-    // NETWORK.md marks Mullvad's DoH service status as uncertain; the URL is the one on its own page.
-    dohUrl: 'https://dns.mullvad.net/dns-query',
+    operator: 'Mullvad',
+    closed: '2026-11-02',
+    words: 'Shutting down our public encrypted DNS servers and sponsoring Quad9 instead',
+    replacement: 'quad9',
   },
-});
+]);
+
+export function retiredPreset(id: string): RetiredPreset | undefined {
+  return RETIRED_PRESETS.find((r) => r.id === id.toLowerCase());
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** "Mullvad DNS closed on 2 Nov 2026": one wording for the CLI, the timeline and the dashboard. */
+export function closedSentence(r: RetiredPreset): string {
+  const [y, m, d] = r.closed.split('-').map(Number) as [number, number, number];
+  return `${r.label} closed on ${d} ${MONTHS[m - 1]} ${y}`;
+}
 
 // RFC 1123 host name: labels of letters, digits and hyphens, not at the ends.
 const HOSTNAME = /^(?=.{1,253}\.?$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.?$/i;
@@ -207,6 +254,11 @@ export function customResolver(input: CustomResolverInput): ResolverSpec {
  * comma-separated (`9.9.9.9,[2620:fe::fe]:853#dns.quad9.net`).
  */
 export function parseResolverArg(arg: string, pins: readonly string[] = [], dohUrl?: string): ResolverSpec {
+  const retired = retiredPreset(arg);
+  // An explicit choice is not swapped for another operator behind the user's back: say what happened and what to use.
+  if (retired) {
+    throw new ResolverSpecError(`"${retired.id}" was retired: ${closedSentence(retired)} (${retired.operator}: "${retired.words}"); use --resolver ${retired.replacement} instead`);
+  }
   const preset = PRESETS[arg.toLowerCase()];
   if (preset) {
     if (pins.length === 0 && dohUrl === undefined) return preset;

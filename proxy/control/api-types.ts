@@ -40,6 +40,7 @@
  *   DELETE /api/resolvers/:id               → 204 | 404 unknown_resolver | 409 resolver_in_use, resolver_is_preset
  *   POST   /api/resolvers/probe             { id } → SwitchProbeView (~1 s): does it answer now? (before a switch)
  *   PUT    /api/resolvers/active            { id } → StatusView (after the switch; no query dropped)
+ *   DELETE /api/resolvers/retired-notice    → 204: the notice of a move away from a retired preset is not shown again
  *   POST   /api/retry                       (no body) → RetryView: try the resolver now, not after the back-off
  *   GET    /api/connections                 → ConnectionView[]
  *   GET    /api/metrics                     → MetricsView
@@ -198,8 +199,31 @@ export interface StatusView {
    * every file loaded. Cleared for a file once the app saves it.
    */
   readonly problems?: readonly ConfigProblemView[];
+  /**
+   * A saved choice of a retired preset was moved to its replacement at start
+   * (issue 29): the dashboard's banner, until DELETE /api/resolvers/retired-notice.
+   * null when there is none to say.
+   */
+  readonly retiredNotice?: RetiredNoticeView | null;
   /** The control server's own URL, e.g. http://127.0.0.1:5380. */
   readonly control?: string;
+}
+
+/** The move away from a retired preset, in words (config/resolvers.ts RETIRED_PRESETS). */
+export interface RetiredNoticeView {
+  readonly from: string;
+  readonly fromLabel: string;
+  readonly to: string;
+  readonly toLabel: string;
+  /** The day the service closed, YYYY-MM-DD. */
+  readonly closed: string;
+  readonly operator: string;
+  /** The operator's own words about the closure. */
+  readonly words: string;
+  /** When the choice was moved, ms since the epoch. */
+  readonly at: number;
+  /** "Mullvad DNS closed on 2 Nov 2026; now using Quad9" (or "…; your saved choice is now Quad9" while this run uses another). */
+  readonly message: string;
 }
 
 /** For the desktop app's "Sign in to network" window (its own session, through this proxy only). */
@@ -269,7 +293,16 @@ export interface QueryPage {
 export type TimelineEvent =
   | { readonly kind: 'connection'; readonly event: ConnectionEvent }
   | { readonly kind: 'state'; readonly event: StateChange }
-  | { readonly kind: 'resolver'; readonly at: number; readonly from: string; readonly to: string }
+  | {
+      readonly kind: 'resolver';
+      readonly at: number;
+      readonly from: string;
+      readonly to: string;
+      /** Set when dotstub made the switch, not the user: why (a retired preset's closure, in words). */
+      readonly reason?: string;
+      /** The resolver switched from, by name, when it is no longer listed (a retired preset). */
+      readonly fromLabel?: string;
+    }
   | { readonly kind: 'settings'; readonly at: number; readonly changed: readonly string[] }
   | { readonly kind: 'captive'; readonly event: CaptiveEvent };
 

@@ -97,6 +97,14 @@ export function routes(service: ControlService): Route[] {
     { method: 'PUT', path: '/api/resolvers/active', body: true, handler: async ({ body }) => json(await service.resolverActions.switch(body)) },
     {
       method: 'DELETE',
+      path: '/api/resolvers/retired-notice',
+      handler: async () => {
+        await service.dismissRetiredNotice();
+        return { kind: 'empty', status: 204 };
+      },
+    },
+    {
+      method: 'DELETE',
       path: '/api/resolvers/:id',
       handler: async ({ params }) => {
         await service.resolverActions.remove(params.id as string);

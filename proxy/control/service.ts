@@ -18,9 +18,9 @@ import type { QueryRecord } from '../engine/query-record.js';
 import type { ConnectionEvent, StateChange, StubProxy } from '../dotstub.js';
 import { QueryLog, type QueryFilter } from './query-log.js';
 import type { ResolverStore } from '../config/resolver-store.js';
-import type { ResolverSpec } from '../config/resolvers.js';
+import { closedSentence, PRESETS, retiredPreset, type ResolverSpec } from '../config/resolvers.js';
 import type { Settings, SettingsStore } from '../config/settings.js';
-import type { ConnectionView, MetricsView, QueryPage, ResolversView, ResolverView, SignInView, RetryView, StatusView, TimelineEvent } from './api-types.js';
+import type { ConnectionView, MetricsView, QueryPage, ResolversView, ResolverView, RetiredNoticeView, SignInView, RetryView, StatusView, TimelineEvent } from './api-types.js';
 import { StreamHub } from './stream.js';
 import { metricsView } from './metrics-view.js';
 import { captiveAction, signIn } from './actions/captive.js';
@@ -226,8 +226,54 @@ export class ControlService {
       counters: { ...this.proxy.counters },
       leaks: this.proxy.leaks,
       ...(problems.length > 0 ? { problems } : {}),
+      retiredNotice: this.#retiredNotice(),
       ...(this.controlUrl ? { control: this.controlUrl } : {}),
     };
+  }
+
+  #retiredNotice(): RetiredNoticeView | null {
+    const n = this.#resolvers.retiredNotice;
+    const retired = n && retiredPreset(n.from);
+    if (!n || !retired) return null;
+    const toLabel = PRESETS[n.to]?.label ?? n.to;
+    // This run may use another resolver (--resolver): then only the saved choice moved.
+    const now = this.proxy.resolver.id === n.to ? `now using ${toLabel}` : `your saved choice is now ${toLabel}`;
+    return {
+      from: n.from,
+      fromLabel: retired.label,
+      to: n.to,
+      toLabel,
+      closed: retired.closed,
+      operator: retired.operator,
+      words: retired.words,
+      at: n.at,
+      message: `${closedSentence(retired)}; ${now}`,
+    };
+  }
+
+  /**
+   * At start: saves the move away from a retired preset the config dir
+   * named (ResolverStore.load made it), and says it once in the timeline.
+   * Returns the words, for the log; null when there was nothing to move.
+   * If the save fails the move is still said, and made again next start.
+   */
+  async settleRetired(): Promise<string | null> {
+    const retired = this.#resolvers.retiring;
+    if (!retired) return null;
+    const notice = this.#retiredNotice();
+    const message = notice?.message ?? closedSentence(retired);
+    this.#event({ kind: 'resolver', at: Date.now(), from: retired.id, to: retired.replacement, reason: message, fromLabel: retired.label });
+    await this.#serial(() => this.#resolvers.settleRetired());
+    this.stream.viewsChanged();
+    return message;
+  }
+
+  /** DELETE /api/resolvers/retired-notice: the user read it; not shown again, after a restart either. */
+  dismissRetiredNotice(): Promise<void> {
+    return this.#serial(async () => {
+      await this.#resolvers.dismissRetiredNotice();
+      this.stream.viewsChanged();
+    });
   }
 
   resolvers(): ResolversView {

@@ -9,6 +9,7 @@ import { CaptiveCard } from './components/CaptiveCard.js';
 import { QueryLog } from './components/QueryLog.js';
 import { AddResolverForm, ResolverSwitcher } from './components/Resolvers.js';
 import { ResolverTest } from './components/ResolverTest.js';
+import { RetiredNotice } from './components/RetiredNotice.js';
 import { SettingsForm } from './components/SettingsForm.js';
 import { SystemDnsPanel } from './components/SystemDns.js';
 import { Timeline } from './components/Timeline.js';
@@ -229,6 +230,7 @@ export function App() {
       <main id="main" ref={main} tabIndex={-1} className={`main route-${route}${r === 'lost' || r === 'signed-out' ? ' stale' : ''}`}>
         <PrivacyBanner />
         <StaleStamp />
+        <RetiredNotice />
         <CaptiveCard />
         <View route={route} />
       </main>

@@ -6,7 +6,7 @@
  * other changes (`serial`).
  */
 import { canAuthenticate, MAX_CUSTOM_RESOLVERS, validateCustomResolver, type ResolverContext, type ResolverStore } from '../../config/resolver-store.js';
-import type { ResolverSpec } from '../../config/resolvers.js';
+import { closedSentence, retiredPreset, type ResolverSpec } from '../../config/resolvers.js';
 import type { Settings } from '../../config/settings.js';
 import type { StubProxy } from '../../dotstub.js';
 import type { ResolverView, StatusView, TimelineEvent, ValidationView } from '../api-types.js';
@@ -56,6 +56,10 @@ export class ResolverActions {
 
   #spec(id: string): ResolverSpec {
     const spec = this.#o.store.get(id);
+    const retired = spec ? undefined : retiredPreset(id);
+    if (retired) {
+      throw new ApiFailure('unknown_resolver', `"${id}" was retired: ${closedSentence(retired)} (${retired.operator}: "${retired.words}"); use "${retired.replacement}" instead`);
+    }
     if (!spec) throw new ApiFailure('unknown_resolver', `unknown resolver "${id}": use an id from GET /api/resolvers`);
     return spec;
   }

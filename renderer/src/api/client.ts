@@ -121,6 +121,7 @@ export const api = {
   validateResolver: (body: CustomResolverBody) => request<ValidationView>('POST', '/api/resolvers/validate', body),
   removeResolver: (id: string) => request<void>('DELETE', `/api/resolvers/${encodeURIComponent(id)}`),
   switchResolver: (id: string) => request<StatusView>('PUT', '/api/resolvers/active', { id }),
+  dismissRetiredNotice: () => request<void>('DELETE', '/api/resolvers/retired-notice'),
   probeResolver: (id: string) => request<SwitchProbeView>('POST', '/api/resolvers/probe', { id }),
   testResolvers: () => request<ResolverTestResult>('POST', '/api/resolvers/test'),
   retryNow: () => request<RetryView>('POST', '/api/retry'),

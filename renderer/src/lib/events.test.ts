@@ -71,6 +71,15 @@ describe('describeEvent', () => {
       describeEvent({ kind: 'state', event: { state: 'blocked', previous: 'blocked', reason: 'r', at: 1, resolverId: 'q' } }).title,
     ).toBe('Privacy: still Stopped');
     expect(describeEvent({ kind: 'resolver', at: 1, from: 'quad9', to: 'lab' }, names).title).toBe('Resolver switched from Quad9 to Lab resolver');
+    // A move dotstub made itself (a retired preset, issue 29) says why, and names the preset that is no longer listed.
+    const moved = describeEvent(
+      { kind: 'resolver', at: 1, from: 'mullvad', to: 'quad9', reason: 'Mullvad DNS closed on 2 Nov 2026; now using Quad9', fromLabel: 'Mullvad DNS' },
+      names,
+    );
+    expect([moved.title, moved.detail]).toEqual([
+      'Mullvad DNS closed on 2 Nov 2026; now using Quad9',
+      'Your saved resolver, Mullvad DNS, was moved to Quad9 once; pick another on the Resolvers page.',
+    ]);
     expect(describeEvent({ kind: 'settings', at: 1, changed: ['padding', 'recordNames'] }).detail).toBe('padding, recordNames');
   });
 });

@@ -100,6 +100,17 @@ export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => i
       };
     }
     case 'resolver':
+      // dotstub made this switch itself (a retired preset): the reason is the title, and the user is told where to choose.
+      if (e.reason !== undefined) {
+        return {
+          at,
+          kind: e.kind,
+          icon: 'switch',
+          tone: 'caution',
+          title: e.reason,
+          detail: `Your saved resolver, ${e.fromLabel ?? names(e.from)}, was moved to ${names(e.to)} once; pick another on the Resolvers page.`,
+        };
+      }
       return {
         at,
         kind: e.kind,
