@@ -113,3 +113,31 @@ test('the networks dotstub remembers: this one first and marked, what worked on 
   expect(Object.keys(memory()).sort()).toEqual([CAFE, here[0] as string].sort());
   expect(errors).toEqual([]);
 });
+
+test('a settings import naming a network this computer has never been on creates no ghost network: its choice waits, unlisted, and the page says so', async ({ remembered, page }) => {
+  const { proxy, file } = remembered;
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const dashboard = new Dashboard(page);
+  await dashboard.open(proxy.dashboardUrl);
+  await dashboard.goTo('Network');
+  const card = page.getByTestId('network-memory');
+  const items = card.getByTestId('remembered-network');
+  await expect(items.filter({ hasText: 'gateway 10.20.0.1' })).toHaveCount(1);
+  const before = await items.count();
+
+  // An export from elsewhere, or a made-up one: the café's choice, and a network this computer has never been on.
+  const ghost = '0123456789abcdef0123456789abcdef';
+  const exported = { dotstub: 'settings', version: 1, exportedAt: new Date().toISOString(), settings: {}, networks: [{ key: CAFE, label: 'gateway 10.20.0.1', localNames: 'allow' }, { key: ghost, label: 'gateway 198.51.100.1', localNames: 'allow' }] };
+  await card.getByLabel('Settings file to import').setInputFiles({ name: 'dotstub-settings.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(exported)) });
+  await expect(card.getByRole('status')).toHaveText(
+    "Imported your settings and your choices for 1 network. 1 more is for a network this computer hasn't been on: kept, and used there the day it joins it.",
+  );
+  await expect(items).toHaveCount(before);
+  await expect(card).not.toContainText('198.51.100.1');
+  await expect(card.getByTestId('memory-waiting')).toHaveText('1 imported choice waits for a network this computer hasn’t been on yet (not listed until it joins it).');
+  await expect(card.getByRole('combobox', { name: 'Local names on gateway 10.20.0.1' })).toHaveValue('allow');
+  // Kept, for the day the key matches.
+  expect((JSON.parse(fs.readFileSync(file, 'utf8')) as { networks: Record<string, { localNames?: string; seenAt?: string }> }).networks[ghost]).toMatchObject({ localNames: 'allow' });
+  await page.screenshot({ path: path.join(SHOTS, 'network-memory-import-waiting-1280-light.png'), fullPage: true });
+  expect(await violations(page)).toEqual([]);
+});

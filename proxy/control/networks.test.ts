@@ -31,13 +31,15 @@ async function rig() {
   // Remembered before this run: a café where 853 was dropped, and an office.
   fs.writeFileSync(file, JSON.stringify({ version: 1, networks: {
     cafe0000000000000000000000000000: { label: 'gateway 10.1.1.1', worked: 'doh', port853: { kind: 'dropped', classification: 'NET_DROPPED', at: '2026-11-20T10:00:00.000Z' }, rttMs: 41.5, seenAt: '2026-11-20T10:00:00.000Z', firstSeenAt: '2026-11-01T10:00:00.000Z' },
-    office00000000000000000000000000: { label: 'gateway 10.2.2.1', worked: 'dot', localNames: 'deny', localDomains: ['corp.example'], seenAt: '2026-11-21T10:00:00.000Z' },
+    '0ff1ce00000000000000000000000000': { label: 'gateway 10.2.2.1', worked: 'dot', localNames: 'deny', localDomains: ['corp.example'], seenAt: '2026-11-21T10:00:00.000Z' },
   } }));
   // Strict mode's sign-in answers, in their own file: the café's sign-in was allowed, the office's declined.
   const consent = path.join(dir, 'captive-consent.json');
-  fs.writeFileSync(consent, JSON.stringify({ version: 1, networks: { cafe0000000000000000000000000000: 'allow', office00000000000000000000000000: 'decline' } }));
+  fs.writeFileSync(consent, JSON.stringify({ version: 1, networks: { cafe0000000000000000000000000000: 'allow', '0ff1ce00000000000000000000000000': 'decline' } }));
   const none = path.join(dir, 'none');
-  const key = () => 'home0000000000000000000000000000';
+  // The network we're on; a test moves the machine to another by changing it (and telling the proxy).
+  const on = { key: '40e00000000000000000000000000000' };
+  const key = () => on.key;
   // Nothing is probed from here: the probes point at a closed port on loopback.
   const closed = 'http://127.0.0.1:9/';
   const h = await startControl({
@@ -48,7 +50,7 @@ async function rig() {
     captive: { probes: { interceptionUrl: closed, checkUrl: closed, capportUrl: null }, networkDns: [], consentFile: consent, networkKey: key },
   });
   onTestFinished(() => h.stop());
-  return { h, api: apiClient(h), file, consent };
+  return { h, api: apiClient(h), file, consent, on };
 }
 
 /** Waits until this network's first connection is remembered (the warm open at start writes it). */
@@ -73,7 +75,7 @@ test("PUT changes one network's local-names choice; on this network the name rou
   const { h, api, file } = await rig();
   const c = await UdpClient.open(h.dnsPort);
   onTestFinished(() => c.close());
-  const home = 'home0000000000000000000000000000';
+  const home = '40e00000000000000000000000000000';
   await settled(file, home);
   const before = fs.readFileSync(file, 'utf8');
   for (const [body, field] of [[{ localNames: 'yes' }, 'localNames'], [{}, 'localNames'], [{ localNames: 'allow', label: 'mine' }, 'label']] as const) {
@@ -94,15 +96,15 @@ test("PUT changes one network's local-names choice; on this network the name rou
   const allowed = await api.put(`/api/networks/${home}`, { localNames: 'allow' });
   expect(allowed.json<RememberedNetworkView>()).toMatchObject({ current: true, localNames: 'allow' });
   expect(h.proxy.routing?.view().policy).toBe('allow');
-  const office = await api.put('/api/networks/office00000000000000000000000000', { localNames: 'ask' });
+  const office = await api.put('/api/networks/0ff1ce00000000000000000000000000', { localNames: 'ask' });
   expect(office.json<RememberedNetworkView>().localNames).toBe('ask');
-  expect(JSON.parse(fs.readFileSync(file, 'utf8')).networks.office00000000000000000000000000.localNames).toBeUndefined();
+  expect(JSON.parse(fs.readFileSync(file, 'utf8')).networks['0ff1ce00000000000000000000000000'].localNames).toBeUndefined();
 });
 
 test('DELETE forgets a network (404 the second time); on this network its choice stops applying at once; its sign-in answer goes too', async () => {
   const { h, api, consent } = await rig();
   const answers = (): Record<string, string> => (JSON.parse(fs.readFileSync(consent, 'utf8')) as { networks: Record<string, string> }).networks;
-  const home = 'home0000000000000000000000000000';
+  const home = '40e00000000000000000000000000000';
   await api.put(`/api/networks/${home}`, { localNames: 'allow' });
   expect((await api.del('/api/networks/cafe0000000000000000000000000000')).status).toBe(204);
   const again = await api.del('/api/networks/cafe0000000000000000000000000000');
@@ -111,7 +113,7 @@ test('DELETE forgets a network (404 the second time); on this network its choice
   expect(h.proxy.routing?.view().policy).toBe('ask');
   expect((await api.get('/api/networks')).json<NetworksView>().networks.map((n) => n.key)).not.toContain('cafe0000000000000000000000000000');
   // "Forget everything about it?": the strict-mode sign-in answer was part of it; another network's answer stays.
-  expect(answers()).toEqual({ office00000000000000000000000000: 'decline' });
+  expect(answers()).toEqual({ '0ff1ce00000000000000000000000000': 'decline' });
 });
 
 test('the settings export carries the networks’ choices; an import brings them back; a file that is not an export is a 400 that changes nothing', async () => {
@@ -123,14 +125,14 @@ test('the settings export carries the networks’ choices; an import brings them
   const body = exported.json<SettingsExport>();
   expect(body).toMatchObject({ dotstub: 'settings', version: 1, settings: { mode: 'strict' } });
   expect(body.networks).toEqual([
-    { key: 'office00000000000000000000000000', label: 'gateway 10.2.2.1', localNames: 'deny' },
+    { key: '0ff1ce00000000000000000000000000', label: 'gateway 10.2.2.1', localNames: 'deny' },
     { key: 'cafe0000000000000000000000000000', label: 'gateway 10.1.1.1', localNames: 'allow' },
   ]);
 
   // Elsewhere (or after forgetting them): the import brings the choices back.
   await api.del('/api/networks/cafe0000000000000000000000000000');
-  await api.put('/api/networks/office00000000000000000000000000', { localNames: 'ask' });
-  await settled(file, 'home0000000000000000000000000000');
+  await api.put('/api/networks/0ff1ce00000000000000000000000000', { localNames: 'ask' });
+  await settled(file, '40e00000000000000000000000000000');
   const before = fs.readFileSync(file, 'utf8');
   for (const bad of [{ ...body, dotstub: 'other' }, { ...body, networks: [{ key: '../x', localNames: 'allow' }] }, { ...body, networks: [{ key: 'k', localNames: 'sometimes' }] }, { ...body, settings: { padding: 'maybe' } }]) {
     const r = await api.post('/api/settings/import', bad);
@@ -140,8 +142,33 @@ test('the settings export carries the networks’ choices; an import brings them
   expect(fs.readFileSync(file, 'utf8')).toBe(before);
   const imported = await api.post('/api/settings/import', body);
   expect(imported.status).toBe(200);
-  expect(imported.json<{ networks: number }>().networks).toBe(2);
+  // The office was seen here: its choice applies. The café was forgotten: its choice waits for it, unlisted.
+  expect(imported.json<{ networks: number; waiting: number }>()).toMatchObject({ networks: 1, waiting: 1 });
   const v = (await api.get('/api/networks')).json<NetworksView>();
-  expect(v.networks.find((n) => n.key === 'cafe0000000000000000000000000000')).toMatchObject({ label: 'gateway 10.1.1.1', localNames: 'allow' });
-  expect(v.networks.find((n) => n.key === 'office00000000000000000000000000')?.localNames).toBe('deny');
+  expect(v.networks.find((n) => n.key === 'cafe0000000000000000000000000000')).toBeUndefined();
+  expect(v.waiting).toBe(1);
+  expect(v.networks.find((n) => n.key === '0ff1ce00000000000000000000000000')?.localNames).toBe('deny');
+});
+
+test('an import naming a network this machine has never been on (a made-up key) creates no network: the choice waits, unlisted, until the machine joins it', async () => {
+  const { h, api, on } = await rig();
+  const body = (await api.get('/api/settings/export')).json<SettingsExport>();
+  const ghost = '0123456789abcdef0123456789abcdef';
+  const before = (await api.get('/api/networks')).json<NetworksView>().networks.map((n) => n.key);
+  const r = await api.post('/api/settings/import', { ...body, networks: [...body.networks, { key: ghost, label: 'gateway 192.0.2.1', localNames: 'allow' }] });
+  expect(r.status).toBe(200);
+  expect(r.json<{ waiting: number }>().waiting).toBe(1);
+  const after = (await api.get('/api/networks')).json<NetworksView>();
+  expect(after.networks.map((n) => n.key)).toEqual(before);
+  expect(JSON.stringify(after)).not.toContain('192.0.2.1');
+  expect(after.waiting).toBe(1);
+  // A key that isn't one dotstub makes is bad input: a 400 that changes nothing.
+  const bad = await api.post('/api/settings/import', { ...body, networks: [{ key: 'ghost-network-of-mine', localNames: 'allow' }] });
+  expect([bad.status, bad.json<{ error: { message: string } }>().error.message]).toEqual([400, expect.stringContaining('nothing was changed') as string]);
+
+  // The day the machine joins that network, it is a network like any other, with the imported choice.
+  on.key = ghost;
+  h.proxy.networkChanged({ reason: 'route', sentence: 'the default route changed' });
+  await expect.poll(async () => (await api.get('/api/networks')).json<NetworksView>().networks.find((n) => n.key === ghost), { timeout: 5000 }).toMatchObject({ current: true, localNames: 'allow' });
+  expect((await api.get('/api/networks')).json<NetworksView>().waiting).toBe(0);
 });

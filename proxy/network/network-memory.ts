@@ -55,6 +55,8 @@ export interface NetworkMemoryEntry {
   readonly firstSeenAt?: string;
   /** ISO time it was last seen. */
   readonly seenAt?: string;
+  /** ISO time a settings import brought its choice, before this machine had been on it (seenAt absent until it is). */
+  readonly importedAt?: string;
 }
 
 /** Changes to an entry: a field set to undefined is removed. */
@@ -83,10 +85,16 @@ function entryOf(v: unknown): NetworkMemoryEntry | undefined {
   if (Array.isArray(o.localDomains)) out.localDomains = o.localDomains.filter(str);
   if (str(o.firstSeenAt)) out.firstSeenAt = o.firstSeenAt;
   if (str(o.seenAt)) out.seenAt = o.seenAt;
+  if (str(o.importedAt)) out.importedAt = o.importedAt;
   return out;
 }
 
 /** Where to start on a network: DNS-over-HTTPS at once when port 853 was blocked there (not intercepted) and DoH worked. */
+/** This machine has been on the network (not only told of it by a settings import). */
+export function seenHere(entry: NetworkMemoryEntry): boolean {
+  return entry.seenAt !== undefined || entry.firstSeenAt !== undefined;
+}
+
 export function startHint(entry: NetworkMemoryEntry | undefined): { readonly startOn?: 'doh' } {
   if (entry?.worked === 'doh' && entry.port853 && !INTERCEPTION.has(entry.port853.kind)) return { startOn: 'doh' };
   return {};

@@ -12,7 +12,7 @@
 import type { StubProxy } from '../../dotstub.js';
 import type { FailureKind } from '../../network/classify.js';
 import type { LocalNamesPolicy } from '../../network/name-owners.js';
-import { MAX_NETWORKS, type NetworkMemory, type NetworkMemoryEntry } from '../../network/network-memory.js';
+import { MAX_NETWORKS, seenHere, type NetworkMemory, type NetworkMemoryEntry } from '../../network/network-memory.js';
 import { ApiFailure, validationFailure } from '../errors.js';
 
 /** One remembered network, as the Network view shows it. */
@@ -41,7 +41,10 @@ export interface NetworksView {
   readonly remembering: boolean;
   /** At most this many are kept; the least recently seen are forgotten first. */
   readonly max: number;
+  /** Networks this machine has been on. */
   readonly networks: readonly RememberedNetworkView[];
+  /** Choices a settings import brought for networks this machine hasn't been on yet: kept, and applied there when it is. */
+  readonly waiting: number;
 }
 
 const KEY = /^[A-Za-z0-9_-]{1,64}$/;
@@ -70,8 +73,11 @@ function networkView(key: string, e: NetworkMemoryEntry, current: string | null)
 
 export function networksView(proxy: StubProxy): NetworksView {
   const memory = proxy.privacy.memory;
-  if (!memory) return { remembering: false, max: MAX_NETWORKS, networks: [] };
-  return { remembering: true, max: MAX_NETWORKS, networks: memory.memory.list().map(({ key, entry }) => networkView(key, entry, memory.key)) };
+  if (!memory) return { remembering: false, max: MAX_NETWORKS, networks: [], waiting: 0 };
+  const all = memory.memory.list();
+  // An imported choice for a network never seen here is not a network the user has been on: not listed, counted.
+  const seen = all.filter(({ entry }) => seenHere(entry));
+  return { remembering: true, max: MAX_NETWORKS, networks: seen.map(({ key, entry }) => networkView(key, entry, memory.key)), waiting: all.length - seen.length };
 }
 
 /** The memory and a known key, or the error that says why not. */

@@ -17,7 +17,7 @@
  */
 import type { Settings } from '../../config/settings.js';
 import type { LocalNamesPolicy } from '../../network/name-owners.js';
-import { MAX_NETWORKS } from '../../network/network-memory.js';
+import { MAX_NETWORKS, seenHere } from '../../network/network-memory.js';
 import { networksView, parseLocalNames, sentence } from './networks.js';
 import type { ControlService } from '../service.js';
 
@@ -37,11 +37,14 @@ export interface SettingsExport {
 
 export interface ImportResult {
   readonly settings: Settings;
-  /** Networks whose choice was applied. */
+  /** Networks this machine has been on whose choice was applied. */
   readonly networks: number;
+  /** Choices for networks this machine hasn't been on yet: kept aside (not listed as networks), applied when it joins one. */
+  readonly waiting: number;
 }
 
-const KEY = /^[A-Za-z0-9_-]{1,64}$/;
+/** A network key as dotstub makes them (captive/network-key.ts): 32 lowercase hexadecimal characters. */
+const KEY = /^[0-9a-f]{32}$/;
 
 export function exportSettings(service: ControlService): SettingsExport {
   const networks = networksView(service.proxy)
@@ -75,14 +78,23 @@ export async function importSettings(service: ControlService, raw: unknown): Pro
   const settings = await service.settingsActions.update(o.settings);
   const memory = service.proxy.privacy.memory?.memory;
   let applied = 0;
+  let waiting = 0;
   if (memory) {
+    const at = new Date().toISOString();
     for (const n of networks) {
       const known = memory.get(n.key);
-      memory.update(n.key, { localNames: n.localNames === 'ask' ? undefined : n.localNames, ...(!known?.label && n.label ? { label: n.label } : {}) });
-      applied++;
+      const localNames = n.localNames === 'ask' ? undefined : n.localNames;
+      if (known !== undefined && seenHere(known)) {
+        memory.update(n.key, { localNames });
+        applied++;
+      } else {
+        // Never on it here: the choice waits for it (the router reads it the day the key matches); its label is the export's, until then unseen.
+        memory.update(n.key, { localNames, ...(n.label ? { label: n.label } : {}), importedAt: at });
+        waiting++;
+      }
     }
     const current = service.proxy.privacy.memory?.key;
     if (current && networks.some((n) => n.key === current)) await service.proxy.routing?.refresh();
   }
-  return { settings, networks: applied };
+  return { settings, networks: applied, waiting };
 }

@@ -118,7 +118,8 @@ export function RememberedNetworks({ rev, onChange }: { readonly rev: number; re
       })
       .then(
         (r) => {
-          setNote(`Imported your settings and your choices for ${r.networks} ${r.networks === 1 ? 'network' : 'networks'}.`);
+          const waiting = r.waiting > 0 ? ` ${r.waiting} more ${r.waiting === 1 ? 'is' : 'are'} for ${r.waiting === 1 ? 'a network' : 'networks'} this computer hasn't been on: kept, and used there the day it joins ${r.waiting === 1 ? 'it' : 'one'}.` : '';
+          setNote(`Imported your settings and your choices for ${r.networks} ${r.networks === 1 ? 'network' : 'networks'}.${waiting}`);
           onChange();
         },
         (e: unknown) => setError(e instanceof Error ? e.message : String(e)),
@@ -212,6 +213,12 @@ export function RememberedNetworks({ rev, onChange }: { readonly rev: number; re
             </li>
           ))}
         </ul>
+      )}
+      {view.waiting > 0 && (
+        <p className="muted small" data-testid="memory-waiting">
+          {view.waiting} imported {view.waiting === 1 ? 'choice waits for a network' : 'choices wait for networks'} this computer hasn’t been on yet (not listed until it
+          joins {view.waiting === 1 ? 'it' : 'one'}).
+        </p>
       )}
       <div className="memory-transfer">
         <span className="muted small">Your choices for these networks go with a settings export.</span>
