@@ -55,8 +55,21 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#cache = config.cache ? new AnswerCache(config.cache) : null;
     const first = this.#makeUpstream(config.resolver);
     this.#upstream = new ActiveUpstream(first);
-    this.#privacy = new PrivacyController({ out: this, config: () => this.#config, lastQueryAt: () => this.#engine.lastReceivedAt, upstream: first });
-    this.#routing = routingFor(config.names, { strict: () => this.#config.auth.mode === 'strict', localNames: () => this.#config.names?.localNames ?? 'ask' });
+    this.#privacy = new PrivacyController({
+      out: this,
+      config: () => this.#config,
+      lastQueryAt: () => this.#engine.lastReceivedAt,
+      upstream: first,
+      // A rejoin's key became known for sure (the gateway's MAC came): the name router reads this network's choices.
+      networkKnown: () => void this.#routing?.refresh(),
+    });
+    const recorder = this.#privacy.memory;
+    this.#routing = routingFor(config.names, {
+      strict: () => this.#config.auth.mode === 'strict',
+      localNames: () => this.#config.names?.localNames ?? 'ask',
+      // One key for the network we're on where the proxy remembers networks: the recorder's.
+      ...(recorder ? { networkKey: () => recorder.key } : {}),
+    });
     this.#engine = new Engine(this.#gated(first), { padding: config.padding, recordNames: config.recordNames, keepBrowsersOnStub: config.keepBrowsersOnStub }, this.#counters, this.#routing?.router ?? null);
     this.#engine.on('query', (r) => this.emit('query', r));
     this.#engine.on('malformed', (why) => this.emit('malformed', why));

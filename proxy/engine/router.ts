@@ -134,10 +134,15 @@ export interface Routing {
   stop(): void;
 }
 
-export function routingFor(names: NameRouting | null, options: RouterOptions): Routing | null {
+/**
+ * `networkKey`: the network we're on as the proxy knows it (the network
+ * recorder's key: null while a rejoin's key is not known for sure yet);
+ * without it, read here.
+ */
+export function routingFor(names: NameRouting | null, options: RouterOptions & { readonly networkKey?: () => string | null }): Routing | null {
   if (!names) return null;
   const memory = names.memoryFile ? new NetworkMemory(names.memoryFile) : null;
-  const keyOf = names.networkKey ?? (() => networkKey());
+  const keyOf = names.networkKey ?? options.networkKey ?? (() => networkKey());
   let key: string | null = null;
   let remembered: LocalNamesPolicy | undefined;
   const router = new NameRouter({ ...options, localNames: () => remembered ?? options.localNames() });

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect, onTestFinished, test } from 'vitest';
 import { MAX_NETWORKS, NetworkMemory, startHint } from './network-memory.js';
+import { networkIdentity, networkKey } from './captive/network-key.js';
 import { NetworkRecorder } from './network-recorder.js';
 
 function file(): string {
@@ -58,11 +59,11 @@ test('fields that are not what they should be are dropped, not trusted; the hint
 
 test('a network is remembered from its first fact, under the key read then: the MAC-based one once the ARP table has it, not the address-based one read at the change', () => {
   const f = file();
-  let key = 'keyed-by-address';
-  const r = new NetworkRecorder({ file: f, key: () => key, gateway: () => '192.168.1.1', now: () => new Date('2026-11-26T04:00:00.000Z') });
+  let id = { key: 'keyed-by-address', final: false };
+  const r = new NetworkRecorder({ file: f, identify: () => id, gateway: () => '192.168.1.1', now: () => new Date('2026-11-26T04:00:00.000Z') });
   r.joined();
   expect(fs.existsSync(f)).toBe(false); // nothing happened here yet: nothing left behind
-  key = 'keyed-by-mac';
+  id = { key: 'keyed-by-mac', final: true };
   r.dotFailed('dropped', 'NET_DROPPED');
   r.opened('doh');
   const m = new NetworkMemory(f);
@@ -76,4 +77,48 @@ test('a network is remembered from its first fact, under the key read then: the 
   });
   for (let i = 0; i < 16; i++) r.answered(20_000 + i * 1000);
   expect(m.get('keyed-by-mac')?.rttMs).toBe(27.5);
+});
+
+test('a rejoin before the gateway\'s MAC is in the ARP table: no key meanwhile (no memory missed, no second entry), the network\'s own once the MAC comes; a link without ARP is keyed by its address after 3 s', () => {
+  const f = file();
+  fs.writeFileSync(f, JSON.stringify({ version: 1, networks: { 'cafe-by-mac': { label: 'gateway 10.20.0.1', worked: 'doh', port853: { kind: 'dropped', classification: 'NET_DROPPED', at: 'x' }, firstSeenAt: 'a', seenAt: 'b' } } }));
+  let now = Date.parse('2026-11-26T04:00:00.000Z');
+  let id = { key: 'cafe-by-address', final: false };
+  const r = new NetworkRecorder({ file: f, identify: () => id, gateway: () => '10.20.0.1', now: () => new Date(now) });
+  r.joined();
+  expect([r.key, r.provisional, r.hint()]).toEqual([null, true, {}]);
+  r.dotFailed('dropped', 'NET_DROPPED'); // a fact meanwhile is not written under a key that may change
+  now += 40;
+  expect(r.settle()).toBe(false);
+  id = { key: 'cafe-by-mac', final: true };
+  now += 40;
+  expect(r.settle()).toBe(true);
+  expect([r.key, r.provisional, r.hint()]).toEqual(['cafe-by-mac', false, { startOn: 'doh' }]);
+  expect(new NetworkMemory(f).list().map((x) => x.key)).toEqual(['cafe-by-mac']);
+  expect(new NetworkMemory(f).get('cafe-by-mac')?.seenAt).toBe(new Date(now).toISOString());
+
+  // A point-to-point link: no MAC ever comes; after 3 s its address is the key.
+  id = { key: 'tun-by-address', final: false };
+  r.joined();
+  now += 2999;
+  expect([r.settle(), r.key]).toEqual([false, null]);
+  now += 1;
+  expect([r.settle(), r.key]).toEqual([true, 'tun-by-address']);
+});
+
+test('networkIdentity: the gateway from the routing table, keyed by its MAC from the ARP table, or by its address (provisional) while the MAC is unknown', () => {
+  const dir = path.dirname(file());
+  const route = path.join(dir, 'route');
+  const arp = path.join(dir, 'arp');
+  // 192.168.1.1 as /proc/net/route writes it (little-endian hex).
+  fs.writeFileSync(route, 'Iface\tDestination\tGateway \tFlags\nwlp2s0\t00000000\t0101A8C0\t0003\n');
+  fs.writeFileSync(arp, 'IP address       HW type     Flags       HW address            Mask     Device\n192.168.1.1      0x1         0x0         00:00:00:00:00:00     *        wlp2s0\n');
+  const before = networkIdentity(route, arp);
+  expect(before?.byMac).toBe(false);
+  fs.writeFileSync(arp, 'IP address       HW type     Flags       HW address            Mask     Device\n192.168.1.1      0x1         0x2         02:53:00:00:01:01     *        wlp2s0\n');
+  const after = networkIdentity(route, arp);
+  expect(after?.byMac).toBe(true);
+  expect(after?.key).toMatch(/^[0-9a-f]{32}$/);
+  expect(after?.key).not.toBe(before?.key);
+  expect(networkKey(route, arp)).toBe(after?.key);
 });

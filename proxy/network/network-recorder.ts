@@ -23,10 +23,17 @@ const RTT_SAMPLES = 64;
 /** The median is first written once this many answers came in. */
 const RTT_FIRST_WRITE = 16;
 
+/** How long a key read without the gateway's MAC stays provisional: the MAC comes with the first traffic through the gateway; a link without ARP (point to point) never has one. */
+const SETTLE_MS = 3000;
+
 export interface NetworkRecorderInit {
   readonly file: string;
-  /** The network we're on: captive/network-key.ts's hash; null: can't be told apart. */
-  readonly key: () => string | null;
+  /**
+   * The network we're on: captive/network-key.ts's hash, and whether it is
+   * final (the gateway's MAC was known) or may still change (its address
+   * only, just after a change); null: can't be told apart.
+   */
+  readonly identify: () => { readonly key: string; readonly final: boolean } | null;
   /** For people: the gateway's address; null: unknown ("network seen first on DATE"). */
   readonly gateway: () => string | null;
   readonly now?: () => Date;
@@ -37,6 +44,8 @@ export class NetworkRecorder {
   readonly #init: NetworkRecorderInit;
   readonly #now: () => Date;
   #key: string | null = null;
+  /** When the key was first read without the gateway's MAC (it may still change); null: it is final. */
+  #provisionalSince: number | null = null;
   #rtt: number[] = [];
   #rttWritten = false;
 
@@ -46,9 +55,36 @@ export class NetworkRecorder {
     this.#now = init.now ?? (() => new Date());
   }
 
-  /** The network we're on (null: unknown). */
+  /**
+   * The network we're on (null: unknown, or not known for sure yet). A
+   * rejoin just after a change, before the gateway's MAC is in the ARP table,
+   * is not keyed by the gateway's address meanwhile: that would miss the
+   * network's memory, and write a second entry for it.
+   */
   get key(): string | null {
-    return this.#key;
+    return this.#provisionalSince === null ? this.#key : null;
+  }
+
+  /** The key may still change (the gateway's MAC isn't known yet). */
+  get provisional(): boolean {
+    return this.#provisionalSince !== null;
+  }
+
+  /** Reads the key; returns true when this reading made it final. */
+  #identify(): boolean {
+    let id: ReturnType<NetworkRecorderInit['identify']>;
+    try {
+      id = this.#init.identify();
+    } catch {
+      id = null;
+    }
+    const was = this.#provisionalSince;
+    this.#key = id?.key ?? null;
+    if (id === null || id.final) this.#provisionalSince = null;
+    else if (was === null) this.#provisionalSince = this.#now().getTime();
+    // No MAC after a while: a link without ARP; its address is all there is.
+    else if (this.#now().getTime() - was >= SETTLE_MS) this.#provisionalSince = null;
+    return was !== null && this.#provisionalSince === null;
   }
 
   /**
@@ -58,15 +94,39 @@ export class NetworkRecorder {
    * happened on leaves nothing behind.
    */
   joined(): void {
-    this.#key = safe(this.#init.key);
+    this.#provisionalSince = null;
+    this.#identify();
     this.#rtt = [];
     this.#rttWritten = false;
-    if (this.#key && this.memory.get(this.#key)) this.#write({ seenAt: this.#now().toISOString() });
+    this.#seen();
+  }
+
+  /**
+   * Reads the key again while it is provisional (the privacy controller asks
+   * a few times a second just after a change); true when it just became
+   * final: the network is known now, and seen if remembered.
+   */
+  settle(): boolean {
+    if (this.#provisionalSince === null || !this.#identify()) return false;
+    this.#seen();
+    return true;
+  }
+
+  /** The key, read again (facts are rare: a failure, a portal); the per-query path uses the one read last. */
+  #current(): string | null {
+    this.#identify();
+    return this.key;
+  }
+
+  #seen(): void {
+    const key = this.key;
+    if (key && this.memory.get(key)) this.#write({ seenAt: this.#now().toISOString() });
   }
 
   /** Where the upstream should start on this network. */
   hint(): { readonly startOn?: 'doh' } {
-    return this.#key ? startHint(this.memory.get(this.#key)) : {};
+    const key = this.key;
+    return key ? startHint(this.memory.get(key)) : {};
   }
 
   opened(transport: 'dot' | 'doh'): void {
@@ -74,8 +134,9 @@ export class NetworkRecorder {
   }
 
   dotFailed(kind: FailureKind, classification: string): void {
-    if (!this.#key) return;
-    const was = this.memory.get(this.#key)?.port853;
+    const key = this.#current();
+    if (!key) return;
+    const was = this.memory.get(key)?.port853;
     if (was?.kind === kind) return;
     this.#write({ port853: { kind, classification, at: this.#now().toISOString() } });
   }
@@ -85,14 +146,15 @@ export class NetworkRecorder {
   }
 
   portalSignedIn(): void {
-    if (!this.#key) return;
-    const portal = this.memory.get(this.#key)?.portal;
+    const key = this.#current();
+    if (!key) return;
+    const portal = this.memory.get(key)?.portal;
     if (portal && !portal.signedIn) this.#write({ portal: { ...portal, signedIn: true } });
   }
 
   /** A query answered by the resolver on an open connection, `us` on the wire. */
   answered(us: number): void {
-    if (!this.#key || !(us > 0)) return;
+    if (!this.key || !(us > 0)) return;
     this.#rtt.push(us / 1000);
     if (this.#rtt.length > RTT_SAMPLES) this.#rtt.shift();
     if (!this.#rttWritten && this.#rtt.length >= RTT_FIRST_WRITE) {
@@ -103,7 +165,7 @@ export class NetworkRecorder {
 
   /** Leaving the network (a change, or stopping): its median round trip and when it was last seen. */
   left(): void {
-    if (this.#key && this.#rtt.length > 0) this.#write({ rttMs: this.#median(), seenAt: this.#now().toISOString() });
+    if (this.key && this.#rtt.length > 0) this.#write({ rttMs: this.#median(), seenAt: this.#now().toISOString() });
     this.#rtt = [];
   }
 
@@ -118,14 +180,15 @@ export class NetworkRecorder {
     // Read again: just after a change the gateway's MAC may not be in the ARP
     // table yet (the key then hashes its address); once traffic went through
     // it, the MAC-keyed entry is the network's own.
-    const now = safe(this.#init.key);
-    if (now) this.#key = now;
-    if (!this.#key) return;
+    this.#identify();
+    const key = this.key;
+    // Nothing is written under a key that may still change: it would be a second entry for this network.
+    if (!key) return;
     try {
-      const known = this.memory.get(this.#key);
+      const known = this.memory.get(key);
       const at = this.#now().toISOString();
       const gateway = safe(this.#init.gateway);
-      this.memory.update(this.#key, {
+      this.memory.update(key, {
         label: gateway ? `gateway ${gateway}` : (known?.label ?? `network seen first on ${at.slice(0, 10)}`),
         firstSeenAt: known?.firstSeenAt ?? at,
         ...(known ? {} : { seenAt: at }),

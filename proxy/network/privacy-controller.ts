@@ -25,7 +25,7 @@ import { dohEndpoint, type ResolverSpec } from '../config/resolvers.js';
 import type { DotstubError } from '../errors.js';
 import type { AttemptView, NetworkView, RaceView, StubProxyEvents } from '../events.js';
 import type { AddressAttempt, ManagedUpstream, NetworkHint, Transport } from '../upstream/managed.js';
-import { gatewayAddress, networkKey } from './captive/network-key.js';
+import { gatewayAddress, networkIdentity } from './captive/network-key.js';
 import { CaptivePortal, type CaptiveView } from './captive/session.js';
 import { NetworkRecorder } from './network-recorder.js';
 import type { SignInProxyInfo } from './signin-proxy.js';
@@ -53,6 +53,8 @@ export interface PrivacyControllerInit {
   readonly lastQueryAt: () => number;
   /** The upstream carrying queries at start. */
   readonly upstream: ManagedUpstream;
+  /** The network we're on became known for sure after a change (the gateway's MAC came): whoever keys by it reads it again. */
+  readonly networkKnown?: () => void;
 }
 
 export class PrivacyController {
@@ -65,6 +67,9 @@ export class PrivacyController {
   readonly captivePortal: CaptivePortal | null;
   /** What worked on each network (null when config.networkMemory is). */
   readonly memory: NetworkRecorder | null;
+  readonly #networkKnown: () => void;
+  /** Polls the network's key while it is provisional, just after a change. */
+  #settling: NodeJS.Timeout | undefined;
   /** The upstream whose events decide; others only report. */
   #upstream: ManagedUpstream;
   #running = false;
@@ -88,7 +93,18 @@ export class PrivacyController {
     this.#upstream = init.upstream;
     this.captivePortal = init.config().captive ? this.#makeCaptive() : null;
     const m = init.config().networkMemory;
-    this.memory = m ? new NetworkRecorder({ file: m.file, key: m.networkKey ?? (() => networkKey()), gateway: m.gateway ?? (() => gatewayAddress()) }) : null;
+    const fixed = m?.networkKey;
+    const identify = fixed
+      ? () => {
+          const key = fixed();
+          return key === null ? null : { key, final: true };
+        }
+      : () => {
+          const id = networkIdentity();
+          return id === null ? null : { key: id.key, final: id.byMac };
+        };
+    this.memory = m ? new NetworkRecorder({ file: m.file, identify, gateway: m.gateway ?? (() => gatewayAddress()) }) : null;
+    this.#networkKnown = init.networkKnown ?? (() => undefined);
     // The round trip: answers from the chosen resolver on a connection that was already open.
     this.#out.on('query', (r) => {
       if (r.source === 'upstream' && r.reused === true && !r.route && r.resolverId === this.#upstream.resolver.id) this.memory?.answered(r.upstreamUs);
@@ -138,12 +154,37 @@ export class PrivacyController {
     this.#networkSince = Date.now();
     this.memory?.joined();
     this.#upstream.prefer(this.#hint());
+    this.#settleKey();
     this.#onPrivacyEvent({ type: 'started', resolver: this.#upstream.resolver.label });
+  }
+
+  /**
+   * Just after a change the gateway's MAC isn't known until traffic went
+   * through it (the upstream's first connection attempt brings it within
+   * milliseconds): the key is read again every 25 ms until it is, then the
+   * network's memory says where to start (DoH at once where 853 was blocked)
+   * and the name router reads its choices. At most SETTLE_MS, then the
+   * gateway's address is taken as the key (a link without ARP).
+   */
+  #settleKey(): void {
+    clearInterval(this.#settling);
+    const memory = this.memory;
+    if (!memory?.provisional) return;
+    this.#settling = setInterval(() => {
+      memory.settle();
+      if (memory.provisional && this.#running) return;
+      clearInterval(this.#settling);
+      if (!this.#running) return;
+      this.#upstream.prefer(this.#hint());
+      this.#networkKnown();
+    }, 25);
+    this.#settling.unref();
   }
 
   /** Stopping: no more decisions; the captive session and degraded mode end. */
   stopping(): void {
     this.#running = false;
+    clearInterval(this.#settling);
     this.memory?.left();
     this.captivePortal?.stop();
     this.#endDegraded();
@@ -175,6 +216,7 @@ export class PrivacyController {
     this.captivePortal?.networkChanged();
     this.#endDegraded('the network changed: trying encrypted DNS first again');
     this.#upstream.networkChanged(this.#hint());
+    this.#settleKey();
   }
 
   /** Settings changed: degraded mode ends when it is no longer allowed. */

@@ -24,7 +24,13 @@ export function gatewayAddress(routeFile = '/proc/net/route'): string | null {
   return null;
 }
 
-export function networkKey(routeFile = '/proc/net/route', arpFile = '/proc/net/arp'): string | null {
+/**
+ * The network we're on: its key, and whether the gateway's MAC was known
+ * (`byMac`). Just after a change the MAC isn't in the ARP table until
+ * traffic went through the gateway; the key then hashes its address and is
+ * provisional (network-recorder.ts waits a moment for the MAC).
+ */
+export function networkIdentity(routeFile = '/proc/net/route', arpFile = '/proc/net/arp'): { readonly key: string; readonly byMac: boolean } | null {
   const gateway = gatewayAddress(routeFile);
   if (!gateway) return null;
   let mac: string | undefined;
@@ -36,5 +42,9 @@ export function networkKey(routeFile = '/proc/net/route', arpFile = '/proc/net/a
   } catch {
     // no ARP table: the gateway's address alone
   }
-  return crypto.createHash('sha256').update(`dotstub-network:${mac ?? gateway}`).digest('hex').slice(0, 32);
+  return { key: crypto.createHash('sha256').update(`dotstub-network:${mac ?? gateway}`).digest('hex').slice(0, 32), byMac: mac !== undefined };
+}
+
+export function networkKey(routeFile = '/proc/net/route', arpFile = '/proc/net/arp'): string | null {
+  return networkIdentity(routeFile, arpFile)?.key ?? null;
 }
