@@ -7,7 +7,7 @@ import { useAsOf, useDashboard, useReach } from '../state/context.js';
 import { Icon } from './Icon.js';
 import { RetryNow } from './RetryNow.js';
 import { useSwitchTo } from './Resolvers.js';
-import { useLastSwitch } from '../state/last-switch.js';
+import { switchBackTo } from '../lib/resolver-switch.js';
 import { transportModel } from '../lib/ladder.js';
 import { pauseCountdown, switchState } from '../lib/switch.js';
 import { useSystemDns, useSystemDnsChange } from '../state/system-dns.js';
@@ -20,14 +20,14 @@ function withStop(text: string): string {
 }
 
 /**
- * While the resolver just switched to can't be reached: the way back, in the
- * banner too (not only on the Resolvers page where the switch was made).
+ * While the active resolver can't be reached: the way back to the one in use
+ * before the last switch, in the banner too (not only on the Resolvers page),
+ * in every page: the server says which (not only the page that switched).
  */
 function SwitchBack({ activeId }: { activeId: string }) {
-  const sw = useLastSwitch();
+  const back = useDashboard((s) => switchBackTo(s.resolvers, activeId));
   const switchTo = useSwitchTo();
-  if (sw.phase !== 'done' || !sw.attempt.from || sw.attempt.to.id !== activeId) return null;
-  const back = sw.attempt.from;
+  if (!back) return null;
   return (
     <button type="button" className="btn btn-small btn-primary" onClick={() => void switchTo(back)}>
       <Icon name="switch" /> Switch back to {back.label}
