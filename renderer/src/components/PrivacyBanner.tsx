@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { bannerModel } from '../lib/banner.js';
+import { bannerModel, carriedByWhenOff } from '../lib/banner.js';
 import { formatAge, formatClockShort } from '../lib/format.js';
 import { unknownModel } from '../lib/link-status.js';
 import { recovery, retryText } from '../lib/retry.js';
@@ -131,7 +131,8 @@ export function PrivacyBanner() {
   const events = useDashboard((s) => s.events);
   const r = useReach();
   const now = useAsOf(1000);
-  const pausedUntil = useSystemDns()?.pausedUntil ?? null;
+  const systemDns = useSystemDns();
+  const pausedUntil = systemDns?.pausedUntil ?? null;
   const unknown = unknownModel(r, lostAt, authProblem, status !== null);
   if (unknown) {
     return (
@@ -166,6 +167,9 @@ export function PrivacyBanner() {
   // While the resolver can't be reached: what failed, in words, and a live countdown to the next try.
   const rec = recovery(status, events);
   const carrier = transportModel(status);
+  // Off or paused, the proxy's encrypted transport carries only lookups sent to it directly: the line says what carries this machine's.
+  const offCarrier = carriedByWhenOff(m.state);
+  const managed = switchState(systemDns) !== 'none';
   return (
     <section className={`banner tone-${m.tone}`} aria-label="Privacy status" data-state={m.state}>
       <div className="banner-icon">
@@ -181,7 +185,12 @@ export function PrivacyBanner() {
             <dt>What leaves this machine</dt>
             <dd data-testid="banner-leaves">{m.leaves}</dd>
           </div>
-          {carrier.transport !== null && (
+          {offCarrier !== null && (carrier.transport !== null || managed) ? (
+            <div className="banner-transport">
+              <dt>Carried by</dt>
+              <dd data-testid="banner-transport">{offCarrier}</dd>
+            </div>
+          ) : carrier.transport !== null && (
             <div className="banner-transport">
               <dt>Carried by</dt>
               <dd data-testid="banner-transport">
