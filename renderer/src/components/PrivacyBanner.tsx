@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { bannerModel, carriedByWhenOff } from '../lib/banner.js';
 import { formatAge, formatClockShort } from '../lib/format.js';
-import { unknownModel } from '../lib/link-status.js';
+import { commandParts, lastKnown, unknownModel } from '../lib/link-status.js';
 import { recovery, retryText } from '../lib/retry.js';
 import { useAsOf, useDashboard, useReach } from '../state/context.js';
 import { Icon } from './Icon.js';
@@ -133,7 +133,9 @@ export function PrivacyBanner() {
   const now = useAsOf(1000);
   const systemDns = useSystemDns();
   const pausedUntil = systemDns?.pausedUntil ?? null;
-  const unknown = unknownModel(r, lostAt, authProblem, status !== null);
+  // What the machine's DNS was when the page last knew.
+  const last = status ? lastKnown(status, pausedUntil, switchState(systemDns) !== 'none', events) : null;
+  const unknown = unknownModel(r, lostAt, authProblem, status !== null, last);
   if (unknown) {
     return (
       <section className="banner tone-unknown" aria-label="Privacy status" data-state={r}>
@@ -146,7 +148,9 @@ export function PrivacyBanner() {
             <span>{unknown.title}</span>
           </p>
           <p className="banner-detail" data-testid="banner-detail">{unknown.detail}</p>
-          <p className="banner-action" data-testid="banner-action">{unknown.action}</p>
+          <p className="banner-action" data-testid="banner-action">
+            {commandParts(unknown.action).map((p, i) => (p.code ? <code key={i}>{p.text}</code> : p.text))}
+          </p>
         </div>
       </section>
     );
