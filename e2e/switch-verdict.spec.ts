@@ -12,6 +12,7 @@
  *   gauges are neutral and say why.
  */
 import path from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
 import type { Locator, Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.js';
 
@@ -29,6 +30,18 @@ async function shots(page: Page, name: string): Promise<void> {
   }
   await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+/** Serious or critical accessibility violations on the page as it is, light and dark. */
+async function axe(page: Page, where: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    const r = await new AxeBuilder({ page }).analyze();
+    found.push(...r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${where} (${scheme}): ${v.id} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(' | ')}`));
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  return found;
 }
 
 /** The switch track's colour, as the eye sees it (polled: it fades over 0.15 s). */
@@ -68,6 +81,7 @@ test('the header switch says "On" in green only while lookups work: "On — not 
   await expect(word).toHaveText(/^On — not working: \S.*/);
   await expect(dashboard.headerSwitch).toHaveAttribute('data-verdict', 'danger');
   await expect.poll(() => trackColour(dashboard.headerSwitch)).toBe(await palette(page, '--danger'));
+  expect(await axe(page, 'not working')).toEqual([]);
   await shots(page, 'switch-not-working');
 
   // Back: the words and the colour follow.
@@ -98,6 +112,7 @@ test('paused or off, the transport line and the gauges don\'t claim protection: 
     await expect(dashboard.gauge(label)).not.toHaveClass(/tone-good/);
     await expect(dashboard.gauge(label)).toContainText('Private DNS is paused');
   }
+  expect(await axe(page, 'paused')).toEqual([]);
   await shots(page, 'paused-carried-by');
 
   await dashboard.banner.getByRole('button', { name: 'Resume now' }).click();
