@@ -207,5 +207,6 @@ describe('DashboardStore', () => {
     store.flush();
     expect(store.getSnapshot().status?.resolver.id).toBe('b');
     expect(store.getSnapshot().resolvers?.active).toBe('b');
+    expect(store.getSnapshot().resolvers?.previous).toBe(before.resolver.id);
   });
 });
