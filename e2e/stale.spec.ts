@@ -50,3 +50,50 @@ test('stale figures carry a "last known" stamp and stay readable (axe: no seriou
   }
   expect(found).toEqual([]);
 });
+
+/**
+ * "Not connected" after dotstub went away (issue 29, newcomer item 8): the
+ * page says what the last system-DNS view said, not "may not be private"
+ * (after a stop the old DNS is already back), and names the service's way
+ * back: systemctl, and `dotstub ctl dashboard` for a fresh link.
+ */
+test('"Not connected" after private DNS was on: says it was on, what dotstub does as it goes, and the service\'s way back', async ({ lab, dashboard, page }) => {
+  test.setTimeout(60_000);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await lab.restartWithSystemDns();
+  await dashboard.open(lab.proxy.dashboardUrl);
+  await dashboard.turnOnFromBanner();
+  await lab.proxy.stop();
+  await expect(dashboard.liveIndicator).toHaveText('Not connected', { timeout: 10_000 });
+  const detail = dashboard.banner.getByTestId('banner-detail');
+  await expect(detail).toContainText(/Private DNS was on at \d\d:\d\d when the connection was lost\./);
+  await expect(detail).toContainText('gives the old DNS back');
+  await expect(detail).not.toContainText('may not be private');
+  const action = dashboard.banner.getByTestId('banner-action');
+  await expect(action).toContainText('systemctl status dotstub');
+  await expect(action).toContainText('sudo systemctl restart dotstub');
+  await expect(action).toContainText('dotstub ctl dashboard');
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const width of [1280, 420]) {
+      await page.setViewportSize({ width, height: width === 420 ? 800 : 900 });
+      await page.waitForTimeout(150);
+      await page.screenshot({ path: path.join(SHOTS, `not-connected-was-on-${width}-${scheme}.png`) });
+    }
+  }
+});
+
+test('"Not connected" after private DNS was turned off: says when the old DNS was given back', async ({ lab, dashboard, page }) => {
+  test.setTimeout(60_000);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await lab.restartWithSystemDns();
+  await dashboard.open(lab.proxy.dashboardUrl);
+  await dashboard.turnOnFromBanner();
+  await dashboard.turnOffFromHeader('Until I resume');
+  await lab.proxy.stop();
+  await expect(dashboard.liveIndicator).toHaveText('Not connected', { timeout: 10_000 });
+  const detail = dashboard.banner.getByTestId('banner-detail');
+  await expect(detail).toContainText(/Private DNS was off: the old DNS was given back at \d\d:\d\d\./);
+  await expect(detail).not.toContainText('may not be private');
+  await page.screenshot({ path: path.join(SHOTS, 'not-connected-was-off-1280-light.png') });
+});

@@ -23,6 +23,8 @@ export class Dashboard {
   readonly resolverList: Locator;
   readonly connectionsTable: Locator;
   readonly events: Locator;
+  /** The header's one switch for the machine's private DNS (shown when this dotstub manages system DNS). */
+  readonly headerSwitch: Locator;
 
   constructor(page: Page) {
     this.page = page;
@@ -41,6 +43,7 @@ export class Dashboard {
     this.resolverList = page.getByRole('list', { name: 'Resolvers', exact: true });
     this.connectionsTable = page.getByRole('table', { name: 'Open connections' });
     this.events = page.getByRole('list', { name: 'Events, newest first' });
+    this.headerSwitch = page.getByRole('banner').getByRole('switch', { name: /^Private DNS/ });
   }
 
   /** Opens the link dotstub printed, which signs this tab in. */
@@ -57,6 +60,24 @@ export class Dashboard {
   /** The value (and sub-line) of an overview tile, by its label. */
   tile(label: string): Locator {
     return this.page.getByRole('group', { name: label });
+  }
+
+  /** A connection-hit gauge, by its label ("Connection hits since start", "Connection hits, last 5 min"). */
+  gauge(label: string): Locator {
+    return this.page.getByRole('meter', { name: label, exact: true });
+  }
+
+  /** Turns private DNS on from the banner's "Turn on private DNS" (Off, first start). */
+  async turnOnFromBanner(): Promise<void> {
+    await this.banner.getByRole('button', { name: 'Turn on private DNS' }).click();
+    await expect(this.banner).toHaveAttribute('data-state', 'private');
+  }
+
+  /** The header switch, off for a while (`5 min`, `1 hour`) or `Until I resume`. */
+  async turnOffFromHeader(choice: '5 min' | '1 hour' | 'Until I resume'): Promise<void> {
+    await this.headerSwitch.click();
+    await this.page.getByRole('group', { name: 'Turn private DNS off for' }).getByRole('button', { name: choice }).click();
+    await expect(this.banner).toHaveAttribute('data-state', choice === 'Until I resume' ? 'off' : 'paused');
   }
 
   /** The log row for a name (newest first). */

@@ -5,6 +5,7 @@
  */
 import { test as base, expect } from '@playwright/test';
 import fs from 'node:fs';
+import path from 'node:path';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { Dashboard } from './dashboard.js';
 import { dig, digMany, digManyAsync, ProxyProcess, startUpstream, tempDir, type DigAnswer } from './lab.js';
@@ -54,6 +55,22 @@ export class Lab {
   /** Starts the upstream again on the same port with the same zone. */
   async restartUpstream(): Promise<void> {
     this.#upstream = await startUnbound({ names: 50, extra: { 'which.test.': '10.0.0.1' }, port: this.#upstream.port });
+  }
+
+  /**
+   * Restarts the proxy the way the desktop app starts it, with --system-dns,
+   * on a copy of the system files in a temp root (this machine's DNS is never
+   * touched; the root goes at teardown). Returns the root's resolv.conf.
+   */
+  async restartWithSystemDns(original = '# from DHCP\nnameserver 10.99.0.1\nsearch lab.test\n'): Promise<string> {
+    const root = tempDir('dotstub-e2e-root-');
+    this.onCleanup(async () => fs.rmSync(root, { recursive: true, force: true }));
+    fs.mkdirSync(path.join(root, 'etc'));
+    const resolvConf = path.join(root, 'etc', 'resolv.conf');
+    fs.writeFileSync(resolvConf, original);
+    await this.proxy.stop();
+    await this.proxy.start(this.upstream, ['--system-dns', '--system-dns-root', root, '--system-dns-state-dir', path.join(root, 'state')]);
+    return resolvConf;
   }
 
   async restartProxy(): Promise<void> {

@@ -88,6 +88,22 @@ export class ProxyProcess {
     return this.#ready;
   }
 
+  /**
+   * The control API as a script (or `dotstub ctl`) calls it: the token, and
+   * the dashboard's own Origin on a change. Throws the API's error message.
+   */
+  async api<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', route: string, body?: unknown): Promise<T> {
+    const { control, token } = this.ready;
+    const res = await fetch(`${control}${route}`, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, Origin: control, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
   get stderr(): string {
     return this.#stderr;
   }

@@ -122,6 +122,13 @@ export interface ResolverView extends StoredResolver {
 
 export interface ResolversView {
   readonly active: string;
+  /**
+   * The id of the resolver in use before the last switch (made from any page
+   * or `dotstub ctl use`), while it is listed; null before any switch since
+   * this start. The dashboard offers "Switch back to …" from it while the
+   * active one fails.
+   */
+  readonly previous: string | null;
   readonly resolvers: readonly ResolverView[];
 }
 

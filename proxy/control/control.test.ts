@@ -126,6 +126,7 @@ describe('control API with a real proxy and unbound', () => {
 
     const list = (await api.get('/api/resolvers')).json<ResolversView>();
     expect(list.active).toBe(`custom:127.0.0.1:${a.port}`);
+    expect(list.previous).toBeNull();
     expect(list.resolvers.map((r) => r.id)).toEqual(expect.arrayContaining(['quad9', 'cloudflare', bId, list.active]));
     expect(list.resolvers.find((r) => r.id === 'quad9')?.preset).toBe(true);
 
@@ -173,6 +174,8 @@ describe('control API with a real proxy and unbound', () => {
     expect(events).toContainEqual(expect.objectContaining({ kind: 'resolver', from: `custom:127.0.0.1:${a.port}`, to: bId }));
     const saved = JSON.parse(fs.readFileSync(path.join(h.configDir, 'resolvers.json'), 'utf8')) as { active: string };
     expect(saved.active).toBe(bId);
+    // Every client learns the way back from the server, not only the one that switched.
+    expect((await api.get('/api/resolvers')).json<ResolversView>().previous).toBe(`custom:127.0.0.1:${a.port}`);
   });
 
   test('a settings change that rebuilds the pool, under load, loses nothing and takes effect', async () => {

@@ -277,7 +277,7 @@ export class ControlService {
   }
 
   resolvers(): ResolversView {
-    return { active: this.proxy.resolver.id, resolvers: this.#resolvers.all().map((r) => this.#view(r)) };
+    return { active: this.proxy.resolver.id, previous: this.resolverActions.previous, resolvers: this.#resolvers.all().map((r) => this.#view(r)) };
   }
 
   /**

@@ -44,6 +44,8 @@ export class ResolverActions {
   readonly #o: ResolverActionsOptions;
   /** The "Test resolvers" run under way, if any: a second request joins it rather than starting another. */
   #testing: Promise<ResolverTestResult> | null = null;
+  /** The resolver in use before the last switch, whoever made it (a page, another window, `dotstub ctl use`); null before any. */
+  #previous: string | null = null;
 
   constructor(options: ResolverActionsOptions) {
     this.#o = options;
@@ -52,6 +54,16 @@ export class ResolverActions {
   /** What a new resolver is checked against: the ones listed, the one in use, the mode. */
   #context(): ResolverContext {
     return { existing: this.#o.store.all(), activeId: this.#o.proxy.resolver.id, strict: this.#o.mode() === 'strict' };
+  }
+
+  /**
+   * The resolver in use before the last switch, while it is still listed:
+   * every page offers "Switch back to …" from this (ResolversView.previous),
+   * not only the one that made the switch. Since this start.
+   */
+  get previous(): string | null {
+    const id = this.#previous;
+    return id !== null && id !== this.#o.proxy.resolver.id && this.#o.store.get(id) ? id : null;
   }
 
   #spec(id: string): ResolverSpec {
@@ -110,6 +122,7 @@ export class ResolverActions {
       await this.#o.store.setActive(id);
       if (from !== id) {
         this.#o.ladder.reset(id);
+        this.#previous = from;
         this.#o.background(this.#o.proxy.switchResolver(spec));
         this.#o.event({ kind: 'resolver', at: Date.now(), from, to: id });
       }

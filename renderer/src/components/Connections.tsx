@@ -1,15 +1,19 @@
 import { useEffect, useRef, useState, type RefObject } from 'react';
 import type { ConnectionView, ResolverView } from '../../../proxy/control/api-types.js';
 import { formatAge, formatCount, formatPercent } from '../lib/format.js';
+import { bannerState } from '../lib/banner.js';
 import { hitGauges } from '../lib/gauges.js';
 import { resolverLabel } from '../lib/query-row.js';
 import { useAsOf, useDashboard } from '../state/context.js';
+import { useSystemDns } from '../state/system-dns.js';
 import { Gauge } from './Gauge.js';
 
 /** The connection-hit gauges: the T-DNS paper's measure of how well reuse works. */
 export function HitGauges() {
   const hit = useDashboard((s) => s.metrics?.hitFraction);
-  const state = useDashboard((s) => s.status?.state);
+  const privacy = useDashboard((s) => s.status?.state);
+  const pausedUntil = useSystemDns()?.pausedUntil ?? null;
+  const state = privacy === undefined ? undefined : bannerState(privacy, pausedUntil);
   return (
     <div className="gauges">
       {hitGauges(hit, state).map((g) => (

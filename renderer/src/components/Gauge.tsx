@@ -6,11 +6,11 @@ import type { GaugeModel } from '../lib/gauges.js';
  * is always printed as a number too; the arc is a visual aid only.
  */
 export function Gauge({ model }: { model: GaugeModel }) {
-  const { label, value, caption, empty, outage } = model;
+  const { label, value, caption, empty, outage, notCarrying } = model;
   const r = 52;
   const circumference = Math.PI * r;
   const v = value === null ? 0 : Math.max(0, Math.min(1, value));
-  const tone = outage ? 'warning' : value === null ? 'neutral' : v >= 0.9 ? 'good' : v >= 0.7 ? 'caution' : 'warning';
+  const tone = outage ? 'warning' : notCarrying || value === null ? 'neutral' : v >= 0.9 ? 'good' : v >= 0.7 ? 'caution' : 'warning';
   return (
     <div
       className={`gauge tone-${tone}`}

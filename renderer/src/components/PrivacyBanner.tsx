@@ -1,13 +1,13 @@
 import { useState } from 'react';
-import { bannerModel } from '../lib/banner.js';
+import { bannerModel, carriedByWhenOff } from '../lib/banner.js';
 import { formatAge, formatClockShort } from '../lib/format.js';
-import { unknownModel } from '../lib/link-status.js';
+import { commandParts, lastKnown, unknownModel } from '../lib/link-status.js';
 import { recovery, retryText } from '../lib/retry.js';
 import { useAsOf, useDashboard, useReach } from '../state/context.js';
 import { Icon } from './Icon.js';
 import { RetryNow } from './RetryNow.js';
 import { useSwitchTo } from './Resolvers.js';
-import { useLastSwitch } from '../state/last-switch.js';
+import { switchBackTo } from '../lib/resolver-switch.js';
 import { transportModel } from '../lib/ladder.js';
 import { pauseCountdown, switchState } from '../lib/switch.js';
 import { useSystemDns, useSystemDnsChange } from '../state/system-dns.js';
@@ -20,14 +20,14 @@ function withStop(text: string): string {
 }
 
 /**
- * While the resolver just switched to can't be reached: the way back, in the
- * banner too (not only on the Resolvers page where the switch was made).
+ * While the active resolver can't be reached: the way back to the one in use
+ * before the last switch, in the banner too (not only on the Resolvers page),
+ * in every page: the server says which (not only the page that switched).
  */
 function SwitchBack({ activeId }: { activeId: string }) {
-  const sw = useLastSwitch();
+  const back = useDashboard((s) => switchBackTo(s.resolvers, activeId));
   const switchTo = useSwitchTo();
-  if (sw.phase !== 'done' || !sw.attempt.from || sw.attempt.to.id !== activeId) return null;
-  const back = sw.attempt.from;
+  if (!back) return null;
   return (
     <button type="button" className="btn btn-small btn-primary" onClick={() => void switchTo(back)}>
       <Icon name="switch" /> Switch back to {back.label}
@@ -131,8 +131,11 @@ export function PrivacyBanner() {
   const events = useDashboard((s) => s.events);
   const r = useReach();
   const now = useAsOf(1000);
-  const pausedUntil = useSystemDns()?.pausedUntil ?? null;
-  const unknown = unknownModel(r, lostAt, authProblem, status !== null);
+  const systemDns = useSystemDns();
+  const pausedUntil = systemDns?.pausedUntil ?? null;
+  // What the machine's DNS was when the page last knew.
+  const last = status ? lastKnown(status, pausedUntil, switchState(systemDns) !== 'none', events) : null;
+  const unknown = unknownModel(r, lostAt, authProblem, status !== null, last);
   if (unknown) {
     return (
       <section className="banner tone-unknown" aria-label="Privacy status" data-state={r}>
@@ -145,7 +148,9 @@ export function PrivacyBanner() {
             <span>{unknown.title}</span>
           </p>
           <p className="banner-detail" data-testid="banner-detail">{unknown.detail}</p>
-          <p className="banner-action" data-testid="banner-action">{unknown.action}</p>
+          <p className="banner-action" data-testid="banner-action">
+            {commandParts(unknown.action).map((p, i) => (p.code ? <code key={i}>{p.text}</code> : p.text))}
+          </p>
         </div>
       </section>
     );
@@ -166,6 +171,9 @@ export function PrivacyBanner() {
   // While the resolver can't be reached: what failed, in words, and a live countdown to the next try.
   const rec = recovery(status, events);
   const carrier = transportModel(status);
+  // Off or paused, the proxy's encrypted transport carries only lookups sent to it directly: the line says what carries this machine's.
+  const offCarrier = carriedByWhenOff(m.state);
+  const managed = switchState(systemDns) !== 'none';
   return (
     <section className={`banner tone-${m.tone}`} aria-label="Privacy status" data-state={m.state}>
       <div className="banner-icon">
@@ -181,7 +189,12 @@ export function PrivacyBanner() {
             <dt>What leaves this machine</dt>
             <dd data-testid="banner-leaves">{m.leaves}</dd>
           </div>
-          {carrier.transport !== null && (
+          {offCarrier !== null && (carrier.transport !== null || managed) ? (
+            <div className="banner-transport">
+              <dt>Carried by</dt>
+              <dd data-testid="banner-transport">{offCarrier}</dd>
+            </div>
+          ) : carrier.transport !== null && (
             <div className="banner-transport">
               <dt>Carried by</dt>
               <dd data-testid="banner-transport">

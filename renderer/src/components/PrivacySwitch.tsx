@@ -1,19 +1,23 @@
 import { useEffect, useId, useRef, useState } from 'react';
-import { PAUSE_CHOICES, switchModel } from '../lib/switch.js';
-import { useAsOf, useReach } from '../state/context.js';
+import { PAUSE_CHOICES, switchModel, switchVerdict } from '../lib/switch.js';
+import { useAsOf, useDashboard, useReach } from '../state/context.js';
 import { useSystemDns, useSystemDnsChange } from '../state/system-dns.js';
 
 /**
  * The header's one switch for the machine's private DNS (issue 24, item 1).
  * Off or paused: one click turns it on. On: it asks for how long (5 min,
  * 1 hour, until I resume) before giving the old DNS back. Shown only when
- * this dotstub manages system DNS and may change it.
+ * this dotstub manages system DNS and may change it. Switched on, its words
+ * and colour follow the privacy verdict: "On — not working: …" in red while
+ * every lookup fails, never a green "On" (issue 29).
  */
 export function PrivacySwitch() {
   const view = useSystemDns();
   const change = useSystemDnsChange();
   const now = useAsOf(1000);
-  const m = switchModel(view, now);
+  const status = useDashboard((s) => s.status);
+  const events = useDashboard((s) => s.events);
+  const m = switchModel(view, now, switchVerdict(status, events));
   const [open, setOpen] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -49,7 +53,7 @@ export function PrivacySwitch() {
 
   return (
     <div
-      className={`privacy-switch switch-${m.state}`}
+      className={`privacy-switch switch-${m.state} switch-tone-${m.tone}`}
       ref={box}
       onKeyDown={(e) => {
         if (e.key === 'Escape' && open) {
@@ -64,6 +68,7 @@ export function PrivacySwitch() {
         type="button"
         role="switch"
         aria-checked={m.checked}
+        data-verdict={m.tone}
         aria-expanded={m.checked ? open : undefined}
         aria-controls={m.checked && open ? id : undefined}
         disabled={busy}

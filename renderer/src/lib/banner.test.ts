@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PrivacyState } from '../../../proxy/control/api-types.js';
-import { bannerModel, bannerState, describeResolver, PRIVACY_STATES } from './banner.js';
+import { bannerModel, bannerState, carriedByWhenOff, describeResolver, PRIVACY_STATES } from './banner.js';
 import { status } from './fixtures.test-helpers.js';
 
 describe('bannerModel', () => {
@@ -63,5 +63,14 @@ describe('bannerModel', () => {
     expect(describeResolver({ label: 'dns.test (127.0.0.1)', authName: 'dns.test', addresses: ['127.0.0.1'], port: 853 }, true)).toBe(
       'dns.test (127.0.0.1), verified',
     );
+  });
+});
+
+describe('carriedByWhenOff', () => {
+  it('off or paused, says the usual DNS carries this machine\'s lookups, not dotstub\'s transport', () => {
+    expect(carriedByWhenOff('paused')).toBe('Your usual DNS, not dotstub: private DNS is paused.');
+    expect(carriedByWhenOff('off')).toBe('Your usual DNS, not dotstub: private DNS is off.');
+    expect(carriedByWhenOff('private')).toBeNull();
+    expect(carriedByWhenOff('blocked')).toBeNull();
   });
 });

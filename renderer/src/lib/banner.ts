@@ -95,3 +95,14 @@ export function sentence(text: string): string {
   const s = t[0]!.toUpperCase() + t.slice(1);
   return /[.!?]$/.test(s) ? s : `${s}.`;
 }
+
+/**
+ * The banner's "Carried by" while this machine's lookups don't go through
+ * dotstub (off, paused): the usual DNS, not the proxy's own encrypted
+ * transport, which only carries lookups sent to it directly (issue 29).
+ * Null in the other states: the transport line stands.
+ */
+export function carriedByWhenOff(state: BannerState): string | null {
+  if (state !== 'off' && state !== 'paused') return null;
+  return `Your usual DNS, not dotstub: private DNS is ${state}.`;
+}

@@ -25,4 +25,14 @@ describe('hitGauges', () => {
     const [all, recent] = hitGauges(undefined, undefined);
     expect([all.value, recent.value, recent.empty]).toEqual([null, null, 'no queries yet']);
   });
+
+  it('off or paused, never claims protection: neutral, and says this machine\'s lookups don\'t go through dotstub', () => {
+    for (const state of ['off', 'paused'] as const) {
+      const [all, recent] = hitGauges(hit, state);
+      expect(all.notCarrying && recent.notCarrying).toBe(true);
+      expect(all.outage || recent.outage).toBe(false);
+      expect(all.caption).toMatch(new RegExp(`^Private DNS is ${state}: `));
+      expect(recent.caption).toBe(`Private DNS is ${state}: this machine’s lookups don’t go through dotstub`);
+    }
+  });
 });

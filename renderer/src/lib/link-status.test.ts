@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { asOf, LOST_AFTER_MS, placeholder, reach, unknownModel } from './link-status.js';
+import type { TimelineEvent } from '../../../proxy/control/api-types.js';
+import { asOf, commandParts, lastKnown, LOST_AFTER_MS, placeholder, reach, unknownModel } from './link-status.js';
 
 const T = new Date(2026, 10, 22, 14, 3, 7).getTime();
 
@@ -32,6 +33,10 @@ describe('unknownModel', () => {
     expect(m?.detail).toMatch(/from before the connection was lost/);
     expect(m?.action).toMatch(/dotstub command/);
     expect(m?.action).toMatch(/Resume private DNS/);
+    // The service's way, and a fresh link when it asks to sign in again.
+    expect(m?.action).toMatch(/`systemctl status dotstub`.*`sudo systemctl restart dotstub`/);
+    expect(m?.action).toMatch(/`dotstub ctl dashboard` prints a fresh link/);
+    expect(commandParts('run `a b` now')).toEqual([{ text: 'run ', code: false }, { text: 'a b', code: true }, { text: ' now', code: false }]);
     // Never connected at all: nothing on screen is "from before".
     expect(unknownModel('lost', T, null, false)?.detail).toMatch(/not answering/);
   });
@@ -44,7 +49,33 @@ describe('unknownModel', () => {
     expect(m?.title).toBe('Not signed in — privacy status unknown');
     expect(m?.action).toMatch(/dotstub: dashboard at http:\/\/127\.0\.0\.1:…\/#token=…/);
     expect(m?.action).toMatch(/desktop app/);
+    expect(m?.action).toMatch(/`dotstub ctl dashboard` prints it/);
     expect(`${m?.detail} ${m?.action}`).not.toMatch(/Authorization|Bearer|401/);
+  });
+});
+
+describe('"Not connected" says what the machine\'s DNS last was (issue 29)', () => {
+  const offAt = T - 60_000;
+  const turnedOff: TimelineEvent = { kind: 'state', event: { state: 'off', previous: 'private', reason: 'not enabled', at: offAt, resolverId: 'quad9' } };
+  const detail = (last: ReturnType<typeof lastKnown> | null): string | undefined => unknownModel('lost', T, null, true, last)?.detail;
+
+  it('on: it was on when the connection was lost, and what dotstub does as it goes; never "may not be private"', () => {
+    const d = detail(lastKnown({ state: 'private', since: offAt }, null, true, []));
+    expect(d).toMatch(/Private DNS was on at 14:03 when the connection was lost\./);
+    expect(d).toMatch(/gives the old DNS back as it goes, and its watchdog does/);
+    expect(d).not.toMatch(/may not be private/);
+  });
+
+  it('off after being on, or paused: when the old DNS was given back', () => {
+    expect(detail(lastKnown({ state: 'off', since: offAt }, null, true, [turnedOff]))).toMatch(/Private DNS was off: the old DNS was given back at 14:02\./);
+    expect(detail(lastKnown({ state: 'off', since: offAt }, T + 300_000, true, []))).toMatch(/Private DNS was paused: the old DNS was given back at 14:02\./);
+    // Off since the start: nothing was given back.
+    expect(detail(lastKnown({ state: 'off', since: offAt }, null, true, []))).toMatch(/Private DNS was off: this machine has asked its usual DNS since 14:02\./);
+  });
+
+  it('a dotstub that doesn\'t manage system DNS: only that lookups sent to it get no answer', () => {
+    expect(detail(lastKnown({ state: 'private', since: offAt }, null, false, []))).toMatch(/lookups sent to it get no answer/);
+    expect(detail(null)).toMatch(/lookups sent to it get no answer/);
   });
 });
 

@@ -5,6 +5,8 @@
  * and ages are unknown, not "still private". Pure: the components render this.
  */
 import type { AuthProblem, LinkState } from '../state/store.js';
+import type { StatusView, TimelineEvent } from '../../../proxy/control/api-types.js';
+import { bannerState, type BannerState } from './banner.js';
 import { formatClockShort } from './format.js';
 
 /** How long the link may be down before the dashboard stops showing figures as current (reconnects usually take < 1 s). */
@@ -35,10 +37,60 @@ export function asOf(link: LinkState, lostAt: number | null, now: number): numbe
   return link === 'live' || lostAt === null ? now : Math.min(now, lostAt);
 }
 
-/** How to get dotstub running and a fresh dashboard link, for every "unknown" message. */
-const START_HINT = 'Start it with the dotstub command in a terminal, or choose Resume private DNS in the dotstub desktop app’s tray menu.';
+/**
+ * How to get dotstub running and a fresh dashboard link, for every
+ * "unknown" message: the service's way first (the packages install
+ * dotstub.service), then a dotstub started by hand or by the desktop app.
+ * Commands are between backticks: the banner shows them as code.
+ */
+const START_HINT =
+  'As a service: `systemctl status dotstub` says what happened, `sudo systemctl restart dotstub` starts it again. Started by hand: start it with the dotstub command in a terminal; from the desktop app: choose Resume private DNS in its tray menu.';
 const FRESH_LINK_HINT =
-  'Get a fresh link: run dotstub in a terminal (it prints “dotstub: dashboard at http://127.0.0.1:…/#token=…”), or open the dashboard from the dotstub desktop app’s tray menu.';
+  'Get a fresh link: `dotstub ctl dashboard` prints it for a service’s dotstub; a dotstub run in a terminal prints it as it starts (“dotstub: dashboard at http://127.0.0.1:…/#token=…”); or open the dashboard from the dotstub desktop app’s tray menu.';
+
+/** What the page last knew of the machine's DNS, for "Not connected": the shown state, since when, and whether this dotstub manages system DNS. */
+export interface LastKnown {
+  /** The banner's state (off while paused reads "paused"). */
+  readonly state: BannerState;
+  /** When that state began, ms since the epoch. */
+  readonly since: number;
+  /** This dotstub manages the machine's DNS, and may change it. */
+  readonly managed: boolean;
+  /** Off or paused after being on (a state change to it was seen), not off since the start. */
+  readonly givenBack: boolean;
+}
+
+/** The LastKnown of a status: off "given back" when a change into off since it began was seen (not off since the start). */
+export function lastKnown(
+  status: Pick<StatusView, 'state' | 'since'>,
+  pausedUntil: number | null,
+  managed: boolean,
+  events: readonly TimelineEvent[],
+): LastKnown {
+  const state = bannerState(status.state, pausedUntil);
+  const givenBack =
+    state === 'paused' || events.some((e) => e.kind === 'state' && e.event.state === 'off' && e.event.previous !== 'off' && e.event.at >= status.since - 1000);
+  return { state, since: status.since, managed, givenBack };
+}
+
+const hhmm = (t: number): string => formatClockShort(t).slice(0, 5);
+
+/**
+ * What the machine's DNS was when the page last knew (issue 29): the old DNS
+ * already given back (off, paused), or private DNS on, with what dotstub
+ * does when it goes (its shutdown and, after a crash or a hang, its
+ * watchdog give the old DNS back), never a bare "may not be private".
+ */
+function lastKnownDetail(last: LastKnown | null, lostAt: number | null): string {
+  const before = 'The figures below are from before the connection was lost.';
+  if (last === null || !last.managed) return `${before} dotstub may have stopped: lookups sent to it get no answer until it is back.`;
+  if (last.state === 'off' || last.state === 'paused') {
+    const how = last.givenBack ? `the old DNS was given back at ${hhmm(last.since)}` : `this machine has asked its usual DNS since ${hhmm(last.since)}`;
+    return `${before} Private DNS was ${last.state}: ${how}. Lookups go to the usual DNS, usually in cleartext, whether dotstub runs or not.`;
+  }
+  const at = lostAt === null ? '' : ` at ${hhmm(lostAt)}`;
+  return `${before} Private DNS was on${at} when the connection was lost. If dotstub stopped, it gives the old DNS back as it goes, and its watchdog does within seconds if it crashed or hung: this machine then asks its usual DNS, usually in cleartext, until dotstub is back.`;
+}
 
 export interface UnknownModel {
   /** Short label for the header's link indicator. */
@@ -57,8 +109,12 @@ const AUTH_DETAIL: Readonly<Record<AuthProblem, string>> = {
   rejected: 'dotstub did not accept this page’s token: the link is from before dotstub made a new token.',
 };
 
-/** The banner and indicator text when the status is unknown; null while it is known (live or waiting). */
-export function unknownModel(r: Reach, lostAt: number | null, authProblem: AuthProblem | null, hadStatus: boolean): UnknownModel | null {
+/**
+ * The banner and indicator text when the status is unknown; null while it is
+ * known (live or waiting). `last`: what the page last knew of the machine's
+ * DNS (null: nothing, or not yet read).
+ */
+export function unknownModel(r: Reach, lostAt: number | null, authProblem: AuthProblem | null, hadStatus: boolean, last: LastKnown | null = null): UnknownModel | null {
   if (r === 'signed-out') {
     return {
       label: 'Not signed in',
@@ -72,10 +128,8 @@ export function unknownModel(r: Reach, lostAt: number | null, authProblem: AuthP
   return {
     label: 'Not connected',
     title: `Can’t reach dotstub — status unknown${since}`,
-    detail: hadStatus
-      ? 'The figures below are from before the connection was lost. dotstub may have stopped, and while it is not running this machine’s DNS may not be private.'
-      : 'dotstub is not answering at this address. It may not be running.',
-    action: `${START_HINT} This page reconnects by itself.`,
+    detail: hadStatus ? lastKnownDetail(last, lostAt) : 'dotstub is not answering at this address. It may not be running.',
+    action: `${START_HINT} This page reconnects by itself; if it then asks to sign in, \`dotstub ctl dashboard\` prints a fresh link.`,
   };
 }
 
@@ -89,4 +143,9 @@ export function placeholder(r: Reach, hadStatus: boolean): string | null {
   if (r === 'signed-out') return 'Nothing to show until this page is signed in (see above).';
   if (r === 'lost') return 'Nothing to show until dotstub answers (see above).';
   return null;
+}
+
+/** A sentence with commands between backticks, as text and code parts (the banner shows the code parts as code). */
+export function commandParts(text: string): { readonly text: string; readonly code: boolean }[] {
+  return text.split('`').map((part, i) => ({ text: part, code: i % 2 === 1 })).filter((p) => p.text !== '');
 }

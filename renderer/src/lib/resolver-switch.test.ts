@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ConnectionView, TimelineEvent } from '../../../proxy/control/api-types.js';
 import { status } from './fixtures.test-helpers.js';
-import { nameWithPort, switchOutcome, type SwitchAttempt } from './resolver-switch.js';
+import { nameWithPort, switchBackTo, switchOutcome, type SwitchAttempt } from './resolver-switch.js';
 
 const attempt: SwitchAttempt = { to: { id: 'dead', label: 'Dead lab' }, from: { id: 'quad9', label: 'Quad9' }, at: 10_000 };
 
@@ -82,5 +82,19 @@ describe('nameWithPort', () => {
     expect(nameWithPort('v6', '::1', 853)).toBe('v6 ([::1]:853)');
     expect(nameWithPort('v6', '[::1]:853', 853)).toBe('v6 ([::1]:853)');
     expect(nameWithPort('Quad9', null, 853)).toBe('Quad9 (port 853)');
+  });
+});
+
+describe('switchBackTo', () => {
+  const quad9 = status().resolver;
+  const dead = { ...quad9, id: 'dead', label: 'Dead lab', preset: false };
+  it('offers the one in use before the last switch, from the server, whoever switched', () => {
+    expect(switchBackTo({ previous: 'quad9', resolvers: [quad9, dead] }, 'dead')).toBe(quad9);
+  });
+  it('offers nothing before any switch, for a resolver no longer listed, or the active one itself', () => {
+    expect(switchBackTo({ previous: null, resolvers: [quad9, dead] }, 'dead')).toBeNull();
+    expect(switchBackTo({ previous: 'gone', resolvers: [quad9, dead] }, 'dead')).toBeNull();
+    expect(switchBackTo({ previous: 'dead', resolvers: [quad9, dead] }, 'dead')).toBeNull();
+    expect(switchBackTo(null, 'dead')).toBeNull();
   });
 });

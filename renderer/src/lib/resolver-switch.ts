@@ -4,7 +4,7 @@
  * "working". The outcome is decided by the first connection to the new
  * resolver (open, or failed) and by the privacy state. Pure.
  */
-import type { ConnectionView, StatusView, TimelineEvent } from '../../../proxy/control/api-types.js';
+import type { ConnectionView, ResolversView, ResolverView, StatusView, TimelineEvent } from '../../../proxy/control/api-types.js';
 import { errorWords } from './error-words.js';
 
 export interface SwitchAttempt {
@@ -63,4 +63,17 @@ export function switchOutcome(
     return { kind: 'failed', reason: status.reason, address: null, retryAt: null };
   }
   return { kind: 'pending' };
+}
+
+/**
+ * The way back offered while the active resolver fails: the one in use
+ * before the last switch, as the server knows it (ResolversView.previous),
+ * so every page offers it, whichever page or `dotstub ctl use` made the
+ * switch; null when there is none, or it is no longer listed.
+ */
+export function switchBackTo(view: Pick<ResolversView, 'previous' | 'resolvers'> | null, activeId: string): ResolverView | null {
+  // A proxy from before the field answers without it: nothing to offer.
+  const previous = view?.previous ?? null;
+  if (previous === null || previous === activeId) return null;
+  return view?.resolvers.find((r) => r.id === previous) ?? null;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { SystemDnsView } from '../../../proxy/control/api-types.js';
-import { PAUSE_CHOICES, pauseCountdown, switchModel, switchState } from './switch.js';
+import type { SystemDnsView, TimelineEvent } from '../../../proxy/control/api-types.js';
+import { PAUSE_CHOICES, pauseCountdown, switchModel, switchState, switchVerdict } from './switch.js';
+import { status } from './fixtures.test-helpers.js';
 
 function view(over: Partial<SystemDnsView>): SystemDnsView {
   return {
@@ -41,9 +42,9 @@ describe('the one switch', () => {
     const now = Date.UTC(2026, 0, 1, 12, 0, 0);
     const m = switchModel(view({ pausedUntil: now + 299_400 }), now);
     // Floored, as the banner's "4 min 59 s left": the header and the banner never disagree.
-    expect(m).toEqual({ state: 'paused', checked: false, word: 'Paused · 4:59' });
+    expect(m).toEqual({ state: 'paused', checked: false, word: 'Paused · 4:59', tone: 'caution' });
     expect(switchModel(view({ pausedUntil: now + 3_600_000 }), now).word).toBe('Paused · 1:00:00');
-    expect(switchModel(view({ enabled: true, inForce: true }), now)).toEqual({ state: 'on', checked: true, word: 'On' });
+    expect(switchModel(view({ enabled: true, inForce: true }), now)).toEqual({ state: 'on', checked: true, word: 'On', tone: 'good' });
   });
 
   it('counts a pause down in words with the time it ends', () => {
@@ -58,5 +59,27 @@ describe('the one switch', () => {
       ['1 hour', 3600],
       ['Until I resume', null],
     ]);
+  });
+});
+
+describe('switched on follows the verdict (issue 29)', () => {
+  const on = view({ enabled: true, inForce: true });
+  const failed = (at: number): TimelineEvent => ({
+    kind: 'connection',
+    event: { type: 'connect-failed', at, resolverId: 'quad9', address: '9.9.9.9', code: 'DOTSTUB_CONNECT_FAILED', message: 'refused', retryInMs: 1000 } as never,
+  });
+  it('says "On" in green only while private', () => {
+    expect(switchModel(on, 0, switchVerdict(status(), []))).toMatchObject({ checked: true, word: 'On', tone: 'good' });
+  });
+  it('while every lookup fails: still on, "not working" with the latest failure\'s words, in the danger colour', () => {
+    const blocked = status({ state: 'blocked', since: 10_000 });
+    expect(switchModel(on, 0, switchVerdict(blocked, [failed(9_000)]))).toMatchObject({ checked: true, word: 'On — not working: can’t connect', tone: 'danger' });
+    // A failure from long before the state began is not its why.
+    expect(switchModel(on, 0, switchVerdict(blocked, [failed(1_000)])).word).toBe('On — not working: no answer');
+  });
+  it('says what each other verdict means, never plain "On"', () => {
+    expect(switchModel(on, 0, switchVerdict(status({ state: 'degraded' }), [])).tone).toBe('danger');
+    expect(switchModel(on, 0, switchVerdict(status({ state: 'private-unverified' }), []))).toMatchObject({ word: 'On — not verified', tone: 'caution' });
+    expect(switchModel(on, 0, switchVerdict(status({ state: 'captive' }), []))).toMatchObject({ word: 'On — Wi-Fi sign-in needed', tone: 'warning' });
   });
 });

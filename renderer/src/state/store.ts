@@ -207,7 +207,8 @@ export class DashboardStore {
   applyStatus(status: StatusView): void {
     this.#setStatus(status);
     const resolvers = this.#pending.resolvers ?? this.#snap.resolvers;
-    if (resolvers && resolvers.active !== status.resolver.id) this.#set({ resolvers: { ...resolvers, active: status.resolver.id } });
+    // The one switched from is the way back (as the server's next view will say: ResolversView.previous).
+    if (resolvers && resolvers.active !== status.resolver.id) this.#set({ resolvers: { ...resolvers, active: status.resolver.id, previous: resolvers.active } });
   }
 
   /** Settings the API answered a change with. */
