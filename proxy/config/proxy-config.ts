@@ -34,6 +34,8 @@ interface NetworkMemoryConfig {
   readonly networkKey?: () => string | null;
   /** The gateway's address, for the network's label (tests); /proc/net/route otherwise. */
   readonly gateway?: () => string | null;
+  /** The network's name, for its label (tests); NetworkManager or iwd otherwise (network/network-name.ts). */
+  readonly name?: () => Promise<string | null>;
 }
 
 export interface ProxyConfig {

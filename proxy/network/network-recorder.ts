@@ -36,6 +36,8 @@ export interface NetworkRecorderInit {
   readonly identify: () => { readonly key: string; readonly final: boolean } | null;
   /** For people: the gateway's address; null: unknown ("network seen first on DATE"). */
   readonly gateway: () => string | null;
+  /** For people, better: the network's name where the OS knows it (network-name.ts: the SSID); null: it doesn't. */
+  readonly name?: () => Promise<string | null>;
   readonly now?: () => Date;
 }
 
@@ -48,6 +50,9 @@ export class NetworkRecorder {
   #provisionalSince: number | null = null;
   #rtt: number[] = [];
   #rttWritten = false;
+  /** The network's name, once read for the network we're on (null: not known); `#joins` tells a late answer from an old network. */
+  #name: string | null = null;
+  #joins = 0;
 
   constructor(init: NetworkRecorderInit) {
     this.memory = new NetworkMemory(init.file);
@@ -98,8 +103,25 @@ export class NetworkRecorder {
     this.#identify();
     this.#rtt = [];
     this.#rttWritten = false;
+    this.#name = null;
     this.#seen();
+    void this.#readName(++this.#joins);
   }
+
+  /** Reads the network's name; a remembered network we're still on is labelled with it at once. */
+  async #readName(join: number): Promise<void> {
+    let name: string | null = null;
+    try {
+      name = (await this.#init.name?.()) ?? null;
+    } catch {
+      // no name: the gateway's address labels it
+    }
+    if (join !== this.#joins || name === null) return;
+    this.#name = name;
+    const key = this.key;
+    if (key && this.memory.get(key)) this.#write({});
+  }
+
 
   /**
    * Reads the key again while it is provisional (the privacy controller asks
@@ -189,7 +211,7 @@ export class NetworkRecorder {
       const at = this.#now().toISOString();
       const gateway = safe(this.#init.gateway);
       this.memory.update(key, {
-        label: gateway ? `gateway ${gateway}` : (known?.label ?? `network seen first on ${at.slice(0, 10)}`),
+        label: this.#name ?? (gateway ? `gateway ${gateway}` : (known?.label ?? `network seen first on ${at.slice(0, 10)}`)),
         firstSeenAt: known?.firstSeenAt ?? at,
         ...(known ? {} : { seenAt: at }),
         ...changes,

@@ -26,6 +26,7 @@ import type { DotstubError } from '../errors.js';
 import type { AttemptView, NetworkView, RaceView, StubProxyEvents } from '../events.js';
 import type { AddressAttempt, ManagedUpstream, NetworkHint, Transport } from '../upstream/managed.js';
 import { gatewayAddress, networkIdentity } from './captive/network-key.js';
+import { networkName } from './network-name.js';
 import { CaptivePortal, type CaptiveView } from './captive/session.js';
 import { NetworkRecorder } from './network-recorder.js';
 import type { SignInProxyInfo } from './signin-proxy.js';
@@ -103,7 +104,9 @@ export class PrivacyController {
           const id = networkIdentity();
           return id === null ? null : { key: id.key, final: id.byMac };
         };
-    this.memory = m ? new NetworkRecorder({ file: m.file, identify, gateway: m.gateway ?? (() => gatewayAddress()) }) : null;
+    // A test that gives its own gateway gives its own OS: the network's name is then its to give too.
+    const name = m?.name ?? (m?.gateway ? undefined : () => networkName());
+    this.memory = m ? new NetworkRecorder({ file: m.file, identify, gateway: m.gateway ?? (() => gatewayAddress()), ...(name ? { name } : {}) }) : null;
     this.#networkKnown = init.networkKnown ?? (() => undefined);
     // The round trip: answers from the chosen resolver on a connection that was already open.
     this.#out.on('query', (r) => {
