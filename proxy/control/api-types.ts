@@ -43,10 +43,11 @@
  *   POST   /api/retry                       (no body) → RetryView: try the resolver now, not after the back-off
  *   GET    /api/connections                 → ConnectionView[]
  *   GET    /api/metrics                     → MetricsView
- *   GET    /api/queries?name=&type=&rcode=&resolver=&minLatencyMs=&route=&offset=&limit=  → QueryPage (newest first;
- *                                             route=link|answered|refused|local: where the name router sent it; records carry `route`)
+ *   GET    /api/queries?name=&type=&rcode=&resolver=&minLatencyMs=&route=&internal=&offset=&limit=  → QueryPage (newest first;
+ *                                             route=link|answered|refused|local: where the name router sent it; records carry `route`;
+ *                                             dotstub's own checks, kept apart, only with internal=1: records carry `internal: true`)
  *   DELETE /api/queries                     → 204: the query log is emptied (metrics and counters stay)
- *   GET    /api/queries/export?format=csv|json (&same filters) → attachment
+ *   GET    /api/queries/export?format=csv|json (&same filters, internal=1 too) → attachment (CSV's last column: internal)
  *   GET    /api/events/recent               → TimelineEvent[] (connection and state events, newest last)
  *   POST   /api/captive                     { action: 'allow'|'decline'|'extend'|'check', remember?: boolean } → StatusView
  *                                             | 409 captive_nothing_to_do (not captive, or already so)

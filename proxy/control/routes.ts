@@ -63,7 +63,14 @@ function parseQueryFilter(q: URLSearchParams): { filter: QueryFilter; offset: nu
   }
   const route = text('route');
   if (route !== undefined && !(ROUTE_FILTERS as readonly string[]).includes(route)) fields.route = `route must be one of ${ROUTE_FILTERS.join(', ')}`;
-  const filter: QueryFilter = { name: text('name'), type: text('type'), rcode: text('rcode'), resolver: text('resolver'), minLatencyMs, route: route as RouteFilter | undefined };
+  // dotstub's own checks only when asked (issue 29): `internal=1` (or true) adds them, 0/false or absent leaves them out.
+  const own = q.get('internal');
+  let includeOwn = false;
+  if (own !== null && own !== '') {
+    if (own === '1' || own === 'true') includeOwn = true;
+    else if (own !== '0' && own !== 'false') fields.internal = 'internal must be 1 (include dotstub’s own checks) or 0';
+  }
+  const filter: QueryFilter = { name: text('name'), type: text('type'), rcode: text('rcode'), resolver: text('resolver'), minLatencyMs, route: route as RouteFilter | undefined, includeOwn };
   const offset = int('offset', 0, 0, 1_000_000);
   const limit = int('limit', 100, 1, 1000);
   if (Object.keys(fields).length > 0) throw validationFailure(fields);

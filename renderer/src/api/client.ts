@@ -126,7 +126,8 @@ export const api = {
   retryNow: () => request<RetryView>('POST', '/api/retry'),
   connections: () => request<ConnectionView[]>('GET', '/api/connections'),
   metrics: () => request<MetricsView>('GET', '/api/metrics'),
-  queries: (limit: number, offset = 0) => request<QueryPage>('GET', `/api/queries?limit=${limit}&offset=${offset}`),
+  // With dotstub's own checks (internal=1): the page hides them itself unless "Show dotstub's own checks" is on.
+  queries: (limit: number, offset = 0) => request<QueryPage>('GET', `/api/queries?internal=1&limit=${limit}&offset=${offset}`),
   clearQueries: () => request<void>('DELETE', '/api/queries'),
   recentEvents: () => request<TimelineEvent[]>('GET', '/api/events/recent'),
   settings: () => request<Settings>('GET', '/api/settings'),
