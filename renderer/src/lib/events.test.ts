@@ -64,9 +64,9 @@ describe('describeEvent', () => {
       ).title,
     ).toBe('Could not connect to Lab resolver at 127.0.0.1:1: couldn’t connect to the resolver');
     expect(
-      describeEvent({ kind: 'connection', event: { type: 'connect-failed', at: 1, resolverId: 'lab', address: 'a', code: 'X', message: 'refused', retryInMs: 250, transport: 'dot' as const, afterMs: 1, kind: 'refused' as const, classification: 'NET_REFUSED', sentence: 'This network refuses encrypted DNS connections to Lab (port 853).' } })
+      describeEvent({ kind: 'connection', event: { type: 'connect-failed', at: new Date(2026, 10, 22, 7, 45, 1).getTime(), resolverId: 'lab', address: 'a', code: 'X', message: 'refused', retryInMs: 10_000, transport: 'dot' as const, afterMs: 1, kind: 'refused' as const, classification: 'NET_REFUSED', sentence: 'This network refuses encrypted DNS connections to Lab (port 853).' } })
         .detail,
-    ).toBe('Refused. Retrying in 250 ms.');
+    ).toBe('Refused. Retrying with the next lookup, or by itself by 07:45:11.');
     expect(
       describeEvent({ kind: 'state', event: { state: 'blocked', previous: 'blocked', reason: 'r', at: 1, resolverId: 'q' } }).title,
     ).toBe('Privacy: still Stopped');

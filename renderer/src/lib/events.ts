@@ -1,6 +1,6 @@
 /** Timeline events → plain words. Pure: the timeline component only lays these out. */
 import type { TimelineEvent } from '../../../proxy/control/api-types.js';
-import { formatAge, formatLatencyMs } from './format.js';
+import { formatAge, formatClockShort, formatLatencyMs } from './format.js';
 import { sentence, stateText, type Tone } from './banner.js';
 import { errorWords } from './error-words.js';
 
@@ -21,10 +21,6 @@ function eventTime(e: TimelineEvent): number {
 
 /** resolver id → label, for readable lines; falls back to the id. */
 export type ResolverNames = (id: string) => string;
-
-function formatRetry(ms: number): string {
-  return ms < 1000 ? `${Math.max(0, Math.round(ms))} ms` : formatAge(ms);
-}
 
 export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => id): EventLine {
   const at = eventTime(e);
@@ -82,7 +78,8 @@ export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => i
             icon: 'error',
             tone: 'danger',
             title: `Could not connect to ${names(c.resolverId)} at ${c.address}: ${errorWords(c.code)}`,
-            detail: `${sentence(c.message)} Retrying in ${formatRetry(c.retryInMs)}.`,
+            // In the banner's words (lib/retry.ts): any lookup starts the next attempt (at most once a second), so the wait is an upper bound.
+            detail: `${sentence(c.message)} Retrying with the next lookup, or by itself by ${formatClockShort(c.at + c.retryInMs)}.`,
           };
       }
       break;
