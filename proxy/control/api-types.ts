@@ -70,7 +70,7 @@ import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, Ra
 import type { CaptiveEvent, CaptiveView } from '../network/captive/session.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { LatencyStats } from './metrics-window.js';
-import type { SystemDnsView } from '../system-dns/manager.js';
+import type { SystemDnsView, TakeoverCause } from '../system-dns/manager.js';
 import type { LadderStep } from './ladder.js';
 import type { BypassPath, LeakView } from '../network/leak-watch.js';
 import type { SwitchProbeView } from './switch-probe.js';
@@ -269,7 +269,8 @@ export interface QueryPage {
 
 export type TimelineEvent =
   | { readonly kind: 'connection'; readonly event: ConnectionEvent }
-  | { readonly kind: 'state'; readonly event: StateChange }
+  /** `takeover`: the user's choice that made the change (system DNS turned on or off, paused, resumed); absent otherwise. */
+  | { readonly kind: 'state'; readonly event: StateChange; readonly takeover?: TakeoverCause }
   | { readonly kind: 'resolver'; readonly at: number; readonly from: string; readonly to: string }
   | { readonly kind: 'settings'; readonly at: number; readonly changed: readonly string[] }
   | { readonly kind: 'captive'; readonly event: CaptiveEvent };

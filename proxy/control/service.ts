@@ -34,7 +34,7 @@ import { DEFAULT_RESOLVER_TEST, type MeasureScope } from './resolver-test.js';
 import { formatHostPort } from '../host-port.js';
 import { PRIVACY_WORDS } from '../network/privacy-words.js';
 import type { CaptiveEvent } from '../network/captive/session.js';
-import type { SystemDnsManager } from '../system-dns/manager.js';
+import type { SystemDnsManager, TakeoverChange } from '../system-dns/manager.js';
 import { ShownState } from './shown-state.js';
 
 const TIMELINE_SIZE = 500;
@@ -135,12 +135,14 @@ export class ControlService {
     this.proxy.on('captive', onCaptive);
     this.proxy.on('network-change', onNetworkChange);
     this.#shown = new ShownState(this.proxy, options.systemDns);
-    // The takeover starting or ending is a privacy-state change the user sees.
+    // The takeover starting or ending is a privacy-state change the user sees, with the choice that made it (turned on or
+    // off, paused, resumed) when it was one, so the timeline tells a pause from a turn-off.
     let shown = this.status();
-    const onTakeover = (): void => {
+    const onTakeover = (change: TakeoverChange): void => {
       const now = this.status();
       if (now.state !== shown.state || now.reason !== shown.reason) {
-        this.#event({ kind: 'state', event: { state: now.state, previous: shown.state, reason: now.reason, at: Date.now(), resolverId: this.proxy.resolver.id } });
+        const event = { state: now.state, previous: shown.state, reason: now.reason, at: Date.now(), resolverId: this.proxy.resolver.id };
+        this.#event({ kind: 'state', event, ...(change.cause ? { takeover: change.cause } : {}) });
       }
       shown = now;
     };

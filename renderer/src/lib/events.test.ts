@@ -56,6 +56,17 @@ describe('describeEvent', () => {
     expect(l.tone).toBe('danger');
   });
 
+  it('a pause and a turn-off read apart: the choice is the title, the state change follows', () => {
+    const at = new Date(2026, 10, 22, 19, 15, 0).getTime();
+    const off = { state: 'off' as const, previous: 'private' as const, reason: 'r', at, resolverId: 'q' };
+    const paused = describeEvent({ kind: 'state', event: off, takeover: { action: 'paused', forMs: 300_000, until: at + 300_000 } });
+    expect(paused.title).toBe('Paused for 5 min (until 19:20)');
+    expect(paused.detail).toBe('Privacy: Private → Off. R.');
+    expect(describeEvent({ kind: 'state', event: off, takeover: { action: 'turned-off' } }).title).toBe('Turned off');
+    expect(describeEvent({ kind: 'state', event: { ...off, state: 'private', previous: 'off' }, takeover: { action: 'resumed', early: true } }).title).toBe('Resumed before the pause ended');
+    expect(describeEvent({ kind: 'state', event: off }).title).toBe('Privacy: Private → Off');
+  });
+
   it('connect failures, resolver switches and settings', () => {
     expect(
       describeEvent(
