@@ -100,6 +100,7 @@ export async function startApp(run: AppRun): Promise<App> {
         resolvers: c.resolvers,
         effective: c.effective,
         measureScope: c.measureScope ?? 'all',
+        configDir: c.configDir,
         ...c.service,
         ...(systemDns ? { systemDns } : {}),
       });

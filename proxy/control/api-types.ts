@@ -37,6 +37,7 @@
  *   POST   /api/resolvers/test              (no body) → ResolverTestResult, when done (≤ 20 s): every resolver
  *                                             measured from this network over a fresh and an open connection,
  *                                             DoT and DoH, ranked; the active upstream is not touched
+ *   GET    /api/resolvers/test              → ResolverTestResult | null: the last test (kept in the config dir across restarts)
  *   DELETE /api/resolvers/:id               → 204 | 404 unknown_resolver | 409 resolver_in_use, resolver_is_preset
  *   POST   /api/resolvers/probe             { id } → SwitchProbeView (~1 s): does it answer now? (before a switch)
  *   PUT    /api/resolvers/active            { id } → StatusView (after the switch; no query dropped)

@@ -99,6 +99,7 @@ export function routes(service: ControlService): Route[] {
     { method: 'GET', path: '/api/resolvers', handler: () => json(service.resolvers()) },
     { method: 'POST', path: '/api/resolvers', body: true, handler: async ({ body }) => json(await service.resolverActions.add(body), 201) },
     { method: 'POST', path: '/api/resolvers/test', handler: async () => json(await service.resolverActions.test()) },
+    { method: 'GET', path: '/api/resolvers/test', handler: () => json(service.resolverActions.lastTest()) },
     { method: 'POST', path: '/api/resolvers/probe', body: true, handler: async ({ body }) => json(await service.resolverActions.probe(body)) },
     { method: 'POST', path: '/api/resolvers/validate', body: true, handler: ({ body }) => json(service.resolverActions.validate(body)) },
     { method: 'PUT', path: '/api/resolvers/active', body: true, handler: async ({ body }) => json(await service.resolverActions.switch(body)) },

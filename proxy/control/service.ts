@@ -58,6 +58,8 @@ export interface ControlServiceOptions {
    * While it is not in force the privacy state is `off` with its reason.
    */
   readonly systemDns?: SystemDnsManager;
+  /** The config dir, where the last resolver test is kept across restarts; none: kept in memory only. */
+  readonly configDir?: string;
 }
 
 export class ControlService {
@@ -109,6 +111,7 @@ export class ControlService {
       status: () => this.status(),
       measureScope: options.measureScope ?? 'all',
       resolverTest: { ...DEFAULT_RESOLVER_TEST, ...options.resolverTest },
+      ...(options.configDir ? { configDir: options.configDir } : {}),
     });
     this.systemDnsActions = new SystemDnsActions(options.systemDns);
     this.stream = new StreamHub({

@@ -123,6 +123,7 @@ export const api = {
   switchResolver: (id: string) => request<StatusView>('PUT', '/api/resolvers/active', { id }),
   probeResolver: (id: string) => request<SwitchProbeView>('POST', '/api/resolvers/probe', { id }),
   testResolvers: () => request<ResolverTestResult>('POST', '/api/resolvers/test'),
+  lastResolverTest: () => request<ResolverTestResult | null>('GET', '/api/resolvers/test'),
   retryNow: () => request<RetryView>('POST', '/api/retry'),
   connections: () => request<ConnectionView[]>('GET', '/api/connections'),
   metrics: () => request<MetricsView>('GET', '/api/metrics'),

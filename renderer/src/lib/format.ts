@@ -78,3 +78,10 @@ export function formatClockShort(epochMs: number): string {
   return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
+
+/** A moment that may be another day's (a result kept across restarts): "14:03:07" today, else "22 Nov 14:03:07". */
+export function formatWhen(epochMs: number, now: number): string {
+  const sameDay = new Date(epochMs).toDateString() === new Date(now).toDateString();
+  const d = new Date(epochMs);
+  return sameDay ? formatClockShort(epochMs) : `${d.getDate()} ${MONTHS[d.getMonth()]!} ${formatClockShort(epochMs)}`;
+}
