@@ -149,7 +149,8 @@ export function RememberedNetworks({ rev, onChange }: { readonly rev: number; re
               <div className="memory-head">
                 <strong className="memory-label">{n.label}</strong>
                 {n.current && <span className="pill pill-good">This network</span>}
-                <span className="muted small">last seen {when(n.seenAt)}</span>
+                {/* The network in use is seen now: its stored "last seen" is when dotstub last wrote it down. */}
+                <span className="muted small">{n.current ? 'in use now' : `last seen ${when(n.seenAt)}`}</span>
               </div>
               <dl className="memory-facts">
                 <div>
