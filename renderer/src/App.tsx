@@ -10,12 +10,13 @@ import { QueryLog } from './components/QueryLog.js';
 import { AddResolverForm, ResolverSwitcher } from './components/Resolvers.js';
 import { ResolverTest } from './components/ResolverTest.js';
 import { SettingsForm } from './components/SettingsForm.js';
+import { SettingsTransfer } from './components/SettingsTransfer.js';
 import { SystemDnsPanel } from './components/SystemDns.js';
 import { Timeline } from './components/Timeline.js';
 import { placeholder } from './lib/link-status.js';
 import { formatClockShort } from './lib/format.js';
 import { parseRoute, ROUTES, type Route } from './lib/routes.js';
-import { useDashboard, useReach } from './state/context.js';
+import { useDashboard, useReach, useStore } from './state/context.js';
 import { useSystemDns, useSystemDnsSync } from './state/system-dns.js';
 import { bannerState } from './lib/banner.js';
 import { tabIcon, tabTitle, type TabState } from './lib/tab-state.js';
@@ -91,6 +92,7 @@ function Page({ title, intro, children, compact }: { title: string; intro?: Reac
 
 function View({ route }: { route: Route }) {
   const r = useReach();
+  const store = useStore();
   const hadStatus = useDashboard((s) => s.status !== null);
   const empty = placeholder(r, hadStatus);
   if (empty !== null) {
@@ -169,6 +171,13 @@ function View({ route }: { route: Route }) {
       return (
         <Page title="Settings" intro="Saved to your config folder; they survive a restart.">
           <SettingsForm />
+          <section className="card" aria-labelledby="settings-move">
+            <h2 id="settings-move">Move your settings</h2>
+            <SettingsTransfer
+              lead="One file with these settings and your choice of local names for each network dotstub remembers: keep it, or import it on another computer."
+              onImported={() => void store.refresh('settings')}
+            />
+          </section>
         </Page>
       );
   }

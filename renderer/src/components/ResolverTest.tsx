@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from 'react';
 import { api } from '../api/client.js';
-import { formatLatencyMs, formatWhen } from '../lib/format.js';
+import { countOf, formatLatencyMs, formatWhen } from '../lib/format.js';
 import { testModel } from '../lib/resolver-test.js';
 import { useDashboard } from '../state/context.js';
 import { useLastSwitch } from '../state/last-switch.js';
@@ -67,7 +67,7 @@ export function ResolverTest() {
         connection, over DNS-over-TLS and, where it has one, DNS-over-HTTPS. Your DNS keeps using its own connection meanwhile.
       </p>
       <p role="status" className="test-status" data-testid="test-status">
-        {running && `Measuring ${count} resolvers… this takes a few seconds (at most 20).`}
+        {running && `Measuring ${countOf(count, 'resolver')}… this takes a few seconds (at most 20).`}
         {!running && result && `Tested at ${formatWhen(result.startedAt, Date.now())}, in ${formatLatencyMs(result.tookMs)}.`}
       </p>
       {error && (
