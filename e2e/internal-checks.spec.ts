@@ -28,6 +28,15 @@ test("dotstub's liveness checks are not the top name, and the log shows them onl
   await show.uncheck();
   await expect(dashboard.row(PROBE)).toHaveCount(0);
 
+  // The proxy keeps them apart and its API leaves them out unless asked; a reloaded page asks, so the box still shows them.
+  await page.reload();
+  await expect(dashboard.liveIndicator).toHaveText('Live');
+  await dashboard.goTo('Queries');
+  await expect(dashboard.logCount).toHaveText('3 queries held');
+  await show.check();
+  await expect(dashboard.logCount).toContainText('15 queries');
+  await show.uncheck();
+
   // The proxy's own figures leave them out too: its query count and per-second series.
   const { control, token } = lab.proxy.ready;
   const get = async <T,>(p: string): Promise<T> => (await (await fetch(control + p, { headers: { authorization: `Bearer ${token}` } })).json()) as T;

@@ -80,6 +80,10 @@ test('the networks dotstub remembers: this one first and marked, what worked on 
   await expect(items.nth(0)).toHaveAttribute('aria-current', 'true');
   await expect(items.nth(0)).toContainText('This network');
   await expect(items.nth(0)).toContainText('DNS-over-TLS');
+  // In use, so seen now: not "last seen" at the minute dotstub last wrote it down (issue 29).
+  await expect(items.nth(0)).toContainText('in use now');
+  await expect(items.nth(0)).not.toContainText('last seen');
+  await expect(items.nth(1)).toContainText(/last seen \d+ Nov \d\d:\d\d/);
   // The café: DoH, and why; a rejoin starts there.
   const cafe = items.filter({ hasText: 'gateway 10.20.0.1' });
   await expect(cafe).toContainText('DNS-over-HTTPS; a rejoin starts there at once');

@@ -148,3 +148,14 @@ raceTest('a resolver with IPv6 and IPv4 addresses: the Network view shows the la
   await page.screenshot({ path: path.join(SHOTS, 'network-race-1440-light.png'), fullPage: true });
   expect(await violations(page)).toEqual([]);
 });
+
+test('the ladder card says the connection carrying lookups now, not only the attempts since the last reset', async ({ lab, dashboard, page }) => {
+  // The proxy connected at start, before anything recorded the ladder; no lookup since.
+  await expect(dashboard.banner).toHaveAttribute('data-state', 'private');
+  await dashboard.goTo('Network');
+  const ladder = page.getByRole('region', { name: 'The fallback ladder, as it ran' });
+  await expect(ladder).not.toContainText('No connection attempts yet');
+  await expect(ladder.getByTestId('ladder-live')).toHaveText(/^\s*Connected: connection #\d+ to 127\.0\.0\.1 \(TLSv1\.3, full handshake\), open for \d+ s, carried \d+ (query|queries)\.$/);
+  expect(lab.dig('n1.test').status).toBe('NOERROR');
+  await page.screenshot({ path: 'e2e/screenshots/network-ladder-live-1280-light.png' });
+});

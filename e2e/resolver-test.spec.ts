@@ -40,7 +40,7 @@ test('Test resolvers ranks real resolvers by their delay, explains failures, and
 
   // Before any test: never-tried presets say "not measured", not "no answers".
   const card = (label: string) => dashboard.resolverList.getByRole('listitem').filter({ has: page.locator('.resolver-name strong').getByText(label, { exact: true }) });
-  await expect(card('Quad9').getByTestId('resolver-median')).toHaveText('not measured');
+  await expect(card('Quad9').getByTestId('resolver-figure')).toHaveText('not measured');
 
   await page.getByRole('button', { name: 'Test resolvers' }).click();
   await expect(page.getByTestId('test-status')).toContainText(/Tested at/, { timeout: 25_000 });
@@ -60,8 +60,8 @@ test('Test resolvers ranks real resolvers by their delay, explains failures, and
   await expect(card('Dead lab').getByTestId('card-test')).toHaveText(/^\s*Test: unreachable: connection refused at \d\d:\d\d:\d\d\.$/);
   await expect(card('Quad9').getByTestId('card-test')).toContainText('Not tested: not on this machine');
   // Refused is not "not measured": the card's figure says it, where a never-tried preset says "not measured".
-  await expect(card('Dead lab').getByTestId('resolver-median')).toContainText('unreachable: connection refused');
-  await expect(card('Quad9').getByTestId('resolver-median')).toHaveText('not measured');
+  await expect(card('Dead lab').getByTestId('resolver-figure')).toContainText('unreachable: connection refused');
+  await expect(card('Quad9').getByTestId('resolver-figure')).toHaveText('not tested');
   await expect(page.getByTestId('test-suggestion')).toContainText('The one in use, dns.test (127.0.0.1), is the fastest from here.');
   await expect(page.getByRole('button', { name: /^Use fastest/ })).toHaveCount(0);
   const axe = async (): Promise<string[]> =>
@@ -95,4 +95,42 @@ test('Test resolvers ranks real resolvers by their delay, explains failures, and
   await expect(dashboard.resolverList.locator('[aria-current="true"]').getByTestId('fastest')).toBeVisible();
   // Not lab.dig: a blocking dig would stall the relays, which run in this process.
   expect(['10.0.0.1', '10.0.0.2']).toContain((await lab.digManyAsync(['which.test'])).trim());
+});
+
+test('the test and "Use fastest" come before the cards; each card has one figure on one scale; the last test survives a restart', async ({ lab, dashboard, page }) => {
+  test.setTimeout(90_000);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const second = await lab.secondUpstream('10.0.0.2');
+  await dashboard.goTo('Resolvers');
+  await dashboard.addResolver({ label: 'Second lab', address: '127.0.0.1', authName: 'dns.test', port: second.port });
+  const card = (label: string) => dashboard.resolverList.getByRole('listitem').filter({ has: page.locator('.resolver-name strong').getByText(label, { exact: true }) });
+  await expect(card('Second lab')).toBeVisible();
+
+  // Above the cards: the test is found without scrolling past every resolver.
+  const testButton = page.getByRole('button', { name: 'Test resolvers' });
+  const pageTop = (l: typeof testButton): Promise<number> => l.evaluate((el) => el.getBoundingClientRect().top + window.scrollY);
+  const buttonTop = await pageTop(testButton);
+  expect(buttonTop).toBeLessThan(await pageTop(dashboard.resolverList));
+  expect(buttonTop).toBeLessThan(600);
+
+  await testButton.click();
+  await expect(page.getByTestId('test-status')).toContainText(/Tested at/, { timeout: 25_000 });
+  // One figure and at most one bar per card, all on the test's scale, said once above the list.
+  await expect(page.getByTestId('latency-scale')).toContainText(/^Bars: each resolver’s time for a lookup on an open connection, from the test at \d\d:\d\d:\d\d, on one scale: a full bar is \d+(\.\d+)? (ms|s)\.$/);
+  for (const label of ['dns.test (127.0.0.1)', 'Second lab', 'Quad9']) {
+    await expect(card(label).locator('.meter')).toHaveCount(label === 'Quad9' ? 0 : 1);
+    await expect(card(label)).not.toContainText('median, 5 min');
+  }
+  await expect(card('Second lab').getByTestId('resolver-figure')).toHaveText(/^\d+(\.\d+)? ms$/);
+  await expect(card('Quad9').getByTestId('resolver-figure')).toHaveText('not tested');
+  const rankBefore = await card('Second lab').getByTestId('card-test').textContent();
+  await page.screenshot({ path: 'e2e/screenshots/resolver-test-above-cards-1280-light.png' });
+
+  // A restart (and a fresh page) keeps the last test, with its time.
+  await lab.restartProxy();
+  await dashboard.open(lab.proxy.dashboardUrl);
+  await dashboard.goTo('Resolvers');
+  await expect(page.getByTestId('test-status')).toContainText(/Tested at/);
+  await expect(page.getByRole('button', { name: 'Test again' })).toBeVisible();
+  await expect(card('Second lab').getByTestId('card-test')).toHaveText(rankBefore ?? '');
 });

@@ -69,3 +69,38 @@ test('a handshake the server resets is said as a reset, with no guess at a middl
   await expect(dashboard.banner).not.toContainText('middlebox');
   await expect(dashboard.events).not.toContainText('middlebox');
 });
+
+test('an outage is one line in Events, updated in place as attempts come, in the banner’s words', async ({ lab, dashboard, page }) => {
+  test.setTimeout(90_000);
+  await lab.stopUpstream();
+  expect(lab.dig('n1.test').status).toBe('SERVFAIL');
+  await expect(dashboard.banner).toHaveAttribute('data-state', 'blocked');
+  await dashboard.goTo('Events');
+  const outage = dashboard.events.getByRole('listitem').filter({ hasText: 'Could not connect to' });
+
+  // Lookups every 300 ms: the proxy tries about once a second, and the banner says so.
+  let stop = false;
+  const traffic = (async () => {
+    for (let i = 0; !stop && i < 70; i++) {
+      await lab.digManyAsync([`t${i}.test`]);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  })();
+  try {
+    await expect(outage.first()).toContainText(/[3-9] attempts since/, { timeout: 15_000 });
+    const first = await outage.first().elementHandle();
+    await expect(dashboard.banner.getByTestId('retry-countdown')).toHaveText('retrying with each lookup, about once a second.', { timeout: 10_000 });
+    await expect(outage.first()).toContainText(/(1\d|[6-9]) attempts since/, { timeout: 20_000 });
+    // One line, the same element, its count grown; no closes of connections that never opened between attempts.
+    await expect(outage).toHaveCount(1);
+    expect(await first?.evaluate((el) => el.isConnected)).toBe(true);
+    await expect(dashboard.events.getByRole('listitem').filter({ hasText: /Connection #\d+ to .* closed: error/ })).toHaveCount(0);
+    // Its words agree with the banner's: no "Retrying in 10 s" while the banner says about once a second.
+    await expect(outage).toContainText('retrying with each lookup, about once a second');
+    await expect(dashboard.events).not.toContainText('Retrying in');
+    await page.screenshot({ path: 'e2e/screenshots/outage-events.png' });
+  } finally {
+    stop = true;
+    await traffic;
+  }
+});

@@ -63,3 +63,35 @@ test('enable private DNS for the machine, run the leak test, disable: the old fi
   await expect(leaky).toContainText('Lookups can leak past dotstub');
   await expect(leaky).toContainText('did NOT reach dotstub');
 });
+
+test('Events tell a pause from a turn-off: "Paused for 5 min (until HH:MM)", then "Turned off"', async ({ lab, dashboard, page }) => {
+  const root = tempDir('dotstub-e2e-root-');
+  lab.onCleanup(async () => fs.rmSync(root, { recursive: true, force: true }));
+  fs.mkdirSync(path.join(root, 'etc'));
+  fs.writeFileSync(path.join(root, 'etc', 'resolv.conf'), ORIGINAL);
+  await lab.proxy.stop();
+  await lab.proxy.start(lab.upstream, ['--system-dns', '--system-dns-root', root, '--system-dns-state-dir', path.join(root, 'state')]);
+  await dashboard.open(lab.proxy.dashboardUrl);
+  await dashboard.goTo('System DNS');
+  await dashboard.enablePrivateDns();
+  await expect(page.getByRole('heading', { name: 'Private DNS is on for this machine' })).toBeVisible();
+  await page.getByRole('group', { name: 'Pause private DNS' }).getByRole('button', { name: '5 min' }).click();
+  const heading = page.getByRole('heading', { name: /^Private DNS is paused until \d\d:\d\d$/ });
+  await expect(heading).toBeVisible();
+  const until = /until (\d\d:\d\d)$/.exec((await heading.textContent()) ?? '')?.[1];
+  await page.getByRole('switch', { name: 'Resume private DNS now' }).click();
+  await expect(page.getByRole('heading', { name: 'Private DNS is on for this machine' })).toBeVisible();
+  await dashboard.disablePrivateDns();
+  await expect(page.getByRole('heading', { name: 'Private DNS is off for this machine' })).toBeVisible();
+
+  await dashboard.goTo('Events');
+  const choices = dashboard.events.locator('.event-title').filter({ hasText: /^(Turned|Paused|Resumed)/ });
+  // Newest first: the turn-off, the resume, the pause with its length and end, the turn-on.
+  await expect(dashboard.events.getByRole('listitem').filter({ hasText: `Paused for 5 min (until ${until})` })).toHaveCount(1);
+  await expect(dashboard.events.getByRole('listitem').filter({ hasText: 'Turned off' })).toHaveCount(1);
+  await expect(dashboard.events.getByRole('listitem').filter({ hasText: 'Turned on' })).toHaveCount(1);
+  await expect(choices).toHaveText(['Turned off', 'Resumed before the pause ended', `Paused for 5 min (until ${until})`, 'Turned on']);
+  // The pause's line doesn't say "not enabled", which is the turn-off's.
+  await expect(dashboard.events.getByRole('listitem').filter({ hasText: 'Paused for' })).not.toContainText('not enabled');
+  await page.screenshot({ path: path.join(import.meta.dirname, 'screenshots', 'events-pause-and-off-1280-light.png') });
+});

@@ -102,6 +102,7 @@ export async function startApp(run: AppRun): Promise<App> {
         effective: c.effective,
         measureScope: c.measureScope ?? 'all',
         timelineFile: path.join(c.configDir, 'timeline.json'),
+        configDir: c.configDir,
         ...c.service,
         ...(systemDns ? { systemDns } : {}),
       });

@@ -37,6 +37,7 @@
  *   POST   /api/resolvers/test              (no body) → ResolverTestResult, when done (≤ 20 s): every resolver
  *                                             measured from this network over a fresh and an open connection,
  *                                             DoT and DoH, ranked; the active upstream is not touched
+ *   GET    /api/resolvers/test              → ResolverTestResult | null: the last test (kept in the config dir across restarts)
  *   DELETE /api/resolvers/:id               → 204 | 404 unknown_resolver | 409 resolver_in_use, resolver_is_preset
  *   POST   /api/resolvers/probe             { id } → SwitchProbeView (~1 s): does it answer now? (before a switch)
  *   PUT    /api/resolvers/active            { id } → StatusView (after the switch; no query dropped)
@@ -44,10 +45,11 @@
  *   POST   /api/retry                       (no body) → RetryView: try the resolver now, not after the back-off
  *   GET    /api/connections                 → ConnectionView[]
  *   GET    /api/metrics                     → MetricsView
- *   GET    /api/queries?name=&type=&rcode=&resolver=&minLatencyMs=&route=&offset=&limit=  → QueryPage (newest first;
- *                                             route=link|answered|refused|local: where the name router sent it; records carry `route`)
+ *   GET    /api/queries?name=&type=&rcode=&resolver=&minLatencyMs=&route=&internal=&offset=&limit=  → QueryPage (newest first;
+ *                                             route=link|answered|refused|local: where the name router sent it; records carry `route`;
+ *                                             dotstub's own checks, kept apart, only with internal=1: records carry `internal: true`)
  *   DELETE /api/queries                     → 204: the query log is emptied (metrics and counters stay)
- *   GET    /api/queries/export?format=csv|json (&same filters) → attachment
+ *   GET    /api/queries/export?format=csv|json (&same filters, internal=1 too) → attachment (CSV's last column: internal)
  *   GET    /api/events/recent               → TimelineEvent[] (connection and state events, newest last)
  *   POST   /api/captive                     { action: 'allow'|'decline'|'extend'|'check', remember?: boolean } → StatusView
  *                                             | 409 captive_nothing_to_do (not captive, or already so)
@@ -70,7 +72,7 @@ import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, Ra
 import type { CaptiveEvent, CaptiveView } from '../network/captive/session.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { LatencyStats } from './metrics-window.js';
-import type { SystemDnsView } from '../system-dns/manager.js';
+import type { SystemDnsView, TakeoverCause } from '../system-dns/manager.js';
 import type { LadderStep } from './ladder.js';
 import type { BypassPath, LeakView } from '../network/leak-watch.js';
 import type { SwitchProbeView } from './switch-probe.js';
@@ -299,7 +301,8 @@ export interface QueryPage {
 
 export type TimelineEvent =
   | { readonly kind: 'connection'; readonly event: ConnectionEvent }
-  | { readonly kind: 'state'; readonly event: StateChange }
+  /** `takeover`: the user's choice that made the change (system DNS turned on or off, paused, resumed); absent otherwise. */
+  | { readonly kind: 'state'; readonly event: StateChange; readonly takeover?: TakeoverCause }
   | {
       readonly kind: 'resolver';
       readonly at: number;

@@ -270,6 +270,37 @@ describe('control API with a real proxy and unbound', () => {
     expect((await api.get('/api/queries/export?format=xml')).status).toBe(400);
   });
 
+  test("dotstub's own checks: left out of /api/queries and both exports unless asked (internal=1)", async () => {
+    const probe = 'liveness.dotstub.resolver.arpa';
+    const c = await UdpClient.open(h.dnsPort);
+    try {
+      for (let i = 0; i < 4; i++) await c.query(probe, { timeoutMs: 5000 });
+      await c.query('n950.test', { timeoutMs: 5000 });
+    } finally {
+      c.close();
+    }
+    const names = (p: QueryPage): (string | null)[] => p.records.map((r) => r.name);
+    const plain = (await api.get('/api/queries?limit=1000')).json<QueryPage>();
+    expect(names(plain)).not.toContain(probe);
+    expect(names(plain)[0]).toBe('n950.test');
+    const asked = (await api.get('/api/queries?internal=1&limit=1000')).json<QueryPage>();
+    expect(asked.total).toBe(plain.total + 4);
+    expect(asked.records.filter((r) => r.name === probe).every((r) => r.internal === true)).toBe(true);
+    expect((await api.get(`/api/queries?internal=1&name=${probe}`)).json<QueryPage>().total).toBe(4);
+    expect((await api.get(`/api/queries?name=${probe}`)).json<QueryPage>().total).toBe(0);
+
+    const csv = await api.get('/api/queries/export?format=csv');
+    expect(csv.text).not.toContain(probe);
+    const csvOwn = (await api.get('/api/queries/export?format=csv&internal=1')).text.trim().split('\r\n');
+    expect(csvOwn[0]?.split(',').at(-1)).toBe('internal');
+    expect(csvOwn.filter((l) => l.includes(probe)).map((l) => l.split(',').at(-1))).toEqual(['true', 'true', 'true', 'true']);
+    expect((await api.get('/api/queries/export?format=json')).json<{ name: string }[]>().map((r) => r.name)).not.toContain(probe);
+    expect((await api.get('/api/queries/export?format=json&internal=true')).json<{ name: string }[]>().filter((r) => r.name === probe)).toHaveLength(4);
+    const bad = await api.get('/api/queries?internal=yes');
+    expect(bad.status).toBe(400);
+    expect(bad.json<ApiError>().error.fieldCodes).toEqual({ internal: 'bad_value' });
+  });
+
   test('metrics: hit fraction, handshakes, per-resolver percentiles, series', async () => {
     const m = (await api.get('/api/metrics')).json<MetricsView>();
     expect(m.hitFraction.sinceStart).toBeGreaterThan(0.9);

@@ -2,7 +2,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, test } from 'vitest';
 import type { QueryRecord } from '../engine/query-record.js';
-import { csvCell, csvHeader, csvRow, QueryLog } from './query-log.js';
+import { csvCell, csvHeader, csvRow, OWN_CHECKS_KEPT, QueryLog } from './query-log.js';
 
 function rec(seq: number, over: Partial<QueryRecord> = {}): QueryRecord {
   return {
@@ -63,6 +63,35 @@ describe('QueryLog', () => {
     expect(log.page({}, 0, 10).records[0]?.latencyUs).toBe(1100);
   });
 
+  test("dotstub's own checks never evict the user's lookups, and are read only when asked for", () => {
+    const log = new QueryLog(3);
+    for (let i = 1; i <= 3; i++) log.push(rec(i));
+    // A day of the liveness watchdog (two a second) would be 172,800; the ring of own checks keeps its newest.
+    const own = (seq: number): QueryRecord => rec(seq, { name: 'liveness.dotstub.resolver.arpa', source: 'local', internal: true, connectionId: null, reused: null });
+    for (let i = 4; i <= 5003; i++) log.push(own(i));
+    log.push(rec(5004));
+    expect(log.size).toBe(3);
+    expect([...log.newest()].map((r) => r.seq)).toEqual([5004, 3, 2]);
+    expect(log.page({}, 0, 10)).toMatchObject({ total: 3 });
+    expect(log.page({ name: 'liveness' }, 0, 10).total).toBe(0);
+    // Asked for: merged newest first, the own checks bounded.
+    const all = log.page({ includeOwn: true }, 0, 4).records;
+    expect(all.map((r) => r.seq)).toEqual([5004, 5003, 5002, 5001]);
+    expect(all[1]).toStrictEqual(own(5003));
+    expect(log.page({ includeOwn: true }, 0, 1).total).toBe(3 + OWN_CHECKS_KEPT);
+    expect(log.page({ includeOwn: true, name: 'liveness' }, 0, 1).total).toBe(OWN_CHECKS_KEPT);
+    expect(log.ownSize).toBe(OWN_CHECKS_KEPT);
+    // The CSV says which rows are dotstub's own.
+    expect(csvHeader().trim().split(',').at(-1)).toBe('internal');
+    expect(csvRow(all[1] as QueryRecord).trim().split(',').at(-1)).toBe('true');
+    expect(csvRow(all[0] as QueryRecord).trim().split(',').at(-1)).toBe('false');
+    // Resizing is the user's ring; clearing empties both.
+    log.resize(2);
+    expect(log.page({ includeOwn: true }, 0, 1).total).toBe(2 + OWN_CHECKS_KEPT);
+    log.clear();
+    expect(log.page({ includeOwn: true }, 0, 1).total).toBe(0);
+  });
+
   test('CSV: RFC 4180 quoting and no spreadsheet formulas', () => {
     expect(csvCell('a,b')).toBe('"a,b"');
     expect(csvCell('say "hi"')).toBe('"say ""hi"""');
@@ -70,10 +99,10 @@ describe('QueryLog', () => {
     expect(csvCell('-1+1')).toBe("'-1+1");
     expect(csvCell(null)).toBe('');
     expect(csvCell(12.345)).toBe('12.3');
-    expect(csvHeader().split(',')).toHaveLength(24);
+    expect(csvHeader().split(',')).toHaveLength(25);
     const row = csvRow(rec(3));
     expect(row.endsWith('\r\n')).toBe(true);
-    expect(row.split(',')).toHaveLength(24);
+    expect(row.split(',')).toHaveLength(25);
     expect(row).toContain('n3.test,A,udp,NOERROR,quad9,1,true,,300,');
   });
 
@@ -86,11 +115,11 @@ describe('QueryLog', () => {
     expect(log.page({ route: 'link' }, 0, 10).records.map((r) => r.name)).toEqual(['printer.lan']);
     expect(log.page({ route: 'answered' }, 0, 10).records.map((r) => r.name)).toEqual(['tv.local']);
     expect(log.page({ route: 'local' }, 0, 10).total).toBe(3);
-    expect(csvHeader().trim().split(',').slice(-6)).toEqual(['route', 'routeLink', 'routeServers', 'routeSuffix', 'routeSource', 'routeWhy']);
+    expect(csvHeader().trim().split(',').slice(-7, -1)).toEqual(['route', 'routeLink', 'routeServers', 'routeSuffix', 'routeSource', 'routeWhy']);
     const records = [...log.newest()];
-    expect(csvRow(records[2] as QueryRecord).trim().split(',').slice(-6)).toEqual(['link', 'veth0', '10.99.0.1', 'lan', 'systemd-resolved', '']);
-    expect(csvRow(records[1] as QueryRecord).trim().split(',').slice(-6)).toEqual(['answered', '', '', '', '', '.local is for mDNS']);
-    expect(csvRow(records[3] as QueryRecord).trim().split(',').slice(-6)).toEqual(['', '', '', '', '', '']);
+    expect(csvRow(records[2] as QueryRecord).trim().split(',').slice(-7, -1)).toEqual(['link', 'veth0', '10.99.0.1', 'lan', 'systemd-resolved', '']);
+    expect(csvRow(records[1] as QueryRecord).trim().split(',').slice(-7, -1)).toEqual(['answered', '', '', '', '', '.local is for mDNS']);
+    expect(csvRow(records[3] as QueryRecord).trim().split(',').slice(-7, -1)).toEqual(['', '', '', '', '', '']);
   });
 
   test('10,000 records (the default size) take under 2.2 MB (V8 heap and array buffers), and come back field for field', () => {
@@ -107,7 +136,7 @@ describe('QueryLog', () => {
       { reused: false, handshake: 'full', queueUs: 12_345.6, transport: 'tcp' },
       { handshake: 'resumed', truncated: true, latencyUs: 0.5 },
       { source: 'servfail', rcode: 'SERVFAIL', error: 'timeout', attempts: 3 },
-      { source: 'local', internal: true, name: null },
+      { source: 'local', name: null },
       { source: 'cleartext', resolverId: null, route: { kind: 'link', link: 'wlan0', suffix: 'lan', servers: '192.168.1.1', source: 'systemd-resolved' } },
       { source: 'stale', depth: 7, connectionId: 123_456 },
     ];

@@ -19,6 +19,16 @@
  * Plain arrays rather than typed ones: their bytes stay in V8's heap, which
  * compacts, rather than in malloc's, which doesn't. Readers get records
  * rebuilt from the slots (equal, not the same objects).
+ *
+ * dotstub's own checks (issue 29): the system-DNS watchdog asks its liveness
+ * name twice a second, 7,200 lookups an hour, which in one ring were 72 % of
+ * a 10,000-row log on an idle desktop and left the user about an hour of
+ * their own history. They go to a ring of their own, OWN_CHECKS_KEPT long
+ * (a few minutes of them, enough to see the watchdog's last answers when
+ * looking into an outage), so the user's ring holds only the user's lookups
+ * and no number of own checks evicts one of them. Readers see the user's
+ * ring alone unless they ask for the own checks too (`includeOwn`), and then
+ * both rings merged newest first.
  */
 import type { AnswerSource, QueryRecord, RouteMark, Transport } from '../engine/query-record.js';
 
@@ -31,6 +41,8 @@ export interface QueryFilter {
   readonly minLatencyMs?: number | undefined;
   /** Where the name router sent it: 'link' (a network's own resolver, unencrypted), 'answered' or 'refused' here, 'local' (any of them). */
   readonly route?: RouteFilter | undefined;
+  /** Include dotstub's own checks (records tagged `internal`); left out by default. */
+  readonly includeOwn?: boolean | undefined;
 }
 
 export const ROUTE_FILTERS = ['link', 'answered', 'refused', 'local'] as const;
@@ -41,6 +53,9 @@ export interface QueryLogPage {
   readonly offset: number;
   readonly records: readonly QueryRecord[];
 }
+
+/** dotstub's own checks kept: ~8 minutes of the watchdog's two a second, 1 block (~120 KB). */
+export const OWN_CHECKS_KEPT = 1024;
 
 /** Slots per block: a block is allocated when the log first needs it (an idle proxy's empty log costs nothing). */
 const BLOCK = 1024;
@@ -67,14 +82,14 @@ class Block {
   readonly refs: (string | RouteMark | null | undefined)[] = new Array<string | RouteMark | null | undefined>(BLOCK * REFS).fill(undefined);
 }
 
-export class QueryLog {
+/** One ring of slots (the layout above). */
+class Ring {
   #capacity: number;
   #blocks: Block[] = [];
   #next = 0;
   #size = 0;
 
   constructor(capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`query log capacity must be a positive integer, got ${capacity}`);
     this.#capacity = capacity;
   }
 
@@ -144,32 +159,6 @@ export class QueryLog {
     this.#size = 0;
   }
 
-  *filter(f: QueryFilter): Generator<QueryRecord> {
-    const name = f.name ? f.name.toLowerCase() : undefined;
-    const type = f.type ? f.type.toUpperCase() : undefined;
-    const rcode = f.rcode ? f.rcode.toUpperCase() : undefined;
-    const minUs = f.minLatencyMs !== undefined ? f.minLatencyMs * 1000 : undefined;
-    for (const r of this.newest()) {
-      if (name !== undefined && (r.name === null || !r.name.toLowerCase().includes(name))) continue;
-      if (type !== undefined && r.type.toUpperCase() !== type) continue;
-      if (rcode !== undefined && r.rcode.toUpperCase() !== rcode) continue;
-      if (f.resolver !== undefined && f.resolver !== '' && r.resolverId !== f.resolver) continue;
-      if (minUs !== undefined && r.latencyUs < minUs) continue;
-      if (f.route !== undefined && (r.route === undefined || (f.route !== 'local' && r.route.kind !== f.route))) continue;
-      yield r;
-    }
-  }
-
-  page(f: QueryFilter, offset: number, limit: number): QueryLogPage {
-    const records: QueryRecord[] = [];
-    let total = 0;
-    for (const r of this.filter(f)) {
-      if (total >= offset && records.length < limit) records.push(r);
-      total++;
-    }
-    return { total, offset, records };
-  }
-
   /** The next block: slots fill in order until the first wrap, so a missing block is always the next one. */
   #grow(): Block {
     const b = new Block();
@@ -214,6 +203,103 @@ export class QueryLog {
   }
 }
 
+/**
+ * The query log: the user's lookups in a ring of `capacity` (the logSize
+ * setting), dotstub's own checks in a ring of OWN_CHECKS_KEPT beside it.
+ */
+export class QueryLog {
+  readonly #user: Ring;
+  readonly #own = new Ring(OWN_CHECKS_KEPT);
+
+  constructor(capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`query log capacity must be a positive integer, got ${capacity}`);
+    this.#user = new Ring(capacity);
+  }
+
+  /** How many of the user's lookups the log keeps. */
+  get capacity(): number {
+    return this.#user.capacity;
+  }
+
+  /** The user's lookups held (own checks not included). */
+  get size(): number {
+    return this.#user.size;
+  }
+
+  /** dotstub's own checks held (at most OWN_CHECKS_KEPT). */
+  get ownSize(): number {
+    return this.#own.size;
+  }
+
+  push(r: QueryRecord): void {
+    (r.internal ? this.#own : this.#user).push(r);
+  }
+
+  /** Newest first: the user's lookups, with dotstub's own checks merged in (by seq) when `includeOwn`. */
+  *newest(includeOwn = false): Generator<QueryRecord> {
+    if (!includeOwn || this.#own.size === 0) {
+      yield* this.#user.newest();
+      return;
+    }
+    const a = this.#user.newest();
+    const b = this.#own.newest();
+    let x = a.next();
+    let y = b.next();
+    while (!x.done || !y.done) {
+      if (y.done || (!x.done && x.value.seq > y.value.seq)) {
+        yield x.value as QueryRecord;
+        x = a.next();
+      } else {
+        yield y.value;
+        y = b.next();
+      }
+    }
+  }
+
+  /** Changes how many of the user's lookups are kept, keeping the newest that fit. */
+  resize(capacity: number): void {
+    this.#user.resize(capacity);
+  }
+
+  /** Drops the names of every stored record (the user turned name recording off). */
+  forgetNames(): void {
+    this.#user.forgetNames();
+    this.#own.forgetNames();
+  }
+
+  clear(): void {
+    this.#user.clear();
+    this.#own.clear();
+  }
+
+  *filter(f: QueryFilter): Generator<QueryRecord> {
+    const name = f.name ? f.name.toLowerCase() : undefined;
+    const type = f.type ? f.type.toUpperCase() : undefined;
+    const rcode = f.rcode ? f.rcode.toUpperCase() : undefined;
+    const minUs = f.minLatencyMs !== undefined ? f.minLatencyMs * 1000 : undefined;
+    for (const r of this.newest(f.includeOwn === true)) {
+      if (name !== undefined && (r.name === null || !r.name.toLowerCase().includes(name))) continue;
+      if (type !== undefined && r.type.toUpperCase() !== type) continue;
+      if (rcode !== undefined && r.rcode.toUpperCase() !== rcode) continue;
+      if (f.resolver !== undefined && f.resolver !== '' && r.resolverId !== f.resolver) continue;
+      if (minUs !== undefined && r.latencyUs < minUs) continue;
+      if (f.route !== undefined && (r.route === undefined || (f.route !== 'local' && r.route.kind !== f.route))) continue;
+      yield r;
+    }
+  }
+
+  page(f: QueryFilter, offset: number, limit: number): QueryLogPage {
+    const records: QueryRecord[] = [];
+    let total = 0;
+    for (const r of this.filter(f)) {
+      if (total >= offset && records.length < limit) records.push(r);
+      total++;
+    }
+    return { total, offset, records };
+  }
+
+}
+
 const CSV_COLUMNS = [
   'seq',
   'startedAt',
@@ -256,11 +342,14 @@ function routeCells(route: RouteMark | undefined): unknown[] {
   return [route.kind, '', '', '', '', route.why];
 }
 
+/** Last: true for dotstub's own checks (only in an export that asked for them). */
+const OWN_COLUMN = 'internal';
+
 export function csvHeader(): string {
-  return [...CSV_COLUMNS, ...ROUTE_COLUMNS].join(',') + '\r\n';
+  return [...CSV_COLUMNS, ...ROUTE_COLUMNS, OWN_COLUMN].join(',') + '\r\n';
 }
 
 export function csvRow(r: QueryRecord): string {
   const cells = CSV_COLUMNS.map((c) => (c === 'startedAt' ? new Date(r.startedAt).toISOString() : csvCell(r[c])));
-  return [...cells, ...routeCells(r.route).map(csvCell)].join(',') + '\r\n';
+  return [...cells, ...routeCells(r.route).map(csvCell), csvCell(r.internal === true)].join(',') + '\r\n';
 }

@@ -6,6 +6,8 @@
  * not measured with nothing sent to them (--measure-only-local), and the
  * active upstream untouched (no new handshake, same connection).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { apiClient, startControl, type ControlHarness } from '../../test-support/control-harness.js';
 import { startDelayRelay, type DelayRelay } from '../../test-support/delay-relay.js';
@@ -96,6 +98,36 @@ describe('POST /api/resolvers/test', () => {
     expect(r.activeId).toBe(h.proxy.resolver.id);
     expect(r.tookMs).toBeLessThan(20_000);
   }, 40_000);
+});
+
+describe('GET /api/resolvers/test (issue 29: results were lost on restart)', () => {
+  test('the last test is kept in the config dir and read back after a restart; a broken file is left unused', async () => {
+    const first = await startControl({ resolverArg: active.resolverArg, overrides: { mode: 'strict' } });
+    const file = path.join(first.configDir, 'last-resolver-test.json');
+    let ran: ResolverTestResult;
+    try {
+      const api = apiClient({ ...first, origin: first.origin });
+      expect((await api.get('/api/resolvers/test')).json()).toBeNull();
+      ran = (await api.post('/api/resolvers/test')).json<ResolverTestResult>();
+      expect((await api.get('/api/resolvers/test')).json<ResolverTestResult>().startedAt).toBe(ran.startedAt);
+      await expect.poll(() => fs.existsSync(file)).toBe(true);
+    } finally {
+      await first.stop();
+    }
+    const again = await startControl({ resolverArg: active.resolverArg, overrides: { mode: 'strict' }, configDir: first.configDir });
+    try {
+      expect((await apiClient({ ...again, origin: again.origin }).get('/api/resolvers/test')).json<ResolverTestResult>()).toEqual(ran);
+    } finally {
+      await again.stop();
+    }
+    fs.writeFileSync(file, '{"startedAt": "yesterday"}');
+    const broken = await startControl({ resolverArg: active.resolverArg, overrides: { mode: 'strict' }, configDir: first.configDir });
+    try {
+      expect((await apiClient({ ...broken, origin: broken.origin }).get('/api/resolvers/test')).json()).toBeNull();
+    } finally {
+      await broken.stop();
+    }
+  });
 });
 
 describe('POST /api/resolvers/probe (before a switch, issue 24 item 3)', () => {

@@ -63,7 +63,14 @@ function parseQueryFilter(q: URLSearchParams): { filter: QueryFilter; offset: nu
   }
   const route = text('route');
   if (route !== undefined && !(ROUTE_FILTERS as readonly string[]).includes(route)) fields.route = `route must be one of ${ROUTE_FILTERS.join(', ')}`;
-  const filter: QueryFilter = { name: text('name'), type: text('type'), rcode: text('rcode'), resolver: text('resolver'), minLatencyMs, route: route as RouteFilter | undefined };
+  // dotstub's own checks only when asked (issue 29): `internal=1` (or true) adds them, 0/false or absent leaves them out.
+  const own = q.get('internal');
+  let includeOwn = false;
+  if (own !== null && own !== '') {
+    if (own === '1' || own === 'true') includeOwn = true;
+    else if (own !== '0' && own !== 'false') fields.internal = 'internal must be 1 (include dotstub’s own checks) or 0';
+  }
+  const filter: QueryFilter = { name: text('name'), type: text('type'), rcode: text('rcode'), resolver: text('resolver'), minLatencyMs, route: route as RouteFilter | undefined, includeOwn };
   const offset = int('offset', 0, 0, 1_000_000);
   const limit = int('limit', 100, 1, 1000);
   if (Object.keys(fields).length > 0) throw validationFailure(fields);
@@ -92,6 +99,7 @@ export function routes(service: ControlService): Route[] {
     { method: 'GET', path: '/api/resolvers', handler: () => json(service.resolvers()) },
     { method: 'POST', path: '/api/resolvers', body: true, handler: async ({ body }) => json(await service.resolverActions.add(body), 201) },
     { method: 'POST', path: '/api/resolvers/test', handler: async () => json(await service.resolverActions.test()) },
+    { method: 'GET', path: '/api/resolvers/test', handler: () => json(service.resolverActions.lastTest()) },
     { method: 'POST', path: '/api/resolvers/probe', body: true, handler: async ({ body }) => json(await service.resolverActions.probe(body)) },
     { method: 'POST', path: '/api/resolvers/validate', body: true, handler: ({ body }) => json(service.resolverActions.validate(body)) },
     { method: 'PUT', path: '/api/resolvers/active', body: true, handler: async ({ body }) => json(await service.resolverActions.switch(body)) },

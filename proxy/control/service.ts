@@ -34,7 +34,7 @@ import { DEFAULT_RESOLVER_TEST, type MeasureScope } from './resolver-test.js';
 import { formatHostPort } from '../host-port.js';
 import { PRIVACY_WORDS } from '../network/privacy-words.js';
 import type { CaptiveEvent } from '../network/captive/session.js';
-import type { SystemDnsManager } from '../system-dns/manager.js';
+import type { SystemDnsManager, TakeoverChange } from '../system-dns/manager.js';
 import { ShownState } from './shown-state.js';
 import { Timeline } from './timeline.js';
 
@@ -61,6 +61,8 @@ export interface ControlServiceOptions {
   readonly systemDns?: SystemDnsManager;
   /** Where the events timeline is kept across restarts (the config dir's timeline.json); without it, in memory only. */
   readonly timelineFile?: string;
+  /** The config dir, where the last resolver test is kept across restarts; none: kept in memory only. */
+  readonly configDir?: string;
 }
 
 export class ControlService {
@@ -113,6 +115,7 @@ export class ControlService {
       status: () => this.status(),
       measureScope: options.measureScope ?? 'all',
       resolverTest: { ...DEFAULT_RESOLVER_TEST, ...options.resolverTest },
+      ...(options.configDir ? { configDir: options.configDir } : {}),
     });
     // After a takeover change the page reads the leak line at once: the answer waits for the OS to be read again.
     this.systemDnsActions = new SystemDnsActions(options.systemDns, () => this.proxy.refreshLeaks());
@@ -143,7 +146,8 @@ export class ControlService {
     this.proxy.on('leaks', onLeaks);
     this.proxy.on('network-change', onNetworkChange);
     this.#shown = new ShownState(this.proxy, options.systemDns);
-    // The takeover starting or ending is a privacy-state change the user sees.
+    // The takeover starting or ending is a privacy-state change the user sees, with the choice that made it (turned on or
+    // off, paused, resumed) when it was one, so the timeline tells a pause from a turn-off.
     let shown = this.status();
     // Taken over again because a crash had ended it (at start, or whenever the manager says so): the timeline says so, once.
     let resumedTold: string | null = null;
@@ -154,10 +158,11 @@ export class ControlService {
       this.#event({ kind: 'state', event: { state: this.status().state, previous: 'off', reason: resumed, at: Date.now(), resolverId: this.proxy.resolver.id } });
     };
     tellResumed();
-    const onTakeover = (): void => {
+    const onTakeover = (change: TakeoverChange): void => {
       const now = this.status();
       if (now.state !== shown.state || now.reason !== shown.reason) {
-        this.#event({ kind: 'state', event: { state: now.state, previous: shown.state, reason: now.reason, at: Date.now(), resolverId: this.proxy.resolver.id } });
+        const event = { state: now.state, previous: shown.state, reason: now.reason, at: Date.now(), resolverId: this.proxy.resolver.id };
+        this.#event({ kind: 'state', event, ...(change.cause ? { takeover: change.cause } : {}) });
       }
       shown = now;
       tellResumed();

@@ -85,9 +85,27 @@ export interface SystemDnsManagerOptions {
   readonly resumeAfterCrash?: boolean;
 }
 
+/**
+ * The user's choice that made a change (issue 29: a pause and a turn-off
+ * read the same afterwards): turned on, turned off, paused (until when),
+ * resumed (before the pause's end, or by itself at its end). Absent when
+ * the change was found rather than made here (the CLI, the watchdog, a
+ * rewrite, a start).
+ */
+export type TakeoverCause =
+  | { readonly action: 'turned-on' | 'turned-off' }
+  | { readonly action: 'paused'; readonly forMs: number; readonly until: number }
+  | { readonly action: 'resumed'; readonly early: boolean };
+
+export interface TakeoverChange {
+  readonly inForce: boolean;
+  readonly reason: string;
+  readonly cause?: TakeoverCause;
+}
+
 interface Events {
   /** The takeover's in-force state or reason changed. */
-  change: [{ readonly inForce: boolean; readonly reason: string }];
+  change: [TakeoverChange];
 }
 
 function isRoot(): boolean {
@@ -124,6 +142,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
   #resumeTimer: NodeJS.Timeout | undefined;
   /** Taken over again at start after a crash ended the last takeover: said in the in-force reason until the user's next change. */
   #resumed: string | null = null;
+  /** The choice being carried out (set inside its serial step), told with the change it makes. */
+  #cause: TakeoverCause | undefined;
 
   constructor(o: SystemDnsManagerOptions) {
     super();
@@ -166,7 +186,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
         ? `dotstub (process ${owner}) stopped unexpectedly at ${when}`
         : `it ended at ${when} without your say (${ended.why})`;
     try {
-      await this.enable();
+      await this.#enable({ action: 'resumed', early: false });
       this.#resumed = `private DNS was turned back on at ${new Date().toLocaleTimeString('en-GB').slice(0, 5)}: ${what}, and the old DNS had been given back meanwhile`;
       this.#o.log?.(this.#resumed);
     } catch (err) {
@@ -189,8 +209,16 @@ export class SystemDnsManager extends EventEmitter<Events> {
     return this.#reason;
   }
 
-  #serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(fn, fn);
+  #serial<T>(fn: () => Promise<T>, cause?: TakeoverCause): Promise<T> {
+    const step = async (): Promise<T> => {
+      this.#cause = cause;
+      try {
+        return await fn();
+      } finally {
+        this.#cause = undefined;
+      }
+    };
+    const run = this.#queue.then(step, step);
     this.#queue = run.catch(() => undefined);
     return run;
   }
@@ -199,7 +227,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
     if (inForce === this.#inForce && reason === this.#reason) return;
     this.#inForce = inForce;
     this.#reason = reason;
-    this.emit('change', { inForce, reason });
+    this.emit('change', { inForce, reason, ...(this.#cause ? { cause: this.#cause } : {}) });
   }
 
   #ownsTakeover(): boolean {
@@ -264,17 +292,18 @@ export class SystemDnsManager extends EventEmitter<Events> {
   async pause(ms: number): Promise<SystemDnsView> {
     this.#needPrivilege();
     if (new Journal(this.#o.stateDir).read() === null) throw new SystemDnsError('SYSDNS_NOT_ENABLED', 'private DNS is not enabled for this machine: nothing to pause');
-    await this.disable();
-    this.#pausedUntil = Date.now() + ms;
+    const until = Date.now() + ms;
+    // One step: the change it makes is told once, as the pause (with its end), not first as "not enabled".
+    const view = await this.#giveBack({ action: 'paused', forMs: ms, until }, until);
     this.#resumeTimer = setTimeout(() => {
       this.#pausedUntil = null;
       if (this.#closed) return;
-      this.enable().catch((err: unknown) => {
+      this.#enable({ action: 'resumed', early: false }).catch((err: unknown) => {
         this.#problem = `private DNS could not come back after the pause: ${(err as Error).message}`;
         void this.refresh();
       });
     }, ms);
-    return this.refresh();
+    return view;
   }
 
   #needPrivilege(): void {
@@ -283,6 +312,10 @@ export class SystemDnsManager extends EventEmitter<Events> {
 
   /** Points the system at dotstub; held by this process (quit gives it back). */
   enable(): Promise<SystemDnsView> {
+    return this.#enable(this.#pausedUntil !== null ? { action: 'resumed', early: true } : { action: 'turned-on' });
+  }
+
+  #enable(cause: TakeoverCause): Promise<SystemDnsView> {
     this.#clearPause();
     this.#resumed = null;
     return this.#serial(async () => {
@@ -301,11 +334,16 @@ export class SystemDnsManager extends EventEmitter<Events> {
       }
       this.#startWatch(detection.chosen.name);
       return this.#view();
-    });
+    }, cause);
   }
 
   /** Gives the old DNS back (whoever holds the takeover). Nothing to do is not an error. */
   disable(): Promise<SystemDnsView> {
+    return this.#giveBack({ action: 'turned-off' }, null);
+  }
+
+  /** Gives the old DNS back; `pausedUntil` set (before the view is read) for a pause. */
+  #giveBack(cause: TakeoverCause, pausedUntil: number | null): Promise<SystemDnsView> {
     this.#clearPause();
     this.#resumed = null;
     return this.#serial(async () => {
@@ -314,12 +352,14 @@ export class SystemDnsManager extends EventEmitter<Events> {
         this.#stopWatch();
         await restore(this.#ctx);
       }
-      // The user's choice is "off": a watchdog waiting to take over again stops.
+      // The user's choice is "off" (for now): a watchdog waiting to take over again stops.
       if (this.privileged) clearLivenessNote(this.#o.stateDir);
       this.#problem = null;
+      this.#pausedUntil = pausedUntil;
       return this.#view();
-    });
+    }, cause);
   }
+
 
   /**
    * The leak self-test: a fresh random name through the system; `arrived`

@@ -11,12 +11,13 @@ import { AddResolverForm, ResolverSwitcher } from './components/Resolvers.js';
 import { ResolverTest } from './components/ResolverTest.js';
 import { RetiredNotice } from './components/RetiredNotice.js';
 import { SettingsForm } from './components/SettingsForm.js';
+import { SettingsTransfer } from './components/SettingsTransfer.js';
 import { SystemDnsPanel } from './components/SystemDns.js';
 import { Timeline } from './components/Timeline.js';
 import { placeholder } from './lib/link-status.js';
 import { formatClockShort } from './lib/format.js';
 import { parseRoute, ROUTES, type Route } from './lib/routes.js';
-import { useDashboard, useReach } from './state/context.js';
+import { useDashboard, useReach, useStore } from './state/context.js';
 import { useSystemDns, useSystemDnsSync } from './state/system-dns.js';
 import { bannerState } from './lib/banner.js';
 import { tabIcon, tabTitle, type TabState } from './lib/tab-state.js';
@@ -92,6 +93,7 @@ function Page({ title, intro, children, compact }: { title: string; intro?: Reac
 
 function View({ route }: { route: Route }) {
   const r = useReach();
+  const store = useStore();
   const hadStatus = useDashboard((s) => s.status !== null);
   const empty = placeholder(r, hadStatus);
   if (empty !== null) {
@@ -120,10 +122,11 @@ function View({ route }: { route: Route }) {
     case 'resolvers':
       return (
         <Page title="Resolvers" intro="Who answers your DNS. Switching never drops a query: queries in flight finish on the old connection.">
+          {/* The test and "Use fastest" first: with the presets listed, the cards run ~1,300 px (issue 29). */}
+          <ResolverTest />
           <section className="card">
             <ResolverSwitcher />
           </section>
-          <ResolverTest />
           <section className="card">
             <AddResolverForm />
           </section>
@@ -169,6 +172,13 @@ function View({ route }: { route: Route }) {
       return (
         <Page title="Settings" intro="Saved to your config folder; they survive a restart.">
           <SettingsForm />
+          <section className="card" aria-labelledby="settings-move">
+            <h2 id="settings-move">Move your settings</h2>
+            <SettingsTransfer
+              lead="One file with these settings and your choice of local names for each network dotstub remembers: keep it, or import it on another computer."
+              onImported={() => void store.refresh('settings')}
+            />
+          </section>
         </Page>
       );
   }

@@ -5,6 +5,9 @@
  * that fails changes nothing. Changes run one at a time with the service's
  * other changes (`serial`).
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import { writeFileAtomic } from '../../config/config-file.js';
 import { canAuthenticate, MAX_CUSTOM_RESOLVERS, validateCustomResolver, type ResolverContext, type ResolverStore } from '../../config/resolver-store.js';
 import { closedSentence, retiredPreset, type ResolverSpec } from '../../config/resolvers.js';
 import type { Settings } from '../../config/settings.js';
@@ -15,6 +18,9 @@ import type { NetworkLadder } from '../ladder.js';
 import { DEFAULT_RESOLVER_TEST, testResolvers, type MeasureScope, type ResolverTestResult } from '../resolver-test.js';
 import { probeForSwitch, type SwitchProbeView } from '../switch-probe.js';
 import { lazily, parseBody } from './body.js';
+
+/** The last "Test resolvers" result, in the config dir: the cards keep their figures across a restart (issue 29). */
+const LAST_TEST_FILE = 'last-resolver-test.json';
 
 const ID_HINT = 'send {"id": "<resolver id>"}, an id from GET /api/resolvers';
 
@@ -38,6 +44,26 @@ export interface ResolverActionsOptions {
   readonly status: () => StatusView;
   readonly measureScope: MeasureScope;
   readonly resolverTest: typeof DEFAULT_RESOLVER_TEST;
+  /** Where the last test is kept (the config dir); none: only in memory. */
+  readonly configDir?: string;
+}
+
+/** A result read back from disk, if it has the shape the page draws (a file from an older or newer dotstub, or edited, is left unused). */
+function readLastTest(file: string): ResolverTestResult | null {
+  try {
+    const j = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<ResolverTestResult> | null;
+    const ok =
+      j !== null &&
+      typeof j === 'object' &&
+      typeof j.startedAt === 'number' &&
+      typeof j.tookMs === 'number' &&
+      typeof j.activeId === 'string' &&
+      Array.isArray(j.resolvers) &&
+      j.resolvers.every((r) => typeof r === 'object' && r !== null && typeof r.id === 'string' && typeof r.label === 'string' && typeof r.measured === 'boolean' && Array.isArray(r.transports));
+    return ok ? (j as ResolverTestResult) : null;
+  } catch {
+    return null;
+  }
 }
 
 export class ResolverActions {
@@ -46,9 +72,17 @@ export class ResolverActions {
   #testing: Promise<ResolverTestResult> | null = null;
   /** The resolver in use before the last switch, whoever made it (a page, another window, `dotstub ctl use`); null before any. */
   #previous: string | null = null;
+  /** The last finished test (kept in the config dir, read back at start). */
+  #last: ResolverTestResult | null;
 
   constructor(options: ResolverActionsOptions) {
     this.#o = options;
+    this.#last = options.configDir ? readLastTest(path.join(options.configDir, LAST_TEST_FILE)) : null;
+  }
+
+  /** The last "Test resolvers" result, this run's or an earlier run's (its `startedAt` says when); null when none. */
+  lastTest(): ResolverTestResult | null {
+    return this.#last;
   }
 
   /** What a new resolver is checked against: the ones listed, the one in use, the mode. */
@@ -157,6 +191,14 @@ export class ResolverActions {
       if (this.#testing === run) this.#testing = null;
     };
     run.then(clear, clear);
+    const dir = this.#o.configDir;
+    run.then(
+      (result) => {
+        this.#last = result;
+        if (dir) this.#o.background(writeFileAtomic(path.join(dir, LAST_TEST_FILE), JSON.stringify(result) + '\n'));
+      },
+      () => undefined,
+    );
     return run;
   }
 }

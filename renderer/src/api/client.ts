@@ -124,10 +124,12 @@ export const api = {
   dismissRetiredNotice: () => request<void>('DELETE', '/api/resolvers/retired-notice'),
   probeResolver: (id: string) => request<SwitchProbeView>('POST', '/api/resolvers/probe', { id }),
   testResolvers: () => request<ResolverTestResult>('POST', '/api/resolvers/test'),
+  lastResolverTest: () => request<ResolverTestResult | null>('GET', '/api/resolvers/test'),
   retryNow: () => request<RetryView>('POST', '/api/retry'),
   connections: () => request<ConnectionView[]>('GET', '/api/connections'),
   metrics: () => request<MetricsView>('GET', '/api/metrics'),
-  queries: (limit: number, offset = 0) => request<QueryPage>('GET', `/api/queries?limit=${limit}&offset=${offset}`),
+  // With dotstub's own checks (internal=1): the page hides them itself unless "Show dotstub's own checks" is on.
+  queries: (limit: number, offset = 0) => request<QueryPage>('GET', `/api/queries?internal=1&limit=${limit}&offset=${offset}`),
   clearQueries: () => request<void>('DELETE', '/api/queries'),
   recentEvents: () => request<TimelineEvent[]>('GET', '/api/events/recent'),
   settings: () => request<Settings>('GET', '/api/settings'),

@@ -3,7 +3,7 @@ import uPlot from 'uplot';
 import { binLabel, edgeLabel, latencySummary, recentLatencies, seriesColumns, type LatencySummary } from '../lib/chart-data.js';
 import { chartMarks, marksCaption, type ChartMarks } from '../lib/chart-marks.js';
 import { lastCompleteSecond } from '../lib/overview.js';
-import { formatClockShort, formatCount, formatLatencyMs } from '../lib/format.js';
+import { countOf, formatClockShort, formatCount, formatLatencyMs } from '../lib/format.js';
 import { useColorScheme, useDashboard, useStore } from '../state/context.js';
 import { UPlotChart } from './UPlotChart.js';
 
@@ -96,7 +96,7 @@ function LatencyHistogram({ summary }: { summary: LatencySummary }) {
     <UPlotChart
       options={options}
       data={data}
-      label={`Latency histogram of ${summary.count} recent answers: median ${formatLatencyMs(summary.p50)}, 95th percentile ${formatLatencyMs(summary.p95)}`}
+      label={`Latency histogram of ${countOf(summary.count, 'recent answer')}: median ${formatLatencyMs(summary.p50)}, 95th percentile ${formatLatencyMs(summary.p95)}`}
     />
   );
 }
@@ -250,7 +250,7 @@ export function Charts() {
         <header className="card-head">
           <h3 id="ch-hist">Latency distribution</h3>
           <p className="muted small">
-            last 5 min · {formatCount(summary.count)} answers · p50 <b className="mono">{formatLatencyMs(summary.p50)}</b> · p95{' '}
+            last 5 min · {countOf(summary.count, 'answer')} · p50 <b className="mono">{formatLatencyMs(summary.p50)}</b> · p95{' '}
             <b className="mono">{formatLatencyMs(summary.p95)}</b> · p99 <b className="mono">{formatLatencyMs(summary.p99)}</b>
           </p>
         </header>

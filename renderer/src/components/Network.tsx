@@ -1,6 +1,7 @@
-import { formatDateTime } from '../lib/format.js';
+import type { ConnectionView } from '../../../proxy/control/api-types.js';
+import { formatAge, formatDateTime } from '../lib/format.js';
 import { ladderLines, raceModel, transportModel } from '../lib/ladder.js';
-import { useDashboard } from '../state/context.js';
+import { useAsOf, useDashboard } from '../state/context.js';
 import { Icon } from './Icon.js';
 import { useState } from 'react';
 import { LocalNames } from './LocalNames.js';
@@ -12,8 +13,29 @@ import { RetryNow } from './RetryNow.js';
  * and why, the fallback ladder as it ran (each transport and address, what
  * happened and how long it took), and the last problem in the proxy's words.
  */
+/**
+ * The connection carrying lookups now, in words (issue 29: the ladder said "No connection attempts yet" while
+ * connected; it starts over when the network changes or a resolver is chosen, and a connection can outlive that).
+ */
+function LiveConnection({ resolverId }: { resolverId: string }) {
+  const connections = useDashboard((s) => s.connections);
+  const connectionsAt = useDashboard((s) => s.connectionsAt);
+  const now = useAsOf(1000);
+  const c: ConnectionView | undefined = connections?.find((x) => x.resolverId === resolverId && x.state === 'open');
+  if (!c) return null;
+  const age = c.ageMs + (connectionsAt ? Math.max(0, now - connectionsAt) : 0);
+  const how = [c.tlsVersion, c.resumed === null ? null : c.resumed ? 'resumed session' : 'full handshake'].filter(Boolean).join(', ');
+  return (
+    <p className="ladder-live" data-testid="ladder-live">
+      <Icon name="check" className="good" /> Connected: connection #{c.id} to {c.address}
+      {how ? ` (${how})` : ''}, open for {formatAge(Math.max(1000, age))}, carried {c.queriesCarried} {c.queriesCarried === 1 ? 'query' : 'queries'}.
+    </p>
+  );
+}
+
 export function NetworkView() {
   const status = useDashboard((s) => s.status);
+  const hasOpen = useDashboard((s) => s.connections?.some((c) => c.resolverId === s.status?.resolver.id && c.state === 'open') ?? false);
   // Both cards show the local-names choice for this network: a change in one reloads the other.
   const [memoryRev, setMemoryRev] = useState(0);
   if (!status) return null;
@@ -54,8 +76,9 @@ export function NetworkView() {
             : 'Opportunistic mode: plain DNS to the network’s resolver only if you allowed it in Settings.'}{' '}
           Shown since {status.resolver.label} was chosen or the network last changed.
         </p>
+        <LiveConnection resolverId={status.resolver.id} />
         {lines.length === 0 ? (
-          <p className="empty">No connection attempts yet: the first opens with the next query.</p>
+          !hasOpen && <p className="empty">No connection attempts yet: the first opens with the next query.</p>
         ) : (
           <ol className="events ladder" aria-label="Fallback ladder, in the order tried">
             {lines.map((l) => (

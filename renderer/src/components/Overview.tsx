@@ -39,9 +39,14 @@ export function Overview() {
           label="Resolver"
           value={<span className="tile-text">{status?.resolver.label ?? '—'}</span>}
           sub={
-            <a href="#/resolvers">
-              {status?.resolver.authName ?? ''} · change <Icon name="switch" />
-            </a>
+            // The certificate's name read like a second resolver under the first (issue 29): said as what it is, and not
+            // at all when the resolver's label already holds it.
+            <>
+              {status?.resolver.authName && !status.resolver.label.includes(status.resolver.authName) ? `certificate for ${status.resolver.authName} · ` : ''}
+              <a href="#/resolvers">
+                change <Icon name="switch" />
+              </a>
+            </>
           }
         />
         <Tile label="Queries" value={formatCount(counters?.queries ?? 0, true)} sub={`${rateText(metrics?.series ?? [])} last second · ${inFlight} in flight`} />

@@ -1,7 +1,8 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api } from '../api/client.js';
 import type { NetworksView, RememberedNetworkView } from '../../../proxy/control/api-types.js';
 import { formatDateTime } from '../lib/format.js';
+import { SettingsTransfer } from './SettingsTransfer.js';
 
 /** What a network did to port 853, in words (network/classify.ts's kinds). */
 const PORT_853: Record<NonNullable<RememberedNetworkView['port853']>['kind'], string> = {
@@ -31,22 +32,8 @@ function worked(n: RememberedNetworkView): string {
 
 function when(iso: string | null): string {
   if (!iso) return 'unknown';
-  const ms = Date.parse(iso);
-  // "26 Nov 03:53" (the event list's style, to the minute); the year when it isn't this one.
-  const year = new Date(ms).getFullYear();
-  return formatDateTime(ms).replace(/:\d\d\.\d{3}$/, '') + (year === new Date().getFullYear() ? '' : ` ${year}`);
-}
-
-/** Saves text as a file through a temporary object URL. */
-function download(text: string, filename: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  // "26 Nov 03:53" (the page's date format, to the minute).
+  return formatDateTime(Date.parse(iso), 'min');
 }
 
 /**
@@ -62,7 +49,6 @@ export function RememberedNetworks({ rev, onChange }: { readonly rev: number; re
   const [busy, setBusy] = useState<string | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
   const [note, setNote] = useState<string | null>(null);
-  const fileInput = useRef<HTMLInputElement>(null);
   useEffect(() => {
     let live = true;
     const load = (): void => {
@@ -92,40 +78,6 @@ export function RememberedNetworks({ rev, onChange }: { readonly rev: number; re
       setConfirming(null);
     });
   };
-  const exportSettings = (): void => {
-    setError(null);
-    api.exportSettings().then(
-      (file) => {
-        download(JSON.stringify(file, null, 2) + '\n', `dotstub-settings-${file.exportedAt.replace(/[:.]/g, '-')}.json`);
-        setNote(`Exported your settings and your choices for ${file.networks.length} ${file.networks.length === 1 ? 'network' : 'networks'}.`);
-      },
-      (e: unknown) => setError(e instanceof Error ? e.message : String(e)),
-    );
-  };
-  const importSettings = (file: File): void => {
-    setError(null);
-    setNote(null);
-    file
-      .text()
-      .then((text) => {
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          throw new Error(`${file.name} is not a settings export (not JSON); nothing was changed`);
-        }
-        return api.importSettings(body);
-      })
-      .then(
-        (r) => {
-          const waiting = r.waiting > 0 ? ` ${r.waiting} more ${r.waiting === 1 ? 'is' : 'are'} for ${r.waiting === 1 ? 'a network' : 'networks'} this computer hasn't been on: kept, and used there the day it joins ${r.waiting === 1 ? 'it' : 'one'}.` : '';
-          setNote(`Imported your settings and your choices for ${r.networks} ${r.networks === 1 ? 'network' : 'networks'}.${waiting}`);
-          onChange();
-        },
-        (e: unknown) => setError(e instanceof Error ? e.message : String(e)),
-      );
-  };
-
   if (!view) return error ? <p role="alert" className="error-text">{error}</p> : null;
   if (!view.remembering) return null;
   const networks = [...view.networks].sort((a, b) => Number(b.current) - Number(a.current));
@@ -150,7 +102,8 @@ export function RememberedNetworks({ rev, onChange }: { readonly rev: number; re
               <div className="memory-head">
                 <strong className="memory-label">{n.label}</strong>
                 {n.current && <span className="pill pill-good">This network</span>}
-                <span className="muted small">last seen {when(n.seenAt)}</span>
+                {/* The network in use is seen now: its stored "last seen" is when dotstub last wrote it down. */}
+                <span className="muted small">{n.current ? 'in use now' : `last seen ${when(n.seenAt)}`}</span>
               </div>
               <dl className="memory-facts">
                 <div>
@@ -220,27 +173,7 @@ export function RememberedNetworks({ rev, onChange }: { readonly rev: number; re
           joins {view.waiting === 1 ? 'it' : 'one'}).
         </p>
       )}
-      <div className="memory-transfer">
-        <span className="muted small">Your choices for these networks go with a settings export.</span>
-        <button type="button" className="btn btn-small" onClick={exportSettings}>
-          Export settings
-        </button>
-        <button type="button" className="btn btn-small" onClick={() => fileInput.current?.click()}>
-          Import settings…
-        </button>
-        <input
-          ref={fileInput}
-          type="file"
-          accept="application/json,.json"
-          hidden
-          aria-label="Settings file to import"
-          onChange={(e) => {
-            const f = e.target.files?.[0];
-            if (f) importSettings(f);
-            e.target.value = '';
-          }}
-        />
-      </div>
+      <SettingsTransfer lead="Your choices for these networks go with a settings export (in Settings too)." onImported={onChange} />
       {note && (
         <p role="status" className="good-text small">
           {note}

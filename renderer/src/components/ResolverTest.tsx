@@ -1,6 +1,6 @@
-import { useId, useState } from 'react';
+import { useEffect, useId, useState } from 'react';
 import { api } from '../api/client.js';
-import { formatClockShort, formatLatencyMs } from '../lib/format.js';
+import { countOf, formatLatencyMs, formatWhen } from '../lib/format.js';
 import { testModel } from '../lib/resolver-test.js';
 import { useDashboard } from '../state/context.js';
 import { useLastSwitch } from '../state/last-switch.js';
@@ -23,6 +23,22 @@ export function ResolverTest() {
   const [error, setError] = useState<string | null>(null);
   const count = resolvers?.resolvers.length ?? 0;
   const activeId = resolvers?.active ?? result?.activeId ?? '';
+
+  // The last test is kept by the proxy (in its config dir): a new page, or one after a restart, shows it with its time.
+  useEffect(() => {
+    if (result !== null) return;
+    let live = true;
+    api
+      .lastResolverTest()
+      .then((last) => {
+        if (live && last !== null) setTestResult(last);
+      })
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+    // Once per mount: a result set meanwhile (a test run here) is newer than the kept one.
+  }, []);
 
   const run = async (): Promise<void> => {
     setRunning(true);
@@ -51,8 +67,8 @@ export function ResolverTest() {
         connection, over DNS-over-TLS and, where it has one, DNS-over-HTTPS. Your DNS keeps using its own connection meanwhile.
       </p>
       <p role="status" className="test-status" data-testid="test-status">
-        {running && `Measuring ${count} resolvers… this takes a few seconds (at most 20).`}
-        {!running && result && `Tested at ${formatClockShort(result.startedAt)}, in ${formatLatencyMs(result.tookMs)}.`}
+        {running && `Measuring ${countOf(count, 'resolver')}… this takes a few seconds (at most 20).`}
+        {!running && result && `Tested at ${formatWhen(result.startedAt, Date.now())}, in ${formatLatencyMs(result.tookMs)}.`}
       </p>
       {error && (
         <p className="error-text" role="alert">
@@ -78,7 +94,8 @@ export function ResolverTest() {
             </p>
           )}
           <p className="muted small" data-testid="test-merged">
-            Each resolver’s figures are on its card above: a bar per transport for a query on an open connection, and what a new connection costs.
+            Each resolver’s card below shows what it measured: a lookup on an open connection (its bar, on one scale for all), and under it each
+            transport’s figures and what a new connection costs.
           </p>
           {model.skipped && (
             <p className="muted small test-skipped" data-testid="test-skipped">

@@ -1,13 +1,13 @@
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import type { ConnectionView, ResolverView } from '../../../proxy/control/api-types.js';
 import { ApiRequestError, api, failureText } from '../api/client.js';
-import { barShare, latencyScale } from '../lib/latency-scale.js';
-import { formatLatencyMs } from '../lib/format.js';
+import { barShare, type LatencyScale } from '../lib/latency-scale.js';
+import { formatLatencyMs, formatWhen } from '../lib/format.js';
 import { EMPTY_FORM, formToBody, refusalSummary, type FieldName, type FormText } from '../lib/resolver-form.js';
 import { recentAttempts, retryText } from '../lib/retry.js';
 import { nameWithPort, switchOutcome, type SwitchAttempt } from '../lib/resolver-switch.js';
 import { lastFailure, recovery } from '../lib/retry.js';
-import { cardMeasures, cardOrder, testModel, type CardMeasure } from '../lib/resolver-test.js';
+import { cardMeasures, cardOrder, cardScale, testModel, type CardMeasure } from '../lib/resolver-test.js';
 import { errorWords } from '../lib/error-words.js';
 import { formatClockShort } from '../lib/format.js';
 import { useTestResult } from '../state/test-result.js';
@@ -63,7 +63,7 @@ function SwitchResult({ attempt, onSwitchBack, busy }: { attempt: SwitchAttempt;
   }
 }
 
-/** The last test's figures on a resolver's card: bars per transport, or unreachable, or not measured. */
+/** The last test's detail under a resolver's card, in words (its figure and bar are the card's one figure): rank, then per transport. */
 function Measured({ m }: { m: CardMeasure }) {
   if (m.kind === 'skipped') {
     return (
@@ -80,22 +80,39 @@ function Measured({ m }: { m: CardMeasure }) {
     );
   }
   return (
-    <div className="resolver-measured" data-testid="card-test">
-      <span className="small">
-        Test: #{m.rank} · {m.best}
-        {m.versus ? ` · ${m.versus}` : ''}
-      </span>
-      <div className="test-bars">
-        {m.bars.map((b) => (
-          <div key={b.transport} className={`test-bar${b.ok ? '' : ' failed'}`}>
-            <span className="test-bar-name">{b.name}</span>
-            <span className="meter" aria-hidden="true">
-              <span className={`meter-fill meter-${b.transport}`} style={{ width: `${b.share * 100}%` }} />
-            </span>
-            <span className="small test-bar-text">{b.text}</span>
-          </div>
-        ))}
-      </div>
+    <p className="resolver-measured small muted" data-testid="card-test">
+      Test: #{m.rank}
+      {m.versus ? ` · ${m.versus}` : ''}
+      {m.bars.map((b) => (
+        <span key={b.transport} className={b.ok ? undefined : 'error-text'}>
+          {' · '}
+          {b.name} {b.text}
+        </span>
+      ))}
+    </p>
+  );
+}
+
+/** A card's one figure after a test: a lookup on an open connection (its best transport) with its bar on the test's scale, or why there is none. */
+function CardFigure({ measure, scale }: { measure: CardMeasure | null; scale: LatencyScale | null }) {
+  const words = measure === null ? 'not tested yet' : measure.kind === 'skipped' ? 'not tested' : measure.kind === 'failed' ? measure.text : null;
+  return (
+    <div className="resolver-latency" aria-label={`The last test, a lookup on an open connection: ${words ?? (measure?.kind === 'ranked' ? measure.best : '')}`}>
+      {words !== null || measure?.kind !== 'ranked' ? (
+        <span className={`resolver-idle small${measure?.kind === 'failed' ? ' error-text' : ' muted'}`} data-testid="resolver-figure">
+          {words}
+        </span>
+      ) : (
+        <>
+          <span className="mono" data-testid="resolver-figure">
+            {measure.best}
+          </span>
+          <span className="meter" aria-hidden="true">
+            <span className="meter-fill" style={{ width: `${barShare(measure.bestMs, scale) * 100}%` }} />
+          </span>
+        </>
+      )}
+      <span className="muted small">lookup, open connection</span>
     </div>
   );
 }
@@ -171,7 +188,8 @@ export function ResolverSwitcher() {
   );
 
   if (!resolvers) return <p className="muted">Loading resolvers…</p>;
-  const scale = latencyScale(resolvers.resolvers.map((r) => r.medianLatencyMs));
+  // One figure per card, on one scale: the last test's when there is one, else the 5-minute medians.
+  const { source, scale } = cardScale(tested, resolvers.resolvers.map((r) => r.medianLatencyMs));
   const busy = sw.phase === 'switching' || sw.phase === 'probing';
   // The one in use is failing: its card says so in red (not a green "in use" over a dead resolver).
   const failingId = status && recovery(status, events) ? status.resolver.id : null;
@@ -207,9 +225,11 @@ export function ResolverSwitcher() {
         </p>
       )}
       <p className="muted small latency-scale" data-testid="latency-scale">
-        {scale
-          ? `Bars: median latency of each resolver’s answers over the last 5 minutes, on one scale: a full bar is ${scale.label}.`
-          : 'Bars: median latency of each resolver’s answers over the last 5 minutes (none answered yet).'}
+        {source === 'test' && tested
+          ? `Bars: each resolver’s time for a lookup on an open connection, from the test at ${formatWhen(tested.startedAt, Date.now())}, on one scale${scale ? `: a full bar is ${scale.label}` : ' (none answered)'}.`
+          : scale
+            ? `Bars: median latency of each resolver’s answers over the last 5 minutes, on one scale: a full bar is ${scale.label}.`
+            : 'Bars: median latency of each resolver’s answers over the last 5 minutes (none answered yet).'}
       </p>
       <ul className="resolver-list" aria-label="Resolvers">
         {ordered.map((r) => {
@@ -256,24 +276,28 @@ export function ResolverSwitcher() {
                   {r.pins.length > 0 ? ` · ${r.pins.length} pin${r.pins.length > 1 ? 's' : ''}` : ''}
                 </div>
               </div>
-              <div className="resolver-latency" aria-label={`Median latency over the last 5 minutes: ${r.medianLatencyMs === null ? idle : formatLatencyMs(r.medianLatencyMs)}`}>
-                {r.medianLatencyMs === null ? (
-                  // Nothing to draw: the words take the bar's room.
-                  <span className={`resolver-idle small${unreachable ? ' error-text' : ' muted'}`} data-testid="resolver-median">
-                    {idle}
-                  </span>
-                ) : (
-                  <>
-                    <span className="mono" data-testid="resolver-median">
-                      {formatLatencyMs(r.medianLatencyMs)}
+              {source === 'test' ? (
+                <CardFigure measure={measure} scale={scale} />
+              ) : (
+                <div className="resolver-latency" aria-label={`Median latency over the last 5 minutes: ${r.medianLatencyMs === null ? idle : formatLatencyMs(r.medianLatencyMs)}`}>
+                  {r.medianLatencyMs === null ? (
+                    // Nothing to draw: the words take the bar's room.
+                    <span className={`resolver-idle small${unreachable ? ' error-text' : ' muted'}`} data-testid="resolver-figure">
+                      {idle}
                     </span>
-                    <span className="meter" aria-hidden="true">
-                      <span className="meter-fill" style={{ width: `${barShare(r.medianLatencyMs, scale) * 100}%` }} />
-                    </span>
-                  </>
-                )}
-                <span className="muted small">median, 5 min</span>
-              </div>
+                  ) : (
+                    <>
+                      <span className="mono" data-testid="resolver-figure">
+                        {formatLatencyMs(r.medianLatencyMs)}
+                      </span>
+                      <span className="meter" aria-hidden="true">
+                        <span className="meter-fill" style={{ width: `${barShare(r.medianLatencyMs, scale) * 100}%` }} />
+                      </span>
+                    </>
+                  )}
+                  <span className="muted small">median, 5 min</span>
+                </div>
+              )}
               <div className="resolver-actions">
                 {active ? (
                   failing ? null : <span className="muted small">Active</span>

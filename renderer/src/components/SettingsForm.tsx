@@ -17,13 +17,15 @@ function SettingsEditor({ saved }: { saved: Settings }) {
   const id = useId();
   const [draft, setDraft] = useState<SettingsDraft>(() => toDraft(saved));
   const [serverErrors, setServerErrors] = useState<Readonly<Record<string, string>>>({});
-  const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string; at?: number } | null>(null);
   const [saving, setSaving] = useState(false);
   /** Set when a save was tried with errors: the list of them shows at the top. */
   const [tried, setTried] = useState(false);
   /** Where the user tried to go with unsaved edits (a #/ link), while we ask. */
   const [leaving, setLeaving] = useState<string | null>(null);
   const stayRef = useRef<HTMLButtonElement>(null);
+  /** The message after a save; a failed save moves focus to it (issue 29: focus stayed on Save, the failure unheard past the alert). */
+  const messageRef = useRef<HTMLParagraphElement>(null);
 
   const localErrors = useMemo(() => validateDraft(draft), [draft]);
   const changes = useMemo(() => draftChanges(saved, draft), [saved, draft]);
@@ -31,6 +33,10 @@ function SettingsEditor({ saved }: { saved: Settings }) {
   const errorFor = (k: keyof Settings): string | undefined => localErrors[k] ?? serverErrors[k];
 
   useEffect(() => setServerErrors({}), [draft]);
+  // Each failed save (`at` tells two alike apart) takes focus to what went wrong; the list of fields follows it.
+  useEffect(() => {
+    if (message?.kind === 'error') messageRef.current?.focus();
+  }, [message]);
 
   // Unsaved edits: closing or reloading the tab asks (the browser's own prompt); a link to
   // another section asks here first (Stay, or discard and go).
@@ -78,7 +84,7 @@ function SettingsEditor({ saved }: { saved: Settings }) {
     e.preventDefault();
     if (Object.keys(localErrors).length > 0) {
       setTried(true);
-      setMessage({ kind: 'error', text: 'Nothing was saved. Fix these first:' });
+      setMessage({ kind: 'error', text: 'Nothing was saved. Fix these first:', at: Date.now() });
       return;
     }
     if (!dirty) return;
@@ -91,8 +97,8 @@ function SettingsEditor({ saved }: { saved: Settings }) {
       if (err instanceof ApiRequestError) {
         setServerErrors(err.fields);
         setTried(true);
-        setMessage({ kind: 'error', text: `${err.message} Nothing was changed.` });
-      } else setMessage({ kind: 'error', text: String(err) });
+        setMessage({ kind: 'error', text: `${err.message} Nothing was changed.`, at: Date.now() });
+      } else setMessage({ kind: 'error', text: String(err), at: Date.now() });
     } finally {
       setSaving(false);
     }
@@ -101,7 +107,12 @@ function SettingsEditor({ saved }: { saved: Settings }) {
   return (
     <form className="settings" onSubmit={(e) => void submit(e)} noValidate aria-label="Settings">
       {message && (
-        <p className={message.kind === 'ok' ? 'notice notice-good' : 'notice notice-error'} role={message.kind === 'ok' ? 'status' : 'alert'}>
+        <p
+          ref={messageRef}
+          tabIndex={-1}
+          className={message.kind === 'ok' ? 'notice notice-good' : 'notice notice-error'}
+          role={message.kind === 'ok' ? 'status' : 'alert'}
+        >
           <Icon name={message.kind === 'ok' ? 'check' : 'error'} /> {message.text}
         </p>
       )}

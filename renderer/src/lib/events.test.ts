@@ -56,6 +56,17 @@ describe('describeEvent', () => {
     expect(l.tone).toBe('danger');
   });
 
+  it('a pause and a turn-off read apart: the choice is the title, the state change follows', () => {
+    const at = new Date(2026, 10, 22, 19, 15, 0).getTime();
+    const off = { state: 'off' as const, previous: 'private' as const, reason: 'r', at, resolverId: 'q' };
+    const paused = describeEvent({ kind: 'state', event: off, takeover: { action: 'paused', forMs: 300_000, until: at + 300_000 } });
+    expect(paused.title).toBe('Paused for 5 min (until 19:20)');
+    expect(paused.detail).toBe('Privacy: Private → Off. R.');
+    expect(describeEvent({ kind: 'state', event: off, takeover: { action: 'turned-off' } }).title).toBe('Turned off');
+    expect(describeEvent({ kind: 'state', event: { ...off, state: 'private', previous: 'off' }, takeover: { action: 'resumed', early: true } }).title).toBe('Resumed before the pause ended');
+    expect(describeEvent({ kind: 'state', event: off }).title).toBe('Privacy: Private → Off');
+  });
+
   it('connect failures, resolver switches and settings', () => {
     expect(
       describeEvent(
@@ -64,9 +75,9 @@ describe('describeEvent', () => {
       ).title,
     ).toBe('Could not connect to Lab resolver at 127.0.0.1:1: couldn’t connect to the resolver');
     expect(
-      describeEvent({ kind: 'connection', event: { type: 'connect-failed', at: 1, resolverId: 'lab', address: 'a', code: 'X', message: 'refused', retryInMs: 250, transport: 'dot' as const, afterMs: 1, kind: 'refused' as const, classification: 'NET_REFUSED', sentence: 'This network refuses encrypted DNS connections to Lab (port 853).' } })
+      describeEvent({ kind: 'connection', event: { type: 'connect-failed', at: new Date(2026, 10, 22, 7, 45, 1).getTime(), resolverId: 'lab', address: 'a', code: 'X', message: 'refused', retryInMs: 10_000, transport: 'dot' as const, afterMs: 1, kind: 'refused' as const, classification: 'NET_REFUSED', sentence: 'This network refuses encrypted DNS connections to Lab (port 853).' } })
         .detail,
-    ).toBe('Refused. Retrying in 250 ms.');
+    ).toBe('Refused. Retrying with the next lookup, or by itself by 07:45:11.');
     expect(
       describeEvent({ kind: 'state', event: { state: 'blocked', previous: 'blocked', reason: 'r', at: 1, resolverId: 'q' } }).title,
     ).toBe('Privacy: still Stopped');

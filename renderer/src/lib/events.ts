@@ -1,6 +1,6 @@
 /** Timeline events → plain words. Pure: the timeline component only lays these out. */
 import type { TimelineEvent } from '../../../proxy/control/api-types.js';
-import { formatAge, formatLatencyMs } from './format.js';
+import { formatAge, formatClockShort, formatLatencyMs } from './format.js';
 import { sentence, stateText, type Tone } from './banner.js';
 import { errorWords } from './error-words.js';
 
@@ -21,10 +21,6 @@ function eventTime(e: TimelineEvent): number {
 
 /** resolver id → label, for readable lines; falls back to the id. */
 export type ResolverNames = (id: string) => string;
-
-function formatRetry(ms: number): string {
-  return ms < 1000 ? `${Math.max(0, Math.round(ms))} ms` : formatAge(ms);
-}
 
 export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => id): EventLine {
   const at = eventTime(e);
@@ -82,7 +78,8 @@ export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => i
             icon: 'error',
             tone: 'danger',
             title: `Could not connect to ${names(c.resolverId)} at ${c.address}: ${errorWords(c.code)}`,
-            detail: `${sentence(c.message)} Retrying in ${formatRetry(c.retryInMs)}.`,
+            // In the banner's words (lib/retry.ts): any lookup starts the next attempt (at most once a second), so the wait is an upper bound.
+            detail: `${sentence(c.message)} Retrying with the next lookup, or by itself by ${formatClockShort(c.at + c.retryInMs)}.`,
           };
       }
       break;
@@ -90,13 +87,16 @@ export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => i
     case 'state': {
       const s = e.event;
       const t = stateText(s.state);
+      const change = s.previous === s.state ? `Privacy: still ${t.label}` : `Privacy: ${stateText(s.previous).label} → ${t.label}`;
+      // The user's choice, when it made the change, is the title (a pause and a turn-off read alike otherwise); the state change follows.
+      const choice = e.takeover ? takeoverTitle(e.takeover) : null;
       return {
         at,
         kind: e.kind,
         icon: 'state',
         tone: t.tone,
-        title: s.previous === s.state ? `Privacy: still ${t.label}` : `Privacy: ${stateText(s.previous).label} → ${t.label}`,
-        detail: sentence(s.reason),
+        title: choice ?? change,
+        detail: choice ? `${change}. ${sentence(s.reason)}` : sentence(s.reason),
       };
     }
     case 'resolver':
@@ -133,6 +133,22 @@ export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => i
   }
   // Unknown kinds from a newer proxy: show something rather than nothing.
   return { at, kind: (e as TimelineEvent).kind, icon: 'gear', tone: 'neutral', title: 'Event', detail: JSON.stringify(e) };
+}
+
+type TakeoverCause = NonNullable<Extract<TimelineEvent, { kind: 'state' }>['takeover']>;
+
+/** "Turned off", "Paused for 5 min (until 19:20)", …: the system-DNS choice behind a state change. */
+function takeoverTitle(c: TakeoverCause): string {
+  switch (c.action) {
+    case 'turned-on':
+      return 'Turned on';
+    case 'turned-off':
+      return 'Turned off';
+    case 'paused':
+      return `Paused for ${formatAge(c.forMs)} (until ${formatClockShort(c.until).slice(0, 5)})`;
+    case 'resumed':
+      return c.early ? 'Resumed before the pause ended' : 'Resumed: the pause ended';
+  }
 }
 
 type CaptiveEventOf = Extract<TimelineEvent, { kind: 'captive' }>['event'];

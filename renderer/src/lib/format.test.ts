@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatAge, formatBytes, formatClock, formatCount, formatLatencyMs, formatLatencyUs, formatPercent } from './format.js';
+import { countOf, formatAge, formatBytes, formatClock, formatCount, formatDateTime, formatLatencyMs, formatLatencyUs, formatPercent, formatWhen } from './format.js';
 
 describe('format', () => {
   it('latency reads at a glance at every scale', () => {
@@ -42,5 +42,21 @@ describe('format', () => {
   it('clock has milliseconds', () => {
     const t = new Date(2025, 0, 1, 9, 5, 7, 42).getTime();
     expect(formatClock(t)).toBe('09:05:07.042');
+  });
+
+  it('one date format: to the millisecond or the minute, with the year only when it isn’t this one', () => {
+    const thisYear = new Date().getFullYear();
+    const t = new Date(thisYear, 10, 22, 14, 3, 7, 120).getTime();
+    expect(formatDateTime(t)).toBe('22 Nov 14:03:07.120');
+    expect(formatDateTime(t, 'min')).toBe('22 Nov 14:03');
+    expect(formatDateTime(new Date(2024, 0, 2, 9, 5).getTime(), 'min')).toBe('2 Jan 2024 09:05');
+    expect(formatWhen(t, t + 60_000)).toBe('14:03:07');
+    expect(formatWhen(t, t + 86_400_000 * 2)).toBe('22 Nov 14:03:07');
+  });
+
+  it('counts of one are singular', () => {
+    expect(countOf(1, 'answer')).toBe('1 answer');
+    expect(countOf(0, 'answer')).toBe('0 answers');
+    expect(countOf(1204, 'query', 'queries')).toBe('1,204 queries');
   });
 });

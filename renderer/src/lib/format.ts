@@ -28,6 +28,11 @@ export function formatAge(ms: number): string {
   return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
 }
 
+/** A count with its noun, singular for one: "1 answer", "1,204 answers" (issue 29: "1 answers"). */
+export function countOf(n: number, one: string, many = `${one}s`): string {
+  return `${formatCount(n)} ${n === 1 ? one : many}`;
+}
+
 /** A share 0…1 as a percentage; null reads as "no data". */
 export function formatPercent(fraction: number | null | undefined, digits = 1): string {
   if (fraction === null || fraction === undefined || !Number.isFinite(fraction)) return '—';
@@ -66,10 +71,15 @@ export function formatClock(epochMs: number): string {
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-/** Local date and time to the millisecond: "22 Nov 14:03:07.120" (an event list spans days). */
-export function formatDateTime(epochMs: number): string {
+/**
+ * The page's one way to say a date (issue 29: it had three): "22 Nov 14:03:07.120", to the millisecond (an event
+ * list spans days), or to the minute for what is kept for weeks ("22 Nov 14:03"); the year when it isn't this one.
+ */
+export function formatDateTime(epochMs: number, precision: 'ms' | 'min' = 'ms'): string {
   const d = new Date(epochMs);
-  return `${d.getDate()} ${MONTHS[d.getMonth()]!} ${formatClock(epochMs)}`;
+  const time = precision === 'ms' ? formatClock(epochMs) : `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  const year = d.getFullYear() === new Date().getFullYear() ? '' : ` ${d.getFullYear()}`;
+  return `${d.getDate()} ${MONTHS[d.getMonth()]!}${year} ${time}`;
 }
 
 /** Local time to the second: "14:03:07". */
@@ -78,3 +88,10 @@ export function formatClockShort(epochMs: number): string {
   return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
+
+/** A moment that may be another day's (a result kept across restarts): "14:03:07" today, else "22 Nov 14:03:07". */
+export function formatWhen(epochMs: number, now: number): string {
+  const sameDay = new Date(epochMs).toDateString() === new Date(now).toDateString();
+  const d = new Date(epochMs);
+  return sameDay ? formatClockShort(epochMs) : `${d.getDate()} ${MONTHS[d.getMonth()]!} ${formatClockShort(epochMs)}`;
+}

@@ -2,7 +2,7 @@
  * The overview's figures. Pure: the component renders these strings.
  */
 import type { LatencyStats, MetricsView, SeriesPoint } from '../../../proxy/control/api-types.js';
-import { formatBytes, formatCount, formatLatencyMs, formatPercent } from './format.js';
+import { countOf, formatBytes, formatCount, formatLatencyMs, formatPercent } from './format.js';
 
 /**
  * Queries in the last complete second. The series ends with the second
@@ -39,7 +39,7 @@ export function latencyTile(stats: LatencyStats | undefined): LatencyTile {
   return {
     // Each figure keeps its unit (no-break space): a narrow tile wraps at the slash, never inside "1.42 ms".
     value: `${unbroken(formatLatencyMs(stats.p50))} / ${unbroken(formatLatencyMs(stats.p95))}`,
-    sub: `last minute · ${formatCount(stats.count)} ${stats.count === 1 ? 'answer' : 'answers'} · p99 ${formatLatencyMs(stats.p99)}`,
+    sub: `last minute · ${countOf(stats.count, 'answer')} · p99 ${formatLatencyMs(stats.p99)}`,
   };
 }
 
@@ -53,5 +53,5 @@ export function cacheTile(cache: MetricsView['cache'] | undefined): LatencyTile 
   if (cache === null) return { value: 'off', sub: 'every query goes to the resolver (--cache-size 0)' };
   const value = cache.hitRatio === null ? 'no queries' : `${formatPercent(cache.hitRatio, 0)} answered`;
   const stale = cache.stale > 0 ? ` · ${formatCount(cache.stale)} stale` : '';
-  return { value, sub: `${formatCount(cache.entries)} answers · ${formatBytes(cache.bytes)} of ${formatBytes(cache.maxBytes)}${stale}` };
+  return { value, sub: `${countOf(cache.entries, 'answer')} · ${formatBytes(cache.bytes)} of ${formatBytes(cache.maxBytes)}${stale}` };
 }

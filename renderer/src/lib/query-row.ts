@@ -5,7 +5,7 @@
  */
 import type { QueryRecord, ResolverView } from '../../../proxy/control/api-types.js';
 import { errorText, errorWords } from './error-words.js';
-import { formatClock } from './format.js';
+import { formatDateTime } from './format.js';
 
 /** A resolver's name for a record; the id only if the resolver is no longer configured; '—' for queries never sent. */
 export function resolverLabel(resolvers: readonly Pick<ResolverView, 'id' | 'label'>[] | undefined, id: string | null): string {
@@ -120,7 +120,7 @@ export function detailFacts(r: QueryRecord, resolver: string): [string, string][
           ? 'nobody: refused here, never sent'
           : answerSourceText(r.source);
   const facts: [string, string][] = [
-    ['Started', `${new Date(r.startedAt).toLocaleDateString()} ${formatClock(r.startedAt)}`],
+    ['Started', formatDateTime(r.startedAt)],
     ['Client transport', r.transport.toUpperCase()],
     ['Response', r.rcode],
     ['Answer from', answerFrom],

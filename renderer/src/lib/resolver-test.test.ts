@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ResolverMeasurement, ResolverTestResult, TransportMeasurement } from '../../../proxy/control/api-types.js';
-import { cardMeasures, cardOrder, testModel } from './resolver-test.js';
+import { cardMeasures, cardOrder, cardScale, testModel } from './resolver-test.js';
 
 const t = (transport: 'dot' | 'doh', warmMs: number | null, freshMs: number | null, error: string | null = null): TransportMeasurement => ({
   transport,
@@ -33,6 +33,15 @@ const result: ResolverTestResult = {
     m('quad9', null, [], false),
   ],
 };
+
+describe('cardScale', () => {
+  it('one figure per card, on one scale: the test’s best open-connection figure after a test, else the 5-minute medians', () => {
+    expect(cardScale(result, [300, null])).toEqual({ source: 'test', scale: { maxMs: 100, label: '100 ms' } });
+    expect(cardScale(null, [300, null])).toEqual({ source: 'median', scale: { maxMs: 500, label: '500 ms' } });
+    const bars = cardMeasures(testModel(result, 'b'), result, () => '23:05');
+    expect(bars.get('b')).toMatchObject({ kind: 'ranked', bestMs: 82, best: '82.0 ms' });
+  });
+});
 
 describe('testModel', () => {
   it('ranks with bars on one scale, says why failures failed, and offers the fastest', () => {

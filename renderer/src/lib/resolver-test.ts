@@ -111,7 +111,16 @@ export function testModel(result: ResolverTestResult, activeId: string): TestMod
 
 /** What the last test found for one resolver, said on its card (issue 24 item 10). */
 export type CardMeasure =
-  | { readonly kind: 'ranked'; readonly rank: number; readonly fastest: boolean; readonly best: string; readonly versus: string | null; readonly bars: readonly TransportBar[] }
+  | {
+      readonly kind: 'ranked';
+      readonly rank: number;
+      readonly fastest: boolean;
+      readonly best: string;
+      /** The card's one figure (a lookup on an open connection, the best transport), for its bar on the test's scale. */
+      readonly bestMs: number;
+      readonly versus: string | null;
+      readonly bars: readonly TransportBar[];
+    }
   /** "unreachable: connection refused at 23:05" */
   | { readonly kind: 'failed'; readonly text: string; readonly why: string }
   /** Not tried: "not measured", with why. */
@@ -120,7 +129,8 @@ export type CardMeasure =
 /** Each resolver's result, by id, from `model` and `result` (when it ran: `at`, for the clock). */
 export function cardMeasures(model: TestModel, result: ResolverTestResult, clock: (at: number) => string): ReadonlyMap<string, CardMeasure> {
   const out = new Map<string, CardMeasure>();
-  for (const r of model.ranked) out.set(r.id, { kind: 'ranked', rank: r.rank, fastest: r.rank === 1, best: r.best, versus: r.versus, bars: r.bars });
+  const bestMs = new Map(result.resolvers.map((r) => [r.id, r.bestMs ?? 0]));
+  for (const r of model.ranked) out.set(r.id, { kind: 'ranked', rank: r.rank, fastest: r.rank === 1, best: r.best, bestMs: bestMs.get(r.id) ?? 0, versus: r.versus, bars: r.bars });
   for (const r of result.resolvers) {
     if (out.has(r.id)) continue;
     if (!r.measured) {
@@ -135,6 +145,17 @@ export function cardMeasures(model: TestModel, result: ResolverTestResult, clock
     });
   }
   return out;
+}
+
+/**
+ * The scale of the cards' bars: one figure per card, all on one scale
+ * (issue 29: the cards mixed a 5-minute median with the test's figures, on
+ * two scales). After a test, a lookup on an open connection as the test
+ * measured it (its best transport), for every card; before any, each
+ * resolver's median over the last 5 minutes.
+ */
+export function cardScale(result: ResolverTestResult | null, medians: readonly (number | null)[]): { readonly source: 'test' | 'median'; readonly scale: LatencyScale | null } {
+  return result ? { source: 'test', scale: latencyScale(result.resolvers.map((r) => r.bestMs)) } : { source: 'median', scale: latencyScale(medians) };
 }
 
 /**

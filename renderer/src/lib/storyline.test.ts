@@ -36,11 +36,27 @@ describe('storyline', () => {
       ['state', 1],
     ]);
     expect(lines[0]!.line.title).toBe('Could not connect to Lab at 127.0.0.1:1: couldn’t connect to the resolver');
-    expect(lines[0]!.line.detail).toBe('3 attempts since 07:45:01, backing off while idle (at most 10 s apart); the last at 07:45:07, the next by 07:45:09 or with the next lookup.');
+    expect(lines[0]!.line.detail).toBe('Refused. 3 attempts since 07:45:01, the last at 07:45:07: backing off while idle (at most 10 s apart), retrying by itself by 07:45:09, or with the next lookup.');
     // Attempts about a second apart were lookups': said so, with no "next at" that lookups overtake.
     const busy = storyline([failed(1), failed(2), failed(3)], names, all);
-    expect(busy[0]!.line.detail).toBe('3 attempts since 07:45:01, about one a second as lookups came in; the last at 07:45:03.');
+    expect(busy[0]!.line.detail).toBe('Refused. 3 attempts since 07:45:01, the last at 07:45:03: retrying with each lookup, about once a second.');
     expect(lines[1]!.line.title).toBe('Privacy: Private → Stopped');
+  });
+
+  it('an outage under lookups is one line, keyed by its first attempt: the closes of connections that never opened carried lookups, and fold in too', () => {
+    // The first attempt, then the state change it caused, then more attempts: the cycle is one line, above the change.
+    const events = [failed(1), state(1, 'private', 'blocked'), closed(1, 2, 1), failed(2), closed(2, 3, 1)];
+    const before = storyline(events, names, all);
+    expect(before.map((l) => [l.line.kind, l.count])).toEqual([
+      ['connection', 2],
+      ['state', 1],
+    ]);
+    const after = storyline([...events, failed(3), closed(3, 4, 1)], names, all);
+    expect(after.map((l) => [l.key, l.count])).toEqual([
+      [before[0]!.key, 3],
+      [before[1]!.key, 1],
+    ]);
+    expect(after[0]!.line.detail).toBe('Refused. 3 attempts since 07:45:01, the last at 07:45:03: retrying with each lookup, about once a second.');
   });
 
   it('a connection that opened and closed is a line of its own', () => {
