@@ -74,6 +74,17 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const flags = parsed;
   const takeover = flags.systemDns;
+  // A signal during start-up (systemd's stop, Ctrl-C, a test that saw the dashboard line) must not kill us with the
+  // system's DNS taken over and nobody to give it back: it is noted now and acted on once started.
+  let early: string | null = null;
+  const noteInt = (): void => void (early ??= 'SIGINT');
+  const noteTerm = (): void => void (early ??= 'SIGTERM');
+  process.on('SIGINT', noteInt);
+  process.on('SIGTERM', noteTerm);
+  const forgetEarly = (): void => {
+    process.off('SIGINT', noteInt);
+    process.off('SIGTERM', noteTerm);
+  };
   let app: App;
   try {
     app = await startApp({
@@ -92,6 +103,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       log: say,
     });
   } catch (err) {
+    forgetEarly();
     if (err instanceof ControlStartError) {
       say(`control API: ${err.message}`);
       return 1;
@@ -120,6 +132,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
+    forgetEarly();
     supervisor.onGone = () => stop('supervisor gone');
     if (supervisor.gone) stop('supervisor gone');
     // Written only once the signal handlers are in place: whoever reads it may
@@ -134,5 +147,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       };
       writeFileAtomicSync(flags.readyFile, JSON.stringify(ready) + '\n', 0o600);
     }
+    // Asked to stop while starting: now that everything is up, stop as asked (the takeover given back, the ready file removed).
+    if (early !== null) stop(`${early} (during start-up)`);
   });
 }

@@ -246,6 +246,25 @@ const HHMM = String.raw`\d\d:\d\d`;
 const forwarderPath = (conf: string, port: number): string =>
   `bypass possible: ${conf} names 127.0.0.1:${port}, a local forwarder dotstub doesn't control (NetworkManager's dnsmasq, or another stub), and not dotstub: lookups sent there go around dotstub. To fix: turn private DNS on for this machine (System DNS).`;
 
+test('SIGTERM during start-up (systemd stopping it, a script that saw the dashboard line) stops it cleanly once started: the takeover given back, the ready file gone, exit 0, never killed by the signal', async () => {
+  const root = tempRoot('# from DHCP\nnameserver 10.99.0.1\n');
+  const original = fs.readFileSync(path.join(root, 'etc', 'resolv.conf'), 'utf8');
+  const dir = tempConfigDir();
+  // The last run was killed while private DNS was on (the watchdog's note): this start takes the system's DNS over again.
+  fs.writeFileSync(path.join(dir, 'system-dns.liveness.json'), JSON.stringify({ at: new Date().toISOString(), why: 'the takeover has no owner (its owner, process 999999, is gone)' }));
+  const readyFile = path.join(dir, 'ready.json');
+  const { child, stderr, exited } = spawnCli(['--resolver', a.resolverArg, '--ca', a.pki.caFile, '--config-dir', dir, '--listen', '127.0.0.1:0', '--control', '127.0.0.1:0', '--ready-file', readyFile, '--system-dns', '--system-dns-root', root]);
+  // The first line the proxy prints comes from inside its start: the signal lands before it is done starting.
+  await waitFor(() => /listening on/.test(stderr()), 20_000, 'the listening line');
+  child.kill('SIGTERM');
+  const code = await exited;
+  expect([code, child.signalCode], stderr()).toEqual([0, null]);
+  expect(stderr()).toMatch(/SIGTERM \(during start-up\): answering \d+ queries in flight, then stopping/);
+  expect(stderr()).toMatch(/private DNS was turned back on/);
+  expect(fs.existsSync(readyFile)).toBe(false);
+  expect(fs.readFileSync(path.join(root, 'etc', 'resolv.conf'), 'utf8')).toBe(original);
+});
+
 describe('dotstub ctl and system-dns status say what is so (issue 29)', () => {
   // One service, as the package runs it (control socket, system DNS), on a copy of the system files whose
   // resolv.conf names another server (unbound b, on loopback): a path around dotstub until private DNS is on.
