@@ -11,6 +11,7 @@ import { Icon } from './Icon.js';
 import { QueryDetail } from './QueryDetail.js';
 import { Row } from './QueryLogRow.js';
 import { QueryLogToolbar } from './QueryLogToolbar.js';
+import { download } from '../lib/download.js';
 
 const ROW_HEIGHT = 32;
 const rowHeight = (): number => ROW_HEIGHT;
@@ -19,18 +20,6 @@ const COMMON_RCODES = ['NOERROR', 'NXDOMAIN', 'SERVFAIL', 'REFUSED', 'FORMERR'];
 
 function union(a: readonly string[], b: readonly string[]): string[] {
   return [...new Set([...a, ...b])].sort();
-}
-
-/** Saves text as a file through a temporary object URL (no request: the page already holds the rows). */
-function download(text: string, type: string, filename: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
 /** The live query log: virtualised (100,000 rows), filterable, pausable; a row opens its timing breakdown. */

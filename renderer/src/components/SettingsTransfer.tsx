@@ -1,18 +1,7 @@
 import { useRef, useState } from 'react';
 import { api } from '../api/client.js';
+import { download } from '../lib/download.js';
 import { countOf } from '../lib/format.js';
-
-/** Saves text as a file through a temporary object URL. */
-function download(text: string, filename: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
 
 /**
  * "Export settings" and "Import settings…": the settings with each
@@ -28,7 +17,7 @@ export function SettingsTransfer({ lead, onImported }: { readonly lead: string; 
     setError(null);
     api.exportSettings().then(
       (file) => {
-        download(JSON.stringify(file, null, 2) + '\n', `dotstub-settings-${file.exportedAt.replace(/[:.]/g, '-')}.json`);
+        download(JSON.stringify(file, null, 2) + '\n', 'application/json', `dotstub-settings-${file.exportedAt.replace(/[:.]/g, '-')}.json`);
         setNote(`Exported your settings and your choices for ${countOf(file.networks.length, 'network')}.`);
       },
       (e: unknown) => setError(e instanceof Error ? e.message : String(e)),
