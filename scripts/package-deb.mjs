@@ -427,6 +427,10 @@ async function buildServer(stage, outDir, pkg, cacheDir) {
   // The modules' JavaScript as the trace finds it; sockopt's addon is never node_modules' (buildAddon
   // says why): whatever the host loaded is left out, and the one built here goes in.
   const nm = fs.realpathSync(path.join(ROOT, 'node_modules'));
+  if (!fs.existsSync(path.join(nm, 'sockopt/binding.gyp'))) {
+    // An optional dependency: npm ci leaves it out where it can't compile it.
+    throw new Error("node_modules/sockopt is missing, and the package needs it (quick ACKs): install a C++ compiler, make and python3 (Debian: apt-get install g++ make python3), then run npm ci again");
+  }
   const traced = JSON.parse(run(process.execPath, ['-e', TRACE, path.join(ROOT, 'dist/proxy/cli.js')]));
   const loaded = [...traced.filter((f) => f.startsWith(`${nm}/`) && !f.endsWith('.node')).map((f) => path.relative(nm, f)), 'sockopt/index.js'];
   const modules = new Set(loaded.map((f) => f.split('/').slice(0, f.startsWith('@') ? 2 : 1).join('/')));
