@@ -22,11 +22,15 @@ const VITEST_REPORTER = path.join(import.meta.dirname, 'vitest-line-reporter.mjs
  * scripts/node-runtime.mjs), so what ships is what is tested: the upstream
  * contract suite (test-support/upstream-contract.ts, every upstream kind and
  * the cache and captive gate in front of them: TLS, HTTP/2, sockets against
- * real unbound) and quick ACKs (the sockopt addon under that runtime). The
- * install lab boots the package itself, so it runs on it already.
+ * real unbound), what its TLS library decides (resumption never launders
+ * authentication, hostile servers) and quick ACKs (the sockopt addon under
+ * that runtime). The install lab boots the package itself, so it runs on it
+ * already.
  */
 const SHIPPED_RUNTIME_FILES = [
   'proxy/upstream/dot/dot-upstream.test.ts',
+  'proxy/upstream/dot/resumption.test.ts',
+  'proxy/upstream/dot/hardening.test.ts',
   'proxy/upstream/doh/doh-upstream.test.ts',
   'proxy/upstream/plain/cleartext.test.ts',
   'proxy/upstream/fallback-contract.test.ts',
