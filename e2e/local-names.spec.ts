@@ -121,6 +121,6 @@ test('local names: marked in the log, counted on the banner, filtered by its lin
   expect(pageJson.total).toBe(3);
   expect(pageJson.records[0]?.route).toMatchObject({ kind: 'link', servers: `127.0.0.1:${lan.port}` });
   const csv = await (await fetch(`${api}/queries/export?format=csv&route=local`, { headers })).text();
-  expect(csv.split('\r\n')[0]).toMatch(/,route,routeLink,routeServers,routeSuffix,routeSource,routeWhy$/);
+  expect(csv.split('\r\n')[0]).toMatch(/,route,routeLink,routeServers,routeSuffix,routeSource,routeWhy,internal$/);
   expect(csv).toContain(`,link,the network,127.0.0.1:${lan.port},lan,`);
 });
