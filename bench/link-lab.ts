@@ -7,8 +7,8 @@
  *                                                                         the page server, a slow DNS server)
  *
  * The addresses exist only inside these namespaces. linkemu and nodelay.so
- * come from ../shared/tools/linkemu (or $LINKEMU_SRC) and are compiled with
- * `cc` into a cache directory keyed by their sources' hash. Names carry the
+ * are the project's own (tools/linkemu/, C, libc only), compiled with `cc`
+ * into a cache directory keyed by their sources' hash. Names carry the
  * bench's pid, so two benches (or another agent's namespaces) never collide.
  *
  * Everything the lab starts is tracked; `close()` stops it and deletes the
@@ -44,7 +44,7 @@ export interface LinkProfile {
   readonly label: string;
 }
 
-/** The T-DNS study's RTTs and the web study's mobile profiles (NETWORK.md, tools/linkemu/README.md). */
+/** The T-DNS study's RTTs and the web study's mobile profiles (tools/linkemu/README.md). */
 export const PROFILES = {
   lan0: { name: 'lan0', rttMs: 0, jitterMs: 0, lossPct: 0, rateKbit: 0, label: 'no added delay (linkemu forwarding only)' },
   rtt1: { name: 'rtt1', rttMs: 1, jitterMs: 0, lossPct: 0, rateKbit: 0, label: '1 ms RTT' },
@@ -64,11 +64,14 @@ export interface LabTools {
   readonly nodelay: string;
 }
 
+/** Where the link emulator's sources live: the repository's own tools/linkemu/. */
+const TOOLS_SRC = path.join(LAB_ROOT, 'tools', 'linkemu');
+
 /** Compiles linkemu and nodelay.so once per source version into ~/.cache/dotstub-bench (or $XDG_CACHE_HOME). */
-export function buildTools(src = process.env.LINKEMU_SRC ?? path.resolve(LAB_ROOT, '..', 'shared', 'tools', 'linkemu')): LabTools {
-  const files = ['linkemu.c', 'nodelay.c'].map((f) => path.join(src, f));
+export function buildTools(): LabTools {
+  const files = ['linkemu.c', 'nodelay.c'].map((f) => path.join(TOOLS_SRC, f));
   for (const f of files) {
-    if (!fs.existsSync(f)) throw new LinkLabError(`${f} is missing: the link lab needs ../shared/tools/linkemu beside the repo (or set LINKEMU_SRC)`);
+    if (!fs.existsSync(f)) throw new LinkLabError(`${f} is missing: the link lab builds linkemu from tools/linkemu/ in the repository (is the checkout complete?)`);
   }
   const hash = crypto.createHash('sha256');
   for (const f of files) hash.update(fs.readFileSync(f));
@@ -82,7 +85,7 @@ export function buildTools(src = process.env.LINKEMU_SRC ?? path.resolve(LAB_ROO
     if (r.status !== 0) throw new LinkLabError(`cc ${args.join(' ')} failed (is a C compiler installed? apt-get install gcc libc6-dev): ${r.error?.message ?? r.stderr}`);
   };
   cc(['-O2', '-Wall', '-o', `${tools.linkemu}.tmp`, files[0] ?? '']);
-  cc(['-shared', '-fPIC', '-O2', '-o', `${tools.nodelay}.tmp`, files[1] ?? '', '-ldl']);
+  cc(['-shared', '-fPIC', '-O2', '-Wall', '-o', `${tools.nodelay}.tmp`, files[1] ?? '', '-ldl']);
   fs.renameSync(`${tools.linkemu}.tmp`, tools.linkemu);
   fs.renameSync(`${tools.nodelay}.tmp`, tools.nodelay);
   return tools;
@@ -190,7 +193,7 @@ export class LinkLab {
     for (const [n, ifs] of [[client, [c, 'lo']], [middle, [a, b, 'lo']], [server, [s, 'lo']]] as const) {
       for (const i of ifs) inNs(n, 'ip', 'link', 'set', i, 'up');
     }
-    // One MTU per frame everywhere, so a loss hits one segment (linkemu README).
+    // One MTU per frame everywhere, so a loss hits one segment and a copied frame carries its checksum (tools/linkemu/README.md).
     inNs(client, this.tools.linkemu, 'offload', c);
     inNs(server, this.tools.linkemu, 'offload', s);
     inNs(middle, this.tools.linkemu, 'offload', a, b);

@@ -2,7 +2,7 @@
  * The install lab (issue 20): the real dotstub package installed into a
  * Debian 12 that boots with systemd as PID 1 in a container, so the unit,
  * the maintainer scripts, start ordering, `Restart=`, reboots and power cuts
- * are what a user gets. How it is built follows ../shared/INSTALL-LAB.md:
+ * are what a user gets. How it is built, and why (docs/install-lab.md):
  *
  * - a minbase root, built once with mmdebstrap and cached in
  *   /var/cache/dotstub-lab/install-base (its recipe version in a marker file,
