@@ -6,7 +6,7 @@
 # over (with dotstub.service disabled, nothing else would).
 set -e
 # The dotstub group: its members may control the service through its control
-# socket (/run/dotstub/control.sock, root:dotstub 0660) without sudo. A group
+# socket (/run/dotstub/control.sock, _dotstub:dotstub 0660) without sudo. A group
 # of dotstub's own, not netdev: choosing the resolver decides who sees every
 # name this machine looks up, which is more than "manage network
 # connections", so it is given on purpose (sudo adduser USER dotstub) and not

@@ -80,7 +80,7 @@ Usage: dotstub [options]
                       service: /run/dotstub/control.sock); whoever may open it
                       may use it, no token (see dotstub ctl --help)
   --control-socket-group GROUP  the group whose members may (mode 0660, owner
-                      root; the service: dotstub)
+                      the proxy's user; the service: dotstub)
   --measure-only-local  "Test resolvers" measures only resolvers on this machine
                       (loopback addresses) and lists the others as not measured,
                       sending them nothing: for test labs without the Internet
