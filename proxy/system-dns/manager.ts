@@ -437,8 +437,13 @@ export class SystemDnsManager extends EventEmitter<Events> {
     clearInterval(this.#poll);
     this.#stopWatch();
     await this.#serial(async () => {
-      // With the helper, the service's root hook (ExecStopPost) gives the DNS back once this process has exited.
-      if (!this.#direct || !this.#ownsTakeover()) return;
+      if (!this.#ownsTakeover()) return;
+      if (this.#o.helper) {
+        // Before this process stops answering, as without the helper. At shutdown systemd refuses to start
+        // the unit; then the service's root hook (ExecStopPost) gives the DNS back once this process has exited.
+        await this.#o.helper.disable().catch((err: unknown) => this.#o.log?.(`the old DNS comes back after the stop: ${(err as Error).message}`));
+        return;
+      }
       try {
         // Only ours, re-checked under the journal lock.
         await restore(this.#ctx, { ownerPid: process.pid });

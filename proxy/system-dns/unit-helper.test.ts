@@ -53,7 +53,7 @@ describe('the root units, as the proxy asks for them', () => {
 });
 
 describe('the proxy with the helper (the service)', () => {
-  test('turning on, pausing and off go through the root part; the proxy never writes the DNS files, and at its close leaves the giving back to the stop hook', async () => {
+  test('turning on, pausing, off and quitting go through the root part; the proxy never writes the DNS files itself', async () => {
     const t = testRoot();
     const calls: string[] = [];
     // The root part: the same code the units run, as root would.
@@ -83,7 +83,23 @@ describe('the proxy with the helper (the service)', () => {
     expect(fs.readFileSync(t.resolv, 'utf8')).toBe(ORIGINAL);
     await m.enable();
     await m.close();
-    expect(calls).toEqual(['enable', 'disable', 'enable', 'disable', 'enable']);
+    expect(calls).toEqual(['enable', 'disable', 'enable', 'disable', 'enable', 'disable']);
+    expect(new Journal(t.state).read()).toBeNull();
+    expect(fs.readFileSync(t.resolv, 'utf8')).toBe(ORIGINAL);
+  });
+
+  test('when the root part refuses at quit (systemd at shutdown), the takeover is left to the stop hook, and quitting still ends', async () => {
+    const t = testRoot();
+    const helper: PrivilegedHelper = {
+      enable: async () => void (await enable({ host: t.host, stateDir: t.state }, await detectBackend(t.host, 'resolv.conf'), { port: 53 }, process.pid)),
+      disable: () => Promise.reject(new Error('Transaction for dotstub-disable.service/start is destructive')),
+    };
+    const said: string[] = [];
+    const m = new SystemDnsManager({ host: t.host, stateDir: t.state, port: 53, backend: 'resolv.conf', helper, pollMs: 60_000, log: (l) => said.push(l) });
+    await m.start();
+    await m.enable();
+    await m.close();
+    expect(said.join('\n')).toContain('the old DNS comes back after the stop: Transaction for dotstub-disable.service/start is destructive');
     // Still held: the service's ExecStopPost (root) gives it back once the proxy has exited.
     expect(new Journal(t.state).read()?.pid).toBe(process.pid);
     await restore({ host: t.host, stateDir: t.state });
