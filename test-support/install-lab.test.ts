@@ -322,6 +322,26 @@ describe('the dotstub package in a booted Debian 12 (install lab)', { ...skipWit
     rows.push({ scenario: 'user outside the group / service stopped', result: 'refused: "not in the dotstub group … adduser"; "not running … enable --now"', timings: `${ms(refused.ms)}; ${ms(down.ms)}` });
   });
 
+  // The sandbox's syscall filter kills the proxy on a call outside @system-service: a steady load (UDP and TCP, cache hits
+  // and round trips to the resolver) must leave the same process answering everything. DOTSTUB_INSTALL_LAB_LOAD_S: its length.
+  test('under load, the sandboxed proxy answers everything and never trips its syscall filter (same process, no SIGSYS)', async () => {
+    if ((await m.waitFor('private', 5000)) === undefined) m.exec(['systemctl', 'restart', 'dotstub']);
+    expect(await m.waitFor('private', 10_000)).toBeDefined();
+    const pid = mainPid();
+    const seconds = Number(process.env.DOTSTUB_INSTALL_LAB_LOAD_S ?? 20);
+    m.copyIn(path.join(ROOT, 'test-support/install-lab-load.mjs'), '/var/tmp/install-lab-load.mjs');
+    const load = m.exec(['/opt/dotstub/node/bin/node', '/var/tmp/install-lab-load.mjs', String(seconds), '500'], { timeoutMs: (seconds + 30) * 1000 });
+    const r = JSON.parse(load.stdout.trim().split('\n').pop() ?? '{}') as { sent: number; answered: number; tcpSent: number; tcpAnswered: number };
+    const killed = m.exec(['journalctl', '-b', '-u', 'dotstub', '--no-pager', '-o', 'cat']).stdout.split('\n').filter((l) => /SIGSYS|signal=SYS/.test(l));
+    rows.push({ scenario: `load on the sandboxed proxy, ${seconds} s at 500 q/s`, result: `UDP ${r.answered}/${r.sent}, TCP ${r.tcpAnswered}/${r.tcpSent} answered; ${mainPid() === pid ? 'same process' : 'RESTARTED'}; SIGSYS: ${killed.length}`, timings: ms(load.ms) });
+    expect(load.code, load.stderr).toBe(0);
+    expect(r.sent).toBeGreaterThan(seconds * 400);
+    expect(r.answered).toBe(r.sent);
+    expect(r.tcpAnswered).toBe(r.tcpSent);
+    expect(mainPid()).toBe(pid);
+    expect(killed).toEqual([]);
+  });
+
   test('the proxy runs as _dotstub with no capability but port 53, its unit rates 2.0 or better, and a stand-in for a compromised proxy can write, read, load and trace nothing beyond its own', async () => {
     if ((await m.waitFor('private', 5000)) === undefined) m.exec(['systemctl', 'restart', 'dotstub']);
     expect(await m.waitFor('private', 10_000)).toBeDefined();
