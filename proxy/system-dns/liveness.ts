@@ -119,7 +119,10 @@ export function clearLivenessNote(stateDir: string): void {
 
 function writeNote(stateDir: string, note: LivenessNote): void {
   // Readable by the service's proxy (its own user), which tells the user what the watchdog did.
-  fs.writeFileSync(path.join(stateDir, NOTE_FILE), JSON.stringify(note) + '\n', { mode: 0o644 });
+  const file = path.join(stateDir, NOTE_FILE);
+  fs.writeFileSync(file, JSON.stringify(note) + '\n', { mode: 0o644 });
+  // Whatever the umask (the service's root hooks run under its UMask=0077).
+  fs.chmodSync(file, 0o644);
 }
 
 const hhmm = (iso: string): string => new Date(iso).toLocaleTimeString('en-GB').slice(0, 5);
