@@ -192,6 +192,9 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
     out(SYSTEM_DNS_HELP);
     return 0;
   }
+  // System files and the directories made for them as the system expects them (0644, 0755), and readable by the
+  // service's proxy (its own user), whatever umask root runs this with: the service's hooks run under its UMask=0077.
+  if (isRoot()) process.umask(0o022);
   const host = systemHost(parsed.root);
   const ctx: TakeoverContext = { host, stateDir: parsed.stateDir, log: out };
   try {
