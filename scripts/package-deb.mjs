@@ -37,6 +37,8 @@
 //                                    with pkexec ("Turn on private DNS…")
 //   /usr/share/polkit-1/actions/     packaging/org.dotstub.turn-on.policy: the
 //                                    polkit action naming it (its own message)
+//   /usr/share/polkit-1/rules.d/     packaging/50-dotstub.rules: the service's
+//                                    user may start dotstub-enable/-disable.service
 // The maintainer scripts run packaging/deb/*.sh as they are (see maintainerScripts).
 //
 // Options: --no-build (use dist/ and renderer/dist as they are), --out DIR
@@ -475,6 +477,8 @@ exec /opt/dotstub/node/bin/node ${PROXY_NODE_FLAGS.join(' ')} /opt/dotstub/app/b
   // action's own message (the policy names the helper in org.freedesktop.policykit.exec.path).
   copyFile(path.join(ROOT, 'packaging/dotstub-turn-on'), path.join(stage, 'usr/lib/dotstub/turn-on'), 0o755);
   copyFile(path.join(ROOT, 'packaging/org.dotstub.turn-on.policy'), path.join(stage, 'usr/share/polkit-1/actions/org.dotstub.turn-on.policy'));
+  // The proxy (user _dotstub) may start exactly the two root units that take over and give back.
+  copyFile(path.join(ROOT, 'packaging/50-dotstub.rules'), path.join(stage, 'usr/share/polkit-1/rules.d/50-dotstub.rules'));
   fs.mkdirSync(path.join(stage, 'usr/bin'), { recursive: true });
   fs.symlinkSync('/opt/dotstub/dotstub-cli', path.join(stage, 'usr/bin/dotstub'));
 
@@ -504,6 +508,9 @@ exec /opt/dotstub/node/bin/node ${PROXY_NODE_FLAGS.join(' ')} /opt/dotstub/app/b
       // adduser: the postinst creates the dotstub group (addgroup --system).
       'Depends: libc6 (>= 2.28), libgcc-s1 (>= 3.4), libstdc++6 (>= 5.2), adduser',
       // The desktop app's "Turn on private DNS…" runs /usr/lib/dotstub/turn-on through pkexec.
+      // The proxy runs as _dotstub and asks systemd for the root units that change the DNS; polkit decides (packaging/50-dotstub.rules).
+      // Without it the service still takes over at its start and gives back at its stop; turning it on and off from the app needs it.
+      'Recommends: polkitd',
       'Suggests: pkexec',
       'Section: net',
       'Priority: optional',

@@ -11,6 +11,8 @@ if [ -d /run/systemd/system ] && systemctl is-active --quiet dotstub.service 2>/
   # ExecStopPost restores; the explicit restore below is then a no-op.
   systemctl stop dotstub.service || true
 fi
+# A takeover made from the app holds its watchdog in dotstub-enable.service.
+if [ -d /run/systemd/system ]; then systemctl stop dotstub-enable.service >/dev/null 2>&1 || true; fi
 systemctl disable dotstub.service dotstub-restore.service >/dev/null 2>&1 || true
 if ! $DOTSTUB_CLI system-dns restore --state-dir "$STATE_DIR"; then
   echo "dotstub: could not restore the DNS settings; the journal is kept in $STATE_DIR" >&2

@@ -34,7 +34,7 @@ Usage: dotstub ctl status                 private DNS on, paused or off, and why
   --anyway        use: switch even when the resolver doesn't answer (lookups then fail until it does)
   --json          print the API's answer as JSON (use: {"probe": …, "status": …}, the probe's and the switch's)
 
-Who may: root and members of the dotstub group (the socket is root:dotstub 0660).
+Who may: root and members of the dotstub group (the socket is _dotstub:dotstub 0660).
 An administrator adds a user with: sudo adduser USER dotstub (then log in again).
 `;
 

@@ -80,7 +80,7 @@ Usage: dotstub [options]
                       service: /run/dotstub/control.sock); whoever may open it
                       may use it, no token (see dotstub ctl --help)
   --control-socket-group GROUP  the group whose members may (mode 0660, owner
-                      root; the service: dotstub)
+                      the proxy's user; the service: dotstub)
   --measure-only-local  "Test resolvers" measures only resolvers on this machine
                       (loopback addresses) and lists the others as not measured,
                       sending them nothing: for test labs without the Internet
@@ -93,6 +93,9 @@ Usage: dotstub [options]
   --system-dns-state-dir DIR  the takeover's journal (default /var/lib/dotstub as
                       root, else the config dir)
   --system-dns-backend NAME   systemd-resolved | networkmanager | resolv.conf
+  --system-dns-via-units      change the system's DNS by asking systemd for the
+                      root units dotstub-enable.service and dotstub-disable.service
+                      (the service: the proxy runs without root)
   --system-dns-root DIR       act on copies of the system files under DIR (tests):
                       the copy is pointed at 127.0.0.1:53 as a real system
                       would be, and lookups through it reach this dotstub
@@ -130,7 +133,7 @@ export interface ParsedCli extends RunFlags {
   } | null;
   readonly readyFile: string | undefined;
   /** --system-dns: null when this run does not manage the system's DNS. */
-  readonly systemDns: { readonly stateDir: string | undefined; readonly backend: string | undefined; readonly root: string } | null;
+  readonly systemDns: { readonly stateDir: string | undefined; readonly backend: string | undefined; readonly root: string; readonly viaUnits: boolean } | null;
   readonly log: boolean;
   /** --measure-only-local: "Test resolvers" sends nothing to resolvers off this machine. */
   readonly measureOnlyLocal: boolean;
@@ -184,6 +187,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         'system-dns': { type: 'boolean' },
         'system-dns-state-dir': { type: 'string' },
         'system-dns-backend': { type: 'string' },
+        'system-dns-via-units': { type: 'boolean' },
         'system-dns-root': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
@@ -252,7 +256,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     cacheMb = Number(text);
     if (!/^\d+(\.\d+)?$/.test(text) || cacheMb > 1024) throw new ConfigError(`--cache-size ${text}: give the size in MiB, from 0 (no cache) to 1024`);
   }
-  const sysFlags = (['system-dns-state-dir', 'system-dns-backend', 'system-dns-root'] as const).filter((k) => values[k] !== undefined);
+  const sysFlags = (['system-dns-state-dir', 'system-dns-backend', 'system-dns-root', 'system-dns-via-units'] as const).filter((k) => values[k] !== undefined);
   if (!values['system-dns'] && sysFlags.length > 0) throw new ConfigError(`--${sysFlags[0] ?? ''} goes with --system-dns`);
   if (values['system-dns'] && values['no-control']) throw new ConfigError('--system-dns is offered through the control API: drop --no-control');
   if (values['control-socket-group'] !== undefined && values['control-socket'] === undefined) throw new ConfigError('--control-socket-group goes with --control-socket');
@@ -288,6 +292,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
           stateDir: values['system-dns-state-dir'] !== undefined ? path.resolve(values['system-dns-state-dir']) : undefined,
           backend: values['system-dns-backend'],
           root: path.resolve(values['system-dns-root'] ?? '/'),
+          viaUnits: values['system-dns-via-units'] ?? false,
         }
       : null,
     log: values.log ?? false,

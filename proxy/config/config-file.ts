@@ -78,6 +78,8 @@ export function writeFileAtomicSync(file: string, data: string, mode = 0o600): v
   const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
   const fd = fs.openSync(tmp, 'wx', mode);
   try {
+    // The mode asked for, whatever the umask (the service's root hooks run under its UMask=0077).
+    fs.fchmodSync(fd, mode);
     fs.writeFileSync(fd, data);
     fs.fsyncSync(fd);
   } finally {

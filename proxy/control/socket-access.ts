@@ -5,7 +5,7 @@
  * to do. Shared by `dotstub ctl` and the desktop app.
  *
  * The authorization model (README, "Who may control dotstub"): the socket
- * is root:dotstub 0660, so the kernel lets root and the `dotstub` group's
+ * is _dotstub:dotstub 0660 (the proxy runs as _dotstub), so the kernel lets root and the `dotstub` group's
  * members connect, and nobody else; whoever may connect may use the API.
  */
 import fs from 'node:fs';

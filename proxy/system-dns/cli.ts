@@ -15,7 +15,7 @@ import { Journal, pidAlive } from './journal.js';
 import { osLookup } from './os-lookup.js';
 import { clearLivenessNote, describeLivenessNote, readLivenessNote, spawnWatchdog, waitAnswering, watchLiveness } from './liveness.js';
 import { RewriteWatch } from './rewrite-watch.js';
-import { detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
+import { backendByName, detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
 
 export const SYSTEM_DNS_HELP = `Usage: dotstub system-dns enable|disable|status|restore|watchdog [options]
 
@@ -52,6 +52,10 @@ export const SYSTEM_DNS_HELP = `Usage: dotstub system-dns enable|disable|status|
   --wait-ms N        enable --owner-pid: how long to wait for the first answer
                      (default 15000; 0: don't ask)
   --watchdog         enable: also start the liveness watchdog in the background
+  --rewrite-watch    enable --watchdog, watchdog: the watchdog also puts
+                     dotstub's settings back when another program rewrites
+                     them (for an owner that can't: the service's proxy,
+                     which runs without root)
   --probe-port N     watchdog: where dotstub answers on 127.0.0.1 (default --port)
   --grace-ms N       watchdog: how long without an answer before restoring
                      (default 3000)
@@ -86,6 +90,7 @@ interface Parsed {
   readonly graceMs: number;
   readonly waitMs: number;
   readonly onlyStale: boolean;
+  readonly rewriteWatch: boolean;
 }
 
 function intArg(value: string | undefined, flag: string, min: number, max: number): number | undefined {
@@ -118,6 +123,7 @@ export function parseSystemDnsArgs(argv: readonly string[], env: SystemDnsCliEnv
         'grace-ms': { type: 'string' },
         'wait-ms': { type: 'string' },
         'only-stale': { type: 'boolean' },
+        'rewrite-watch': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -132,6 +138,7 @@ export function parseSystemDnsArgs(argv: readonly string[], env: SystemDnsCliEnv
   }
   if (values['only-stale'] && command !== 'restore') throw new SystemDnsError('SYSDNS_BAD_INPUT', '--only-stale goes with restore');
   if (values.watchdog && command !== 'enable') throw new SystemDnsError('SYSDNS_BAD_INPUT', '--watchdog goes with enable');
+  if (values['rewrite-watch'] && !(command === 'watchdog' || (command === 'enable' && values.watchdog))) throw new SystemDnsError('SYSDNS_BAD_INPUT', '--rewrite-watch goes with enable --watchdog, or watchdog');
   if (positionals.length > 1) throw new SystemDnsError('SYSDNS_BAD_INPUT', `unexpected "${positionals[1] ?? ''}": one command at a time`);
   const ownerPid = intArg(values['owner-pid'], '--owner-pid', 1, 2 ** 22);
   if (ownerPid !== undefined && command !== 'enable') throw new SystemDnsError('SYSDNS_BAD_INPUT', '--owner-pid goes with enable');
@@ -149,6 +156,7 @@ export function parseSystemDnsArgs(argv: readonly string[], env: SystemDnsCliEnv
     graceMs: intArg(values['grace-ms'], '--grace-ms', 500, 600_000) ?? 3000,
     waitMs: waitMs ?? 15_000,
     onlyStale: values['only-stale'] ?? false,
+    rewriteWatch: values['rewrite-watch'] ?? false,
     stateDir: values['state-dir'] ?? (isRoot() ? '/var/lib/dotstub' : env.configDir),
     ownerPid,
     checkName,
@@ -184,6 +192,9 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
     out(SYSTEM_DNS_HELP);
     return 0;
   }
+  // System files and the directories made for them as the system expects them (0644, 0755), and readable by the
+  // service's proxy (its own user), whatever umask root runs this with: the service's hooks run under its UMask=0077.
+  if (isRoot()) process.umask(0o022);
   const host = systemHost(parsed.root);
   const ctx: TakeoverContext = { host, stateDir: parsed.stateDir, log: out };
   try {
@@ -231,19 +242,29 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
         }
         needRoot(host);
         out(`watching dotstub on 127.0.0.1:${parsed.probePort} (restores the old DNS after ${parsed.graceMs} ms without an answer; takes over again once it answers steadily)`);
-        const r = await watchLiveness({
-          ctx,
-          probePort: parsed.probePort,
-          graceMs: parsed.graceMs,
-          onEvent: async (e) => {
-            if (e.type === 'resumed') out(`private DNS is back: ${e.message}`);
-            else {
-              out(`restored the old DNS: ${e.why}`);
-              await afterRestore(parsed.checkName, out);
-            }
-          },
-        });
-        out(r.why);
+        // While a takeover holds (not between a restore and the resume: there is nothing to defend then).
+        const rewrites = parsed.rewriteWatch ? followRewrites(host, parsed.stateDir, out, err) : null;
+        rewrites?.start();
+        try {
+          const r = await watchLiveness({
+            ctx,
+            probePort: parsed.probePort,
+            graceMs: parsed.graceMs,
+            onEvent: async (e) => {
+              if (e.type === 'resumed') {
+                out(`private DNS is back: ${e.message}`);
+                rewrites?.start();
+              } else {
+                rewrites?.stop();
+                out(`restored the old DNS: ${e.why}`);
+                await afterRestore(parsed.checkName, out);
+              }
+            },
+          });
+          out(r.why);
+        } finally {
+          rewrites?.stop();
+        }
         return 0;
       }
       case 'enable': {
@@ -268,7 +289,7 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
         }
         await enable(ctx, detection, { port: parsed.port }, owner);
         if (parsed.watchdog) {
-          const pid = spawnWatchdog({ stateDir: parsed.stateDir, root: parsed.root, probePort: parsed.probePort, graceMs: parsed.graceMs, checkName: parsed.checkName });
+          const pid = spawnWatchdog({ stateDir: parsed.stateDir, root: parsed.root, probePort: parsed.probePort, graceMs: parsed.graceMs, checkName: parsed.checkName, rewriteWatch: parsed.rewriteWatch });
           out(`liveness watchdog started (process ${pid})`);
         }
         if (parsed.ownerPid !== undefined) {
@@ -323,6 +344,39 @@ async function leakReport(host: SystemHost, port: number, ask: SystemDnsCliEnv['
   const why = running === null ? '' : 'unreachable' in running ? `: ${running.unreachable}` : '';
   for (const l of readingLines(reading)) out(`leaks (one reading now, not a watch${why}): ${l}`);
   return reading.ok;
+}
+
+/**
+ * The rewrite watch for the takeover in the journal, run by the watchdog for
+ * an owner that can't write the system's files itself (the service's proxy).
+ * Its "gave up" message goes to the unit's log.
+ */
+function followRewrites(host: SystemHost, stateDir: string, out: (l: string) => void, err: (l: string) => void): { start(): void; stop(): void } {
+  let watch: RewriteWatch | undefined;
+  const stop = (): void => {
+    watch?.close();
+    watch = undefined;
+  };
+  return {
+    start: () => {
+      stop();
+      const j = new Journal(stateDir).read();
+      const backend = j === null ? undefined : backendByName(host, j.backend);
+      if (j === null || backend === undefined) return;
+      watch = new RewriteWatch({
+        host,
+        stateDir,
+        backend,
+        target: { port: j.port },
+        onEvent: (e) =>
+          e.type === 'reapplied' ? out(`DNS settings were rewritten by ${e.by}; put dotstub back (${e.count})`)
+          : e.type === 'search' ? out(`search domains now: ${e.domains.join(' ') || '(none)'}`)
+          : err(e.message),
+      });
+      watch.start();
+    },
+    stop,
+  };
 }
 
 /** Holds the takeover: restores on SIGINT/SIGTERM; exits when someone else ran disable (the journal is gone). */

@@ -130,3 +130,19 @@ describe('system-dns journal and takeover (temp root)', () => {
     expect(new Journal(state).read()).toBeNull();
   });
 });
+
+describe('who may read the journal', () => {
+  // The service's proxy runs as its own user and reads the journal root wrote; the root hooks run under the unit's UMask=0077.
+  test('the journal is 0644 (readable, writable by root only) whatever the umask of the process writing it', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-journal-mode-'));
+    const old = process.umask(0o077);
+    try {
+      const journal = new Journal(dir);
+      journal.write({ version: 1, backend: 'resolv.conf', port: 53, pid: process.pid, bootId: 'b', startedAt: new Date().toISOString(), original: [], steps: [] });
+      expect((fs.statSync(journal.file).mode & 0o777).toString(8)).toBe('644');
+    } finally {
+      process.umask(old);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -120,7 +120,10 @@ export class Journal {
   write(j: JournalData): void {
     fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
     // The project's one atomic write: temp file, fsync, rename, fsync of the directory.
-    writeFileAtomicSync(this.file, JSON.stringify(j, null, 2) + '\n');
+    // 0644: the service's proxy runs as its own user and reads it (whether the
+    // takeover holds, what it changed); only root, which writes it, may change it.
+    // It holds DNS settings, which are world-readable where they live anyway.
+    writeFileAtomicSync(this.file, JSON.stringify(j, null, 2) + '\n', 0o644);
   }
 
   remove(): void {

@@ -118,7 +118,11 @@ export function clearLivenessNote(stateDir: string): void {
 }
 
 function writeNote(stateDir: string, note: LivenessNote): void {
-  fs.writeFileSync(path.join(stateDir, NOTE_FILE), JSON.stringify(note) + '\n', { mode: 0o600 });
+  // Readable by the service's proxy (its own user), which tells the user what the watchdog did.
+  const file = path.join(stateDir, NOTE_FILE);
+  fs.writeFileSync(file, JSON.stringify(note) + '\n', { mode: 0o644 });
+  // Whatever the umask (the service's root hooks run under its UMask=0077).
+  fs.chmodSync(file, 0o644);
 }
 
 const hhmm = (iso: string): string => new Date(iso).toLocaleTimeString('en-GB').slice(0, 5);
@@ -240,6 +244,8 @@ export interface WatchdogSpawn {
   readonly probePort: number;
   readonly graceMs?: number;
   readonly checkName?: string;
+  /** The watchdog also runs the rewrite watch (for an owner that can't write the system's files). */
+  readonly rewriteWatch?: boolean;
 }
 
 /**
@@ -252,7 +258,7 @@ export function spawnWatchdog(w: WatchdogSpawn): number {
   const script = process.argv[1];
   const argv = cli ? [cli] : script !== undefined && fs.existsSync(script) ? [process.execPath, ...process.execArgv, script] : null;
   if (argv === null) throw new Error('cannot tell how to run dotstub again for the watchdog: set DOTSTUB_CLI');
-  const args = ['system-dns', 'watchdog', '--state-dir', w.stateDir, '--root', w.root, '--probe-port', String(w.probePort), '--grace-ms', String(w.graceMs ?? 3000), '--check-name', w.checkName ?? ''];
+  const args = ['system-dns', 'watchdog', '--state-dir', w.stateDir, '--root', w.root, '--probe-port', String(w.probePort), '--grace-ms', String(w.graceMs ?? 3000), '--check-name', w.checkName ?? '', ...(w.rewriteWatch ? ['--rewrite-watch'] : [])];
   const child = spawn(argv[0] as string, [...argv.slice(1), ...args], { detached: true, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } });
   child.unref();
   return child.pid ?? 0;

@@ -24,6 +24,7 @@ import { runLeakTest, type LeakTestResult } from './leak-test.js';
 import { osLookup, type LookupReport } from './os-lookup.js';
 import { RewriteWatch } from './rewrite-watch.js';
 import { describeStep } from './steps.js';
+import type { PrivilegedHelper } from './unit-helper.js';
 import { backendByName, detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
 
 export interface SystemDnsView {
@@ -83,6 +84,13 @@ export interface SystemDnsManagerOptions {
   readonly watchdogProbePort?: number;
   /** Take over again at start when the last takeover ended without the user's say (default true). */
   readonly resumeAfterCrash?: boolean;
+  /**
+   * The service: this process is not root and changes the system's DNS only
+   * through the root part (unit-helper.ts), which also runs the liveness
+   * watchdog and the rewrite watch, and gives the DNS back at the service's
+   * stop. Without it, this process writes the files itself (root, or a test root).
+   */
+  readonly helper?: PrivilegedHelper;
 }
 
 /**
@@ -128,6 +136,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
   readonly #o: SystemDnsManagerOptions;
   readonly #ctx: TakeoverContext;
   readonly privileged: boolean;
+  /** Writes the system's files itself (no helper): then the watch, the watchdog and the replay at start are this process's job. */
+  readonly #direct: boolean;
   #inForce = false;
   #reason = 'private DNS is not enabled for this machine: the system asks its usual resolver';
   #problem: string | null = null;
@@ -149,7 +159,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
     super();
     this.#o = o;
     this.#ctx = { host: o.host, stateDir: o.stateDir, ...(o.bootIdFile ? { bootIdFile: o.bootIdFile } : {}), ...(o.log ? { log: o.log } : {}) };
-    this.privileged = o.privileged ?? (isRoot() || o.host.root !== '/');
+    this.#direct = o.helper === undefined;
+    this.privileged = o.privileged ?? (o.helper !== undefined || isRoot() || o.host.root !== '/');
   }
 
   /**
@@ -161,7 +172,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
    * says so. A user's own "off" (disable, pause) leaves neither behind.
    */
   async start(): Promise<void> {
-    if (this.privileged) {
+    // With the helper, the service's own root hooks replay and take over at its start.
+    if (this.privileged && this.#direct) {
       const note = readLivenessNote(this.#o.stateDir);
       // A journal left by a crash or an earlier boot: give that DNS back first.
       const replayed = await this.#serial(() => replayStaleJournal(this.#ctx));
@@ -257,7 +269,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
     if (j === null) this.#stopWatch();
     // Held here (e.g. by the service's ExecStartPost --owner-pid): keep it held.
     // Once every step is applied: while ExecStartPost's enable is still at work, "not in force" is no rewrite.
-    if (j !== null && j.pid === process.pid && !this.#watch && this.privileged && j.steps.every((e) => e.progress === 'applied')) this.#startWatch(j.backend);
+    if (j !== null && j.pid === process.pid && !this.#watch && this.privileged && this.#direct && j.steps.every((e) => e.progress === 'applied')) this.#startWatch(j.backend);
     const bootId = readBootId(this.#o.bootIdFile);
     return {
       privileged: this.privileged,
@@ -320,6 +332,12 @@ export class SystemDnsManager extends EventEmitter<Events> {
     this.#resumed = null;
     return this.#serial(async () => {
       this.#needPrivilege();
+      if (this.#o.helper) {
+        // The root part takes over for this process, starts the watchdog and the rewrite watch, and clears the note.
+        await this.#o.helper.enable();
+        this.#problem = null;
+        return this.#view();
+      }
       const detection = await detectBackend(this.#o.host, this.#o.backend);
       await enable(this.#ctx, detection, { port: this.#o.port }, process.pid);
       clearLivenessNote(this.#o.stateDir);
@@ -350,10 +368,11 @@ export class SystemDnsManager extends EventEmitter<Events> {
       if (new Journal(this.#o.stateDir).read() !== null) {
         this.#needPrivilege();
         this.#stopWatch();
-        await restore(this.#ctx);
+        if (this.#o.helper) await this.#o.helper.disable();
+        else await restore(this.#ctx);
       }
-      // The user's choice is "off" (for now): a watchdog waiting to take over again stops.
-      if (this.privileged) clearLivenessNote(this.#o.stateDir);
+      // The user's choice is "off" (for now): a watchdog waiting to take over again stops (the root part's restore clears it with the helper).
+      if (this.privileged && this.#direct) clearLivenessNote(this.#o.stateDir);
       this.#problem = null;
       this.#pausedUntil = pausedUntil;
       return this.#view();
@@ -419,6 +438,12 @@ export class SystemDnsManager extends EventEmitter<Events> {
     this.#stopWatch();
     await this.#serial(async () => {
       if (!this.#ownsTakeover()) return;
+      if (this.#o.helper) {
+        // Before this process stops answering, as without the helper. At shutdown systemd refuses to start
+        // the unit; then the service's root hook (ExecStopPost) gives the DNS back once this process has exited.
+        await this.#o.helper.disable().catch((err: unknown) => this.#o.log?.(`the old DNS comes back after the stop: ${(err as Error).message}`));
+        return;
+      }
       try {
         // Only ours, re-checked under the journal lock.
         await restore(this.#ctx, { ownerPid: process.pid });

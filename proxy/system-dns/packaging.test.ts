@@ -46,7 +46,53 @@ describe('packaging', () => {
     // It waits for the proxy's first answer before taking over (no --wait-ms 0).
     expect(UNIT).not.toMatch(/^ExecStartPost=.*--wait-ms 0/m);
     expect(UNIT).toMatch(/^ExecStopPost=.* system-dns restore --state-dir \/var\/lib\/dotstub /m);
-    expect(UNIT).toMatch(/^StateDirectory=dotstub$/m);
+    // The proxy's own state; /var/lib/dotstub (the journal root acts on) stays root's.
+    expect(UNIT).toMatch(/^StateDirectory=dotstub\/proxy$/m);
+  });
+
+  test('the network-facing unit runs as its own user with no capability beyond port 53; only the start/stop hooks run as root (+)', () => {
+    expect(UNIT).toMatch(/^User=_dotstub$/m);
+    expect(UNIT).toMatch(/^Group=_dotstub$/m);
+    // The control socket's group (the desktop users allowed to drive it): the proxy chowns the socket to it.
+    expect(UNIT).toMatch(/^SupplementaryGroups=dotstub$/m);
+    expect(UNIT).toMatch(/^CapabilityBoundingSet=CAP_NET_BIND_SERVICE$/m);
+    expect(UNIT).toMatch(/^NoNewPrivileges=yes$/m);
+    expect(UNIT).toMatch(/^ProtectSystem=strict$/m);
+    // Every root line is a hook that parses no network data; ExecStart (the proxy) is not one.
+    expect(UNIT).toMatch(/^ExecStart=\/opt\/dotstub\/dotstub-cli /m);
+    expect(UNIT).toMatch(/^ExecStartPost=\+\/opt\/dotstub\/dotstub-cli system-dns enable /m);
+    expect(UNIT).toMatch(/^ExecStopPost=\+/m);
+    // The proxy changes DNS through the root units, never itself.
+    expect(UNIT).toMatch(/^ExecStart=.* --system-dns-via-units/m);
+  });
+
+  test('systemd-analyze security rates the network-facing unit 2.0 or better (resolved, as Debian ships it: 2.2)', skipWith(analyze), () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-unit-'));
+    try {
+      const file = path.join(dir, 'dotstub.service');
+      fs.writeFileSync(file, UNIT.replaceAll('/opt/dotstub/dotstub-cli', '/bin/true'));
+      const r = spawnSync('systemd-analyze', ['security', '--offline=true', file], { encoding: 'utf8' });
+      const level = /Overall exposure level for dotstub\.service: (\d+\.\d)/.exec(r.stdout + r.stderr)?.[1];
+      expect(level, r.stdout + r.stderr).toBeDefined();
+      expect(Number(level)).toBeLessThanOrEqual(2.0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("the service's user may start exactly the two root units that take over and give back, nothing else", () => {
+    const rules = fs.readFileSync(path.join(REPO, 'packaging/50-dotstub.rules'), 'utf8');
+    expect(rules).toContain('subject.user == "_dotstub"');
+    expect(rules).toContain('action.id == "org.freedesktop.systemd1.manage-units"');
+    expect(rules).toMatch(/unit == "dotstub-enable\.service" && verb == "restart"/);
+    expect(rules).toMatch(/unit == "dotstub-disable\.service" && verb == "start"/);
+    for (const name of ['dotstub-enable.service', 'dotstub-disable.service']) {
+      const unit = fs.readFileSync(path.join(REPO, 'packaging', name), 'utf8');
+      // Fixed command lines: the request carries no data from the proxy at all.
+      expect(unit).toMatch(/^Type=oneshot$/m);
+      expect(unit).toMatch(/^Conflicts=dotstub-(enable|disable)\.service$/m);
+      expect(unit).not.toMatch(/^User=/m);
+    }
   });
 
   test('nothing orders dotstub directly after resolved (a restart of resolved queued at our stop would wait for it), and it starts after the boot restore', () => {
