@@ -3,6 +3,7 @@ import { api } from '../api/client.js';
 import type { NetworksView, RememberedNetworkView } from '../../../proxy/control/api-types.js';
 import { formatDateTime } from '../lib/format.js';
 import { SettingsTransfer } from './SettingsTransfer.js';
+import { Outcome } from './Outcome.js';
 
 /** What a network did to port 853, in words (network/classify.ts's kinds). */
 const PORT_853: Record<NonNullable<RememberedNetworkView['port853']>['kind'], string> = {
@@ -174,16 +175,7 @@ export function RememberedNetworks({ rev, onChange }: { readonly rev: number; re
         </p>
       )}
       <SettingsTransfer lead="Your choices for these networks go with a settings export (in Settings too)." onImported={onChange} />
-      {note && (
-        <p role="status" className="good-text small">
-          {note}
-        </p>
-      )}
-      {error && (
-        <p role="alert" className="error-text">
-          {error}
-        </p>
-      )}
+      <Outcome note={note} error={error} />
     </section>
   );
 }

@@ -2,6 +2,7 @@ import { useRef, useState } from 'react';
 import { api } from '../api/client.js';
 import { download } from '../lib/download.js';
 import { countOf } from '../lib/format.js';
+import { Outcome } from './Outcome.js';
 
 /**
  * "Export settings" and "Import settings…": the settings with each
@@ -69,16 +70,7 @@ export function SettingsTransfer({ lead, onImported }: { readonly lead: string; 
           }}
         />
       </div>
-      {note && (
-        <p role="status" className="good-text small">
-          {note}
-        </p>
-      )}
-      {error && (
-        <p role="alert" className="error-text">
-          {error}
-        </p>
-      )}
+      <Outcome note={note} error={error} />
     </>
   );
 }
