@@ -14,8 +14,9 @@ import { systemHost, type SystemHost } from './host.js';
 import { Journal, pidAlive } from './journal.js';
 import { osLookup } from './os-lookup.js';
 import { clearLivenessNote, describeLivenessNote, readLivenessNote, spawnWatchdog, waitAnswering, watchLiveness } from './liveness.js';
+import { followRewrites, readRewriteNote } from './rewrite-note.js';
 import { RewriteWatch } from './rewrite-watch.js';
-import { backendByName, detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
+import { detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
 
 export const SYSTEM_DNS_HELP = `Usage: dotstub system-dns enable|disable|status|restore|watchdog [options]
 
@@ -228,6 +229,9 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
         if (s.owner) out(`held by: process ${s.owner.pid}${s.owner.alive ? '' : ' (gone)'}`);
         const note = readLivenessNote(parsed.stateDir);
         if (note) out(`watchdog: ${describeLivenessNote(note)}`);
+        const held = new Journal(parsed.stateDir).read();
+        const rewrites = held === null ? null : readRewriteNote(parsed.stateDir, held.startedAt);
+        if (rewrites) out(`rewrites: ${rewrites.gaveUp ?? `another program rewrote the DNS settings; dotstub was put back ${rewrites.count} time(s), last by ${rewrites.by}`}`);
         for (const o of s.original) out(`original: ${o}`);
         const measured = await leakReport(host, new Journal(parsed.stateDir).read()?.port ?? parsed.port, env.runningLeaks, out);
         // The backend's own check mostly says again what the leak watch reads; it is shown, as what it is, only when that read nothing.
@@ -344,39 +348,6 @@ async function leakReport(host: SystemHost, port: number, ask: SystemDnsCliEnv['
   const why = running === null ? '' : 'unreachable' in running ? `: ${running.unreachable}` : '';
   for (const l of readingLines(reading)) out(`leaks (one reading now, not a watch${why}): ${l}`);
   return reading.ok;
-}
-
-/**
- * The rewrite watch for the takeover in the journal, run by the watchdog for
- * an owner that can't write the system's files itself (the service's proxy).
- * Its "gave up" message goes to the unit's log.
- */
-function followRewrites(host: SystemHost, stateDir: string, out: (l: string) => void, err: (l: string) => void): { start(): void; stop(): void } {
-  let watch: RewriteWatch | undefined;
-  const stop = (): void => {
-    watch?.close();
-    watch = undefined;
-  };
-  return {
-    start: () => {
-      stop();
-      const j = new Journal(stateDir).read();
-      const backend = j === null ? undefined : backendByName(host, j.backend);
-      if (j === null || backend === undefined) return;
-      watch = new RewriteWatch({
-        host,
-        stateDir,
-        backend,
-        target: { port: j.port },
-        onEvent: (e) =>
-          e.type === 'reapplied' ? out(`DNS settings were rewritten by ${e.by}; put dotstub back (${e.count})`)
-          : e.type === 'search' ? out(`search domains now: ${e.domains.join(' ') || '(none)'}`)
-          : err(e.message),
-      });
-      watch.start();
-    },
-    stop,
-  };
 }
 
 /** Holds the takeover: restores on SIGINT/SIGTERM; exits when someone else ran disable (the journal is gone). */

@@ -22,6 +22,7 @@ import { Journal, readBootId, staleReason } from './journal.js';
 import { clearLivenessNote, describeLivenessNote, LIVENESS_NOTE_FILE, readLivenessNote, spawnWatchdog } from './liveness.js';
 import { runLeakTest, type LeakTestResult } from './leak-test.js';
 import { osLookup, type LookupReport } from './os-lookup.js';
+import { readRewriteNote, REWRITE_NOTE_FILE } from './rewrite-note.js';
 import { RewriteWatch } from './rewrite-watch.js';
 import { describeStep } from './steps.js';
 import type { PrivilegedHelper } from './unit-helper.js';
@@ -120,7 +121,7 @@ function isRoot(): boolean {
   return process.geteuid?.() === 0;
 }
 
-/** Changes whenever the journal or the watchdog's note does (written elsewhere: the CLI, the service, the watchdog). */
+/** Changes whenever the journal or one of the watchdog's notes does (written elsewhere: the CLI, the service, the watchdog). */
 function journalKey(stateDir: string): string {
   const mtime = (file: string): string => {
     try {
@@ -129,7 +130,7 @@ function journalKey(stateDir: string): string {
       return 'none';
     }
   };
-  return `${mtime(new Journal(stateDir).file)}/${mtime(path.join(stateDir, LIVENESS_NOTE_FILE))}`;
+  return `${mtime(new Journal(stateDir).file)}/${mtime(path.join(stateDir, LIVENESS_NOTE_FILE))}/${mtime(path.join(stateDir, REWRITE_NOTE_FILE))}`;
 }
 
 export class SystemDnsManager extends EventEmitter<Events> {
@@ -141,6 +142,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
   #inForce = false;
   #reason = 'private DNS is not enabled for this machine: the system asks its usual resolver';
   #problem: string | null = null;
+  /** Per takeover (its journal's startedAt): the root watchdog's re-applies already told. */
+  readonly #rewritesSeen = new Map<string, number>();
   #lastLeakTest: (LeakTestResult & { at: number }) | null = null;
   #watch: RewriteWatch | undefined;
   #queue: Promise<unknown> = Promise.resolve();
@@ -265,6 +268,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
       this.#set(false, this.#problem ?? fromWatchdog ?? 'private DNS is not enabled for this machine: the system asks its usual resolver');
     }
     else this.#set(false, `private DNS is enabled but not in force: ${s.why}`);
+    if (j !== null && !this.#direct) this.#readRewrites(j.startedAt);
     // Restored elsewhere (disable from the CLI, the liveness watchdog): nothing left to defend.
     if (j === null) this.#stopWatch();
     // Held here (e.g. by the service's ExecStartPost --owner-pid): keep it held.
@@ -288,6 +292,24 @@ export class SystemDnsManager extends EventEmitter<Events> {
       problem: this.#problem,
       pausedUntil: this.#pausedUntil,
     };
+  }
+
+  /**
+   * With the helper, root's watchdog defends the takeover against another
+   * program's rewrites (this process can't write the files): what it did
+   * comes from its note, and is told as when this process does it itself.
+   */
+  #readRewrites(takeover: string): void {
+    const n = readRewriteNote(this.#o.stateDir, takeover);
+    if (n === null) return;
+    const seen = this.#rewritesSeen.get(takeover) ?? 0;
+    if (n.count > seen) this.#o.log?.(`DNS settings were rewritten by ${n.by}; the service put dotstub back (${n.count})`);
+    this.#rewritesSeen.set(takeover, n.count);
+    if (n.gaveUp !== undefined && this.#problem !== n.gaveUp) {
+      this.#problem = n.gaveUp;
+      this.#o.log?.(n.gaveUp);
+      this.#set(false, n.gaveUp);
+    }
   }
 
   #clearPause(): void {
