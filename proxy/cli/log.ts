@@ -31,7 +31,7 @@ export function logProxy(proxy: StubProxy, queries: boolean): void {
     if (e.type === 'open') {
       say(`connection ${e.connectionId} to ${e.address} open (${e.resumed ? 'resumed' : 'full'} handshake, ${e.tlsVersion}, ${e.handshakeMs.toFixed(1)} ms)`);
     } else if (e.type === 'close') {
-      say(`connection ${e.connectionId} closed (${e.reason}, carried ${e.queriesCarried} queries)`);
+      say(`connection ${e.connectionId} closed (${e.reason}, carried ${e.queriesCarried} ${e.queriesCarried === 1 ? 'query' : 'queries'})`);
     } else if (e.type === 'connect-failed') {
       say(`cannot reach ${e.address}: ${e.message}`);
     }

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { NameOwners, type Lan, type NameOwner } from './name-owners.js';
-import { fromLeaseText, fromNmcli, fromResolvConfText, fromResolvedProperties, NameOwnersRefresher } from './name-sources.js';
+import { fromLeaseText, fromNmcli, fromResolvConfText, fromResolvedProperties, interfaceOrderPrefixes, NameOwnersRefresher, recordLink } from './name-sources.js';
 
 const LAN: Lan = { servers: [{ host: '10.99.0.1', port: 53 }], link: 'veth0', source: 'test' };
 const lanOwner: NameOwner = { suffix: 'lan', servers: LAN.servers, link: 'veth0', source: 'test', search: true };
@@ -98,6 +98,39 @@ describe('what the OS says', () => {
       ['corp.example', ['10.99.0.1']],
     ]);
     expect(fromResolvConfText('nameserver 127.0.0.1\nsearch lan\n', 'x', 'y').owners).toEqual([]);
+  });
+
+  test("a NetworkManager profile's own search domain (IP4.SEARCHES, as nmcli 1.42 prints a profile's ipv4.dns-search) is the link's, as DHCP's domain is", () => {
+    // Recorded from nmcli 1.42 (`nmcli -t -f GENERAL.DEVICE,IP4,IP6 dev show`) for a profile with ipv4.dns-search lab.example.
+    const nm = fromNmcli(
+      'GENERAL.DEVICE:eth0\nIP4.ADDRESS[1]:10.99.0.2/24\nIP4.GATEWAY:10.99.0.1\nIP4.ROUTE[1]:dst = 10.99.0.0/24, nh = 0.0.0.0, mt = 100\nIP4.DNS[1]:10.99.0.1\nIP4.SEARCHES[1]:lab.example\nIP6.GATEWAY:\n\nGENERAL.DEVICE:lo\nIP4.ADDRESS[1]:127.0.0.1/8\n',
+    );
+    expect(nm.owners.map((x) => `${x.link} ${x.suffix} ${x.search}`)).toEqual(['eth0 lab.example true']);
+  });
+
+  test("resolvconf's records name their link: eth0.dhclient and tun0.openvpn by their first part, wg-quick's tun.wg0 (interface-order's tun* prefix) by its second", async () => {
+    expect(interfaceOrderPrefixes('# interface-order(5)\nlo.inet6\nlo.inet\nlo\ntun*\ntap*\nhso*\nem+([0-9])?(_+([0-9]))*\neth*\n')).toEqual(['tun', 'tap', 'hso', 'eth']);
+    const prefixes = ['tun', 'tap', 'hso', 'eth'];
+    expect(['tun.wg0', 'tun0.openvpn', 'eth0.dhclient', 'wg0', 'tap.vpn1', 'tun.'].map((n) => recordLink(n, prefixes))).toEqual(['wg0', 'tun0', 'eth0', 'wg0', 'vpn1', 'tun']);
+    // Where the machine has no interface-order, wg-quick names the record by the interface alone.
+    expect(recordLink('wg0', [])).toBe('wg0');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-records-'));
+    try {
+      fs.mkdirSync(path.join(dir, 'interface'));
+      fs.writeFileSync(path.join(dir, 'interface', 'tun.wg0'), 'nameserver 10.97.0.1\nsearch wg.example\n');
+      fs.writeFileSync(path.join(dir, 'interface-order'), 'lo\ntun*\ntap*\n');
+      const none = path.join(dir, 'none');
+      let owners: NameOwners = NameOwners.empty;
+      await new NameOwnersRefresher(
+        { stateDirs: [], resolvConf: none, resolvedUplink: none, leases: [], resolvconfInterfaces: path.join(dir, 'interface'), interfaceOrder: path.join(dir, 'interface-order') },
+        (o) => (owners = o),
+        () => Promise.resolve(null),
+      ).refresh();
+      const r = owners.route('host.wg.example');
+      expect(r.kind === 'link' ? `${r.owner.link} ${r.owner.servers.map((x) => x.host).join(',')}` : r.kind).toBe('wg0 10.97.0.1');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

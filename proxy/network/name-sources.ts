@@ -104,6 +104,26 @@ export function fromResolvedProperties(dnsJson: string, domainsJson: string): Le
 }
 
 /** `nmcli -t -f GENERAL.DEVICE,IP4.DNS,IP4.DOMAIN,IP6.DNS,IP6.DOMAIN dev show` (terse: `IP4.DNS[1]:10.99.0.1`, devices separated by blank lines). */
+/**
+ * The type prefixes of resolvconf's interface-order (its `tun*`, `tap*`
+ * lines): wg-quick names its record `<prefix>.<interface>` with the first
+ * of them (`tun.wg0`), so resolvconf orders it as a tunnel.
+ */
+export function interfaceOrderPrefixes(text: string | undefined): string[] {
+  return (text ?? '').split('\n').flatMap((l) => /^([A-Za-z0-9-]+)\*$/.exec(l.trim())?.[1] ?? []);
+}
+
+/**
+ * The link a resolvconf record is for. Records are `<interface>.<program>`
+ * (`eth0.dhclient`, `tun0.openvpn`), `<interface>`, or wg-quick's
+ * `<type prefix>.<interface>` (`tun.wg0`).
+ */
+export function recordLink(name: string, typePrefixes: readonly string[]): string {
+  const dot = name.indexOf('.');
+  if (dot > 0 && dot < name.length - 1 && typePrefixes.includes(name.slice(0, dot))) return name.slice(dot + 1);
+  return name.replace(/\.[^.]*$/, '');
+}
+
 export function fromNmcli(text: string): Learned {
   const owners: NameOwner[] = [];
   const lans: Lan[] = [];
@@ -114,10 +134,11 @@ export function fromNmcli(text: string): Learned {
     for (const line of block.split('\n')) {
       const m = /^([A-Z0-9.]+)(?:\[\d+\])?:(.*)$/.exec(line.trim());
       if (!m) continue;
-      const [, key, value = ''] = m;
+      const [, key = '', value = ''] = m;
       if (key === 'GENERAL.DEVICE') device = value;
       else if ((key === 'IP4.DNS' || key === 'IP6.DNS') && value) dns.push(value.replace(/\\:/g, ':'));
-      else if ((key === 'IP4.DOMAIN' || key === 'IP6.DOMAIN') && value) domains.push(value);
+      // DOMAIN: what DHCP handed out; SEARCHES: the profile's own (ipv4.dns-search, `nmcli con mod … ipv4.dns-search`).
+      else if (/^IP[46]\.(DOMAIN|SEARCHES)$/.test(key) && value) domains.push(value);
     }
     const servers = usable(dns);
     if (servers.length === 0 || device === 'lo') continue;
@@ -229,7 +250,8 @@ async function learnNameOwners(
   const resolvedMissing = resolved === null && lastResolved != null;
   const fromResolved = resolved ?? lastResolved ?? null;
   if (fromResolved) learned.push(fromResolved);
-  const nm = await run(['nmcli', '-t', '-f', 'GENERAL.DEVICE,IP4.DNS,IP4.DOMAIN,IP6.DNS,IP6.DOMAIN', 'dev', 'show']);
+  // Whole IP4/IP6 groups, not fields by name: one field this nmcli doesn't know would fail the whole call.
+  const nm = await run(['nmcli', '-t', '-f', 'GENERAL.DEVICE,IP4,IP6', 'dev', 'show']);
   if (nm) learned.push(fromNmcli(nm));
   // resolvconf's per-interface records (`resolvconf -a tun0`: a VPN's hook, wg-quick): one resolv.conf per link.
   const records = paths.resolvconfInterfaces ?? '/run/resolvconf/interface';
@@ -239,9 +261,10 @@ async function learnNameOwners(
   } catch {
     // no resolvconf here
   }
+  const typePrefixes = interfaceOrderPrefixes(readText(paths.interfaceOrder ?? '/etc/resolvconf/interface-order'));
   for (const name of names) {
     const text = readText(`${records}/${name}`);
-    if (text !== undefined) learned.push(fromResolvConfText(text, name.replace(/\.[^.]*$/, ''), `resolvconf's record for ${name}`));
+    if (text !== undefined) learned.push(fromResolvConfText(text, recordLink(name, typePrefixes), `resolvconf's record for ${name}`));
   }
   const current = readText(paths.resolvConf);
   // A file dotstub didn't write (a VPN's hook rewrote it, or no takeover): what it says now comes first.

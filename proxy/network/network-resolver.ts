@@ -38,6 +38,8 @@ export interface DiscoveryPaths {
   readonly leases: readonly string[];
   /** resolvconf's per-interface records (default /run/resolvconf/interface). */
   readonly resolvconfInterfaces?: string;
+  /** resolvconf's interface-order (default /etc/resolvconf/interface-order): how wg-quick names its records. */
+  readonly interfaceOrder?: string;
 }
 
 export const SYSTEM_PATHS: DiscoveryPaths = {
