@@ -12,6 +12,8 @@ export const CLASSIC_UDP_SIZE = 512;
 /** DNS flag day 2020: the EDNS buffer size we advertise. */
 export const ADVERTISED_UDP_SIZE = 1232;
 
+/** RFC 7871 EDNS Client Subnet: the client's is never forwarded; ours says "no subnet" (upstream-query.ts). */
+export const OPTION_CLIENT_SUBNET = 8;
 /** RFC 7828 edns-tcp-keepalive and RFC 7830 padding: the TLS hop's own options, never relayed to a client. */
 export const OPTION_KEEPALIVE = 11;
 export const OPTION_PADDING = 12;

@@ -10,13 +10,16 @@
  *
  * Invariants: the ID octets are 0 until a connection writes its own; the
  * client's EDNS options are never forwarded (cookies are per-server;
- * client-subnet would leak the network), only its DO bit; OPT records are
- * encoded once per (DO, keepalive, padding) and reused.
+ * client-subnet would leak the network), only its DO bit; every query to
+ * the chosen resolver carries EDNS Client Subnet with source prefix 0
+ * (RFC 7871 §7.1.2), which tells a resolver that adds subnets for
+ * authoritative servers (Google, AdGuard) not to add this machine's; OPT
+ * records are encoded once per (DO, keepalive, padding, ECS) and reused.
  */
 import type { PacketOpt } from 'dns-packet';
 import type { ClientQuery, QuestionKey } from './client-query.js';
 import { dnsPacket } from './dns-packet.js';
-import { ADVERTISED_UDP_SIZE, FLAG_AD, FLAG_CD, HEADER_LENGTH, OPTION_KEEPALIVE, OPTION_PADDING, TYPE_OPT } from './header.js';
+import { ADVERTISED_UDP_SIZE, FLAG_AD, FLAG_CD, HEADER_LENGTH, OPTION_CLIENT_SUBNET, OPTION_KEEPALIVE, OPTION_PADDING, TYPE_OPT } from './header.js';
 import { uncompressedNameEnd } from './name.js';
 
 /** RFC 8467 §4.1: clients pad queries to a multiple of 128 octets. */
@@ -41,20 +44,21 @@ export interface UpstreamQueryOptions {
  * TCP/TLS, with ID 0 (each connection writes its own).
  * The client's EDNS options are hop-by-hop and not forwarded (cookies are
  * per-server; client-subnet would leak the network); the DO bit is kept.
+ * Its own ECS option says "no subnet" (source prefix 0, no address).
  */
 export function encodeUpstreamQuery(
   query: ClientQuery,
   options: UpstreamQueryOptions,
 ): { readonly wire: Buffer; readonly padding: number } {
   const dnssecOk = query.edns?.dnssecOk ?? false;
-  const bare = upstreamOpt(dnssecOk, options.keepalive, -1);
+  const bare = upstreamOpt(dnssecOk, options.keepalive, -1, true);
   let padding = 0;
   let opt = bare;
   if (options.pad) {
     // The padding option itself costs 4 octets of header (RFC 7830 §3).
     const unpadded = HEADER_LENGTH + query.questionBytes.length + bare.length + 4;
     padding = (QUERY_PADDING_BLOCK - (unpadded % QUERY_PADDING_BLOCK)) % QUERY_PADDING_BLOCK;
-    opt = upstreamOpt(dnssecOk, options.keepalive, padding);
+    opt = upstreamOpt(dnssecOk, options.keepalive, padding, true);
   }
   // Framed for a stream transport: two-octet length, then the message.
   const length = HEADER_LENGTH + query.questionBytes.length + opt.length;
@@ -70,14 +74,18 @@ export function encodeUpstreamQuery(
   return { wire, padding };
 }
 
-/** Encoded OPT records by (DO, keepalive, padding length); at most 2 × 2 × 129 entries. */
+/** Encoded OPT records by (DO, keepalive, padding length, ECS /0); at most 2 × 2 × 129 × 2 entries. */
 const optCache = new Map<number, Buffer>();
 
-function upstreamOpt(dnssecOk: boolean, keepalive: boolean, padding: number): Buffer {
-  const key = (padding + 1) * 4 + (dnssecOk ? 2 : 0) + (keepalive ? 1 : 0);
+/** RFC 7871 §7.1.2: source prefix 0 ("don't use my subnet"), scope 0, no address octets; family 1 (IPv4) by convention. */
+const NO_SUBNET = { code: OPTION_CLIENT_SUBNET, family: 1, sourcePrefixLength: 0, scopePrefixLength: 0, ip: '0.0.0.0' } as PacketOpt;
+
+function upstreamOpt(dnssecOk: boolean, keepalive: boolean, padding: number, noSubnet: boolean): Buffer {
+  const key = ((padding + 1) * 4 + (dnssecOk ? 2 : 0) + (keepalive ? 1 : 0)) * 2 + (noSubnet ? 1 : 0);
   let buf = optCache.get(key);
   if (!buf) {
     const options: PacketOpt[] = [];
+    if (noSubnet) options.push(NO_SUBNET);
     if (keepalive) options.push({ code: OPTION_KEEPALIVE } as PacketOpt);
     if (padding >= 0) options.push({ code: OPTION_PADDING, length: padding } as PacketOpt);
     buf = dnsPacket.answer.encode({
@@ -134,7 +142,8 @@ function dnssecOkAt(buf: Buffer, start: number): boolean {
  * and would only make the query stand out.
  */
 export function cleartextQuery(framed: Buffer, question: UpstreamQuestion, id: number): Buffer {
-  const opt = upstreamOpt(dnssecOkAt(framed, 2), false, -1);
+  // No ECS either: the network's own resolver answers names the network owns, and sees this machine's address anyway.
+  const opt = upstreamOpt(dnssecOkAt(framed, 2), false, -1, false);
   const q = question.bytes;
   const out = Buffer.allocUnsafe(HEADER_LENGTH + q.length + opt.length);
   out.writeUInt16BE(id, 0);

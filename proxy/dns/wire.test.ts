@@ -41,7 +41,7 @@ function upstreamAnswer(q: ClientQuery, id: number, answers: Answer[], options: 
 }
 
 describe('queries upstream', () => {
-  test('padded to a multiple of 128 octets, keepalive asked, client cookie not forwarded, DO kept', () => {
+  test('padded to a multiple of 128 octets, keepalive asked, client cookie not forwarded, DO kept, ECS says no subnet', () => {
     for (const name of ['a.test', 'x'.repeat(60) + '.example.org', 'n1.test']) {
       const q = parsed(query(name, { dnssecOk: true }));
       const { wire: framed, padding } = encodeUpstreamQuery(q, { pad: true, keepalive: true });
@@ -52,7 +52,11 @@ describe('queries upstream', () => {
       const back = dnsPacket.decode(wire);
       const opt = back.additionals?.find((r) => r.type === 'OPT');
       const codes = opt && 'options' in opt ? opt.options.map((o) => o.code) : [];
-      expect(codes).toEqual([11, 12]);
+      expect(codes).toEqual([8, 11, 12]);
+      // RFC 7871 §7.1.2: source prefix 0, scope 0, no address octets (option length 4).
+      const ecs = opt && 'options' in opt ? opt.options.find((o) => o.code === 8) : undefined;
+      expect(ecs).toMatchObject({ family: 1, sourcePrefixLength: 0, scopePrefixLength: 0 });
+      expect(wire.includes(Buffer.from([0, 8, 0, 4, 0, 1, 0, 0]))).toBe(true);
       expect(opt && 'flags' in opt ? opt.flags & dnsPacket.DNSSEC_OK : 0).toBe(dnsPacket.DNSSEC_OK);
       expect(back.questions?.[0]?.name).toBe(name);
     }
