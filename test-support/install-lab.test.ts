@@ -328,12 +328,19 @@ describe('the dotstub package in a booted Debian 12 (install lab)', { ...skipWit
     if ((await m.waitFor('private', 5000)) === undefined) m.exec(['systemctl', 'restart', 'dotstub']);
     expect(await m.waitFor('private', 10_000)).toBeDefined();
     const pid = mainPid();
+    // What the process holds, before and after (the soak's other figures: memory that grows, descriptors that leak).
+    const held = (): string => {
+      const rss = /^VmRSS:\s+(\d+) kB/m.exec(m.exec(['cat', `/proc/${pid}/status`]).stdout)?.[1];
+      const fds = m.exec(['sh', '-c', `ls /proc/${pid}/fd | wc -l`]).stdout.trim();
+      return `RSS ${rss === undefined ? '?' : (Number(rss) / 1024).toFixed(1)} MiB, ${fds} fds`;
+    };
+    const before = held();
     const seconds = Number(process.env.DOTSTUB_INSTALL_LAB_LOAD_S ?? 20);
     m.copyIn(path.join(ROOT, 'test-support/install-lab-load.mjs'), '/var/tmp/install-lab-load.mjs');
     const load = m.exec(['/opt/dotstub/node/bin/node', '/var/tmp/install-lab-load.mjs', String(seconds), '500'], { timeoutMs: (seconds + 30) * 1000 });
     const r = JSON.parse(load.stdout.trim().split('\n').pop() ?? '{}') as { sent: number; answered: number; tcpSent: number; tcpAnswered: number };
     const killed = m.exec(['journalctl', '-b', '-u', 'dotstub', '--no-pager', '-o', 'cat']).stdout.split('\n').filter((l) => /SIGSYS|signal=SYS/.test(l));
-    rows.push({ scenario: `load on the sandboxed proxy, ${seconds} s at 500 q/s`, result: `UDP ${r.answered}/${r.sent}, TCP ${r.tcpAnswered}/${r.tcpSent} answered; ${mainPid() === pid ? 'same process' : 'RESTARTED'}; SIGSYS: ${killed.length}`, timings: ms(load.ms) });
+    rows.push({ scenario: `load on the sandboxed proxy, ${seconds} s at 500 q/s`, result: `UDP ${r.answered}/${r.sent}, TCP ${r.tcpAnswered}/${r.tcpSent} answered; ${mainPid() === pid ? 'same process' : 'RESTARTED'}; SIGSYS: ${killed.length}`, timings: `${ms(load.ms)}; ${before} → ${mainPid() === pid ? held() : 'gone'}` });
     expect(load.code, load.stderr).toBe(0);
     expect(r.sent).toBeGreaterThan(seconds * 400);
     expect(r.answered).toBe(r.sent);
