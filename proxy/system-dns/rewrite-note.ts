@@ -34,7 +34,7 @@ export interface RewriteNote {
   readonly gaveUp?: string;
 }
 
-export function writeRewriteNote(stateDir: string, note: RewriteNote): void {
+function writeRewriteNote(stateDir: string, note: RewriteNote): void {
   // Readable by the service's proxy; renamed into place, so a reader never sees half a note.
   writeFileAtomicSync(path.join(stateDir, REWRITE_NOTE_FILE), JSON.stringify(note) + '\n', 0o644);
 }
