@@ -30,7 +30,9 @@
 //                                    proxy's Node flags (proxy/node-flags.ts)
 //   /opt/dotstub/resources/          every packaging/*.service as it is (where
 //                                    packaging/deb/after-install.sh installs them
-//                                    from) and README.md (the unit's Documentation=)
+//                                    from), README.md and docs/*.md (the pages
+//                                    the units' Documentation= names; the
+//                                    README links into docs/ as in the repo)
 //   /lib/systemd/system/*.service    the same units, owned by the package
 //   /usr/bin/dotstub                 → /opt/dotstub/dotstub-cli
 //   /usr/lib/dotstub/turn-on         packaging/dotstub-turn-on: what the app runs
@@ -364,7 +366,7 @@ dotstub: spelling-error-in-binary * [opt/dotstub/node/bin/node]
 dotstub: hardening-no-fortify-functions [opt/dotstub/app/node_modules/sockopt/build/Release/sockopt.node]
 dotstub: hardening-no-bindnow [opt/dotstub/app/node_modules/sockopt/build/Release/sockopt.node]
 # Licences stay beside the code they cover (Node's, each module's); the
-# README is where the unit's Documentation= points; index.html is the dashboard.
+# README and docs/ are where the units' Documentation= points; index.html is the dashboard.
 dotstub: extra-license-file [opt/dotstub/*]
 dotstub: package-contains-documentation-outside-usr-share-doc [opt/dotstub/*]
 # packaging/deb/*.sh are plain scripts (no debhelper, run as they are):
@@ -473,6 +475,9 @@ exec /opt/dotstub/node/bin/node ${PROXY_NODE_FLAGS.join(' ')} /opt/dotstub/app/b
     copyFile(path.join(ROOT, 'packaging', u), path.join(stage, 'lib/systemd/system', u));
   }
   copyFile(path.join(ROOT, 'README.md'), path.join(opt, 'resources/README.md'));
+  for (const page of fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md'))) {
+    copyFile(path.join(ROOT, 'docs', page), path.join(opt, 'resources/docs', page));
+  }
   // The administrator's one step, as the app asks for it: pkexec runs the helper, and polkit shows the
   // action's own message (the policy names the helper in org.freedesktop.policykit.exec.path).
   copyFile(path.join(ROOT, 'packaging/dotstub-turn-on'), path.join(stage, 'usr/lib/dotstub/turn-on'), 0o755);

@@ -43,7 +43,7 @@ interface Row {
 }
 const rows: Row[] = [];
 
-/** The package under test: DOTSTUB_LAB_DEB, or the real one built as the README says, once per run (gzip: the lab tests the contents, not the compression). */
+/** The package under test: DOTSTUB_LAB_DEB, or the real one built as docs/packages.md says, once per run (gzip: the lab tests the contents, not the compression). */
 let built: { deb: string; dir?: string } | undefined;
 function theDeb(log: (s: string) => void): string {
   if (built) return built.deb;

@@ -15,7 +15,7 @@
  * licences Electron's Linux dist has. Its shared libraries are left out (a
  * text file named .so would only make lintian talk about the stand-in).
  * What the stand-in can't show: the real binary's lintian tags and library
- * needs (see the README's "Packages").
+ * needs (see docs/packages.md).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -132,6 +132,22 @@ describe('npm run package:deb: dotstub and dotstub-desktop', { ...skipWith(missi
     const quickAck = path.join(opt, 'app/dist/proxy/upstream/quick-ack.js');
     const support = execFileSync(node, [...args.slice(0, -1), '--input-type=module', '-e', `const m = await import(${JSON.stringify(quickAck)}); process.stdout.write(JSON.stringify(m.quickAckSupport()));`], { encoding: 'utf8' });
     expect(JSON.parse(support)).toEqual({ available: true });
+  });
+
+  test("each unit's Documentation= names pages the dotstub package ships (the README and every page of docs/)", () => {
+    const unitDir = path.join(serverRoot, 'lib/systemd/system');
+    const units = fs.readdirSync(unitDir).filter((f) => f.endsWith('.service'));
+    expect(units).toContain('dotstub.service');
+    const named = units.map((unit) => {
+      const uris = /^Documentation=(.+)$/m.exec(fs.readFileSync(path.join(unitDir, unit), 'utf8'))?.[1]?.split(/\s+/) ?? [];
+      return { unit, uris, absent: uris.filter((u) => !u.startsWith('file:///opt/dotstub/') || !fs.existsSync(path.join(serverRoot, u.slice('file://'.length)))) };
+    });
+    expect(named.filter((n) => n.uris.length === 0).map((n) => n.unit)).toEqual([]);
+    expect(named.filter((n) => n.absent.length > 0)).toEqual([]);
+    // The README's links into docs/ resolve in the installed copy too.
+    const docs = (dir: string): string[] => fs.readdirSync(dir).filter((f) => f.endsWith('.md')).sort();
+    expect(fs.existsSync(path.join(serverRoot, 'opt/dotstub/resources/README.md'))).toBe(true);
+    expect(docs(path.join(serverRoot, 'opt/dotstub/resources/docs'))).toEqual(docs(path.join(ROOT, 'docs')));
   });
 
   test('dotstub-desktop depends on exactly this version of dotstub', () => {

@@ -4,7 +4,7 @@
  * (not installed / not running / not allowed), in sentences that say what
  * to do. Shared by `dotstub ctl` and the desktop app.
  *
- * The authorization model (README, "Who may control dotstub"): the socket
+ * The authorization model (docs/rights.md, "Who may control dotstub"): the socket
  * is _dotstub:dotstub 0660 (the proxy runs as _dotstub), so the kernel lets root and the `dotstub` group's
  * members connect, and nobody else; whoever may connect may use the API.
  */

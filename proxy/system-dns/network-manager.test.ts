@@ -1,6 +1,6 @@
 /**
  * The NetworkManager backend on a temp root with a stand-in `nmcli` (no
- * NetworkManager on these machines; see the README for why it isn't run in
+ * NetworkManager on these machines; see docs/system-dns.md for why it isn't run in
  * the lab): the real files are written and put back byte for byte, and
  * NetworkManager is told to reload after its conf changes, on restore only
  * once every file is back.
