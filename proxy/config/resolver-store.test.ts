@@ -54,3 +54,24 @@ test('a choice that was never a retired preset moves nothing', async () => {
   expect(store.retiredNotice).toBeNull();
   expect(onDisk(dir)).toEqual({ active: 'cloudflare', custom: [] });
 });
+
+test('"Switch back to …" survives a restart: the resolver in use before the last switch is saved with the choice', async () => {
+  const dir = configDirWith({ active: 'quad9', custom: [] });
+  const before = new ResolverStore(dir);
+  before.load();
+  expect(before.previous).toBeNull();
+  await before.setActive('cloudflare', 'quad9');
+  expect(onDisk(dir)).toMatchObject({ active: 'cloudflare', previous: 'quad9' });
+  const after = new ResolverStore(dir);
+  after.load();
+  expect(after.persistedActive?.id).toBe('cloudflare');
+  expect(after.previous).toBe('quad9');
+  // Choosing the one in use again changes nothing to switch back to.
+  await after.setActive('cloudflare', 'cloudflare');
+  expect(after.previous).toBe('quad9');
+  // A file without it (written before) reads as none.
+  const old = new ResolverStore(configDirWith({ active: 'google', custom: [] }));
+  old.load();
+  expect(old.previous).toBeNull();
+  expect(old.problem).toBeNull();
+});

@@ -176,6 +176,8 @@ interface ResolversFile {
   readonly custom: readonly StoredResolver[];
   /** Written only while there is one, so other files stay readable by older versions. */
   readonly retiredNotice?: RetiredNotice;
+  /** The resolver in use before the last switch ("Switch back to …", after a restart too); written only once there is one. */
+  readonly previous?: string;
 }
 
 /** The file: the active resolver's ID and the custom resolvers, as stored. */
@@ -196,6 +198,7 @@ const resolversFileSchema = lazily((z) =>
       )
       .max(MAX_CUSTOM_RESOLVERS),
     retiredNotice: z.strictObject({ from: z.string().max(128), to: z.string().max(128), at: z.number() }).optional(),
+    previous: z.string().max(128).optional(),
   }),
 );
 
@@ -242,6 +245,8 @@ export class ResolverStore {
   /** Resolvers given on the command line for this run: listed, never saved. */
   readonly #session = new Map<string, ResolverSpec>();
   #persistedActive: string | null = null;
+  /** The resolver in use before the last switch, as saved. */
+  #previous: string | null = null;
   /** The retired preset the file named as active, moved at load and not yet saved (settleRetired). */
   #retiring: RetiredPreset | null = null;
   #retiringAt = 0;
@@ -265,6 +270,7 @@ export class ResolverStore {
       this.#custom.set(spec.id, spec);
     }
     this.#persistedActive = value?.active ?? null;
+    this.#previous = value?.previous ?? null;
     this.#notice = value?.retiredNotice ?? null;
     // A retired preset's operator closed the service: the saved choice moves to the replacement it named.
     // Only in memory here (reading needs no write access); settleRetired() saves it, once.
@@ -293,7 +299,7 @@ export class ResolverStore {
     const retired = this.#retiring;
     if (!retired) return null;
     const notice = { from: retired.id, to: retired.replacement, at: this.#retiringAt };
-    await this.#file.save({ active: retired.replacement, custom: [...this.#custom.values()].map(toStored), retiredNotice: notice });
+    await this.#file.save({ active: retired.replacement, custom: [...this.#custom.values()].map(toStored), retiredNotice: notice, ...(this.#previous !== null ? { previous: this.#previous } : {}) });
     this.problem = null;
     this.#notice = notice;
     this.#retiring = null;
@@ -367,16 +373,32 @@ export class ResolverStore {
     }
   }
 
-  /** Saves the active choice; a command-line resolver becomes a saved custom one so it survives restart. */
-  async setActive(id: string): Promise<void> {
+  /**
+   * The resolver in use before the last switch, saved with the choice, so
+   * "Switch back to …" is offered after a restart too. Its ID as saved:
+   * whether it is still listed is the caller's to check.
+   */
+  get previous(): string | null {
+    return this.#previous;
+  }
+
+  /**
+   * Saves the active choice, and `from` (the one in use until now) as the
+   * one to switch back to; a command-line resolver becomes a saved custom
+   * one so it survives restart.
+   */
+  async setActive(id: string, from?: string): Promise<void> {
     const session = this.#session.get(id);
     if (session) {
       this.#custom.set(id, session);
       this.#session.delete(id);
     }
+    const previous = this.#previous;
+    if (from !== undefined && from !== id) this.#previous = from;
     try {
       await this.#save(id);
     } catch (err) {
+      this.#previous = previous;
       if (session) {
         this.#custom.delete(id);
         this.#session.set(id, session);
@@ -387,7 +409,12 @@ export class ResolverStore {
   }
 
   async #save(active: string | null): Promise<void> {
-    await this.#file.save({ active, custom: [...this.#custom.values()].map(toStored), ...(this.#notice ? { retiredNotice: this.#notice } : {}) });
+    await this.#file.save({
+      active,
+      custom: [...this.#custom.values()].map(toStored),
+      ...(this.#notice ? { retiredNotice: this.#notice } : {}),
+      ...(this.#previous !== null ? { previous: this.#previous } : {}),
+    });
     this.problem = null;
   }
 }

@@ -70,8 +70,6 @@ export class ResolverActions {
   readonly #o: ResolverActionsOptions;
   /** The "Test resolvers" run under way, if any: a second request joins it rather than starting another. */
   #testing: Promise<ResolverTestResult> | null = null;
-  /** The resolver in use before the last switch, whoever made it (a page, another window, `dotstub ctl use`); null before any. */
-  #previous: string | null = null;
   /** The last finished test (kept in the config dir, read back at start). */
   #last: ResolverTestResult | null;
 
@@ -93,10 +91,11 @@ export class ResolverActions {
   /**
    * The resolver in use before the last switch, while it is still listed:
    * every page offers "Switch back to …" from this (ResolversView.previous),
-   * not only the one that made the switch. Since this start.
+   * not only the one that made the switch, whoever made it (a page, another
+   * window, `dotstub ctl use`). Saved with the choice: after a restart too.
    */
   get previous(): string | null {
-    const id = this.#previous;
+    const id = this.#o.store.previous;
     return id !== null && id !== this.#o.proxy.resolver.id && this.#o.store.get(id) ? id : null;
   }
 
@@ -153,10 +152,9 @@ export class ResolverActions {
         );
       }
       const from = this.#o.proxy.resolver.id;
-      await this.#o.store.setActive(id);
+      await this.#o.store.setActive(id, from);
       if (from !== id) {
         this.#o.ladder.reset(id);
-        this.#previous = from;
         this.#o.background(this.#o.proxy.switchResolver(spec));
         this.#o.event({ kind: 'resolver', at: Date.now(), from, to: id });
       }
