@@ -57,13 +57,14 @@ test('stale figures carry a "last known" stamp and stay readable (axe: no seriou
  * (after a stop the old DNS is already back), and names the service's way
  * back: systemctl, and `dotstub ctl dashboard` for a fresh link.
  */
-test('"Not connected" after private DNS was on: says it was on, what dotstub does as it goes, and the service\'s way back', async ({ lab, dashboard, page }) => {
+test('"Not connected" after dotstub died while private DNS was on: says it was on, what dotstub and its watchdog do, and the service\'s way back', async ({ lab, dashboard, page }) => {
   test.setTimeout(60_000);
   await page.setViewportSize({ width: 1280, height: 900 });
   await lab.restartWithSystemDns();
   await dashboard.open(lab.proxy.dashboardUrl);
   await dashboard.turnOnFromBanner();
-  await lab.proxy.stop();
+  // A crash: nothing is said before the connection goes.
+  await lab.proxy.kill();
   await expect(dashboard.liveIndicator).toHaveText('Not connected', { timeout: 10_000 });
   const detail = dashboard.banner.getByTestId('banner-detail');
   await expect(detail).toContainText(/Private DNS was on at \d\d:\d\d when the connection was lost\./);
@@ -81,6 +82,21 @@ test('"Not connected" after private DNS was on: says it was on, what dotstub doe
       await page.screenshot({ path: path.join(SHOTS, `not-connected-was-on-${width}-${scheme}.png`) });
     }
   }
+});
+
+test('"Not connected" after dotstub stopped while private DNS was on: it gave the old DNS back before it went, and the page says when', async ({ lab, dashboard, page }) => {
+  test.setTimeout(60_000);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await lab.restartWithSystemDns();
+  await dashboard.open(lab.proxy.dashboardUrl);
+  await dashboard.turnOnFromBanner();
+  // A clean stop (quit, systemctl stop): the DNS comes back while the page still listens.
+  await lab.proxy.stop();
+  await expect(dashboard.liveIndicator).toHaveText('Not connected', { timeout: 10_000 });
+  const detail = dashboard.banner.getByTestId('banner-detail');
+  await expect(detail).toContainText(/Private DNS was off: the old DNS was given back at \d\d:\d\d\./);
+  await expect(detail).not.toContainText('when the connection was lost');
+  await page.screenshot({ path: path.join(SHOTS, 'not-connected-stopped-1280-light.png') });
 });
 
 test('"Not connected" after private DNS was turned off: says when the old DNS was given back', async ({ lab, dashboard, page }) => {

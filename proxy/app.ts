@@ -4,8 +4,10 @@
  * collector, with one stop order. The CLI and the test harnesses all start
  * dotstub here, so what tests run is what users run.
  *
- * Stop order: the control server, the service, the collector, then the old
- * DNS back (systemDns) before the stub stops answering: no moment without DNS.
+ * Stop order: the old DNS back first (systemDns), while the stub still
+ * answers (no moment without DNS) and while the control server still
+ * streams, so an open page's last word is "given back at …", not a guess;
+ * then the control server, the service, the collector and the stub.
  */
 import path from 'node:path';
 import { ensureConfigDir } from './config/config-file.js';
@@ -131,10 +133,10 @@ export async function startApp(run: AppRun): Promise<App> {
     server,
     token,
     async stop(drainMs?: number) {
+      await systemDns?.close();
       await server?.close();
       service?.close();
       collector.close();
-      await systemDns?.close();
       await proxy.stop(drainMs);
     },
   };

@@ -195,8 +195,12 @@ export class StreamHub {
     res.write(chunk);
   }
 
-  /** Ends every stream and stops the timer. */
+  /** Sends what is still due (the DNS given back at a stop is the last thing a page hears), then ends every stream and stops the timer. */
   close(): void {
+    if (this.#clients.size > 0 && (this.#events.length > 0 || this.#queries.length > 0 || this.#due !== 0)) {
+      this.#due = ALL;
+      this.#tick();
+    }
     clearInterval(this.#timer);
     this.#timer = undefined;
     for (const res of this.#clients) res.end();

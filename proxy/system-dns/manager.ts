@@ -354,6 +354,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
     this.#resumed = null;
     return this.#serial(async () => {
       this.#needPrivilege();
+      // Stopping: close() gives the old DNS back; a request queued behind it must not take over again.
+      if (this.#closed) throw new SystemDnsError('SYSDNS_APPLY_FAILED', 'dotstub is stopping and gives the old DNS back as it goes: turn private DNS on again once it runs');
       if (this.#o.helper) {
         // The root part takes over for this process, starts the watchdog and the rewrite watch, and clears the note.
         await this.#o.helper.enable();
@@ -464,14 +466,16 @@ export class SystemDnsManager extends EventEmitter<Events> {
         // Before this process stops answering, as without the helper. At shutdown systemd refuses to start
         // the unit; then the service's root hook (ExecStopPost) gives the DNS back once this process has exited.
         await this.#o.helper.disable().catch((err: unknown) => this.#o.log?.(`the old DNS comes back after the stop: ${(err as Error).message}`));
-        return;
+      } else {
+        try {
+          // Only ours, re-checked under the journal lock.
+          await restore(this.#ctx, { ownerPid: process.pid });
+        } catch (err) {
+          this.#o.log?.(`could not give the old DNS back: ${(err as Error).message}`);
+        }
       }
-      try {
-        // Only ours, re-checked under the journal lock.
-        await restore(this.#ctx, { ownerPid: process.pid });
-      } catch (err) {
-        this.#o.log?.(`could not give the old DNS back: ${(err as Error).message}`);
-      }
+      // Told while the control API still streams (app.ts stops it after this): a page's last word is "given back".
+      await this.#view().catch(() => undefined);
     });
   }
 }
