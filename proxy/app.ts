@@ -18,7 +18,7 @@ import { ControlServer, type ControlSocketOptions } from './control/server.js';
 import { ControlService, type ControlServiceOptions } from './control/service.js';
 import { ConfigError } from './errors.js';
 import { startDotstub, type StubProxy } from './dotstub.js';
-import { exposedGc, IdleCollector } from './idle-collect.js';
+import { exposedGc, IdleCollector } from './runtime/idle-collect.js';
 import type { ListenAddress } from './listen/address.js';
 import type { SystemDnsManager } from './system-dns/manager.js';
 

@@ -27,7 +27,7 @@
 //                                    sets TCP_QUICKACK on a real socket under
 //                                    the bundled runtime (checkQuickAcks)
 //   /opt/dotstub/dotstub-cli         the launcher the unit runs, with the
-//                                    proxy's Node flags (proxy/node-flags.ts)
+//                                    proxy's Node flags (proxy/runtime/node-flags.ts)
 //   /opt/dotstub/resources/          every packaging/*.service as it is (where
 //                                    packaging/deb/after-install.sh installs them
 //                                    from) and README.md (the unit's Documentation=)
@@ -404,7 +404,7 @@ function packDeb(stage, outDir, { name, version, control, scripts = {}, conffile
 
 /** Builds `dotstub` (the service, the CLI, the dashboard, the Node runtime) in stage. */
 async function buildServer(stage, outDir, pkg, cacheDir) {
-  const { PROXY_NODE_FLAGS } = await import(path.join(ROOT, 'dist/proxy/node-flags.js'));
+  const { PROXY_NODE_FLAGS } = await import(path.join(ROOT, 'dist/proxy/runtime/node-flags.js'));
   const opt = path.join(stage, 'opt/dotstub');
   const app = path.join(opt, 'app');
 
@@ -462,7 +462,7 @@ async function buildServer(stage, outDir, pkg, cacheDir) {
     `#!/bin/sh
 # The dotstub command from the dotstub package: the proxy CLI on the
 # package's own Node runtime (no Electron, no system Node needed).
-# ${PROXY_NODE_FLAGS.join(' ')}: proxy/node-flags.ts says why.
+# ${PROXY_NODE_FLAGS.join(' ')}: proxy/runtime/node-flags.ts says why.
 exec /opt/dotstub/node/bin/node ${PROXY_NODE_FLAGS.join(' ')} /opt/dotstub/app/bin/dotstub.js "$@"
 `,
     0o755,

@@ -31,7 +31,7 @@ import { retryView } from './retry-view.js';
 import { NetworkLadder } from './ladder.js';
 import { resolverView } from './resolver-view.js';
 import { DEFAULT_RESOLVER_TEST, type MeasureScope } from './resolver-test.js';
-import { formatHostPort } from '../host-port.js';
+import { formatHostPort } from '../runtime/host-port.js';
 import { PRIVACY_WORDS } from '../network/privacy-words.js';
 import type { CaptiveEvent } from '../network/captive/session.js';
 import type { SystemDnsManager, TakeoverChange } from '../system-dns/manager.js';
