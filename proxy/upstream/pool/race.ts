@@ -173,6 +173,21 @@ const INTERCEPTION = new Set(['DOTSTUB_CERTIFICATE', 'DOTSTUB_PIN_MISMATCH']);
 /** No route: common for one family on a network that lacks it, so the least telling. */
 const NO_ROUTE = new Set(['EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
 
+/**
+ * What a lost race (or a lone connection that never opened: no race) tells:
+ * its most telling failure, the address that failed so, and how long it took.
+ */
+export function lostRace(
+  race: ConnectionRace | undefined,
+  conn: PoolConnection,
+  connError: DotstubError | undefined,
+): Pick<ConnectFailure, 'address' | 'afterMs' | 'attempts'> & { readonly error: DotstubError | undefined } {
+  const attempts = race ? race.attempts() : [];
+  const error = mostTelling(attempts) ?? connError;
+  const address = attempts.find((a) => a.error === error)?.address ?? conn.address;
+  return { error, address, afterMs: Date.now() - (race ? race.startedAt : conn.createdAt), attempts };
+}
+
 /** Which failure of a race to report: interception first, then the first other than "no route", then the first. */
 export function mostTelling(attempts: readonly AddressAttempt[]): DotstubError | undefined {
   const failed = attempts.filter((a) => a.error !== undefined).map((a) => a.error as DotstubError);
