@@ -118,10 +118,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#options = { ...this.#options, ...changes };
   }
 
-  get upstream(): Upstream {
-    return this.#upstream;
-  }
-
   /** New queries go to `upstream`; queries in flight finish where they are. */
   setUpstream(upstream: Upstream): void {
     this.#upstream = upstream;

@@ -37,7 +37,7 @@
  *   must be made with `selfRetry: false` so this schedule is the only one.
  */
 import { EventEmitter } from 'node:events';
-import { QueryTimeoutError, type DotstubError } from '../errors.js';
+import { isInterception, QueryTimeoutError, type DotstubError } from '../errors.js';
 import type { ResolverSpec } from '../config/resolvers.js';
 import type { ManagedUpstream, ManagedUpstreamEvents, NetworkHint, RetryOutcome, Transport, TransportChange, UpstreamSnapshot } from './managed.js';
 import type { UpstreamCallback, UpstreamRequest } from './upstream.js';
@@ -63,8 +63,6 @@ export interface FallbackInit {
   readonly options?: FallbackOptions;
 }
 
-/** Codes that mean someone is intercepting TLS: never routed around (NETWORK.md, ladder step 2). */
-const INTERCEPTION = new Set(['DOTSTUB_CERTIFICATE', 'DOTSTUB_PIN_MISMATCH']);
 /** A request failed for want of a connection, not because of its own answer: safe to hand to the other side. */
 const NO_CONNECTION = new Set(['DOTSTUB_CONNECT_FAILED', 'DOTSTUB_CONNECT_TIMEOUT']);
 
@@ -277,7 +275,7 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
     this.#hinted = false;
     this.#up.dot = false;
     this.#primaryError = error;
-    if (INTERCEPTION.has(error.code)) {
+    if (isInterception(error)) {
       // Ladder step 2: interception is never routed around. Queries stay on
       // the primary and fail, typed, until it authenticates again.
       this.#scheduleProbe();
@@ -322,7 +320,7 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
       this.#switchTimer = undefined;
       if (this.#closed || this.#active === to) return;
       // Still wanted? Back to DoT only while it is up; to DoH only while DoT is down.
-      if (to === 'dot' ? this.#up.dot : !this.#up.dot && !INTERCEPTION.has(this.#primaryError?.code ?? '')) this.#switchTo(to);
+      if (to === 'dot' ? this.#up.dot : !this.#up.dot && !isInterception(this.#primaryError)) this.#switchTo(to);
       else if (to === 'dot') this.#scheduleProbe();
     }, wait);
     this.#switchTimer.unref();

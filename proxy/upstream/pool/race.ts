@@ -11,7 +11,7 @@
  * closes a connection itself: the winner's rivals go to the pool's
  * `abandon` (which re-sends what they held without using a retry).
  */
-import type { DotstubError } from '../../errors.js';
+import { isInterception, type DotstubError } from '../../errors.js';
 import type { PoolConnection } from '../connection/contract.js';
 
 /** One address's part in a connection race: when it was tried and how it ended. */
@@ -168,8 +168,6 @@ export class ConnectionRace {
   }
 }
 
-/** Codes that mean someone is intercepting: the most telling failure of a race. */
-const INTERCEPTION = new Set(['DOTSTUB_CERTIFICATE', 'DOTSTUB_PIN_MISMATCH']);
 /** No route: common for one family on a network that lacks it, so the least telling. */
 const NO_ROUTE = new Set(['EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
 
@@ -192,7 +190,7 @@ export function lostRace(
 export function mostTelling(attempts: readonly AddressAttempt[]): DotstubError | undefined {
   const failed = attempts.filter((a) => a.error !== undefined).map((a) => a.error as DotstubError);
   return (
-    failed.find((e) => INTERCEPTION.has(e.code)) ??
+    failed.find((e) => isInterception(e)) ??
     failed.find((e) => !NO_ROUTE.has((e.cause as NodeJS.ErrnoException | undefined)?.code ?? '')) ??
     failed[0]
   );
