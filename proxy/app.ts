@@ -8,10 +8,10 @@
  * DNS back (systemDns) before the stub stops answering: no moment without DNS.
  */
 import path from 'node:path';
-import { ensureConfigDir } from './config/config-file.js';
-import type { ProxyConfig } from './config/proxy-config.js';
+import { ensureConfigDir } from './files/config-file.js';
+import type { ProxyConfig } from './run/proxy-config.js';
 import type { ResolverStore } from './config/resolver-store.js';
-import type { Settings, SettingsStore } from './config/settings.js';
+import type { Settings, SettingsStore } from './run/settings.js';
 import { loadOrCreateToken } from './control/auth.js';
 import type { MeasureScope } from './control/resolver-test.js';
 import { ControlServer, type ControlSocketOptions } from './control/server.js';

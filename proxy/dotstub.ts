@@ -14,7 +14,7 @@
 import { EventEmitter } from 'node:events';
 import { AnswerCache } from './cache/answer-cache.js';
 import { CachingUpstream } from './cache/caching-upstream.js';
-import { defaultConfig, withChanges, type CaptiveConfig, type ProxyConfig, type RuntimeChanges } from './config/proxy-config.js';
+import { defaultConfig, withChanges, type CaptiveConfig, type ProxyConfig, type RuntimeChanges } from './run/proxy-config.js';
 import type { ResolverSpec } from './config/resolvers.js';
 import { drain } from './engine/drain.js';
 import { Engine } from './engine/engine.js';

@@ -63,7 +63,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 
 /**
  * What the proxy loads from node_modules at run time (it loads them through
- * require: dist/proxy/dns/dns-packet.ts, config/zod.ts, upstream/quick-ack.ts).
+ * require: dist/proxy/dns/dns-packet.ts, files/zod.ts, upstream/quick-ack.ts).
  * The files are found by loading them here, as the proxy does, and listing
  * what Node loaded: only those go in (zod's 8 MB are mostly typings, sources
  * and builds the proxy never loads), with each module's package.json and licence.

@@ -3,7 +3,7 @@
  * know (state changes, connections, warnings, captive portals), and with
  * --log one stdout line per query.
  */
-import type { ConfigProblem } from '../config/config-file.js';
+import type { ConfigProblem } from '../files/config-file.js';
 import { describeResolver } from '../config/resolvers.js';
 import type { StubProxy } from '../dotstub.js';
 import { formatRecord } from '../engine/query-record.js';

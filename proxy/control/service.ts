@@ -12,14 +12,14 @@
  * - Switching the resolver or rebuilding the pool drops no query: the proxy
  *   moves new queries to the new pool and lets the old one drain.
  */
-import type { ConfigProblem } from '../config/config-file.js';
+import type { ConfigProblem } from '../files/config-file.js';
 import { MetricsWindow } from './metrics-window.js';
 import type { QueryRecord } from '../engine/query-record.js';
 import type { ConnectionEvent, StateChange, StubProxy } from '../dotstub.js';
 import { QueryLog, type QueryFilter } from './query-log.js';
 import type { ResolverStore } from '../config/resolver-store.js';
 import { closedSentence, PRESETS, retiredPreset, type ResolverSpec } from '../config/resolvers.js';
-import type { Settings, SettingsStore } from '../config/settings.js';
+import type { Settings, SettingsStore } from '../run/settings.js';
 import type { ConnectionView, MetricsView, QueryPage, ResolversView, ResolverView, RetiredNoticeView, SignInView, RetryView, StatusView, TimelineEvent } from './api-types.js';
 import { StreamHub } from './stream.js';
 import { metricsView } from './metrics-view.js';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, onTestFinished, test } from 'vitest';
-import { defaultConfig } from '../config/proxy-config.js';
+import { defaultConfig } from '../run/proxy-config.js';
 import { parseResolverArg } from '../config/resolvers.js';
 import { CertificateError, ConnectFailedError, ConnectTimeoutError } from '../errors.js';
 import type { StubProxyEvents } from '../events.js';

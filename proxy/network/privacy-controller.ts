@@ -20,7 +20,7 @@
  * connection events but decide nothing.
  */
 import type { EventEmitter } from 'node:events';
-import type { ProxyConfig } from '../config/proxy-config.js';
+import type { ProxyConfig } from '../run/proxy-config.js';
 import { dohEndpoint, type ResolverSpec } from '../config/resolvers.js';
 import type { DotstubError } from '../errors.js';
 import type { AttemptView, NetworkView, RaceView, StubProxyEvents } from '../events.js';
