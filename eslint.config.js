@@ -54,20 +54,20 @@ export default tseslint.config(
   ...layer('proxy/upstream/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'upstream/ must not import the stages that call it' }),
   ...layer('proxy/engine/**/*.ts', { group: ['**/listen/**', '**/control/**', '**/dotstub.js'], message: 'engine/ must not import listen/ or control/' }, CONNECTION, POOL),
   ...layer('proxy/network/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'network/ must not import the query path above it' }, CONNECTION, POOL),
-  // One atomic write (config/config-file.ts: temp file, fsync, rename, fsync the
+  // One atomic write (files/config-file.ts: temp file, fsync, rename, fsync the
   // directory): nothing else in proxy/ renames a file. system-dns/file-state.ts
   // writes over bind mounts and symlinks (rename, or copy in place), and
   // system-dns/lock.ts moves a stale lock aside (a rename is how a lock is
   // broken atomically, not a write).
   {
     files: ['proxy/**/*.ts'],
-    ignores: ['**/*.test.ts', 'proxy/config/config-file.ts', 'proxy/system-dns/file-state.ts', 'proxy/system-dns/lock.ts'],
+    ignores: ['**/*.test.ts', 'proxy/files/config-file.ts', 'proxy/system-dns/file-state.ts', 'proxy/system-dns/lock.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
         {
           selector: "CallExpression[callee.property.name=/^rename(Sync)?$/]",
-          message: 'write files with writeFileAtomic/writeFileAtomicSync and set bad ones aside with setAsideSync (config/config-file.ts): one atomic write',
+          message: 'write files with writeFileAtomic/writeFileAtomicSync and set bad ones aside with setAsideSync (files/config-file.ts): one atomic write',
         },
       ],
     },

@@ -75,7 +75,7 @@ class StandInConnection extends EventEmitter<PoolConnectionEvents> implements Po
     readonly answers: ReadonlyMap<string, Buffer>,
   ) {
     super();
-    this.handshake = { connectionId: spec.id, address: spec.address, resumed: false, verified: true, authError: undefined, tlsVersion: 'TLSv1.3', cipher: 'x', handshakeMs: 1 };
+    this.handshake = { connectionId: spec.id, address: spec.address, resumed: false, verified: true, authError: null, tlsVersion: 'TLSv1.3', cipher: 'x', handshakeMs: 1 };
     setImmediate(() => this.emit('ready', this.handshake));
   }
   get id(): number {
@@ -150,7 +150,7 @@ interface SetUp {
 function setUp(withCache: boolean): SetUp {
   const conns: StandInConnection[] = [];
   const pool = new Pool({
-    protocol: 'DoT',
+    transport: 'dot',
     resolver,
     options: { ...DEFAULT_POOL_OPTIONS, size: 1, burstConnections: 0 },
     factory: (spec) => {

@@ -12,7 +12,7 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import path from 'node:path';
 import dnsPacket from 'dns-packet';
-import { PROXY_NODE_FLAGS } from '../proxy/node-flags.js';
+import { PROXY_NODE_FLAGS } from '../proxy/runtime/node-flags.js';
 import { freePort, unboundServerBase, type UnboundServer } from '../test-support/unbound.js';
 import { quickAckSupport } from '../proxy/upstream/quick-ack.js';
 import { DEFAULT_POOL_OPTIONS } from '../proxy/upstream/pool/options.js';
@@ -193,7 +193,7 @@ async function startDotstub(ctx: PeerContext): Promise<Peer> {
   const { host, port } = await listenOf(ctx);
   const cli = path.join(ctx.root, 'bin', 'dotstub.js');
   const args = [
-    // As users run it (the shebang, the app's supervisor): proxy/node-flags.ts.
+    // As users run it (the shebang, the app's supervisor): proxy/runtime/node-flags.ts.
     ...PROXY_NODE_FLAGS,
     ...(ctx.nodeFlags ?? []),
     cli,

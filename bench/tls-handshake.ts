@@ -26,7 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import dnsPacket from 'dns-packet';
-import { PROXY_NODE_FLAGS } from '../proxy/node-flags.js';
+import { PROXY_NODE_FLAGS } from '../proxy/runtime/node-flags.js';
 import { NODE_RUNTIME, unpackedNode } from '../scripts/node-runtime.mjs';
 import { freePort, startUnbound, type UnboundServer } from '../test-support/unbound.js';
 import { wholeNumberFlags } from './args.js';

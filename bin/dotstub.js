@@ -1,8 +1,8 @@
 #!/usr/bin/env -S node --max-semi-space-size=1 --heap-growing-percent=10 --v8-pool-size=1 --expose-gc
 // Entry point for the `dotstub` command: runs the compiled proxy CLI.
-// The shebang's flags are proxy/node-flags.ts's PROXY_NODE_FLAGS (a test keeps them equal).
+// The shebang's flags are proxy/runtime/node-flags.ts's PROXY_NODE_FLAGS (a test keeps them equal).
 import { main } from '../dist/proxy/cli.js';
-import { applyLateFlags } from '../dist/proxy/late-flags.js';
+import { applyLateFlags } from '../dist/proxy/runtime/late-flags.js';
 
 // Started without the shebang's flags (`node bin/dotstub.js`): what of them can still take effect.
 applyLateFlags();

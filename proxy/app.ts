@@ -10,17 +10,17 @@
  * then the control server, the service, the collector and the stub.
  */
 import path from 'node:path';
-import { ensureConfigDir } from './config/config-file.js';
-import type { ProxyConfig } from './config/proxy-config.js';
+import { ensureConfigDir } from './files/config-file.js';
+import type { ProxyConfig } from './run/proxy-config.js';
 import type { ResolverStore } from './config/resolver-store.js';
-import type { Settings, SettingsStore } from './config/settings.js';
+import type { Settings, SettingsStore } from './run/settings.js';
 import { loadOrCreateToken } from './control/auth.js';
 import type { MeasureScope } from './control/resolver-test.js';
 import { ControlServer, type ControlSocketOptions } from './control/server.js';
 import { ControlService, type ControlServiceOptions } from './control/service.js';
 import { ConfigError } from './errors.js';
 import { startDotstub, type StubProxy } from './dotstub.js';
-import { exposedGc, IdleCollector } from './idle-collect.js';
+import { exposedGc, IdleCollector } from './runtime/idle-collect.js';
 import type { ListenAddress } from './listen/address.js';
 import type { SystemDnsManager } from './system-dns/manager.js';
 

@@ -9,11 +9,11 @@ import { startApp, ControlStartError, type App } from './app.js';
 import { HELP, parseCli, type ParsedCli } from './cli/flags.js';
 import { logListening, logProxy, reportProblem, say } from './cli/log.js';
 import { startSystemDns } from './cli/takeover.js';
-import { defaultConfigDir, writeFileAtomicSync } from './config/config-file.js';
+import { defaultConfigDir, writeFileAtomicSync } from './files/config-file.js';
 import { ResolverStore } from './config/resolver-store.js';
 import { closedSentence } from './config/resolvers.js';
-import { resolveRun } from './config/run-config.js';
-import { SettingsStore } from './config/settings.js';
+import { resolveRun } from './run/run-config.js';
+import { SettingsStore } from './run/settings.js';
 import { isDotstubError } from './errors.js';
 import type { ListenAddress } from './listen/address.js';
 

@@ -6,12 +6,15 @@
  * connection events, warm re-open, portal checks, degraded mode) and the
  * network watch. The app and the test harnesses build it with startDotstub.
  *
- * Events (events.ts) are the only interface for observers (control API, CLI log).
+ * Observers (the control API, the CLI's log) hear what happens as events
+ * (events.ts). The control API also reads what is, now, from the getters
+ * below and asks for changes through the methods; three getters hand out a
+ * stage itself (engine, routing, privacy), which its actions reach into.
  */
 import { EventEmitter } from 'node:events';
 import { AnswerCache } from './cache/answer-cache.js';
 import { CachingUpstream } from './cache/caching-upstream.js';
-import { defaultConfig, withChanges, type CaptiveConfig, type ProxyConfig, type RuntimeChanges } from './config/proxy-config.js';
+import { defaultConfig, withChanges, type CaptiveConfig, type ProxyConfig, type RuntimeChanges } from './run/proxy-config.js';
 import type { ResolverSpec } from './config/resolvers.js';
 import { drain } from './engine/drain.js';
 import { Engine } from './engine/engine.js';
@@ -36,7 +39,7 @@ export type { ConnectionSnapshot };
 export class StubProxy extends EventEmitter<StubProxyEvents> {
   /** The run's configuration; replaced (never edited) by switchResolver and reconfigure. */
   #config: ProxyConfig;
-  /** One object, each field with one writer: the engine or the upstream pools. */
+  /** One object, each field with one writer: the engine, the cache (CachingUpstream) or the upstream pools. */
   readonly #counters: Counters = newCounters();
   readonly #engine: Engine;
   readonly #upstream: ActiveUpstream;

@@ -118,6 +118,15 @@ export class PinMismatchError extends DotstubError {
   }
 }
 
+/**
+ * The server failed authentication (its certificate, or the pin): someone may
+ * be intercepting TLS. Never routed around (NETWORK.md, the fallback ladder's
+ * step 2), and the most telling failure of a connection race.
+ */
+export function isInterception(err: DotstubError | undefined): boolean {
+  return err?.code === 'DOTSTUB_CERTIFICATE' || err?.code === 'DOTSTUB_PIN_MISMATCH';
+}
+
 /** The connection closed (reset, idle close, server close) with the query pending. */
 export class ConnectionClosedError extends DotstubError {
   constructor(message: string, options?: { cause?: unknown }) {

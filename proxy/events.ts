@@ -13,7 +13,7 @@ import type { LeakView } from './network/leak-watch.js';
 import type { FailureKind } from './network/classify.js';
 import type { PrivacyState } from './network/privacy-state.js';
 import type { NetworkChange } from './network/watch.js';
-import type { AddressAttempt, Transport, TransportChange } from './upstream/managed.js';
+import type { AddressAttempt, ManagedKeepalive, ManagedOpen, Transport, TransportChange } from './upstream/managed.js';
 
 export type { PrivacyState };
 
@@ -25,24 +25,21 @@ export interface StateChange {
   readonly resolverId: string;
 }
 
+/** What the proxy adds to its upstream's event of the same name: which it is, when, and for which resolver. */
+interface Stamp<T extends string> {
+  readonly type: T;
+  readonly at: number;
+  readonly resolverId: string;
+}
+
+/**
+ * 'open' and 'keepalive' are the upstream's own events (upstream/managed.ts,
+ * which extends the connection's handshake) stamped: a field added there
+ * reaches the control API and the CLI's log with no copy here. 'close' and
+ * 'connect-failed' are views: the error in words, the failure classified.
+ */
 export type ConnectionEvent =
-  | {
-      readonly type: 'open';
-      readonly at: number;
-      readonly connectionId: number;
-      readonly resolverId: string;
-      readonly address: string;
-      /** Which transport the connection carries (DoT, or DoH after the fallback). */
-      readonly transport: Transport;
-      readonly resumed: boolean;
-      readonly verified: boolean;
-      readonly authError: string | null;
-      readonly tlsVersion: string;
-      readonly cipher: string;
-      readonly handshakeMs: number;
-      /** Opened for a burst of queries (issue 12): closes when idle and isn't re-opened. */
-      readonly burst: boolean;
-    }
+  | (Stamp<'open'> & ManagedOpen)
   | {
       readonly type: 'close';
       readonly at: number;
@@ -53,13 +50,7 @@ export type ConnectionEvent =
       readonly queriesCarried: number;
       readonly error: string | null;
     }
-  | {
-      readonly type: 'keepalive';
-      readonly at: number;
-      readonly connectionId: number;
-      readonly resolverId: string;
-      readonly timeoutMs: number;
-    }
+  | (Stamp<'keepalive'> & ManagedKeepalive)
   | {
       readonly type: 'connect-failed';
       readonly at: number;

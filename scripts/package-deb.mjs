@@ -27,7 +27,7 @@
 //                                    sets TCP_QUICKACK on a real socket under
 //                                    the bundled runtime (checkQuickAcks)
 //   /opt/dotstub/dotstub-cli         the launcher the unit runs, with the
-//                                    proxy's Node flags (proxy/node-flags.ts)
+//                                    proxy's Node flags (proxy/runtime/node-flags.ts)
 //   /opt/dotstub/resources/          every packaging/*.service as it is (where
 //                                    packaging/deb/after-install.sh installs them
 //                                    from), README.md and docs/*.md (the pages
@@ -65,7 +65,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 
 /**
  * What the proxy loads from node_modules at run time (it loads them through
- * require: dist/proxy/dns/dns-packet.ts, config/zod.ts, upstream/quick-ack.ts).
+ * require: dist/proxy/dns/dns-packet.ts, files/zod.ts, upstream/quick-ack.ts).
  * The files are found by loading them here, as the proxy does, and listing
  * what Node loaded: only those go in (zod's 8 MB are mostly typings, sources
  * and builds the proxy never loads), with each module's package.json and licence.
@@ -406,7 +406,7 @@ function packDeb(stage, outDir, { name, version, control, scripts = {}, conffile
 
 /** Builds `dotstub` (the service, the CLI, the dashboard, the Node runtime) in stage. */
 async function buildServer(stage, outDir, pkg, cacheDir) {
-  const { PROXY_NODE_FLAGS } = await import(path.join(ROOT, 'dist/proxy/node-flags.js'));
+  const { PROXY_NODE_FLAGS } = await import(path.join(ROOT, 'dist/proxy/runtime/node-flags.js'));
   const opt = path.join(stage, 'opt/dotstub');
   const app = path.join(opt, 'app');
 
@@ -464,7 +464,7 @@ async function buildServer(stage, outDir, pkg, cacheDir) {
     `#!/bin/sh
 # The dotstub command from the dotstub package: the proxy CLI on the
 # package's own Node runtime (no Electron, no system Node needed).
-# ${PROXY_NODE_FLAGS.join(' ')}: proxy/node-flags.ts says why.
+# ${PROXY_NODE_FLAGS.join(' ')}: proxy/runtime/node-flags.ts says why.
 exec /opt/dotstub/node/bin/node ${PROXY_NODE_FLAGS.join(' ')} /opt/dotstub/app/bin/dotstub.js "$@"
 `,
     0o755,

@@ -75,7 +75,7 @@ export class FakeConnection extends EventEmitter<PoolConnectionEvents> implement
   open(resumed = false, ticket?: Buffer): void {
     this.state = 'open';
     for (const s of this.sent.values()) if (s.writtenAt === 0) s.writtenAt = performance.now();
-    this.handshake = { connectionId: this.id, address: this.address, resumed, verified: true, authError: undefined, tlsVersion: 'TLSv1.3', cipher: 'x', handshakeMs: 1 };
+    this.handshake = { connectionId: this.id, address: this.address, resumed, verified: true, authError: null, tlsVersion: 'TLSv1.3', cipher: 'x', handshakeMs: 1 };
     this.emit('ready', this.handshake);
     if (ticket) this.emit('session', ticket);
   }

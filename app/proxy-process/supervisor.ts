@@ -22,7 +22,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PROXY_NODE_FLAGS } from '../../proxy/node-flags.js';
+import { PROXY_NODE_FLAGS } from '../../proxy/runtime/node-flags.js';
 import { parseReadyFile, type ReadyInfo } from './ready-file.js';
 import { DEFAULT_RESTART_POLICY, decideRestart, validateRestartPolicy, type RestartPolicyOptions } from './restart-policy.js';
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # RSS of a dotstub as users run it (control API and answer cache on): idle
-# (3 s after start, and at 15 s, after its idle collection: proxy/idle-collect.ts),
+# (3 s after start, and at 15 s, after its idle collection: proxy/runtime/idle-collect.ts),
 # under 2,000 qps, during a flood of malformed datagrams, and 30/60 s after.
 # Needs a running bench/probe-lab.ts (for its upstream). The node flags are
 # given explicitly (PROXY_NODE_FLAGS by default) so variants can be compared.

@@ -20,7 +20,7 @@ upstreamContract(
     const cached = (port: number, idleTimeoutMs?: number): CachingUpstream => {
       const resolver = customResolver({ address: unbound.host, port, authName: 'dns.test' });
       const options = { ...DEFAULT_POOL_OPTIONS, ...(idleTimeoutMs ? { idleTimeoutMs } : {}) };
-      return new CachingUpstream(new AnswerCache(), new Pool({ protocol: 'DoT', resolver, options, factory: dotConnectionFactory(resolver, auth, options) }));
+      return new CachingUpstream(new AnswerCache(), new Pool({ transport: 'dot', resolver, options, factory: dotConnectionFactory(resolver, auth, options) }));
     };
     const closedPort = await freePort();
     return {

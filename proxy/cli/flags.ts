@@ -4,15 +4,15 @@
  *
  * Precedence, per field: an explicit flag (this run only, not saved) >
  * the config dir's settings.json / resolvers.json > built-in defaults
- * (config/run-config.ts combines them).
+ * (run/run-config.ts combines them).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { defaultConfigDir } from '../config/config-file.js';
+import { defaultConfigDir } from '../files/config-file.js';
 import { parseResolverArg, PRESETS } from '../config/resolvers.js';
-import type { RunFlags } from '../config/run-config.js';
-import type { Settings } from '../config/settings.js';
+import type { RunFlags } from '../run/run-config.js';
+import type { Settings } from '../run/settings.js';
 import { DEFAULT_CONTROL_PORT, isLoopbackHost } from '../control/server.js';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_LISTEN, parseListenArg } from '../listen/address.js';

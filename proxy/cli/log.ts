@@ -3,11 +3,11 @@
  * know (state changes, connections, warnings, captive portals), and with
  * --log one stdout line per query.
  */
-import type { ConfigProblem } from '../config/config-file.js';
+import type { ConfigProblem } from '../files/config-file.js';
 import { describeResolver } from '../config/resolvers.js';
 import type { StubProxy } from '../dotstub.js';
 import { formatRecord } from '../engine/query-record.js';
-import { formatHostPort } from '../host-port.js';
+import { formatHostPort } from '../runtime/host-port.js';
 import type { ListenAddress } from '../listen/address.js';
 import { quickAckSupport } from '../upstream/quick-ack.js';
 

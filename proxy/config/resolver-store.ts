@@ -8,8 +8,8 @@
  */
 import path from 'node:path';
 import type { z } from 'zod';
-import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.js';
-import { lazily, type ZodApi } from './zod.js';
+import { issueFields, JsonConfigFile, type ConfigProblem } from '../files/config-file.js';
+import { lazily, type ZodApi } from '../files/zod.js';
 import { isDotstubError } from '../errors.js';
 import { issueCodes, type FieldCode } from '../error-codes.js';
 import { customResolver, PRESETS, retiredPreset, validateAuthName, validateDohUrl, validatePin, type ResolverSpec, type RetiredPreset } from './resolvers.js';

@@ -12,7 +12,7 @@
  * user's own URL.
  */
 import net from 'node:net';
-import { formatHost, formatHostPort } from '../host-port.js';
+import { formatHost, formatHostPort } from '../runtime/host-port.js';
 import { PinFormatError, ResolverSpecError } from '../errors.js';
 
 export const DOT_PORT = 853;

@@ -64,10 +64,10 @@
  *                                             (only when something happened, with the views that changed;
  *                                             every view at least every 15 s)
  */
-import type { ConfigProblem } from '../config/config-file.js';
+import type { ConfigProblem } from '../files/config-file.js';
 import type { ApiErrorCode, FieldCode } from '../error-codes.js';
 import type { CustomResolverBody, StoredResolver } from '../config/resolver-store.js';
-import type { Settings } from '../config/settings.js';
+import type { Settings } from '../run/settings.js';
 import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, RaceView, StateChange } from '../dotstub.js';
 import type { CaptiveEvent, CaptiveView } from '../network/captive/session.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';

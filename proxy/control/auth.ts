@@ -20,7 +20,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { IncomingMessage } from 'node:http';
-import { setAsideSync, writeFileAtomicSync } from '../config/config-file.js';
+import { setAsideSync, writeFileAtomicSync } from '../files/config-file.js';
 import { ConfigError } from '../errors.js';
 
 const TOKEN_FILE = 'token';

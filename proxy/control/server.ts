@@ -36,7 +36,7 @@ import { matchRoute, routes, type Reply, type Route } from './routes.js';
 import type { ControlService } from './service.js';
 import { defaultDashboardDir, sendHtml, StaticFiles } from './static.js';
 import type { ApiError, DashboardLinkView } from './api-types.js';
-import { formatHostPort } from '../host-port.js';
+import { formatHostPort } from '../runtime/host-port.js';
 import { ConfigError } from '../errors.js';
 
 export const DEFAULT_CONTROL_PORT = 5380;

@@ -12,14 +12,14 @@
  * - Switching the resolver or rebuilding the pool drops no query: the proxy
  *   moves new queries to the new pool and lets the old one drain.
  */
-import type { ConfigProblem } from '../config/config-file.js';
+import type { ConfigProblem } from '../files/config-file.js';
 import { MetricsWindow } from './metrics-window.js';
 import type { QueryRecord } from '../engine/query-record.js';
 import type { ConnectionEvent, StateChange, StubProxy } from '../dotstub.js';
 import { QueryLog, type QueryFilter } from './query-log.js';
 import type { ResolverStore } from '../config/resolver-store.js';
 import { closedSentence, PRESETS, retiredPreset, type ResolverSpec } from '../config/resolvers.js';
-import type { Settings, SettingsStore } from '../config/settings.js';
+import type { Settings, SettingsStore } from '../run/settings.js';
 import type { ConnectionView, MetricsView, QueryPage, ResolversView, ResolverView, RetiredNoticeView, SignInView, RetryView, StatusView, TimelineEvent } from './api-types.js';
 import { StreamHub } from './stream.js';
 import { metricsView } from './metrics-view.js';
@@ -31,7 +31,7 @@ import { retryView } from './retry-view.js';
 import { NetworkLadder } from './ladder.js';
 import { resolverView } from './resolver-view.js';
 import { DEFAULT_RESOLVER_TEST, type MeasureScope } from './resolver-test.js';
-import { formatHostPort } from '../host-port.js';
+import { formatHostPort } from '../runtime/host-port.js';
 import { PRIVACY_WORDS } from '../network/privacy-words.js';
 import type { CaptiveEvent } from '../network/captive/session.js';
 import type { SystemDnsManager, TakeoverChange } from '../system-dns/manager.js';

@@ -17,7 +17,7 @@
  *   never stops the proxy. Entries that aren't events are dropped on load.
  */
 import fs from 'node:fs';
-import { writeFileAtomicSync } from '../config/config-file.js';
+import { writeFileAtomicSync } from '../files/config-file.js';
 import type { TimelineEvent } from './api-types.js';
 
 const KINDS: ReadonlySet<string> = new Set(['connection', 'state', 'resolver', 'settings', 'captive']);

@@ -118,10 +118,6 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#options = { ...this.#options, ...changes };
   }
 
-  get upstream(): Upstream {
-    return this.#upstream;
-  }
-
   /** New queries go to `upstream`; queries in flight finish where they are. */
   setUpstream(upstream: Upstream): void {
     this.#upstream = upstream;
@@ -140,7 +136,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /**
    * Calls `fn` once, when the next message arrives (before it is handled):
    * what an idle process's housekeeping waits on instead of a timer
-   * (idle-collect.ts). One waiter; a second call replaces the first.
+   * (runtime/idle-collect.ts). One waiter; a second call replaces the first.
    */
   onNextMessage(fn: () => void): void {
     this.#onNextMessage = fn;

@@ -5,7 +5,7 @@
 import net from 'node:net';
 import type { Transport } from '../engine/query-record.js';
 import { ConfigError, ListenError } from '../errors.js';
-import { formatHostPort } from '../host-port.js';
+import { formatHostPort } from '../runtime/host-port.js';
 
 export interface ListenAddress {
   readonly host: string;

@@ -22,7 +22,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomicSync } from '../config/config-file.js';
+import { writeFileAtomicSync } from '../files/config-file.js';
 import type { FailureKind } from './classify.js';
 import type { LocalNamesPolicy } from './name-owners.js';
 

@@ -20,7 +20,7 @@
  * connection events but decide nothing.
  */
 import type { EventEmitter } from 'node:events';
-import type { ProxyConfig } from '../config/proxy-config.js';
+import type { ProxyConfig } from '../run/proxy-config.js';
 import { dohEndpoint, type ResolverSpec } from '../config/resolvers.js';
 import type { DotstubError } from '../errors.js';
 import type { AttemptView, NetworkView, RaceView, StubProxyEvents } from '../events.js';
@@ -251,7 +251,7 @@ export class PrivacyController {
     const resolver = upstream.resolver;
     const active = (): boolean => upstream === this.#upstream && this.#running;
     upstream.on('open', (e) => {
-      this.#out.emit('connection', { type: 'open', at: Date.now(), resolverId: resolver.id, ...e, authError: e.authError ?? null });
+      this.#out.emit('connection', { type: 'open', at: Date.now(), resolverId: resolver.id, ...e });
       if (!active()) return;
       // A transport that opens clears its own failure only: while DoH carries the
       // queries, the status still says what the network did to DoT (and why DoH).
@@ -261,7 +261,7 @@ export class PrivacyController {
       this.#endDegraded();
       const name = resolver.authName && !resolver.label.includes(resolver.authName) ? `${resolver.label} (${resolver.authName})` : resolver.label;
       const who = e.transport === 'doh' ? `${name} via DNS-over-HTTPS` : name;
-      this.#onPrivacyEvent({ type: 'connected', resolver: who, verified: e.verified, tlsVersion: e.tlsVersion, authError: e.authError });
+      this.#onPrivacyEvent({ type: 'connected', resolver: who, verified: e.verified, tlsVersion: e.tlsVersion, authError: e.authError ?? undefined });
     });
     upstream.on('close', (e) => {
       this.#out.emit('connection', {
@@ -296,7 +296,7 @@ export class PrivacyController {
       if (active()) this.#race = { at: Date.now(), transport: r.transport, winner: r.winner, afterMs: r.afterMs, attempts: attemptViews(r.attempts, r.transport, resolver) };
     });
     upstream.on('keepalive', (k) =>
-      this.#out.emit('connection', { type: 'keepalive', at: Date.now(), connectionId: k.connectionId, resolverId: resolver.id, timeoutMs: k.timeoutMs }),
+      this.#out.emit('connection', { type: 'keepalive', at: Date.now(), resolverId: resolver.id, ...k }),
     );
     upstream.on('connect-failed', (f) => {
       const classified = classify(f.error, f.transport, resolver);

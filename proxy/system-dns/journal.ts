@@ -11,15 +11,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomicSync } from '../config/config-file.js';
-import { lazily } from '../config/zod.js';
+import { writeFileAtomicSync } from '../files/config-file.js';
+import { lazily } from '../files/zod.js';
 import { SystemDnsError } from './errors.js';
 import { syncDir } from './file-state.js';
 import type { Step, StepProgress } from './steps.js';
 
 const JOURNAL_FILE = 'system-dns.journal.json';
 
-/** What a journal file must hold (checked when one is read: zod loads then, config/zod.ts). */
+/** What a journal file must hold (checked when one is read: zod loads then, files/zod.ts). */
 const journalSchema = lazily((z) => {
   const fileStateSchema = z.discriminatedUnion('type', [
     z.object({ type: z.literal('absent'), noDir: z.literal(true).optional() }),

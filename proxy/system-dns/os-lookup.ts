@@ -4,7 +4,7 @@
  */
 import dns from 'node:dns';
 import fs from 'node:fs';
-import { formatHostPort } from '../host-port.js';
+import { formatHostPort } from '../runtime/host-port.js';
 import { parseResolvConf } from './resolv-conf.js';
 
 export interface LookupReport {

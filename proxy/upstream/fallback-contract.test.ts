@@ -19,8 +19,8 @@ upstreamContract('fallback of DoT and DoH pools to unbound', async () => {
     const resolver = customResolver({ address: unbound.host, port: dotPort, authName: 'dns.test', dohUrl: `https://dns.test:${dohPort}/dns-query` });
     const options = { ...DEFAULT_POOL_OPTIONS, ...(idleTimeoutMs ? { idleTimeoutMs } : {}) };
     return new Fallback({
-      primary: new Pool({ protocol: 'DoT', resolver, options, selfRetry: false, factory: dotConnectionFactory(resolver, auth, options) }),
-      secondary: new Pool({ protocol: 'DoH', resolver, options, factory: dohConnectionFactory(resolver, auth, options) }),
+      primary: new Pool({ transport: 'dot', resolver, options, selfRetry: false, factory: dotConnectionFactory(resolver, auth, options) }),
+      secondary: new Pool({ transport: 'doh', resolver, options, factory: dohConnectionFactory(resolver, auth, options) }),
       primaryPort: dotPort,
       secondaryPort: dohPort,
     });

@@ -43,8 +43,8 @@ test('DoT port closed: answered over DoH; DoT appears: back to DoT, without a qu
   const auth = { mode: 'strict' as const, ca: [doh.pki.caPem] };
   const options = { ...DEFAULT_POOL_OPTIONS, connectTimeoutMs: 2000 };
   fallback = new Fallback({
-    primary: new Pool({ protocol: 'DoT', resolver, options, selfRetry: false, factory: dotConnectionFactory(resolver, auth, options) }),
-    secondary: new Pool({ protocol: 'DoH', resolver, options, factory: dohConnectionFactory(resolver, auth, options) }),
+    primary: new Pool({ transport: 'dot', resolver, options, selfRetry: false, factory: dotConnectionFactory(resolver, auth, options) }),
+    secondary: new Pool({ transport: 'doh', resolver, options, factory: dohConnectionFactory(resolver, auth, options) }),
     primaryPort: dotPort,
     secondaryPort: doh.dohPort as number,
     // The ladder's 10 s / 5 s → 60 s, scaled down for a test.

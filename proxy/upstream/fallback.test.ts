@@ -10,7 +10,7 @@ import { customResolver } from '../config/resolvers.js';
 import type { UpstreamAnswer } from '../dns/upstream-answer.js';
 import { CertificateError, ConnectFailedError, ConnectTimeoutError, type DotstubError } from '../errors.js';
 import { Fallback } from './fallback.js';
-import type { TransportChange } from './managed.js';
+import type { Transport, TransportChange } from './managed.js';
 import { Pool } from './pool.js';
 import { DEFAULT_POOL_OPTIONS } from './pool/options.js';
 
@@ -34,9 +34,9 @@ function lab(): Lab {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
   const dot: FakeConnection[] = [];
   const doh: FakeConnection[] = [];
-  const pool = (protocol: string, into: FakeConnection[], selfRetry: boolean): Pool =>
+  const pool = (transport: Transport, into: FakeConnection[], selfRetry: boolean): Pool =>
     new Pool({
-      protocol,
+      transport,
       resolver,
       options: DEFAULT_POOL_OPTIONS,
       selfRetry,
@@ -46,7 +46,7 @@ function lab(): Lab {
         return c;
       },
     });
-  const fallback = new Fallback({ primary: pool('DoT', dot, false), secondary: pool('DoH', doh, true), primaryPort: 853, secondaryPort: 443 });
+  const fallback = new Fallback({ primary: pool('dot', dot, false), secondary: pool('doh', doh, true), primaryPort: 853, secondaryPort: 443 });
   made.push(fallback);
   const events: TransportChange[] = [];
   fallback.on('transport', (e) => events.push(e));

@@ -1,7 +1,7 @@
 /**
  * The fallback ladder's core (NETWORK.md, "The fallback ladder"): an
- * Upstream composing a primary pool (DoT) and a secondary pool (DoH to the
- * same resolver), printed as `Fallback(DoT(quad9); DoH(quad9))` (routedns's
+ * Upstream composing two managed upstreams, a primary (a DoT pool) and a
+ * secondary (a DoH pool to the same resolver), printed as `Fallback(DoT(quad9); DoH(quad9))` (routedns's
  * FailRotate(a;b) shape).
  *
  *   primary ──connect-failed (refused, reset, timeout, unreachable)──► secondary carries queries
@@ -37,14 +37,10 @@
  *   must be made with `selfRetry: false` so this schedule is the only one.
  */
 import { EventEmitter } from 'node:events';
-import { QueryTimeoutError, type DotstubError } from '../errors.js';
-import type { ManagedUpstream, ManagedUpstreamEvents, NetworkHint, Transport, TransportChange, UpstreamSnapshot } from './managed.js';
-import type { Pool, RetryOutcome } from './pool.js';
-import { snapshotOf, translatePoolEvents } from './pool-events.js';
+import { isInterception, QueryTimeoutError, type DotstubError } from '../errors.js';
+import type { ResolverSpec } from '../config/resolvers.js';
+import type { ManagedUpstream, ManagedUpstreamEvents, NetworkHint, RetryOutcome, Transport, TransportChange, UpstreamSnapshot } from './managed.js';
 import type { UpstreamCallback, UpstreamRequest } from './upstream.js';
-
-/** Each side is a pool: the fallback listens to its connection events, warms it to probe, and reports its connections. */
-export type ProbedUpstream = Pick<Pool, 'name' | 'resolver' | 'resolve' | 'close' | 'destroy' | 'warm' | 'retryNow' | 'on' | 'connections' | 'networkChanged' | 'isBurstConnection'>;
 
 export interface FallbackOptions {
   /** Never switch transports more often than this (NETWORK.md: no flapping faster than 10 s). */
@@ -58,23 +54,22 @@ export interface FallbackOptions {
 const DEFAULT_FALLBACK_OPTIONS: FallbackOptions = { minSwitchIntervalMs: 10_000, probeMinMs: 5_000, probeMaxMs: 60_000 };
 
 export interface FallbackInit {
-  readonly primary: ProbedUpstream;
-  readonly secondary: ProbedUpstream;
+  /** Each side is a managed upstream of one transport (a pool): the fallback hears its events, warms it to probe, and joins their snapshots. */
+  readonly primary: ManagedUpstream;
+  readonly secondary: ManagedUpstream;
   /** Ports, for the sentences: the DoT port and the DoH URL's port. */
   readonly primaryPort: number;
   readonly secondaryPort: number;
   readonly options?: FallbackOptions;
 }
 
-/** Codes that mean someone is intercepting TLS: never routed around (NETWORK.md, ladder step 2). */
-const INTERCEPTION = new Set(['DOTSTUB_CERTIFICATE', 'DOTSTUB_PIN_MISMATCH']);
 /** A request failed for want of a connection, not because of its own answer: safe to hand to the other side. */
 const NO_CONNECTION = new Set(['DOTSTUB_CONNECT_FAILED', 'DOTSTUB_CONNECT_TIMEOUT']);
 
 export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements ManagedUpstream {
   readonly name: string;
-  readonly #primary: ProbedUpstream;
-  readonly #secondary: ProbedUpstream;
+  readonly #primary: ManagedUpstream;
+  readonly #secondary: ManagedUpstream;
   readonly #opts: FallbackOptions;
   readonly #primaryPort: number;
   readonly #secondaryPort: number;
@@ -109,17 +104,26 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
     init.primary.on('open', () => this.#onOpen('dot'));
     init.secondary.on('open', () => this.#onOpen('doh'));
     init.primary.on('connect-failed', (f) => this.#onPrimaryFailed(f.error));
-    init.primary.on('close', (conn, info) => {
-      if (info.reason !== 'unresponsive' || init.primary.connections.some((c) => c.state === 'open')) return;
-      this.#onPrimaryFailed(info.error ?? new QueryTimeoutError(`${conn.address} went silent: no answer on port ${this.#primaryPort} within the deadline`));
+    init.primary.on('close', (e) => {
+      if (e.reason !== 'unresponsive' || init.primary.snapshot().open) return;
+      this.#onPrimaryFailed(e.error ?? new QueryTimeoutError(`${e.address} went silent: no answer on port ${this.#primaryPort} within the deadline`));
     });
     init.secondary.on('connect-failed', (f) => this.#onSecondaryFailed(f.error));
     // After the fallback's own listeners, so what observers hear has its decision made.
-    translatePoolEvents(init.primary, 'dot', this, { speaks: () => this.#active === 'dot', message: (e) => e.message });
-    translatePoolEvents(init.secondary, 'doh', this, {
-      speaks: () => this.#active === 'doh',
+    this.#relay(init.primary, 'dot');
+    this.#relay(init.secondary, 'doh');
+  }
+
+  /** Re-emits a side's events as they are, but for what only the fallback knows: whether that side carries queries, and the ladder's words. */
+  #relay(side: ManagedUpstream, t: Transport): void {
+    side.on('open', (e) => this.emit('open', e));
+    side.on('close', (e) => this.emit('close', { ...e, lastClosed: e.lastClosed && this.#active === t }));
+    side.on('keepalive', (e) => this.emit('keepalive', e));
+    side.on('race', (e) => this.emit('race', e));
+    side.on('connect-failed', (e) => {
       // Ladder step 4: when DoH fails too, the reason names the first failure (DoT's) as well.
-      message: (e) => (this.#primaryError ? `${this.#primaryError.message}; DNS-over-HTTPS failed too: ${e.message}` : e.message),
+      const message = t === 'doh' && this.#primaryError ? `${this.#primaryError.message}; DNS-over-HTTPS failed too: ${e.error.message}` : e.error.message;
+      this.emit('connect-failed', { ...e, speaks: this.#active === t, message });
     });
   }
 
@@ -139,20 +143,21 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
   }
 
   /** The resolver both sides reach (the primary's spec, which carries the DoH URL). */
-  get resolver(): Pool['resolver'] {
+  get resolver(): ResolverSpec {
     return this.#primary.resolver;
   }
 
   /** Both sides' live connections. */
   snapshot(): UpstreamSnapshot {
-    return snapshotOf([this.#primary, this.#secondary], this.#primary.resolver.id);
+    const [dot, doh] = [this.#primary.snapshot(), this.#secondary.snapshot()];
+    return { connections: [...dot.connections, ...doh.connections], open: dot.open || doh.open, verified: dot.verified || doh.verified };
   }
 
-  get primary(): ProbedUpstream {
+  get primary(): ManagedUpstream {
     return this.#primary;
   }
 
-  get secondary(): ProbedUpstream {
+  get secondary(): ManagedUpstream {
     return this.#secondary;
   }
 
@@ -243,7 +248,7 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
     this.#announce(this.#dohSentence(), null);
   }
 
-  #side(t: Transport): ProbedUpstream {
+  #side(t: Transport): ManagedUpstream {
     return t === 'dot' ? this.#primary : this.#secondary;
   }
 
@@ -270,7 +275,7 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
     this.#hinted = false;
     this.#up.dot = false;
     this.#primaryError = error;
-    if (INTERCEPTION.has(error.code)) {
+    if (isInterception(error)) {
       // Ladder step 2: interception is never routed around. Queries stay on
       // the primary and fail, typed, until it authenticates again.
       this.#scheduleProbe();
@@ -315,7 +320,7 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
       this.#switchTimer = undefined;
       if (this.#closed || this.#active === to) return;
       // Still wanted? Back to DoT only while it is up; to DoH only while DoT is down.
-      if (to === 'dot' ? this.#up.dot : !this.#up.dot && !INTERCEPTION.has(this.#primaryError?.code ?? '')) this.#switchTo(to);
+      if (to === 'dot' ? this.#up.dot : !this.#up.dot && !isInterception(this.#primaryError)) this.#switchTo(to);
       else if (to === 'dot') this.#scheduleProbe();
     }, wait);
     this.#switchTimer.unref();

@@ -11,7 +11,6 @@ import type { UpstreamCounters } from './counters.js';
 import { dohConnectionFactory } from './doh/connection.js';
 import { dotConnectionFactory } from './dot/connection.js';
 import { Fallback } from './fallback.js';
-import { ManagedPool } from './managed-pool.js';
 import type { ManagedUpstream, Transport } from './managed.js';
 import { Pool } from './pool.js';
 import type { PoolOptions } from './pool/options.js';
@@ -27,7 +26,7 @@ export interface UpstreamSettings {
 export function poolFor(resolver: ResolverSpec, transport: Transport, s: UpstreamSettings, selfRetry = true): Pool {
   const factory = transport === 'dot' ? dotConnectionFactory(resolver, s.auth, s.options) : dohConnectionFactory(resolver, s.auth, s.options);
   return new Pool({
-    protocol: transport === 'dot' ? 'DoT' : 'DoH',
+    transport,
     resolver,
     options: s.options,
     factory,
@@ -39,7 +38,7 @@ export function poolFor(resolver: ResolverSpec, transport: Transport, s: Upstrea
 export function upstreamFor(resolver: ResolverSpec, s: UpstreamSettings): ManagedUpstream {
   // With a DoH URL the fallback owns DoT's re-probing (5 s → 60 s).
   const dot = poolFor(resolver, 'dot', s, resolver.dohUrl === undefined);
-  if (resolver.dohUrl === undefined) return new ManagedPool(dot, 'dot');
+  if (resolver.dohUrl === undefined) return dot;
   const doh = poolFor(resolver, 'doh', s);
   return new Fallback({ primary: dot, secondary: doh, primaryPort: resolver.port, secondaryPort: dohEndpoint(resolver.dohUrl).port });
 }

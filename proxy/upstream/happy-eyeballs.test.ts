@@ -27,7 +27,7 @@ afterEach(() => {
 
 function makePool(): { pool: Pool; conns: FakeConnection[] } {
   const conns: FakeConnection[] = [];
-  pool = new Pool({ protocol: 'Fake', resolver, options: DEFAULT_POOL_OPTIONS, factory: (spec) => conns[conns.push(new FakeConnection(spec, 100)) - 1] as FakeConnection });
+  pool = new Pool({ transport: 'dot', resolver, options: DEFAULT_POOL_OPTIONS, factory: (spec) => conns[conns.push(new FakeConnection(spec, 100)) - 1] as FakeConnection });
   return { pool, conns };
 }
 
@@ -57,6 +57,7 @@ test('IPv6 first; IPv4 250 ms later while IPv6 hangs; IPv4 wins, IPv6 closes, th
   expect(pool.counters.retries).toBe(0);
   expect(races).toEqual([
     {
+      transport: 'dot',
       winner: V4,
       afterMs: 280,
       attempts: [
@@ -106,7 +107,7 @@ test('one family only: one address at a time, rotating on failure, as before', (
   vi.useFakeTimers();
   const conns: FakeConnection[] = [];
   const only4 = new Pool({
-    protocol: 'Fake',
+    transport: 'dot',
     resolver: customResolver({ id: 'v4', label: 'v4', address: ['192.0.2.1', '192.0.2.2'], authName: 'dns.test' }),
     options: DEFAULT_POOL_OPTIONS,
     factory: (spec) => conns[conns.push(new FakeConnection(spec, 100)) - 1] as FakeConnection,

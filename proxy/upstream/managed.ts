@@ -11,14 +11,24 @@
  *
  * Outside upstream/, nothing looks past this contract at a pool, a
  * fallback or a connection (for-resolver.ts builds one for a resolver).
+ * A pool implements it itself (pool/pool.ts); a fallback composes two.
+ *
+ * Each event's payload is declared once, where its facts are made: a
+ * connection's (connection/contract.ts: the handshake, the close), a race's
+ * (pool/race.ts). The events here extend those with the upstream's own tags,
+ * and the proxy's 'connection' events (events.ts) extend these in turn with
+ * when and for which resolver; nothing copies a fact field by field, so a
+ * fact added to HandshakeInfo reaches the control API as it is.
  */
 import type { ResolverSpec } from '../config/resolvers.js';
-import type { DotstubError } from '../errors.js';
-import type { AddressAttempt, RetryOutcome } from './pool.js';
+import type { CloseInfo, HandshakeInfo } from './connection/contract.js';
+import type { AddressAttempt, ConnectFailure, RaceResult } from './pool/race.js';
 import type { Upstream } from './upstream.js';
-import type { HandshakeInfo } from './connection/contract.js';
 
-export type { AddressAttempt, RetryOutcome };
+export type { AddressAttempt };
+
+/** What "Retry now" did: started an attempt (now, or within the second), or why not. */
+export type RetryOutcome = 'started' | 'scheduled' | 'connected' | 'connecting' | 'closed';
 
 export type Transport = 'dot' | 'doh';
 
@@ -79,13 +89,9 @@ export interface ManagedOpen extends HandshakeInfo {
   readonly burst: boolean;
 }
 
-interface ManagedClose {
+interface ManagedClose extends CloseInfo {
   readonly transport: Transport;
-  readonly connectionId: number;
-  readonly reason: string;
-  readonly failed: number;
-  readonly queriesCarried: number;
-  readonly error: DotstubError | undefined;
+  readonly address: string;
   /**
    * The side carrying queries has no connection open or connecting any more,
    * and this one had opened: nothing is connected until something warms it.
@@ -93,14 +99,14 @@ interface ManagedClose {
   readonly lastClosed: boolean;
 }
 
-interface ManagedConnectFailure {
+/** The server's RFC 7828 idle timeout for a connection changed. */
+export interface ManagedKeepalive {
+  readonly connectionId: number;
+  readonly timeoutMs: number;
+}
+
+interface ManagedConnectFailure extends ConnectFailure {
   readonly transport: Transport;
-  readonly address: string;
-  readonly error: DotstubError;
-  readonly retryInMs: number;
-  /** How long the attempt took to fail, ms. */
-  readonly afterMs: number;
-  readonly attempts: readonly AddressAttempt[];
   /** The side that failed carries queries (a fallback's other side doesn't speak for the privacy state). */
   readonly speaks: boolean;
   /** What failed, in words: with DoH failing too, DoT's failure first (ladder step 4). */
@@ -108,17 +114,14 @@ interface ManagedConnectFailure {
 }
 
 /** A race across addresses, won after more than one address was tried. */
-interface ManagedRace {
+interface ManagedRace extends RaceResult {
   readonly transport: Transport;
-  readonly winner: string;
-  readonly afterMs: number;
-  readonly attempts: readonly AddressAttempt[];
 }
 
 export interface ManagedUpstreamEvents {
   open: [ManagedOpen];
   close: [ManagedClose];
-  keepalive: [{ readonly connectionId: number; readonly timeoutMs: number }];
+  keepalive: [ManagedKeepalive];
   'connect-failed': [ManagedConnectFailure];
   race: [ManagedRace];
   /** Which transport carries queries changed (a fallback: DoT ⇄ DoH), and why. */

@@ -24,7 +24,7 @@ function makePool(options: Partial<PoolOptions> = {}): { pool: Pool; conns: Fake
   const conns: FakeConnection[] = [];
   const opts = { ...DEFAULT_POOL_OPTIONS, ...options };
   const pool = new Pool({
-    protocol: 'Fake',
+    transport: 'dot',
     resolver,
     options: opts,
     factory: (spec) => {
@@ -57,7 +57,7 @@ function resolveAll(pool: Pool, names: string[]): { outcomes: Outcome[]; calls: 
 
 describe('the connection pool (policy only, fake connections)', () => {
   test('its name says protocol and resolver', () => {
-    expect(makePool().pool.name).toBe('Fake(lab)');
+    expect(makePool().pool.name).toBe('DoT(lab)');
   });
 
   test('warm() opens `size` connections, to the first address, before any query', () => {

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { skipWith } from '../../test-support/skips.js';
 import { freePort } from '../../test-support/unbound.js';
-import { PROXY_NODE_FLAGS } from '../node-flags.js';
+import { PROXY_NODE_FLAGS } from '../runtime/node-flags.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NM = path.join(ROOT, 'node_modules');

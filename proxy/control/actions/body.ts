@@ -1,10 +1,10 @@
 /**
  * Request bodies are checked with zod schemas (loaded on first use: see
- * config/zod.ts), each field's failure as a sentence and a FieldCode
+ * files/zod.ts), each field's failure as a sentence and a FieldCode
  * (errors.ts: zodFailure). A body that fails changes nothing.
  */
 import type { z } from 'zod';
-import { lazily } from '../../config/zod.js';
+import { lazily } from '../../files/zod.js';
 import { validationFailure, zodFailure } from '../errors.js';
 
 export { lazily };

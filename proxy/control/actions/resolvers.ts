@@ -7,10 +7,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../../config/config-file.js';
+import { writeFileAtomic } from '../../files/config-file.js';
 import { canAuthenticate, MAX_CUSTOM_RESOLVERS, validateCustomResolver, type ResolverContext, type ResolverStore } from '../../config/resolver-store.js';
 import { closedSentence, retiredPreset, type ResolverSpec } from '../../config/resolvers.js';
-import type { Settings } from '../../config/settings.js';
+import type { Settings } from '../../run/settings.js';
 import type { StubProxy } from '../../dotstub.js';
 import type { ResolverView, StatusView, TimelineEvent, ValidationView } from '../api-types.js';
 import { ApiFailure, validationFailure } from '../errors.js';

@@ -15,7 +15,7 @@
  * An import is checked whole before anything is applied: a bad file gets a
  * 400 with a sentence and changes nothing.
  */
-import type { Settings } from '../../config/settings.js';
+import type { Settings } from '../../run/settings.js';
 import type { LocalNamesPolicy } from '../../network/name-owners.js';
 import { MAX_NETWORKS, seenHere } from '../../network/network-memory.js';
 import { networksView, parseLocalNames, sentence } from './networks.js';

@@ -7,8 +7,8 @@
  * does: nothing is dropped.
  */
 import { canAuthenticate } from '../../config/resolver-store.js';
-import { poolSettingsFrom } from '../../config/run-config.js';
-import { changedFields, POOL_SETTINGS, type Settings, type SettingsStore } from '../../config/settings.js';
+import { poolSettingsFrom } from '../../run/run-config.js';
+import { changedFields, POOL_SETTINGS, type Settings, type SettingsStore } from '../../run/settings.js';
 import { settingsSchemas } from '../../config/settings-schema.js';
 import type { StubProxy } from '../../dotstub.js';
 import type { TimelineEvent } from '../api-types.js';

@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomicSync } from '../../config/config-file.js';
+import { writeFileAtomicSync } from '../../files/config-file.js';
 
 export type ConsentAnswer = 'allow' | 'decline';
 

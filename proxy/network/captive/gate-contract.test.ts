@@ -20,7 +20,7 @@ upstreamContract('captive gate, open: straight through to a DoT pool to unbound'
   const gated = (port: number, idleTimeoutMs?: number): CaptiveGate => {
     const resolver = customResolver({ address: unbound.host, port, authName: 'dns.test' });
     const options = { ...DEFAULT_POOL_OPTIONS, ...(idleTimeoutMs ? { idleTimeoutMs } : {}) };
-    return new CaptiveGate(null, new Pool({ protocol: 'DoT', resolver, options, factory: dotConnectionFactory(resolver, auth, options) }));
+    return new CaptiveGate(null, new Pool({ transport: 'dot', resolver, options, factory: dotConnectionFactory(resolver, auth, options) }));
   };
   const closedPort = await freePort();
   return {
@@ -40,7 +40,7 @@ upstreamContract(
     const resolver = customResolver({ address: unbound.host, port: closedPort, authName: 'dns.test' });
     const auth = { mode: 'strict' as const, ca: [unbound.pki.caPem] };
     const encrypted = (): Pool =>
-      new Pool({ protocol: 'DoT', resolver, options: DEFAULT_POOL_OPTIONS, factory: dotConnectionFactory(resolver, auth, DEFAULT_POOL_OPTIONS) });
+      new Pool({ transport: 'dot', resolver, options: DEFAULT_POOL_OPTIONS, factory: dotConnectionFactory(resolver, auth, DEFAULT_POOL_OPTIONS) });
     const degraded = (port: number, timeoutMs?: number): CaptiveGate =>
       new CaptiveGate(null, encrypted(), { upstream: new CleartextUpstream({ servers: [{ host: unbound.host, port }], ...(timeoutMs ? { timeoutMs } : {}) }) });
     return {

@@ -24,14 +24,19 @@ export type ConnectionState = 'connecting' | 'open' | 'draining' | 'closed';
 
 export type CloseReason = 'idle' | 'server-close' | 'reset' | 'error' | 'local' | 'unresponsive' | 'keepalive-zero' | 'desync' | 'network-change';
 
+/**
+ * A connection's handshake, declared once: the pool's 'open' event and the
+ * proxy's 'connection' event of type 'open' (../managed.ts, ../../events.ts)
+ * extend it, and the control API sends it as it is.
+ */
 export interface HandshakeInfo {
   readonly connectionId: number;
   readonly address: string;
   readonly resumed: boolean;
   /** Authenticated: CA + name, or SPKI pin, or resumed from an authenticated session. */
   readonly verified: boolean;
-  /** Why the certificate didn't verify (opportunistic mode only). */
-  readonly authError: string | undefined;
+  /** Why the certificate didn't verify (opportunistic mode only); null when it did. */
+  readonly authError: string | null;
   readonly tlsVersion: string;
   readonly cipher: string;
   readonly handshakeMs: number;

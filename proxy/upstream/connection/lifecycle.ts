@@ -370,7 +370,7 @@ class Connection<S> extends EventEmitter<PoolConnectionEvents> implements PoolCo
       address: this.address,
       resumed,
       verified: peer.verified,
-      authError: peer.authError,
+      authError: peer.authError ?? null,
       tlsVersion: socket.getProtocol() ?? 'unknown',
       cipher: cipher.standardName ?? cipher.name,
       handshakeMs: performance.now() - this.#startedAt,

@@ -13,7 +13,7 @@
  */
 import crypto from 'node:crypto';
 import tls from 'node:tls';
-import { formatHostPort } from '../../host-port.js';
+import { formatHostPort } from '../../runtime/host-port.js';
 import { CertificateError, ConnectFailedError, ConnectionClosedError, PinMismatchError, UNKNOWN_ISSUER_CODES, type DotstubError } from '../../errors.js';
 import type { AuthMode, AuthPolicy } from '../auth-policy.js';
 import type { CloseReason } from './contract.js';

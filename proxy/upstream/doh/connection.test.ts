@@ -36,7 +36,7 @@ afterAll(() => {
 function dohPool(url: string, auth: AuthPolicy, pins: readonly string[] = []): Pool {
   const resolver = customResolver({ address: '127.0.0.1', authName: 'dns.test', pins, dohUrl: url });
   const options = { ...DEFAULT_POOL_OPTIONS, connectTimeoutMs: 2000 };
-  const pool = new Pool({ protocol: 'DoH', resolver, options, factory: dohConnectionFactory(resolver, auth, options) });
+  const pool = new Pool({ transport: 'doh', resolver, options, factory: dohConnectionFactory(resolver, auth, options) });
   pools.push(pool);
   return pool;
 }
@@ -173,7 +173,7 @@ describe('DoH against a server of our own', () => {
     try {
       const pool = dohPool(server.url, strictTestCa());
       const closes: string[] = [];
-      pool.on('close', (_c, info) => closes.push(info.reason));
+      pool.on('close', (e) => closes.push(e.reason));
       const first = await resolve(pool, request('a.test'));
       server.goaway();
       await new Promise((r) => setTimeout(r, 100));
@@ -224,9 +224,9 @@ describe('DoH against a server of our own', () => {
     try {
       const pool = dohPool(server.url, { mode: 'opportunistic', ca: [testCa] });
       const opened: HandshakeInfo[] = [];
-      pool.on('open', (_c, info) => opened.push(info));
+      pool.on('open', (e) => opened.push(e));
       let tickets = 0;
-      pool.on('open', (c) => c.on('session', () => tickets++));
+      pool.on('open', (e) => pool.connections.find((c) => c.id === e.connectionId)?.on('session', () => tickets++));
       const o = await resolve(pool, request('n1.test'));
       expect(o.err).toBeNull();
       expect(opened[0]?.verified).toBe(false);

@@ -13,7 +13,7 @@ upstreamContract('DoH pool to unbound', async () => {
     // The DoT port is unbound's own; only the DoH URL is used here.
     const resolver = customResolver({ address: unbound.host, port: unbound.port, authName: 'dns.test', dohUrl: `https://dns.test:${dohPort}/dns-query` });
     const options = { ...DEFAULT_POOL_OPTIONS, ...(idleTimeoutMs ? { idleTimeoutMs } : {}) };
-    return new Pool({ protocol: 'DoH', resolver, options, factory: dohConnectionFactory(resolver, auth, options) });
+    return new Pool({ transport: 'doh', resolver, options, factory: dohConnectionFactory(resolver, auth, options) });
   };
   const closedPort = await freePort();
   return {

@@ -12,7 +12,7 @@ upstreamContract('DoT pool to unbound', async () => {
   const pool = (port: number, idleTimeoutMs?: number): Pool => {
     const resolver = customResolver({ address: unbound.host, port, authName: 'dns.test' });
     const options = { ...DEFAULT_POOL_OPTIONS, ...(idleTimeoutMs ? { idleTimeoutMs } : {}) };
-    return new Pool({ protocol: 'DoT', resolver, options, factory: dotConnectionFactory(resolver, auth, options) });
+    return new Pool({ transport: 'dot', resolver, options, factory: dotConnectionFactory(resolver, auth, options) });
   };
   const closedPort = await freePort();
   return {

@@ -23,9 +23,9 @@ afterAll(async () => {
 test('opportunistic: an unverified connection yields no ticket, so the next one is not "verified" by resuming it', async () => {
   const resolver = customResolver({ address: unbound.host, port: unbound.port, authName: 'dns.test' });
   const options = { ...DEFAULT_POOL_OPTIONS, idleTimeoutMs: 150 };
-  const pool = new Pool({ protocol: 'DoT', resolver, options, factory: dotConnectionFactory(resolver, { mode: 'opportunistic', ca: [] }, options) });
+  const pool = new Pool({ transport: 'dot', resolver, options, factory: dotConnectionFactory(resolver, { mode: 'opportunistic', ca: [] }, options) });
   const opened: HandshakeInfo[] = [];
-  pool.on('open', (_c, info) => opened.push(info));
+  pool.on('open', (e) => opened.push(e));
   const closed = new Promise<void>((r) => pool.once('close', () => r()));
   const ask = (name: string): Promise<void> => new Promise((r) => pool.resolve(request(name), () => r()));
   try {

@@ -22,7 +22,7 @@ afterEach(() => {
 function rig(): { pool: Pool; conns: FakeConnection[] } {
   const conns: FakeConnection[] = [];
   const pool = new Pool({
-    protocol: 'Fake',
+    transport: 'dot',
     resolver,
     options: DEFAULT_POOL_OPTIONS,
     factory: (spec) => {

@@ -1,12 +1,13 @@
 /**
- * A pool of connections to one resolver, implementing the Upstream
- * contract. Policy only: what a connection is comes from the factory (DoT
- * and DoH alike, made by connection/lifecycle.ts), so the pool and each of
- * its parts are tested with fakes (test-support/fake-connection.ts):
- * window.ts picks a connection and sizes bursts, race.ts races address
- * families, backoff.ts paces failed attempts, quarantine.ts blames a
- * connection's death, flight.ts holds a request's deadline and retry rules.
- * Here: the flights, the connections' events, session tickets, counters.
+ * A pool of connections to one resolver over one transport, implementing
+ * the ManagedUpstream contract (../managed.ts) itself. Policy only: what a
+ * connection is comes from the factory (DoT and DoH alike, made by
+ * connection/lifecycle.ts), so the pool and each of its parts are tested
+ * with fakes (test-support/fake-connection.ts): window.ts picks a connection
+ * and sizes bursts, race.ts races address families, backoff.ts paces failed
+ * attempts, quarantine.ts blames a connection's death, flight.ts holds a
+ * request's deadline and retry rules. Here: the flights, session tickets,
+ * counters, and the connections' events: their own payloads, tagged.
  *
  *   resolve(req) ─► quarantined? ─► typed error at once
  *        ▼ pick ─► send ─► deadline (SRTT + 2 × RTO, 25 ms slots) ─► answer ─► RTT sample ─► done(req, null, answer)
@@ -29,34 +30,24 @@ import { EventEmitter } from 'node:events';
 import type { ResolverSpec } from '../../config/resolvers.js';
 import type { UpstreamAnswer } from '../../dns/upstream-answer.js';
 import { InFlightCapError, isDotstubError, PoolClosedError, QueryTimeoutError, type DotstubError } from '../../errors.js';
-import type { AnswerHandler, CloseInfo, ConnectionFactory, HandshakeInfo, PoolConnection, SendInfo } from '../connection/contract.js';
+import type { AnswerHandler, CloseInfo, ConnectionFactory, PoolConnection, SendInfo } from '../connection/contract.js';
 import { countConnection, newUpstreamCounters, type UpstreamCounters } from '../counters.js';
 import { DeadlineSlots } from '../deadlines.js';
+import type { ManagedUpstream, ManagedUpstreamEvents, RetryOutcome, Transport, TransportChange, UpstreamSnapshot } from '../managed.js';
 import { RttEstimator } from '../rtt.js';
-import type { Upstream, UpstreamCallback, UpstreamRequest } from '../upstream.js';
+import type { UpstreamCallback, UpstreamRequest } from '../upstream.js';
 import { Backoff } from './backoff.js';
 import { deadlinePassed, newFlight, ownRetryLeft, settle, type Flight } from './flight.js';
 import { OfflineHold } from './offline.js';
 import { validatePoolOptions, type PoolOptions } from './options.js';
 import { Quarantine } from './quarantine.js';
-import { ConnectionRace, mostTelling, raceAddresses, type ConnectFailure, type RaceResult } from './race.js';
+import { ConnectionRace, lostRace, raceAddresses } from './race.js';
+import { snapshotOf } from './snapshot.js';
 import { AnswerWindow, pick } from './window.js';
 
-/** What "Retry now" did: started an attempt (now, or within the second), or why not. */
-export type RetryOutcome = 'started' | 'scheduled' | 'connected' | 'connecting' | 'closed';
-
-export interface PoolEvents {
-  open: [PoolConnection, HandshakeInfo];
-  close: [PoolConnection, CloseInfo];
-  'connect-failed': [ConnectFailure];
-  /** A race across addresses was won after another address was tried too (the losers and why). */
-  race: [RaceResult];
-  keepalive: [PoolConnection, number];
-}
-
 export interface PoolInit {
-  /** The protocol, for the readable name: `DoT` gives `DoT(quad9)`. */
-  readonly protocol: string;
+  /** What its connections speak; names it too: `dot` gives `DoT(quad9)`. */
+  readonly transport: Transport;
   readonly resolver: ResolverSpec;
   readonly options: PoolOptions;
   readonly factory: ConnectionFactory;
@@ -72,11 +63,16 @@ export interface PoolInit {
 
 let connectionCounter = 0;
 
-export class Pool extends EventEmitter<PoolEvents> implements Upstream {
+export class Pool extends EventEmitter<ManagedUpstreamEvents> implements ManagedUpstream {
   readonly name: string;
   readonly resolver: ResolverSpec;
   readonly options: PoolOptions;
   readonly counters: UpstreamCounters;
+  /** One transport only: no change of transport to tell, and nothing for prefer() to choose. */
+  readonly lastChange: TransportChange | null = null;
+  readonly #transport: Transport;
+  /** An authenticated connection opened since the last connect failure. */
+  #up = false;
   readonly #factory: ConnectionFactory;
   readonly #selfRetry: boolean;
   /** Live connections (connecting, open or draining); closed ones are removed at once. */
@@ -109,7 +105,8 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     this.#factory = init.factory;
     this.#selfRetry = init.selfRetry ?? true;
     this.counters = init.counters ?? newUpstreamCounters();
-    this.name = `${init.protocol}(${init.resolver.id})`;
+    this.#transport = init.transport;
+    this.name = `${init.transport === 'dot' ? 'DoT' : 'DoH'}(${init.resolver.id})`;
     this.#rtt = new RttEstimator(init.options.queryTimeoutMinMs, init.options.queryTimeoutMaxMs);
     this.#backoff = new Backoff(init.options.maxBackoffMs);
     this.#quarantine = new Quarantine(init.resolver.label);
@@ -157,13 +154,18 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
     while (!this.#closed && this.#connections.length < this.options.size && !this.#backoff.backingOff()) this.#open();
   }
 
+  prefer(): void {}
+
+  get transport(): Transport | null {
+    return this.#up ? this.#transport : null;
+  }
+
   get connections(): readonly PoolConnection[] {
     return this.#connections;
   }
 
-  /** Whether `conn` was opened for a burst (it closes when idle and isn't re-opened). */
-  isBurstConnection(conn: PoolConnection): boolean {
-    return this.#extras.has(conn);
+  snapshot(): UpstreamSnapshot {
+    return snapshotOf(this.#connections, this.#extras, this.resolver.id);
   }
 
   resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void {
@@ -387,11 +389,12 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
         rival.close('local');
       });
       if (this.#race === race) this.#race = undefined;
-      if (won) this.emit('race', won);
-      this.emit('open', conn, info);
+      this.#up = true;
+      if (won) this.emit('race', { ...won, transport: this.#transport });
+      this.emit('open', { ...info, transport: this.#transport, burst: this.#extras.has(conn) });
     });
     conn.on('session', (ticket) => this.#tickets.set(address, ticket));
-    conn.on('keepalive', (ms) => this.emit('keepalive', conn, ms));
+    conn.on('keepalive', (ms) => this.emit('keepalive', { connectionId: conn.id, timeoutMs: ms }));
     countConnection(conn, counters);
     conn.on('close', (info) => this.#onClose(conn, info));
     return conn;
@@ -412,14 +415,19 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
         if (race.failed(conn, info.error)) {
           // The race goes on: what this address held moves to the others, as a loser's would.
           this.#losers.add(conn);
-          this.emit('close', conn, info);
+          this.#emitClose(conn, info);
           return;
         }
         this.#race = undefined;
       }
       this.#connectFailed(conn, info, race);
     }
-    this.emit('close', conn, info);
+    this.#emitClose(conn, info);
+  }
+
+  /** After `conn` left #connections: lastClosed when it had opened and nothing is open or connecting now. */
+  #emitClose(conn: PoolConnection, info: CloseInfo): void {
+    this.emit('close', { ...info, transport: this.#transport, address: conn.address, lastClosed: info.wasOpen && this.#liveCount() === 0 });
   }
 
   /**
@@ -429,20 +437,13 @@ export class Pool extends EventEmitter<PoolEvents> implements Upstream {
    */
   #connectFailed(conn: PoolConnection, info: CloseInfo, race: ConnectionRace | undefined): void {
     this.#addressIndex++;
-    const attempts = race ? race.attempts() : [];
-    const error = mostTelling(attempts) ?? info.error;
+    const { error, ...lost } = lostRace(race, conn, info.error);
     const { consecutive, backoffMs } = this.#backoff.failed(error);
     if (error) {
       this.counters.connectFailures++;
-      this.emit('connect-failed', {
-        resolverId: this.resolver.id,
-        address: attempts.find((a) => a.error === error)?.address ?? conn.address,
-        error,
-        consecutive,
-        retryInMs: backoffMs,
-        afterMs: race ? Date.now() - race.startedAt : Date.now() - conn.createdAt,
-        attempts,
-      });
+      this.#up = false;
+      const failure = { resolverId: this.resolver.id, ...lost, error, consecutive, retryInMs: backoffMs, transport: this.#transport };
+      this.emit('connect-failed', { ...failure, speaks: true, message: error.message });
     }
     if (this.#selfRetry) this.#backoff.schedule(() => this.warm(), backoffMs + 5);
   }

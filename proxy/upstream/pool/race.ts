@@ -11,7 +11,7 @@
  * closes a connection itself: the winner's rivals go to the pool's
  * `abandon` (which re-sends what they held without using a retry).
  */
-import type { DotstubError } from '../../errors.js';
+import { isInterception, type DotstubError } from '../../errors.js';
 import type { PoolConnection } from '../connection/contract.js';
 
 /** One address's part in a connection race: when it was tried and how it ended. */
@@ -168,16 +168,29 @@ export class ConnectionRace {
   }
 }
 
-/** Codes that mean someone is intercepting: the most telling failure of a race. */
-const INTERCEPTION = new Set(['DOTSTUB_CERTIFICATE', 'DOTSTUB_PIN_MISMATCH']);
 /** No route: common for one family on a network that lacks it, so the least telling. */
 const NO_ROUTE = new Set(['EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+/**
+ * What a lost race (or a lone connection that never opened: no race) tells:
+ * its most telling failure, the address that failed so, and how long it took.
+ */
+export function lostRace(
+  race: ConnectionRace | undefined,
+  conn: PoolConnection,
+  connError: DotstubError | undefined,
+): Pick<ConnectFailure, 'address' | 'afterMs' | 'attempts'> & { readonly error: DotstubError | undefined } {
+  const attempts = race ? race.attempts() : [];
+  const error = mostTelling(attempts) ?? connError;
+  const address = attempts.find((a) => a.error === error)?.address ?? conn.address;
+  return { error, address, afterMs: Date.now() - (race ? race.startedAt : conn.createdAt), attempts };
+}
 
 /** Which failure of a race to report: interception first, then the first other than "no route", then the first. */
 export function mostTelling(attempts: readonly AddressAttempt[]): DotstubError | undefined {
   const failed = attempts.filter((a) => a.error !== undefined).map((a) => a.error as DotstubError);
   return (
-    failed.find((e) => INTERCEPTION.has(e.code)) ??
+    failed.find((e) => isInterception(e)) ??
     failed.find((e) => !NO_ROUTE.has((e.cause as NodeJS.ErrnoException | undefined)?.code ?? '')) ??
     failed[0]
   );

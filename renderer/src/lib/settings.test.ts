@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Settings } from '../../../proxy/control/api-types.js';
-import { parseSettingsPatch } from '../../../proxy/config/settings.js';
+import { parseSettingsPatch } from '../../../proxy/run/settings.js';
 import { draftChanges, errorList, NUMERIC_FIELDS, toDraft, validateDraft } from './settings.js';
 
 const saved: Settings = { mode: 'strict', padding: true, idleTimeoutSec: 60, poolSize: 2, burstConnections: 4, maxInFlight: 100, logSize: 10000, recordNames: true, portalCheck: true, cleartextFallback: false, networkDns: [] };

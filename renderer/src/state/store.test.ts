@@ -3,7 +3,7 @@ import type { StreamBatch } from '../../../proxy/control/api-types.js';
 import { record, status } from '../lib/fixtures.test-helpers.js';
 import { ApiRequestError } from '../api/client.js';
 import { DashboardStore, type StoreEnv } from './store.js';
-import { DEFAULT_SETTINGS } from '../../../proxy/config/settings.js';
+import { DEFAULT_SETTINGS } from '../../../proxy/run/settings.js';
 
 function fakeEnv(): StoreEnv & { scheduled: (() => void)[] } {
   const scheduled: (() => void)[] = [];

@@ -1,5 +1,5 @@
 /**
- * The proxy's configuration for one run (config/run-config.ts makes it from
+ * The proxy's configuration for one run (run-config.ts makes it from
  * flags and settings): where to listen, which resolver, how to authenticate
  * it, the pools' bounds, the cache, captive-portal handling, degraded mode.
  */
@@ -10,7 +10,7 @@ import type { NameRouting } from '../network/name-owners.js';
 import type { DiscoveryPaths } from '../network/network-resolver.js';
 import type { AuthPolicy } from '../upstream/auth-policy.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../upstream/pool/options.js';
-import type { ResolverSpec } from './resolvers.js';
+import type { ResolverSpec } from '../config/resolvers.js';
 
 /** Captive-portal handling (issue 9): where to probe and whom to ask in cleartext. */
 export interface CaptiveConfig {

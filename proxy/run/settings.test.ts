@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { writeFileAtomic } from './config-file.js';
-import { addressConflict, ResolverStore, validateCustomResolver } from './resolver-store.js';
+import { writeFileAtomic } from '../files/config-file.js';
+import { addressConflict, ResolverStore, validateCustomResolver } from '../config/resolver-store.js';
 import { DEFAULT_SETTINGS, parseSettingsPatch, SettingsStore } from './settings.js';
 
 const dirs: string[] = [];

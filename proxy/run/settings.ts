@@ -7,14 +7,14 @@
  * hand edit is reported instead of ignored.
  */
 import path from 'node:path';
-import { issueFields, JsonConfigFile, type ConfigProblem } from './config-file.js';
+import { issueFields, JsonConfigFile, type ConfigProblem } from '../files/config-file.js';
 import { DEFAULT_POOL_OPTIONS } from '../upstream/pool/options.js';
-import { settingsSchemas, type Settings, type SettingsPatch } from './settings-schema.js';
-import { lazily } from './zod.js';
+import { settingsSchemas, type Settings, type SettingsPatch } from '../config/settings-schema.js';
+import { lazily } from '../files/zod.js';
 
 const schemas = lazily(settingsSchemas);
 
-export type { Settings, SettingsPatch } from './settings-schema.js';
+export type { Settings, SettingsPatch } from '../config/settings-schema.js';
 
 export const DEFAULT_SETTINGS: Settings = Object.freeze({
   mode: 'strict',

@@ -13,8 +13,8 @@ import { DEFAULT_PROBES } from '../network/captive/probe.js';
 import { SYSTEM_PATHS, type DiscoveryPaths } from '../network/network-resolver.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../upstream/pool/options.js';
 import { defaultConfig, type ProxyConfig } from './proxy-config.js';
-import { canAuthenticate } from './resolver-store.js';
-import { PRESETS, type ResolverSpec } from './resolvers.js';
+import { canAuthenticate } from '../config/resolver-store.js';
+import { PRESETS, type ResolverSpec } from '../config/resolvers.js';
 import type { Settings } from './settings.js';
 
 /** The pool options a user sets (Settings: pool size, burst connections, in-flight cap, idle timeout). */

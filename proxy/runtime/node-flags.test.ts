@@ -10,10 +10,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, onTestFinished, test } from 'vitest';
-import { ProxySupervisor } from '../app/proxy-process/supervisor.js';
+import { ProxySupervisor } from '../../app/proxy-process/supervisor.js';
 import { PROXY_NODE_FLAGS } from './node-flags.js';
 
-const root = path.resolve(import.meta.dirname, '..');
+const root = path.resolve(import.meta.dirname, '../..');
 
 describe('the proxy process flags', () => {
   test('bin/dotstub.js starts node with them (shebang), and the package\'s /opt/dotstub/dotstub-cli is written with them', () => {
