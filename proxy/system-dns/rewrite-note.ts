@@ -14,7 +14,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomicSync } from '../config/config-file.js';
+import { writeFileAtomicSync } from '../files/config-file.js';
 import type { SystemHost } from './host.js';
 import { Journal } from './journal.js';
 import { RewriteWatch, type RewriteWatchOptions } from './rewrite-watch.js';
