@@ -54,6 +54,9 @@ export default tseslint.config(
   ...layer('proxy/upstream/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'upstream/ must not import the stages that call it' }),
   ...layer('proxy/engine/**/*.ts', { group: ['**/listen/**', '**/control/**', '**/dotstub.js'], message: 'engine/ must not import listen/ or control/' }, CONNECTION, POOL),
   ...layer('proxy/network/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'network/ must not import the query path above it' }, CONNECTION, POOL),
+  // What the proxy decides about the network (privacy state, portals, degraded
+  // mode) stands above the upstream it steers and the network facts it reads.
+  ...layer('proxy/privacy/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'privacy/ must not import the query path above it' }, CONNECTION, POOL),
   // One atomic write (config/config-file.ts: temp file, fsync, rename, fsync the
   // directory): nothing else in proxy/ renames a file. system-dns/file-state.ts
   // writes over bind mounts and symlinks (rename, or copy in place), and

@@ -2,7 +2,7 @@
  * The proxy, wired: listeners → engine (its router sends the networks' own
  * names to their links) → cache → captive gate → the active resolver's
  * upstream (upstream/for-resolver.ts); decisions in named observers: the
- * privacy controller (network/privacy-controller.ts: privacy state,
+ * privacy controller (privacy/privacy-controller.ts: privacy state,
  * connection events, warm re-open, portal checks, degraded mode) and the
  * network watch. The app and the test harnesses build it with startDotstub.
  *
@@ -21,8 +21,8 @@ import type { StubProxyEvents } from './events.js';
 import type { ListenAddress } from './listen/address.js';
 import { ClientShares } from './listen/client-shares.js';
 import { Listeners } from './listen/listeners.js';
-import { CaptiveGate } from './network/captive/gate.js';
-import { PrivacyController, type CaptiveAction } from './network/privacy-controller.js';
+import { CaptiveGate } from './privacy/captive/gate.js';
+import { PrivacyController, type CaptiveAction } from './privacy/privacy-controller.js';
 import { NetworkWatch, type NetworkChange } from './network/watch.js';
 import { leakWatchFor, notMeasured, type LeakView, type LeakWatch } from './network/leak-watch.js';
 import { ActiveUpstream } from './upstream/active.js';

@@ -8,10 +8,10 @@
  */
 import type { QueryRecord } from './engine/query-record.js';
 import type { ListenAddress } from './listen/address.js';
-import type { CaptiveEvent } from './network/captive/session.js';
+import type { CaptiveEvent } from './privacy/captive/session.js';
 import type { LeakView } from './network/leak-watch.js';
 import type { FailureKind } from './network/classify.js';
-import type { PrivacyState } from './network/privacy-state.js';
+import type { PrivacyState } from './privacy/privacy-state.js';
 import type { NetworkChange } from './network/watch.js';
 import type { AddressAttempt, Transport, TransportChange } from './upstream/managed.js';
 

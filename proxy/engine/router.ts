@@ -17,7 +17,7 @@
  * it; the table is replaced whole (setOwners) when the network changes.
  */
 import { NameOwners, type LocalNamesPolicy, type NameOwner, type NameRouting } from '../network/name-owners.js';
-import { networkKey } from '../network/captive/network-key.js';
+import { networkKey } from '../network/network-key.js';
 import { NetworkMemory } from '../network/network-memory.js';
 import { NameOwnersRefresher } from '../network/name-sources.js';
 import { CleartextUpstream } from '../upstream/plain/cleartext.js';

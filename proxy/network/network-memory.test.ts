@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect, onTestFinished, test } from 'vitest';
 import { MAX_NETWORKS, NetworkMemory, startHint } from './network-memory.js';
-import { networkIdentity, networkKey } from './captive/network-key.js';
+import { networkIdentity, networkKey } from './network-key.js';
 import { NetworkRecorder } from './network-recorder.js';
 
 function file(): string {

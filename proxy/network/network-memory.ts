@@ -1,6 +1,6 @@
 /**
  * What dotstub remembers per network (issue 21, item 3), keyed by
- * captive/network-key.ts's hash of the gateway's MAC (never the network in
+ * network-key.ts's hash of the gateway's MAC (never the network in
  * the clear), in one small JSON file (mode 0600) written with the project's
  * one atomic write (config/config-file.ts), so a crash leaves the old
  * memory or the new one:

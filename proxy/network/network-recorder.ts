@@ -29,7 +29,7 @@ const SETTLE_MS = 3000;
 export interface NetworkRecorderInit {
   readonly file: string;
   /**
-   * The network we're on: captive/network-key.ts's hash, and whether it is
+   * The network we're on: network-key.ts's hash, and whether it is
    * final (the gateway's MAC was known) or may still change (its address
    * only, just after a change); null: can't be told apart.
    */

@@ -43,7 +43,7 @@ export interface ImportResult {
   readonly waiting: number;
 }
 
-/** A network key as dotstub makes them (captive/network-key.ts): 32 lowercase hexadecimal characters. */
+/** A network key as dotstub makes them (network-key.ts): 32 lowercase hexadecimal characters. */
 const KEY = /^[0-9a-f]{32}$/;
 
 export function exportSettings(service: ControlService): SettingsExport {

@@ -24,12 +24,12 @@
  */
 import { EventEmitter } from 'node:events';
 import { CleartextUpstream } from '../../upstream/plain/cleartext.js';
-import { SignInProxy, type SignInProxyInfo } from '../signin-proxy.js';
-import { discoverCapportUrl, discoverNetworkResolver, type DiscoveryPaths, type NetworkResolver, SYSTEM_PATHS } from '../network-resolver.js';
-import { ConsentStore } from './consent-store.js';
+import { SignInProxy, type SignInProxyInfo } from './signin-proxy.js';
+import { discoverCapportUrl, discoverNetworkResolver, type DiscoveryPaths, type NetworkResolver, SYSTEM_PATHS } from '../../network/network-resolver.js';
+import { ConsentStore } from '../../network/captive/consent-store.js';
 import { lookupThrough } from './lookup.js';
-import { networkKey } from './network-key.js';
-import { CHECK_NAMES, detectPortal, type PortalVerdict, type ProbeTargets } from './probe.js';
+import { networkKey } from '../../network/network-key.js';
+import { CHECK_NAMES, detectPortal, type PortalVerdict, type ProbeTargets } from '../../network/captive/probe.js';
 import { allowedSentence, captiveSentence, checkedSentence, detectedSentence, extendedSentence, hostOf, letThroughSentence, STRICT_NO_LOOKUP, WORDS, type ExceptionState } from './words.js';
 
 export interface CaptiveView {

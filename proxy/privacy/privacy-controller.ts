@@ -25,14 +25,14 @@ import { dohEndpoint, type ResolverSpec } from '../config/resolvers.js';
 import type { DotstubError } from '../errors.js';
 import type { AttemptView, NetworkView, RaceView, StubProxyEvents } from '../events.js';
 import type { AddressAttempt, ManagedUpstream, NetworkHint, Transport } from '../upstream/managed.js';
-import { gatewayAddress, networkIdentity } from './captive/network-key.js';
-import { networkName } from './network-name.js';
+import { gatewayAddress, networkIdentity } from '../network/network-key.js';
+import { networkName } from '../network/network-name.js';
 import { CaptivePortal, type CaptiveView } from './captive/session.js';
-import { NetworkRecorder } from './network-recorder.js';
-import type { SignInProxyInfo } from './signin-proxy.js';
-import { classifyFailure, type FailureKind } from './classify.js';
+import { NetworkRecorder } from '../network/network-recorder.js';
+import type { SignInProxyInfo } from './captive/signin-proxy.js';
+import { classifyFailure, type FailureKind } from '../network/classify.js';
 import { DegradedMode } from './degraded-mode.js';
-import { discoverNetworkResolver } from './network-resolver.js';
+import { discoverNetworkResolver } from '../network/network-resolver.js';
 import { INITIAL_PRIVACY, nextPrivacyState, type PrivacyEvent, type PrivacyState, type PrivacyStatus } from './privacy-state.js';
 
 /** Queries within this long mean the machine is in use: keep a connection open (issue 11, "warm when needed"). */

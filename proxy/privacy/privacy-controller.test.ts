@@ -13,7 +13,7 @@ import { parseResolverArg } from '../config/resolvers.js';
 import { CertificateError, ConnectFailedError, ConnectTimeoutError } from '../errors.js';
 import type { StubProxyEvents } from '../events.js';
 import type { ManagedOpen, ManagedUpstream, ManagedUpstreamEvents, NetworkHint, UpstreamSnapshot } from '../upstream/managed.js';
-import { NetworkMemory } from './network-memory.js';
+import { NetworkMemory } from '../network/network-memory.js';
 import { PrivacyController } from './privacy-controller.js';
 
 const resolver = parseResolverArg('127.0.0.1:853#dns.test');
