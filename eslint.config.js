@@ -53,7 +53,11 @@ export default tseslint.config(
   ...layer('proxy/dns/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/upstream/**', '**/network/**', '**/config/**', '**/control/**', '**/dotstub.js'], message: 'dns/ is the wire format: it imports no other stage' }),
   ...layer('proxy/upstream/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'upstream/ must not import the stages that call it' }),
   ...layer('proxy/engine/**/*.ts', { group: ['**/listen/**', '**/control/**', '**/dotstub.js'], message: 'engine/ must not import listen/ or control/' }, CONNECTION, POOL),
-  ...layer('proxy/network/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'network/ must not import the query path above it' }, CONNECTION, POOL),
+  // network/ holds what the network is (its watch, name owners, the network we're on, leaks, probes): facts, below what uses them.
+  ...layer('proxy/network/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/upstream/**', '**/privacy/**', '**/control/**', '**/dotstub.js'], message: 'network/ holds facts: it imports neither the query path nor the decisions above it' }),
+  // What the proxy decides about the network (privacy state, portals, degraded
+  // mode) stands above the upstream it steers and the network facts it reads.
+  ...layer('proxy/privacy/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'privacy/ must not import the query path above it' }, CONNECTION, POOL),
   // One atomic write (files/config-file.ts: temp file, fsync, rename, fsync the
   // directory): nothing else in proxy/ renames a file. system-dns/file-state.ts
   // writes over bind mounts and symlinks (rename, or copy in place), and

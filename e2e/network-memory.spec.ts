@@ -13,7 +13,7 @@ import type { Page } from '@playwright/test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test as base } from '@playwright/test';
-import { networkKey } from '../proxy/network/captive/network-key.js';
+import { networkKey } from '../proxy/network/network-key.js';
 import { startUnbound, type UnboundServer } from '../test-support/unbound.js';
 import { Dashboard } from './support/dashboard.js';
 import { expect } from './support/fixtures.js';

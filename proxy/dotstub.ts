@@ -2,9 +2,12 @@
  * The proxy, wired: listeners → engine (its router sends the networks' own
  * names to their links) → cache → captive gate → the active resolver's
  * upstream (upstream/for-resolver.ts); decisions in named observers: the
- * privacy controller (network/privacy-controller.ts: privacy state,
+ * privacy controller (privacy/privacy-controller.ts: privacy state,
  * connection events, warm re-open, portal checks, degraded mode) and the
- * network watch. The app and the test harnesses build it with startDotstub.
+ * network watch. The network we're on has one owner
+ * (network/current-network.ts): the name router, the leak watch and the
+ * privacy controller hear from it when it changes. The app and the test
+ * harnesses build it with startDotstub.
  *
  * Observers (the control API, the CLI's log) hear what happens as events
  * (events.ts). The control API also reads what is, now, from the getters
@@ -24,10 +27,12 @@ import type { StubProxyEvents } from './events.js';
 import type { ListenAddress } from './listen/address.js';
 import { ClientShares } from './listen/client-shares.js';
 import { Listeners } from './listen/listeners.js';
-import { CaptiveGate } from './network/captive/gate.js';
-import { PrivacyController, type CaptiveAction } from './network/privacy-controller.js';
-import { NetworkWatch, type NetworkChange } from './network/watch.js';
+import { CurrentNetwork } from './network/current-network.js';
 import { leakWatchFor, notMeasured, type LeakView, type LeakWatch } from './network/leak-watch.js';
+import { networkName } from './network/network-name.js';
+import { NetworkWatch, type NetworkChange } from './network/watch.js';
+import { CaptiveGate } from './privacy/captive/gate.js';
+import { PrivacyController, type CaptiveAction } from './privacy/privacy-controller.js';
 import { ActiveUpstream } from './upstream/active.js';
 import { upstreamFor } from './upstream/for-resolver.js';
 import type { ConnectionSnapshot, ManagedUpstream, RetryOutcome, Transport, TransportChange } from './upstream/managed.js';
@@ -46,6 +51,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   /** Answers from every resolver used so far are flushed on a switch: one cache, per proxy. */
   readonly #cache: AnswerCache | null;
   readonly #privacy: PrivacyController;
+  readonly #network: CurrentNetwork;
   readonly #listeners: Listeners;
   readonly #watch: NetworkWatch | null;
   readonly #routing: Routing | null; // by name owner (engine/router.ts); null: off
@@ -58,30 +64,42 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#cache = config.cache ? new AnswerCache(config.cache) : null;
     const first = this.#makeUpstream(config.resolver);
     this.#upstream = new ActiveUpstream(first);
+    this.#network = currentNetworkFor(config);
     this.#privacy = new PrivacyController({
-      out: this,
-      config: () => this.#config,
+      options: {
+        mode: () => this.#config.auth.mode,
+        allowDegraded: () => this.#config.allowDegraded,
+        networkDns: () => this.#config.networkDns,
+        captive: config.captive,
+        captiveNetworkDns: () => this.#config.captive?.networkDns ?? [],
+      },
       lastQueryAt: () => this.#engine.lastReceivedAt,
       upstream: first,
-      // A rejoin's key became known for sure (the gateway's MAC came): the name router reads this network's choices.
-      networkKnown: () => void this.#routing?.refresh(),
+      network: this.#network,
     });
-    const recorder = this.#privacy.memory;
+    // What the controller says is the proxy's to say.
+    this.#privacy.on('state', (e) => this.emit('state', e));
+    this.#privacy.on('connection', (e) => this.emit('connection', e));
+    this.#privacy.on('captive', (e) => this.emit('captive', e));
+    this.#privacy.on('transport', (e) => this.emit('transport', e));
+    this.#privacy.on('warning', (w) => this.emit('warning', w));
     this.#routing = routingFor(config.names, {
       strict: () => this.#config.auth.mode === 'strict',
       localNames: () => this.#config.names?.localNames ?? 'ask',
-      // One key for the network we're on where the proxy remembers networks: the recorder's.
-      ...(recorder ? { networkKey: () => recorder.key } : {}),
+      network: this.#network,
     });
     this.#engine = new Engine(this.#gated(first), { padding: config.padding, recordNames: config.recordNames, keepBrowsersOnStub: config.keepBrowsersOnStub }, this.#counters, this.#routing?.router ?? null);
-    this.#engine.on('query', (r) => this.emit('query', r));
+    this.#engine.on('query', (r) => {
+      this.#privacy.answered(r);
+      this.emit('query', r);
+    });
     this.#engine.on('malformed', (why) => this.emit('malformed', why));
     // Every listener's clients share the pool's capacity fairly.
     const shares = new ClientShares(() => this.#config.pool.size * this.#config.pool.maxInFlight);
     this.#listeners = new Listeners((raw, transport, reply) => this.#engine.handle(raw, transport, reply), shares);
     this.#watch = config.watchNetwork ? new NetworkWatch() : null;
     this.#watch?.on('change', (c) => this.networkChanged(c));
-    this.#leaks = leakWatchFor(config.names, { watchingNetwork: this.#watch !== null, ours: (s) => this.#listeners.serves(s.host, s.port) });
+    this.#leaks = leakWatchFor(config.names, { watchingNetwork: this.#watch !== null, ours: (s) => this.#listeners.serves(s.host, s.port), network: this.#network });
     this.#leaks?.onChange((view) => this.emit('leaks', view));
   }
 
@@ -134,9 +152,13 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   get running(): boolean {
     return this.#startedAt !== 0;
   }
-  /** What the privacy controller decided and saw: the network's verdict, the last race, this network's memory, the sign-in proxy. */
+  /** What the privacy controller decided and saw: the network's verdict, the last race, the sign-in proxy. */
   get privacy(): PrivacyController {
     return this.#privacy;
+  }
+  /** The network we're on (its one owner): its key, what is remembered about it and every network, the user's choices. */
+  get network(): CurrentNetwork {
+    return this.#network;
   }
   get captive(): PrivacyController['captive'] {
     return this.#privacy.captive;
@@ -157,6 +179,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   /** Binds the listeners (UDP and TCP share each port) and opens the pool. */
   async start(): Promise<readonly ListenAddress[]> {
     if (this.running) throw new Error('proxy already started');
+    // The network's key first: the name router's first table is read with this network's choices.
+    this.#network.start();
     await this.#routing?.start();
     const bound = await this.#listeners.bind(this.#config.listen, (w) => this.emit('warning', w));
     this.#startedAt = Date.now();
@@ -200,18 +224,18 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   }
 
   /**
-   * The network changed under us (network/watch.ts, or a test): the active
-   * upstream drops its connections, forgets its back-off and reconnects at
-   * once; a fallback runs its ladder again from DoT. Queries in flight are
-   * retried on the new connections.
+   * The network changed under us (network/watch.ts, or a test): its owner
+   * reads the new one and tells the rest: the name router reads the new
+   * table, the leak watch the OS again, and the privacy controller restarts
+   * the upstream on the transport the new network's memory says (it drops
+   * its connections, forgets its back-off and reconnects at once; a fallback
+   * runs its ladder again from DoT; queries in flight are retried on the new
+   * connections).
    */
   networkChanged(change: NetworkChange): void {
     if (!this.running) return;
     this.emit('network-change', change);
-    void this.#routing?.refresh();
-    void this.#leaks?.networkChanged();
-    // The controller restarts the upstream, on the transport the new network's memory says.
-    this.#privacy.networkChanged();
+    this.#network.moved();
   }
 
   /** "Retry now": connect at once instead of waiting out the back-off. */
@@ -229,6 +253,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     if (!this.running) return;
     this.#startedAt = 0;
     this.#privacy.stopping();
+    this.#network.stop();
     this.#watch?.stop();
     this.#listeners.stopTcp();
     await drain(this.#engine, drainMs);
@@ -270,4 +295,30 @@ export async function startDotstub(
   observe?.(proxy);
   const bound = await proxy.start();
   return { proxy, bound };
+}
+
+/**
+ * The one owner of the network we're on, from the parts of the run's
+ * configuration that name its files (networks.json, the sign-in answers) and,
+ * in tests, its key, gateway and name.
+ */
+function currentNetworkFor(config: ProxyConfig): CurrentNetwork {
+  const m = config.networkMemory;
+  const fixed = m?.networkKey ?? config.names?.networkKey ?? config.captive?.networkKey;
+  // A test that gives its own gateway gives its own OS: the network's name is then its to give too.
+  const name = m ? (m.name ?? (m.gateway ? undefined : () => networkName())) : undefined;
+  return new CurrentNetwork({
+    file: m?.file ?? config.names?.memoryFile ?? null,
+    signInFile: config.captive?.consentFile ?? null,
+    ...(fixed
+      ? {
+          identify: () => {
+            const key = fixed();
+            return key === null ? null : { key, final: true };
+          },
+        }
+      : {}),
+    ...(m?.gateway ? { gateway: m.gateway } : {}),
+    ...(name ? { name } : {}),
+  });
 }

@@ -35,7 +35,7 @@ const SHIPPED_RUNTIME_FILES = [
   'proxy/upstream/plain/cleartext.test.ts',
   'proxy/upstream/fallback-contract.test.ts',
   'proxy/cache/caching-upstream.test.ts',
-  'proxy/network/captive/gate-contract.test.ts',
+  'proxy/privacy/captive/gate-contract.test.ts',
   'proxy/upstream/quick-ack.test.ts',
 ];
 

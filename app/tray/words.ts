@@ -2,7 +2,7 @@
  * State → plain words, shared by the menu's status line and the tooltip so
  * both say the same thing.
  */
-import { trayStatusLine } from '../../proxy/network/privacy-words.js';
+import { trayStatusLine } from '../../proxy/privacy/privacy-words.js';
 import type { TrayState } from './types.js';
 
 export function activeResolverLabel(state: TrayState): string | null {

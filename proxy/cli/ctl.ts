@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import type { ApiError, DashboardLinkView, LocalNamesView, ResolversView, StatusView, SwitchProbeView, SystemDnsView } from '../control/api-types.js';
 import { DEFAULT_CONTROL_SOCKET, SocketAccessError, socketRequest, type SocketAnswer, type SocketPlace } from '../control/socket-access.js';
 import { clockHhmm, leakLines, type RunningLeaks } from '../network/leak-words.js';
-import { PAUSED_WORDS, PRIVACY_WORDS } from '../network/privacy-words.js';
+import { PAUSED_WORDS, PRIVACY_WORDS } from '../privacy/privacy-words.js';
 
 export const CTL_HELP = `dotstub ctl: control the dotstub service on this machine, without sudo.
 
@@ -158,7 +158,7 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
         if (values.json) out(JSON.stringify({ status, systemDns: sys, resolvers: list }, null, 2));
         else {
           out(sys ? systemDnsLine(sys) : `private DNS: this dotstub doesn't manage the machine's DNS (it answers programs that ask it, on ${status.listen.join(', ')})`);
-          // The words the dashboard's banner and the tray use (network/privacy-words.ts), a pause included.
+          // The words the dashboard's banner and the tray use (privacy/privacy-words.ts), a pause included.
           const paused = status.state === 'off' && sys?.pausedUntil != null;
           const words = paused ? PAUSED_WORDS : (PRIVACY_WORDS[status.state] ?? PRIVACY_WORDS.off);
           // The proxy's reason, unless the line above said it (off while the takeover isn't in force) or a pause (the line above says when it ends).

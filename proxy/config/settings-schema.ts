@@ -6,7 +6,7 @@
  *
  * The schemas are built by settingsSchemas() from the caller's zod: the
  * dashboard imports it, the proxy loads it only when it validates
- * (config/zod.ts, issue 11).
+ * (files/zod.ts, issue 11).
  */
 import type { z } from 'zod';
 

@@ -69,7 +69,7 @@ import type { ApiErrorCode, FieldCode } from '../error-codes.js';
 import type { CustomResolverBody, StoredResolver } from '../config/resolver-store.js';
 import type { Settings } from '../run/settings.js';
 import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, RaceView, StateChange } from '../dotstub.js';
-import type { CaptiveEvent, CaptiveView } from '../network/captive/session.js';
+import type { CaptiveEvent, CaptiveView } from '../privacy/captive/session.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { LatencyStats } from './metrics-window.js';
 import type { SystemDnsView, TakeoverCause } from '../system-dns/manager.js';

@@ -172,3 +172,23 @@ test('an import naming a network this machine has never been on (a made-up key) 
   await expect.poll(async () => (await api.get('/api/networks')).json<NetworksView>().networks.find((n) => n.key === ghost), { timeout: 5000 }).toMatchObject({ current: true, localNames: 'allow' });
   expect((await api.get('/api/networks')).json<NetworksView>().waiting).toBe(0);
 });
+
+test("a restart on a remembered network: its local-names choice applies from the first query, with the network's key known to the proxy alone (as on a real machine: routing is given no key of its own)", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-networks-'));
+  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+  fs.writeFileSync(path.join(dir, 'resolv.conf'), 'nameserver 10.99.0.1\nsearch lan\n');
+  const file = path.join(dir, 'networks.json');
+  const home = '40e00000000000000000000000000000';
+  // Allowed here in an earlier run.
+  fs.writeFileSync(file, JSON.stringify({ version: 1, networks: { [home]: { label: 'gateway 192.168.1.1', worked: 'dot', localNames: 'allow', localDomains: ['lan'], seenAt: '2026-11-20T10:00:00.000Z' } } }));
+  const none = path.join(dir, 'none');
+  const h = await startControl({
+    resolverArg: upstream.resolverArg,
+    overrides: { mode: 'strict' },
+    names: { paths: { stateDirs: [], resolvConf: path.join(dir, 'resolv.conf'), resolvedUplink: none, leases: [], resolvconfInterfaces: none }, localNames: 'ask', memoryFile: file, run: () => Promise.resolve(null) },
+    networkMemory: { file, networkKey: () => home, gateway: () => '192.168.1.1' },
+  });
+  onTestFinished(() => h.stop());
+  const api = apiClient(h);
+  expect((await api.get('/api/network/local-names')).json()).toMatchObject({ knownNetwork: true, policy: 'allow', remembered: true });
+});

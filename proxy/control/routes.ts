@@ -169,12 +169,12 @@ export function routes(service: ControlService): Route[] {
     { method: 'GET', path: '/api/network/local-names', handler: () => json(localNamesView(service.proxy)) },
     { method: 'PUT', path: '/api/network/local-names', body: true, handler: ({ body }) => json(setLocalNames(service.proxy, body)) },
     { method: 'GET', path: '/api/networks', handler: () => json(networksView(service.proxy)) },
-    { method: 'PUT', path: '/api/networks/:key', body: true, handler: async ({ params, body }) => json(await setNetworkLocalNames(service.proxy, params.key as string, body)) },
+    { method: 'PUT', path: '/api/networks/:key', body: true, handler: ({ params, body }) => json(setNetworkLocalNames(service.proxy, params.key as string, body)) },
     {
       method: 'DELETE',
       path: '/api/networks/:key',
-      handler: async ({ params }) => {
-        await forgetNetwork(service.proxy, params.key as string);
+      handler: ({ params }) => {
+        forgetNetwork(service.proxy, params.key as string);
         return { kind: 'empty', status: 204 };
       },
     },

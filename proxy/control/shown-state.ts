@@ -7,7 +7,7 @@
  * It listens to both parts itself; close() stops that.
  */
 import type { StubProxy } from '../dotstub.js';
-import { withTakeover, type PrivacyState } from '../network/privacy-state.js';
+import { withTakeover, type PrivacyState } from '../privacy/privacy-state.js';
 import type { SystemDnsManager } from '../system-dns/manager.js';
 
 export class ShownState {

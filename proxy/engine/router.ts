@@ -16,9 +16,8 @@
  * One cleartext upstream per owner's server list, kept while an owner uses
  * it; the table is replaced whole (setOwners) when the network changes.
  */
+import { CurrentNetwork, type NetworkChanged } from '../network/current-network.js';
 import { NameOwners, type LocalNamesPolicy, type NameOwner, type NameRouting } from '../network/name-owners.js';
-import { networkKey } from '../network/captive/network-key.js';
-import { NetworkMemory } from '../network/network-memory.js';
 import { NameOwnersRefresher } from '../network/name-sources.js';
 import { CleartextUpstream } from '../upstream/plain/cleartext.js';
 import type { Upstream } from '../upstream/upstream.js';
@@ -135,28 +134,34 @@ export interface Routing {
 }
 
 /**
- * `networkKey`: the network we're on as the proxy knows it (the network
- * recorder's key: null while a rejoin's key is not known for sure yet);
- * without it, read here.
+ * `network`: the network we're on, as the proxy knows it (its one owner:
+ * network/current-network.ts); the table is read again when it moves or its
+ * key becomes known, and the user's choice for it the moment it changes.
+ * Without one (a router on its own), one is made from `names` and read at start.
  */
-export function routingFor(names: NameRouting | null, options: RouterOptions & { readonly networkKey?: () => string | null }): Routing | null {
+export function routingFor(names: NameRouting | null, options: RouterOptions & { readonly network?: CurrentNetwork }): Routing | null {
   if (!names) return null;
-  const memory = names.memoryFile ? new NetworkMemory(names.memoryFile) : null;
-  const keyOf = names.networkKey ?? options.networkKey ?? (() => networkKey());
+  const own = options.network === undefined;
+  const network = options.network ?? new CurrentNetwork({ file: names.memoryFile ?? null, ...(names.networkKey ? { identify: fixedKey(names.networkKey) } : {}) });
   let key: string | null = null;
   let remembered: LocalNamesPolicy | undefined;
   const router = new NameRouter({ ...options, localNames: () => remembered ?? options.localNames() });
   const apply = (owners: NameOwners): void => {
     router.setOwners(owners);
-    key = keyOf();
-    const entry = key && memory ? memory.get(key) : undefined;
+    key = network.key;
+    const entry = key ? network.remembered(key) : undefined;
     remembered = entry?.localNames;
     const domains = [...new Set(owners.owners.map((o) => o.suffix))].sort();
-    if (key && memory && domains.length > 0 && domains.join() !== (entry?.localDomains ?? []).join()) {
-      memory.update(key, { localDomains: domains, seenAt: new Date().toISOString() });
+    if (key && domains.length > 0 && domains.join() !== (entry?.localDomains ?? []).join()) {
+      network.remember(key, { localDomains: domains, seenAt: new Date().toISOString() });
     }
   };
   const refresher = new NameOwnersRefresher(names.paths, apply, names.run);
+  // A new network (or its key now known): its table and its choices. A choice changed here: applied at once, before the action that changed it answers.
+  const onChange = (c: NetworkChanged): void => {
+    if (c.why !== 'choices') void refresher.refresh();
+    else if (key === network.key) remembered = network.localNames();
+  };
   const serverText = (servers: readonly { readonly host: string; readonly port: number }[]): string[] =>
     servers.map((x) => (x.port === 53 ? x.host : x.host.includes(':') ? `[${x.host}]:${x.port}` : `${x.host}:${x.port}`));
   return {
@@ -172,16 +177,29 @@ export function routingFor(names: NameRouting | null, options: RouterOptions & {
       };
     },
     setLocalNames: (policy) => {
-      if (!key || !memory) return false;
-      memory.update(key, { localNames: policy, seenAt: new Date().toISOString() });
-      remembered = policy;
+      if (!key || !network.remembering) return false;
+      network.remember(key, { localNames: policy, seenAt: new Date().toISOString() });
       return true;
     },
-    start: () => refresher.start(),
+    start: () => {
+      if (own) network.start();
+      network.on('changed', onChange);
+      return refresher.start();
+    },
     refresh: () => refresher.refresh(),
     stop: () => {
+      network.off('changed', onChange);
+      if (own) network.stop();
       refresher.stop();
       router.destroy();
     },
+  };
+}
+
+/** A key given (tests): final at once. */
+function fixedKey(key: () => string | null): () => { readonly key: string; readonly final: boolean } | null {
+  return () => {
+    const k = key();
+    return k === null ? null : { key: k, final: true };
   };
 }

@@ -28,6 +28,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { MANAGED_MARKER, parseResolvConf, RESOLVED_STUBS, STUB_ADDRESSES } from '../system-dns/resolv-conf.js';
+import type { CurrentNetwork } from './current-network.js';
 import { addressText, ifName, runCommand, type RunCommand } from './name-sources.js';
 import { parseServer, readText, type DiscoveryPaths, type NetworkServer } from './network-resolver.js';
 
@@ -231,9 +232,21 @@ export interface LeakWatchOptions {
   readonly watchDir?: (dir: string, listener: (event: string, name: string | null) => void) => fs.FSWatcher;
 }
 
-/** The leak watch of a run that routes names (it reads where names are read); null when routing is off. */
-export function leakWatchFor(names: { readonly paths: LeakWatchOptions['paths']; readonly run?: RunCommand } | null, o: Pick<LeakWatchOptions, 'ours' | 'watchingNetwork'>): LeakWatch | null {
-  return names ? new LeakWatch({ ...o, paths: names.paths, ...(names.run ? { run: names.run } : {}) }) : null;
+/**
+ * The leak watch of a run that routes names (it reads where names are read);
+ * null when routing is off. It reads the OS again each time the network we're
+ * on moves (its owner's 'changed').
+ */
+export function leakWatchFor(
+  names: { readonly paths: LeakWatchOptions['paths']; readonly run?: RunCommand } | null,
+  o: Pick<LeakWatchOptions, 'ours' | 'watchingNetwork'> & { readonly network: Pick<CurrentNetwork, 'on'> },
+): LeakWatch | null {
+  if (!names) return null;
+  const watch = new LeakWatch({ ours: o.ours, watchingNetwork: o.watchingNetwork, paths: names.paths, ...(names.run ? { run: names.run } : {}) });
+  o.network.on('changed', (c) => {
+    if (c.why === 'moved') void watch.networkChanged();
+  });
+  return watch;
 }
 
 /**

@@ -94,7 +94,7 @@ export interface NameRouting {
   readonly localNames: LocalNamesPolicy;
   /** Per-network memory (network-memory.ts): the user's choice per network; absent: nothing remembered. */
   readonly memoryFile?: string;
-  /** The network we're on (tests); captive/network-key.ts otherwise. */
+  /** The network we're on (tests); network-key.ts otherwise. */
   readonly networkKey?: () => string | null;
   /** How the OS's tools are run (tests: none). */
   readonly run?: (argv: readonly string[]) => Promise<string | null>;

@@ -11,7 +11,7 @@
  *   home again                                              → DoT
  *   café again, its MAC not yet in the ARP table            → DoH at once: well under the connect timer
  *
- * A network is told apart the way dotstub tells it (captive/network-key.ts:
+ * A network is told apart the way dotstub tells it (network-key.ts:
  * the default gateway's MAC from the ARP table, hashed), so a change of
  * network here is what a laptop sees: the gateway's MAC changes (the router
  * takes another one and the client learns it) and an address comes on the

@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect, onTestFinished, test } from 'vitest';
 import { MAX_NETWORKS, NetworkMemory, startHint } from './network-memory.js';
-import { networkIdentity, networkKey } from './captive/network-key.js';
-import { NetworkRecorder } from './network-recorder.js';
+import { networkIdentity, networkKey } from './network-key.js';
+import { CurrentNetwork } from './current-network.js';
 
 function file(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-network-memory-'));
@@ -60,7 +60,7 @@ test('fields that are not what they should be are dropped, not trusted; the hint
 test('a network is remembered from its first fact, under the key read then: the MAC-based one once the ARP table has it, not the address-based one read at the change', () => {
   const f = file();
   let id = { key: 'keyed-by-address', final: false };
-  const r = new NetworkRecorder({ file: f, identify: () => id, gateway: () => '192.168.1.1', now: () => new Date('2026-11-26T04:00:00.000Z') });
+  const r = new CurrentNetwork({ file: f, identify: () => id, gateway: () => '192.168.1.1', now: () => new Date('2026-11-26T04:00:00.000Z') });
   r.joined();
   expect(fs.existsSync(f)).toBe(false); // nothing happened here yet: nothing left behind
   id = { key: 'keyed-by-mac', final: true };
@@ -84,7 +84,7 @@ test('a rejoin before the gateway\'s MAC is in the ARP table: no key meanwhile (
   fs.writeFileSync(f, JSON.stringify({ version: 1, networks: { 'cafe-by-mac': { label: 'gateway 10.20.0.1', worked: 'doh', port853: { kind: 'dropped', classification: 'NET_DROPPED', at: 'x' }, firstSeenAt: 'a', seenAt: 'b' } } }));
   let now = Date.parse('2026-11-26T04:00:00.000Z');
   let id = { key: 'cafe-by-address', final: false };
-  const r = new NetworkRecorder({ file: f, identify: () => id, gateway: () => '10.20.0.1', now: () => new Date(now) });
+  const r = new CurrentNetwork({ file: f, identify: () => id, gateway: () => '10.20.0.1', now: () => new Date(now) });
   r.joined();
   expect([r.key, r.provisional, r.hint()]).toEqual([null, true, {}]);
   r.dotFailed('dropped', 'NET_DROPPED'); // a fact meanwhile is not written under a key that may change

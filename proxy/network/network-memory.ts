@@ -1,8 +1,8 @@
 /**
  * What dotstub remembers per network (issue 21, item 3), keyed by
- * captive/network-key.ts's hash of the gateway's MAC (never the network in
+ * network-key.ts's hash of the gateway's MAC (never the network in
  * the clear), in one small JSON file (mode 0600) written with the project's
- * one atomic write (config/config-file.ts), so a crash leaves the old
+ * one atomic write (files/config-file.ts), so a crash leaves the old
  * memory or the new one:
  *
  *   { "version": 1, "networks": { "<key>": { "label": "gateway 192.168.1.1", "worked": "doh",
@@ -159,16 +159,31 @@ export class NetworkMemory {
   }
 
   #write(networks: Record<string, unknown>): void {
-    fs.mkdirSync(path.dirname(this.#file), { recursive: true, mode: 0o700 });
-    writeFileAtomicSync(this.#file, JSON.stringify({ version: 1, networks }, null, 2) + '\n', 0o600);
+    writeNetworks(this.#file, networks);
   }
 
   #read(): Record<string, unknown> {
-    try {
-      const j = JSON.parse(fs.readFileSync(this.#file, 'utf8')) as { networks?: Record<string, unknown> };
-      return typeof j.networks === 'object' && j.networks !== null && !Array.isArray(j.networks) ? { ...j.networks } : {};
-    } catch {
-      return {};
-    }
+    return readNetworks(this.#file);
   }
+}
+
+/**
+ * The one file shape for what is kept per network, `{ "version": 1,
+ * "networks": { "<key>": … } }`: the memory above, and strict mode's sign-in
+ * answers (current-network.ts), which keep a file of their own. Written with
+ * the project's one atomic write, mode 0600 in a 0700 directory; a file that
+ * can't be read counts as nothing kept.
+ */
+export function readNetworks(file: string): Record<string, unknown> {
+  try {
+    const j = JSON.parse(fs.readFileSync(file, 'utf8')) as { networks?: Record<string, unknown> };
+    return typeof j.networks === 'object' && j.networks !== null && !Array.isArray(j.networks) ? { ...j.networks } : {};
+  } catch {
+    return {};
+  }
+}
+
+export function writeNetworks(file: string, networks: Record<string, unknown>): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  writeFileAtomicSync(file, JSON.stringify({ version: 1, networks }, null, 2) + '\n', 0o600);
 }

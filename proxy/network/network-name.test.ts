@@ -10,7 +10,7 @@ import path from 'node:path';
 import { expect, onTestFinished, test } from 'vitest';
 import { defaultRouteInterface, networkName } from './network-name.js';
 import { NetworkMemory } from './network-memory.js';
-import { NetworkRecorder } from './network-recorder.js';
+import { CurrentNetwork } from './current-network.js';
 
 function dir(): string {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-netname-'));
@@ -72,7 +72,7 @@ test('a remembered network is labelled with its name where the OS knows one, its
   const file = path.join(dir(), 'networks.json');
   let name: Promise<string | null> = Promise.resolve('Home Wi-Fi');
   let key = 'home-key';
-  const r = new NetworkRecorder({ file, identify: () => ({ key, final: true }), gateway: () => '192.168.1.1', name: () => name });
+  const r = new CurrentNetwork({ file, identify: () => ({ key, final: true }), gateway: () => '192.168.1.1', name: () => name });
   r.joined();
   r.opened('dot');
   await expect.poll(() => new NetworkMemory(file).get('home-key')?.label).toBe('Home Wi-Fi');

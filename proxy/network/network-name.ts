@@ -4,7 +4,7 @@
  * which nobody recognises): NetworkManager's connection on the default
  * route's interface (for Wi-Fi, named after the SSID unless the user renamed
  * it), else iwd's connected network (the SSID). For the label only: the
- * network's key stays the hashed gateway MAC (captive/network-key.ts), and
+ * network's key stays the hashed gateway MAC (network-key.ts), and
  * the name never leaves the machine.
  */
 import fs from 'node:fs';

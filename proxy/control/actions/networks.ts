@@ -12,7 +12,8 @@
 import type { StubProxy } from '../../dotstub.js';
 import type { FailureKind } from '../../network/classify.js';
 import type { LocalNamesPolicy } from '../../network/name-owners.js';
-import { MAX_NETWORKS, seenHere, type NetworkMemory, type NetworkMemoryEntry } from '../../network/network-memory.js';
+import type { CurrentNetwork } from '../../network/current-network.js';
+import { MAX_NETWORKS, seenHere, type NetworkMemoryEntry } from '../../network/network-memory.js';
 import { ApiFailure, validationFailure } from '../errors.js';
 
 /** One remembered network, as the Network view shows it. */
@@ -72,21 +73,21 @@ function networkView(key: string, e: NetworkMemoryEntry, current: string | null)
 }
 
 export function networksView(proxy: StubProxy): NetworksView {
-  const memory = proxy.privacy.memory;
-  if (!memory) return { remembering: false, max: MAX_NETWORKS, networks: [], waiting: 0 };
-  const all = memory.memory.list();
+  const network = proxy.network;
+  if (!network.remembering) return { remembering: false, max: MAX_NETWORKS, networks: [], waiting: 0 };
+  const all = network.list();
   // An imported choice for a network never seen here is not a network the user has been on: not listed, counted.
   const seen = all.filter(({ entry }) => seenHere(entry));
-  return { remembering: true, max: MAX_NETWORKS, networks: seen.map(({ key, entry }) => networkView(key, entry, memory.key)), waiting: all.length - seen.length };
+  return { remembering: true, max: MAX_NETWORKS, networks: seen.map(({ key, entry }) => networkView(key, entry, network.key)), waiting: all.length - seen.length };
 }
 
-/** The memory and a known key, or the error that says why not. */
-function known(proxy: StubProxy, key: string): NetworkMemory {
-  const memory = proxy.privacy.memory?.memory;
-  if (!memory) throw new ApiFailure('networks_not_remembered', NOT_REMEMBERING);
+/** The network's owner, for a known key, or the error that says why not. */
+function known(proxy: StubProxy, key: string): CurrentNetwork {
+  const network = proxy.network;
+  if (!network.remembering) throw new ApiFailure('networks_not_remembered', NOT_REMEMBERING);
   if (!KEY.test(key)) throw validationFailure({ key: 'a network key is the 32 hexadecimal characters GET /api/networks lists' }, { key: 'bad_value' }, 'a network key is the 32 hexadecimal characters GET /api/networks lists; nothing was changed');
-  if (!memory.get(key)) throw new ApiFailure('unknown_network', `no remembered network has the key ${key} (forgotten already?); nothing was changed`);
-  return memory;
+  if (!network.remembered(key)) throw new ApiFailure('unknown_network', `no remembered network has the key ${key} (forgotten already?); nothing was changed`);
+  return network;
 }
 
 /** Reads a local-names choice: 'allow', 'deny' or 'ask' (forget the choice); `field` names it in the error. */
@@ -95,25 +96,17 @@ export function parseLocalNames(v: unknown, field = 'localNames'): LocalNamesPol
   throw sentence(field, `${field} must be "allow" (send this network's local names to its own resolver, unencrypted), "deny" (never) or "ask" (not decided); nothing was changed`);
 }
 
-/** The user's local-names choice for a remembered network; on the network we're on it applies at once. */
-export async function setNetworkLocalNames(proxy: StubProxy, key: string, raw: unknown): Promise<RememberedNetworkView> {
-  const memory = known(proxy, key);
+/** The user's local-names choice for a remembered network; on the network we're on it applies at once (the owner's 'changed'). */
+export function setNetworkLocalNames(proxy: StubProxy, key: string, raw: unknown): RememberedNetworkView {
+  const network = known(proxy, key);
   const extra = typeof raw === 'object' && raw !== null ? Object.keys(raw).filter((k) => k !== 'localNames') : [];
   if (extra.length > 0) throw sentence(extra[0] as string, `only localNames can be changed for a network (not ${extra[0] as string}); nothing was changed`);
   const policy = parseLocalNames(typeof raw === 'object' && raw !== null ? (raw as { localNames?: unknown }).localNames : undefined);
-  const entry = memory.update(key, { localNames: policy === 'ask' ? undefined : policy });
-  await reapply(proxy, key);
-  return networkView(key, entry, proxy.privacy.memory?.key ?? null);
+  const entry = network.remember(key, { localNames: policy === 'ask' ? undefined : policy }) ?? {};
+  return networkView(key, entry, network.key);
 }
 
-/** "Forget this network": everything remembered about it goes; on the network we're on, its choice stops applying at once. */
-export async function forgetNetwork(proxy: StubProxy, key: string): Promise<void> {
-  known(proxy, key);
-  proxy.privacy.forgetNetwork(key);
-  await reapply(proxy, key);
-}
-
-/** The name router reads the choice for the network we're on again. */
-async function reapply(proxy: StubProxy, key: string): Promise<void> {
-  if (proxy.privacy.memory?.key === key) await proxy.routing?.refresh();
+/** "Forget this network": everything remembered about it goes; on the network we're on, its choice stops applying at once (the owner's 'changed'). */
+export function forgetNetwork(proxy: StubProxy, key: string): void {
+  known(proxy, key).forget(key);
 }

@@ -43,7 +43,7 @@ export interface ImportResult {
   readonly waiting: number;
 }
 
-/** A network key as dotstub makes them (captive/network-key.ts): 32 lowercase hexadecimal characters. */
+/** A network key as dotstub makes them (network-key.ts): 32 lowercase hexadecimal characters. */
 const KEY = /^[0-9a-f]{32}$/;
 
 export function exportSettings(service: ControlService): SettingsExport {
@@ -76,25 +76,24 @@ export async function importSettings(service: ControlService, raw: unknown): Pro
   const networks = parseNetworks(o.networks);
   // The settings are checked (and applied) all or nothing; the networks were checked above.
   const settings = await service.settingsActions.update(o.settings);
-  const memory = service.proxy.privacy.memory?.memory;
+  // The network we're on among them: its choice applies at once (the owner's 'changed').
+  const network = service.proxy.network;
   let applied = 0;
   let waiting = 0;
-  if (memory) {
+  if (network.remembering) {
     const at = new Date().toISOString();
     for (const n of networks) {
-      const known = memory.get(n.key);
+      const known = network.remembered(n.key);
       const localNames = n.localNames === 'ask' ? undefined : n.localNames;
       if (known !== undefined && seenHere(known)) {
-        memory.update(n.key, { localNames });
+        network.remember(n.key, { localNames });
         applied++;
       } else {
         // Never on it here: the choice waits for it (the router reads it the day the key matches); its label is the export's, until then unseen.
-        memory.update(n.key, { localNames, ...(n.label ? { label: n.label } : {}), importedAt: at });
+        network.remember(n.key, { localNames, ...(n.label ? { label: n.label } : {}), importedAt: at });
         waiting++;
       }
     }
-    const current = service.proxy.privacy.memory?.key;
-    if (current && networks.some((n) => n.key === current)) await service.proxy.routing?.refresh();
   }
   return { settings, networks: applied, waiting };
 }

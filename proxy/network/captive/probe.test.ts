@@ -12,7 +12,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { removeOnExit } from '../../../test-support/temp.js';
 import { freePort } from '../../../test-support/unbound.js';
 import { detectPortal, isNonPublicAddress, parseCapport } from './probe.js';
-import { networkKey } from './network-key.js';
+import { networkKey } from '../network-key.js';
 
 const servers: http.Server[] = [];
 afterEach(async () => {

@@ -4,7 +4,7 @@
  * relies on colour alone.
  */
 import type { PrivacyState, ResolverView, StatusView } from '../../../proxy/control/api-types.js';
-import { PRIVACY_WORDS, type PrivacyWords } from '../../../proxy/network/privacy-words.js';
+import { PRIVACY_WORDS, type PrivacyWords } from '../../../proxy/privacy/privacy-words.js';
 
 export type Tone = 'good' | 'caution' | 'warning' | 'danger' | 'neutral';
 export type BannerIcon = 'shield-check' | 'shield-question' | 'wifi-sign-in' | 'unlocked' | 'blocked' | 'power' | 'pause';
@@ -26,7 +26,7 @@ export interface BannerModel {
   readonly leaves: string;
 }
 
-/** What the banner adds to the shared words (network/privacy-words.ts): how each state looks. */
+/** What the banner adds to the shared words (privacy/privacy-words.ts): how each state looks. */
 interface StateLook {
   readonly tone: Tone;
   readonly icon: BannerIcon;

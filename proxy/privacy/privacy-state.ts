@@ -4,9 +4,9 @@
  * The proxy feeds it events from the active upstream; the UI only renders
  * what comes out. No I/O, no clock.
  */
-import { RETRY_SENTENCE } from './privacy-words.js';
+import { RETRY_SENTENCE, type PrivacyState } from './privacy-words.js';
 
-export type PrivacyState = 'private' | 'private-unverified' | 'captive' | 'degraded' | 'blocked' | 'off';
+export type { PrivacyState };
 
 export interface PrivacyStatus {
   readonly state: PrivacyState;

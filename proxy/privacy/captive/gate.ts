@@ -9,7 +9,7 @@
  *   - otherwise straight through.
  *
  * The gate decides nothing: it reads the captive session and degraded mode
- * (network/degraded-mode.ts), whose owners decide when each is on. It owns
+ * (privacy/degraded-mode.ts), whose owners decide when each is on. It owns
  * neither cleartext path, but keeps the Upstream contract for what passes
  * through it: after close() or destroy() no name takes a cleartext path (it
  * goes to the closed encrypted upstream, which fails it typed), and destroy()

@@ -4,7 +4,12 @@
  * One module, so every surface says the same thing. Pure data, no Node
  * imports: the renderer and the Electron app import it too.
  */
-import type { PrivacyState } from './privacy-state.js';
+
+/**
+ * The states themselves (the reducer that moves between them is
+ * privacy-state.ts, which takes its sentences from here: one way, words first).
+ */
+export type PrivacyState = 'private' | 'private-unverified' | 'captive' | 'degraded' | 'blocked' | 'off';
 
 export interface PrivacyWords {
   /** Short label for the state, e.g. "Private". */

@@ -3,7 +3,7 @@
  * for each state of the sign-in exception, and the timeline's sentences.
  * Pure functions of plain values (tested without a portal).
  */
-import type { PortalVerdict } from './probe.js';
+import type { PortalVerdict } from '../../network/captive/probe.js';
 
 export type ExceptionState =
   /** Cleartext for the sign-in names is on until `expiresAt`. */

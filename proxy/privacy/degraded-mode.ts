@@ -10,7 +10,7 @@
 import { CleartextUpstream } from '../upstream/plain/cleartext.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { DegradedPath } from './captive/gate.js';
-import type { NetworkResolver } from './network-resolver.js';
+import type { NetworkResolver } from '../network/network-resolver.js';
 
 /** Degraded mode never starts again sooner than this after it ended. */
 const DEGRADED_MIN_GAP_MS = 10_000;

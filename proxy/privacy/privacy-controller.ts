@@ -11,28 +11,30 @@
  *   - when a connect failure starts a portal check (soon after start or a
  *     network change, at most one per 30 s);
  *   - degraded mode (NETWORK.md, the ladder's last step): when it starts and ends;
- *   - the network's memory (network-recorder.ts): what worked on each network,
- *     and the hint the upstream starts on when we join one again (DoH at once
- *     where 853 was blocked).
+ *   - what the network we're on teaches (network/current-network.ts, its one
+ *     owner): what worked there, recorded; the hint the upstream starts on
+ *     when we join one again (DoH at once where 853 was blocked); and, when
+ *     it moves or its key becomes known, the upstream starts over or on the
+ *     new hint.
  *
- * The root wires it once; it speaks on the proxy's own emitter. Events from
- * an upstream that is no longer the active one are still reported as
- * connection events but decide nothing.
+ * The root wires it once and passes what it says on as the proxy's own
+ * events; it speaks on its own emitter (views.ts). Events from an upstream
+ * that is no longer the active one are still reported as connection events
+ * but decide nothing.
  */
-import type { EventEmitter } from 'node:events';
-import type { ProxyConfig } from '../run/proxy-config.js';
+import { EventEmitter } from 'node:events';
+import type { AuthMode } from '../upstream/auth-policy.js';
+import type { CaptiveConfig } from '../run/proxy-config.js';
 import { dohEndpoint, type ResolverSpec } from '../config/resolvers.js';
 import type { DotstubError } from '../errors.js';
-import type { AttemptView, NetworkView, RaceView, StubProxyEvents } from '../events.js';
+import type { AttemptView, NetworkView, PrivacyEvents, RaceView } from './views.js';
 import type { AddressAttempt, ManagedUpstream, NetworkHint, Transport } from '../upstream/managed.js';
-import { gatewayAddress, networkIdentity } from './captive/network-key.js';
-import { networkName } from './network-name.js';
+import type { CurrentNetwork, NetworkChanged } from '../network/current-network.js';
 import { CaptivePortal, type CaptiveView } from './captive/session.js';
-import { NetworkRecorder } from './network-recorder.js';
-import type { SignInProxyInfo } from './signin-proxy.js';
-import { classifyFailure, type FailureKind } from './classify.js';
+import type { SignInProxyInfo } from './captive/signin-proxy.js';
+import { classifyFailure, type FailureKind } from '../network/classify.js';
 import { DegradedMode } from './degraded-mode.js';
-import { discoverNetworkResolver } from './network-resolver.js';
+import { discoverNetworkResolver } from '../network/network-resolver.js';
 import { INITIAL_PRIVACY, nextPrivacyState, type PrivacyEvent, type PrivacyState, type PrivacyStatus } from './privacy-state.js';
 
 /** Queries within this long mean the machine is in use: keep a connection open (issue 11, "warm when needed"). */
@@ -45,32 +47,47 @@ const PORTAL_CHECK_EVERY_MS = 30_000;
 
 export type CaptiveAction = 'allow' | 'decline' | 'extend' | 'check';
 
+/** What the controller reads of the run's settings; each a function where settings change it at run time. */
+export interface PrivacyOptions {
+  /** Strict or opportunistic, now. */
+  readonly mode: () => AuthMode;
+  /** Opportunistic mode with cleartext fallback allowed: degraded mode may start. */
+  readonly allowDegraded: () => boolean;
+  /** The network's own resolver as the user set it (`--network-dns`), now; empty: discovered. */
+  readonly networkDns: () => readonly string[];
+  /** Captive-portal handling (its network DNS read through `captiveNetworkDns`); null: off, no probe ever leaves. */
+  readonly captive: CaptiveConfig | null;
+  /** The sign-in's network DNS, now (captive handling's own setting). */
+  readonly captiveNetworkDns: () => readonly string[];
+}
+
+/** A query the engine answered, as far as the round trip's median needs it (engine/query-record.ts). */
+export interface AnsweredQuery {
+  readonly source: string;
+  readonly reused: boolean | null;
+  readonly route?: unknown;
+  readonly resolverId: string | null;
+  readonly upstreamUs: number;
+}
+
 export interface PrivacyControllerInit {
-  /** Where it speaks: the proxy's emitter. */
-  readonly out: EventEmitter<StubProxyEvents>;
-  /** The run's configuration now (settings change it at run time). */
-  readonly config: () => ProxyConfig;
+  readonly options: PrivacyOptions;
   /** When the last query arrived (performance.now() clock of the engine), for warm re-open. */
   readonly lastQueryAt: () => number;
   /** The upstream carrying queries at start. */
   readonly upstream: ManagedUpstream;
-  /** The network we're on became known for sure after a change (the gateway's MAC came): whoever keys by it reads it again. */
-  readonly networkKnown?: () => void;
+  /** The network we're on (its one owner): recorded to, and listened to. */
+  readonly network: CurrentNetwork;
 }
 
-export class PrivacyController {
-  readonly #out: EventEmitter<StubProxyEvents>;
-  readonly #config: () => ProxyConfig;
+export class PrivacyController extends EventEmitter<PrivacyEvents> {
+  readonly #options: PrivacyOptions;
   readonly #lastQueryAt: () => number;
   /** Degraded mode's cleartext path (the captive gate reads it). */
   readonly degraded = new DegradedMode();
   /** Captive portals: detection, the sign-in exception (null when config.captive is). */
   readonly captivePortal: CaptivePortal | null;
-  /** What worked on each network (null when config.networkMemory is). */
-  readonly memory: NetworkRecorder | null;
-  readonly #networkKnown: () => void;
-  /** Polls the network's key while it is provisional, just after a change. */
-  #settling: NodeJS.Timeout | undefined;
+  readonly #network: CurrentNetwork;
   /** The upstream whose events decide; others only report. */
   #upstream: ManagedUpstream;
   #running = false;
@@ -81,38 +98,26 @@ export class PrivacyController {
   /** Date.now() when the active resolver was last seen verified on an open connection (null: never). */
   #lastVerifiedAt: number | null = null;
   /** The active resolver's last connect failure, classified; null once a connection of that transport opens. */
-  #network: NetworkView | null = null;
+  #lastFailure: NetworkView | null = null;
   /** The last race across addresses that was won after more than one was tried. */
   #race: RaceView | null = null;
   /** When the proxy started or the network last changed: a connect failure soon after may be a portal. */
   #networkSince = 0;
 
   constructor(init: PrivacyControllerInit) {
-    this.#out = init.out;
-    this.#config = init.config;
+    super();
+    this.#options = init.options;
     this.#lastQueryAt = init.lastQueryAt;
     this.#upstream = init.upstream;
-    this.captivePortal = init.config().captive ? this.#makeCaptive() : null;
-    const m = init.config().networkMemory;
-    const fixed = m?.networkKey;
-    const identify = fixed
-      ? () => {
-          const key = fixed();
-          return key === null ? null : { key, final: true };
-        }
-      : () => {
-          const id = networkIdentity();
-          return id === null ? null : { key: id.key, final: id.byMac };
-        };
-    // A test that gives its own gateway gives its own OS: the network's name is then its to give too.
-    const name = m?.name ?? (m?.gateway ? undefined : () => networkName());
-    this.memory = m ? new NetworkRecorder({ file: m.file, identify, gateway: m.gateway ?? (() => gatewayAddress()), ...(name ? { name } : {}) }) : null;
-    this.#networkKnown = init.networkKnown ?? (() => undefined);
-    // The round trip: answers from the chosen resolver on a connection that was already open.
-    this.#out.on('query', (r) => {
-      if (r.source === 'upstream' && r.reused === true && !r.route && r.resolverId === this.#upstream.resolver.id) this.memory?.answered(r.upstreamUs);
-    });
+    this.#network = init.network;
+    this.captivePortal = init.options.captive ? this.#makeCaptive(init.options.captive) : null;
+    this.#network.on('changed', (c) => this.#networkChanged(c));
     this.observe(init.upstream);
+  }
+
+  /** The round trip: answers from the chosen resolver on a connection that was already open. */
+  answered(r: AnsweredQuery): void {
+    if (r.source === 'upstream' && r.reused === true && !r.route && r.resolverId === this.#upstream.resolver.id) this.#network.answered(r.upstreamUs);
   }
 
   get state(): { readonly state: PrivacyState; readonly reason: string; readonly since: number } {
@@ -126,7 +131,7 @@ export class PrivacyController {
 
   /** The last connect failure of the active resolver, classified; null since that transport's last success. */
   get network(): NetworkView | null {
-    return this.#network;
+    return this.#lastFailure;
   }
 
   /** The last race across addresses that was won after more than one was tried (Happy Eyeballs); null if none yet. */
@@ -142,53 +147,16 @@ export class PrivacyController {
     return this.captivePortal?.signInProxy ?? null;
   }
 
-  /**
-   * "Forget this network": everything remembered about it goes, what worked
-   * there and the user's choices, the strict-mode sign-in answer included;
-   * false when the memory didn't know it.
-   */
-  forgetNetwork(key: string): boolean {
-    this.captivePortal?.forgetAnswer(key);
-    return this.memory?.memory.forget(key) ?? false;
-  }
-
   started(): void {
     this.#running = true;
     this.#networkSince = Date.now();
-    this.memory?.joined();
     this.#upstream.prefer(this.#hint());
-    this.#settleKey();
     this.#onPrivacyEvent({ type: 'started', resolver: this.#upstream.resolver.label });
-  }
-
-  /**
-   * Just after a change the gateway's MAC isn't known until traffic went
-   * through it (the upstream's first connection attempt brings it within
-   * milliseconds): the key is read again every 25 ms until it is, then the
-   * network's memory says where to start (DoH at once where 853 was blocked)
-   * and the name router reads its choices. At most SETTLE_MS, then the
-   * gateway's address is taken as the key (a link without ARP).
-   */
-  #settleKey(): void {
-    clearInterval(this.#settling);
-    const memory = this.memory;
-    if (!memory?.provisional) return;
-    this.#settling = setInterval(() => {
-      memory.settle();
-      if (memory.provisional && this.#running) return;
-      clearInterval(this.#settling);
-      if (!this.#running) return;
-      this.#upstream.prefer(this.#hint());
-      this.#networkKnown();
-    }, 25);
-    this.#settling.unref();
   }
 
   /** Stopping: no more decisions; the captive session and degraded mode end. */
   stopping(): void {
     this.#running = false;
-    clearInterval(this.#settling);
-    this.memory?.left();
     this.captivePortal?.stop();
     this.#endDegraded();
   }
@@ -207,25 +175,25 @@ export class PrivacyController {
   }
 
   /**
-   * The network changed: its failure, its portal and degraded mode belonged
+   * The network moved: its failure, its portal and degraded mode belonged
    * to the old one; the upstream starts over, where the new network's memory
-   * says (DoH at once where 853 was blocked).
+   * says (DoH at once where 853 was blocked). Its key became known for sure
+   * (the gateway's MAC came): the upstream prefers what the memory says.
    */
-  networkChanged(): void {
-    this.#network = null;
+  #networkChanged(c: NetworkChanged): void {
+    if (!this.#running) return;
+    if (c.why === 'known') this.#upstream.prefer(this.#hint());
+    if (c.why !== 'moved') return;
+    this.#lastFailure = null;
     this.#networkSince = Date.now();
-    this.memory?.left();
-    this.memory?.joined();
     this.captivePortal?.networkChanged();
     this.#endDegraded('the network changed: trying encrypted DNS first again');
     this.#upstream.networkChanged(this.#hint());
-    this.#settleKey();
   }
 
   /** Settings changed: degraded mode ends when it is no longer allowed. */
   settingsChanged(): void {
-    const c = this.#config();
-    if (!c.allowDegraded || c.auth.mode === 'strict') this.#endDegraded('cleartext fallback is off now');
+    if (!this.#options.allowDegraded() || this.#options.mode() === 'strict') this.#endDegraded('cleartext fallback is off now');
   }
 
   /** The user's answer to "Allow sign-in?", or a request to extend it; false when there is nothing to answer. */
@@ -251,20 +219,20 @@ export class PrivacyController {
     const resolver = upstream.resolver;
     const active = (): boolean => upstream === this.#upstream && this.#running;
     upstream.on('open', (e) => {
-      this.#out.emit('connection', { type: 'open', at: Date.now(), resolverId: resolver.id, ...e });
+      this.emit('connection', { type: 'open', at: Date.now(), resolverId: resolver.id, ...e });
       if (!active()) return;
       // A transport that opens clears its own failure only: while DoH carries the
       // queries, the status still says what the network did to DoT (and why DoH).
-      if (this.#network?.transport === e.transport) this.#network = null;
+      if (this.#lastFailure?.transport === e.transport) this.#lastFailure = null;
       if (e.verified) this.captivePortal?.authenticated();
-      if (e.verified) this.memory?.opened(e.transport);
+      if (e.verified) this.#network.opened(e.transport);
       this.#endDegraded();
       const name = resolver.authName && !resolver.label.includes(resolver.authName) ? `${resolver.label} (${resolver.authName})` : resolver.label;
       const who = e.transport === 'doh' ? `${name} via DNS-over-HTTPS` : name;
       this.#onPrivacyEvent({ type: 'connected', resolver: who, verified: e.verified, tlsVersion: e.tlsVersion, authError: e.authError ?? undefined });
     });
     upstream.on('close', (e) => {
-      this.#out.emit('connection', {
+      this.emit('connection', {
         type: 'close',
         at: Date.now(),
         connectionId: e.connectionId,
@@ -296,15 +264,15 @@ export class PrivacyController {
       if (active()) this.#race = { at: Date.now(), transport: r.transport, winner: r.winner, afterMs: r.afterMs, attempts: attemptViews(r.attempts, r.transport, resolver) };
     });
     upstream.on('keepalive', (k) =>
-      this.#out.emit('connection', { type: 'keepalive', at: Date.now(), resolverId: resolver.id, ...k }),
+      this.emit('connection', { type: 'keepalive', at: Date.now(), resolverId: resolver.id, ...k }),
     );
     upstream.on('connect-failed', (f) => {
       const classified = classify(f.error, f.transport, resolver);
       if (active()) {
         const attempts = attemptViews(f.attempts, f.transport, resolver);
-        this.#network = { at: Date.now(), transport: f.transport, address: f.address, ...classified, detail: f.error.message, afterMs: f.afterMs, attempts };
+        this.#lastFailure = { at: Date.now(), transport: f.transport, address: f.address, ...classified, detail: f.error.message, afterMs: f.afterMs, attempts };
       }
-      this.#out.emit('connection', {
+      this.emit('connection', {
         type: 'connect-failed',
         at: Date.now(),
         resolverId: resolver.id,
@@ -317,28 +285,28 @@ export class PrivacyController {
         ...classified,
       });
       if (!active()) return;
-      if (f.transport === 'dot') this.memory?.dotFailed(classified.kind, classified.classification);
+      if (f.transport === 'dot') this.#network.dotFailed(classified.kind, classified.classification);
       this.#maybeCheckPortal();
       if (!f.speaks) return;
       this.#onPrivacyEvent({ type: 'connect-failed', message: f.message, retryInMs: f.retryInMs });
     });
     upstream.on('transport', (change) => {
-      if (active()) this.#out.emit('transport', change);
+      if (active()) this.emit('transport', change);
     });
   }
 
   /** Where the upstream should start on the network we're on. */
   #hint(): NetworkHint {
-    return this.memory?.hint() ?? {};
+    return this.#network.hint();
   }
 
   #onPrivacyEvent(event: PrivacyEvent): void {
-    const next = nextPrivacyState(this.#privacy, event, { mode: this.#config().auth.mode });
+    const next = nextPrivacyState(this.#privacy, event, { mode: this.#options.mode() });
     const previous = this.#privacy;
     if (next.state === previous.state && next.reason === previous.reason) return;
     if (next.state !== previous.state) this.#stateSince = Date.now();
     this.#privacy = next;
-    this.#out.emit('state', { state: next.state, previous: previous.state, reason: next.reason, at: Date.now(), resolverId: this.#upstream.resolver.id });
+    this.emit('state', { state: next.state, previous: previous.state, reason: next.reason, at: Date.now(), resolverId: this.#upstream.resolver.id });
     if (next.state === 'blocked') this.#maybeDegrade(next.reason);
   }
 
@@ -349,12 +317,13 @@ export class PrivacyController {
    * opens again (the pools keep re-probing with their back-off).
    */
   #maybeDegrade(why: string): void {
-    const c = this.#config();
-    if (!this.degraded.mayStart() || !this.#running || !c.allowDegraded || c.auth.mode !== 'opportunistic') return;
+    const o = this.#options;
+    if (!this.degraded.mayStart() || !this.#running || !o.allowDegraded() || o.mode() !== 'opportunistic') return;
     if (this.captivePortal?.active || this.captivePortal?.checking) return;
-    const found = discoverNetworkResolver(c.captive?.networkDns.length ? c.captive.networkDns : c.networkDns, c.captive?.paths);
+    const captiveDns = o.captive ? o.captiveNetworkDns() : [];
+    const found = discoverNetworkResolver(captiveDns.length ? captiveDns : o.networkDns(), o.captive?.paths);
     if (!found) {
-      this.#out.emit('warning', "cleartext fallback is allowed, but this network's own resolver isn't known: set network DNS in Settings");
+      this.emit('warning', "cleartext fallback is allowed, but this network's own resolver isn't known: set network DNS in Settings");
       return;
     }
     this.degraded.start(found);
@@ -371,28 +340,25 @@ export class PrivacyController {
     if (why && this.#running) this.#onPrivacyEvent({ type: 'degraded-ended', sentence: why });
   }
 
-  #makeCaptive(): CaptivePortal {
-    const c = this.#config().captive;
-    if (!c) throw new Error('no captive config');
+  #makeCaptive(c: CaptiveConfig): CaptivePortal {
     const portal = new CaptivePortal({
       probes: c.probes,
-      networkDns: () => this.#config().captive?.networkDns ?? c.networkDns,
-      consentFile: c.consentFile,
-      mode: () => this.#config().auth.mode,
+      networkDns: this.#options.captiveNetworkDns,
+      network: this.#network,
+      mode: this.#options.mode,
       retryEncrypted: () => {
         if (this.#running) this.#upstream.networkChanged();
       },
       encryptedWorks: () => this.#upstream.snapshot().verified,
       ...(c.paths ? { paths: c.paths } : {}),
-      ...(c.networkKey ? { networkKey: c.networkKey } : {}),
       ...(c.exceptionMs !== undefined ? { exceptionMs: c.exceptionMs } : {}),
       ...(c.reprobeMs !== undefined ? { reprobeMs: c.reprobeMs } : {}),
     });
     portal.on('event', (e) => {
       if (!this.#running) return;
-      this.#out.emit('captive', e);
-      if (e.type === 'detected') this.memory?.portalSeen();
-      if (e.type === 'signed-in' || (e.type === 'left' && e.how === 'private')) this.memory?.portalSignedIn();
+      this.emit('captive', e);
+      if (e.type === 'detected') this.#network.portalSeen();
+      if (e.type === 'signed-in' || (e.type === 'left' && e.how === 'private')) this.#network.portalSignedIn();
       if (e.type === 'left' && e.how !== 'private') this.#onPrivacyEvent({ type: 'captive-ended', sentence: e.sentence });
     });
     portal.on('change', () => {

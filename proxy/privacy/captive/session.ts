@@ -18,18 +18,17 @@
  *
  * This module is the session machine and its timers (detect → ask/allow →
  * expire/decline → leave, re-probing every 5 s while captive). The probes
- * are probe.ts, their DNS client lookup.ts, the network's identity
- * network-key.ts, the remembered answers consent-store.ts, the sentences
+ * are network/captive/probe.ts, their DNS client lookup.ts, the network we're
+ * on and its remembered answer network/current-network.ts, the sentences
  * words.ts; the query path's side is gate.ts.
  */
 import { EventEmitter } from 'node:events';
 import { CleartextUpstream } from '../../upstream/plain/cleartext.js';
-import { SignInProxy, type SignInProxyInfo } from '../signin-proxy.js';
-import { discoverCapportUrl, discoverNetworkResolver, type DiscoveryPaths, type NetworkResolver, SYSTEM_PATHS } from '../network-resolver.js';
-import { ConsentStore } from './consent-store.js';
+import { SignInProxy, type SignInProxyInfo } from './signin-proxy.js';
+import { discoverCapportUrl, discoverNetworkResolver, type DiscoveryPaths, type NetworkResolver, SYSTEM_PATHS } from '../../network/network-resolver.js';
+import type { CurrentNetwork } from '../../network/current-network.js';
 import { lookupThrough } from './lookup.js';
-import { networkKey } from './network-key.js';
-import { CHECK_NAMES, detectPortal, type PortalVerdict, type ProbeTargets } from './probe.js';
+import { CHECK_NAMES, detectPortal, type PortalVerdict, type ProbeTargets } from '../../network/captive/probe.js';
 import { allowedSentence, captiveSentence, checkedSentence, detectedSentence, extendedSentence, hostOf, letThroughSentence, STRICT_NO_LOOKUP, WORDS, type ExceptionState } from './words.js';
 
 export interface CaptiveView {
@@ -70,10 +69,8 @@ export interface CaptiveOptions {
   readonly networkDns: () => readonly string[];
   readonly paths?: DiscoveryPaths;
   readonly mode: () => 'strict' | 'opportunistic';
-  /** Where strict mode's answers per network are kept; null: ask every time. */
-  readonly consentFile: string | null;
-  /** A stable, private key for the network we're on (see networkKey()); null when unknown. */
-  readonly networkKey?: () => string | null;
+  /** The network we're on: its key, read when a portal is found, and strict mode's answer remembered for it. */
+  readonly network: Pick<CurrentNetwork, 'current' | 'signInAnswer' | 'rememberSignIn'>;
   /** Ask the encrypted upstream to try connecting now (recovery while captive). */
   readonly retryEncrypted: () => void;
   /** An authenticated encrypted connection is open now: a portal verdict arriving after it is moot. */
@@ -112,7 +109,6 @@ interface Session {
 
 export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change: [] }> {
   readonly #opts: CaptiveOptions;
-  readonly #consent: ConsentStore | null;
   readonly #now: () => number;
   #session: Session | null = null;
   #checking: Promise<PortalVerdict | null> | null = null;
@@ -126,7 +122,6 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
   constructor(opts: CaptiveOptions) {
     super();
     this.#opts = opts;
-    this.#consent = opts.consentFile ? new ConsentStore(opts.consentFile) : null;
     this.#now = opts.now ?? Date.now;
   }
 
@@ -225,7 +220,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
 
   #enter(verdict: Extract<PortalVerdict, { kind: 'portal' }>, resolver: NetworkResolver | null, cleartext: CleartextUpstream | null): void {
     const names = new Set<string>([...CHECK_NAMES, ...verdict.hosts].map(normal));
-    const key = (this.#opts.networkKey ?? networkKey)();
+    const key = this.#opts.network.current();
     const session: Session = {
       verdict,
       detectedAt: this.#now(),
@@ -249,7 +244,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     } else if (this.#opts.mode() === 'opportunistic') {
       this.#start(session, false);
     } else {
-      const remembered = key ? this.#consent?.get(key) : undefined;
+      const remembered = key ? this.#opts.network.signInAnswer(key) : undefined;
       if (remembered === 'allow') this.#start(session, true);
       else if (remembered === 'decline') {
         session.exception = 'declined';
@@ -311,7 +306,7 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
   allow(remember: boolean): boolean {
     const s = this.#session;
     if (!s || !s.cleartext || s.exception === 'active') return false;
-    if (remember && s.key) this.#consent?.set(s.key, 'allow');
+    if (remember && s.key) this.#opts.network.rememberSignIn(s.key, 'allow');
     this.#start(s, false);
     // At once: the sign-in page's redirect chain is walked now that it may be looked up.
     void this.#reprobe();
@@ -319,16 +314,11 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
     return true;
   }
 
-  /** "Forget this network": its remembered sign-in answer goes; a sign-in under way now is left as it is. */
-  forgetAnswer(key: string): void {
-    this.#consent?.forget(key);
-  }
-
   /** "Not now": nothing in cleartext; remembered for this network when asked to. */
   decline(remember: boolean): boolean {
     const s = this.#session;
     if (!s) return false;
-    if (remember && s.key) this.#consent?.set(s.key, 'decline');
+    if (remember && s.key) this.#opts.network.rememberSignIn(s.key, 'decline');
     s.exception = 'declined';
     s.expiresAt = null;
     this.#closeProxy(s);
@@ -387,8 +377,8 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
   #mayLookUpInCleartext(s: Session | null): boolean {
     if (this.#opts.mode() === 'opportunistic') return true;
     if (s) return s.exception === 'active';
-    const key = (this.#opts.networkKey ?? networkKey)();
-    return key !== null && this.#consent?.get(key) === 'allow';
+    const key = this.#opts.network.current();
+    return key !== null && this.#opts.network.signInAnswer(key) === 'allow';
   }
 
   /** Re-probe every 5 s while captive: notice the sign-in, and let the encrypted upstream try again. */

@@ -2,7 +2,7 @@
  * The network we're on, privately: SHA-256 of the default gateway's MAC
  * address (from the ARP table), or of its address when the MAC isn't known.
  * Never stored or shown in the clear; strict mode's consent answers are kept
- * under it (consent-store.ts).
+ * under it (current-network.ts, the one owner of the network we're on).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -28,7 +28,7 @@ export function gatewayAddress(routeFile = '/proc/net/route'): string | null {
  * The network we're on: its key, and whether the gateway's MAC was known
  * (`byMac`). Just after a change the MAC isn't in the ARP table until
  * traffic went through the gateway; the key then hashes its address and is
- * provisional (network-recorder.ts waits a moment for the MAC).
+ * provisional (current-network.ts waits a moment for the MAC).
  */
 export function networkIdentity(routeFile = '/proc/net/route', arpFile = '/proc/net/arp'): { readonly key: string; readonly byMac: boolean } | null {
   const gateway = gatewayAddress(routeFile);

@@ -8,13 +8,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, onTestFinished, test } from 'vitest';
-import { defaultConfig } from '../run/proxy-config.js';
+import { defaultConfig, type ProxyConfig } from '../run/proxy-config.js';
 import { parseResolverArg } from '../config/resolvers.js';
 import { CertificateError, ConnectFailedError, ConnectTimeoutError } from '../errors.js';
-import type { StubProxyEvents } from '../events.js';
 import type { ManagedOpen, ManagedUpstream, ManagedUpstreamEvents, NetworkHint, UpstreamSnapshot } from '../upstream/managed.js';
-import { NetworkMemory } from './network-memory.js';
-import { PrivacyController } from './privacy-controller.js';
+import { CurrentNetwork } from '../network/current-network.js';
+import { NetworkMemory } from '../network/network-memory.js';
+import { PrivacyController, type PrivacyOptions } from './privacy-controller.js';
 
 const resolver = parseResolverArg('127.0.0.1:853#dns.test');
 
@@ -47,11 +47,24 @@ class FakeUpstream extends EventEmitter<ManagedUpstreamEvents> implements Manage
   }
 }
 
+/** What the controller reads of a run's configuration, as the root gives it. */
+function optionsOf(config: ProxyConfig): PrivacyOptions {
+  return { mode: () => config.auth.mode, allowDegraded: () => config.allowDegraded, networkDns: () => config.networkDns, captive: config.captive, captiveNetworkDns: () => config.captive?.networkDns ?? [] };
+}
+
+/** The network we're on as the root makes it: its memory in `file` (null: none), its key given. */
+function networkOn(file: string | null, key: () => string | null, gateway: () => string | null = () => null): CurrentNetwork {
+  const network = new CurrentNetwork({ file, identify: () => (key() === null ? null : { key: key() as string, final: true }), gateway });
+  network.start();
+  return network;
+}
+
 function setup(lastQueryAt = () => Date.now()) {
-  const out = new EventEmitter<StubProxyEvents>();
   const upstream = new FakeUpstream();
-  const controller = new PrivacyController({ out, config: () => defaultConfig(resolver), lastQueryAt, upstream });
+  const controller = new PrivacyController({ options: optionsOf(defaultConfig(resolver)), lastQueryAt, upstream, network: networkOn(null, () => null) });
   controller.started();
+  // It speaks on its own emitter.
+  const out = controller;
   return { out, upstream, controller };
 }
 
@@ -130,10 +143,9 @@ test('per-network memory: what worked is remembered under the network key; a rej
   onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'networks.json');
   let key = 'cafe';
-  const out = new EventEmitter<StubProxyEvents>();
   const upstream = new FakeUpstream();
-  const config = defaultConfig(resolver, { networkMemory: { file, networkKey: () => key, gateway: () => '10.0.0.1' } });
-  const controller = new PrivacyController({ out, config: () => config, lastQueryAt: () => Date.now(), upstream });
+  const network = networkOn(file, () => key, () => '10.0.0.1');
+  const controller = new PrivacyController({ options: optionsOf(defaultConfig(resolver)), lastQueryAt: () => Date.now(), upstream, network });
   controller.started();
   expect(upstream.hints).toEqual([{}]); // nothing known about the café yet
   const error = new ConnectTimeoutError('port 853 timed out after 2500 ms');
@@ -142,10 +154,10 @@ test('per-network memory: what worked is remembered under the network key; a rej
   expect(new NetworkMemory(file).get('cafe')).toMatchObject({ label: 'gateway 10.0.0.1', worked: 'doh', port853: { kind: 'dropped', classification: 'NET_DROPPED' } });
 
   key = 'home';
-  controller.networkChanged();
+  network.moved();
   upstream.emit('open', opened);
   key = 'cafe';
-  controller.networkChanged();
+  network.moved();
   expect(upstream.hints).toEqual([{}, {}, { startOn: 'doh' }]);
   expect(new NetworkMemory(file).get('home')).toMatchObject({ worked: 'dot' });
   expect(new NetworkMemory(file).get('home')?.port853).toBeUndefined();
@@ -154,7 +166,7 @@ test('per-network memory: what worked is remembered under the network key; a rej
   upstream.emit('open', opened);
   expect(new NetworkMemory(file).get('cafe')).toMatchObject({ worked: 'dot' });
   expect(new NetworkMemory(file).get('cafe')?.port853).toBeUndefined();
-  controller.networkChanged();
+  network.moved();
   expect(upstream.hints.at(-1)).toEqual({});
 });
 
@@ -162,16 +174,15 @@ test('an intercepted 853 is never a reason to start on DoH (ladder step 2)', () 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-memory-'));
   onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'networks.json');
-  const out = new EventEmitter<StubProxyEvents>();
   const upstream = new FakeUpstream();
-  const config = defaultConfig(resolver, { networkMemory: { file, networkKey: () => 'hotel', gateway: () => null } });
-  const controller = new PrivacyController({ out, config: () => config, lastQueryAt: () => Date.now(), upstream });
+  const network = networkOn(file, () => 'hotel');
+  const controller = new PrivacyController({ options: optionsOf(defaultConfig(resolver)), lastQueryAt: () => Date.now(), upstream, network });
   controller.started();
   const error = new CertificateError('certificate for dns.test was issued by an unknown CA', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY');
   upstream.emit('connect-failed', { transport: 'dot', resolverId: 'r', consecutive: 1, address: '127.0.0.1', error, retryInMs: 5000, afterMs: 3, attempts: [], speaks: true, message: error.message });
   upstream.emit('open', { ...opened, transport: 'doh' });
   expect(new NetworkMemory(file).get('hotel')).toMatchObject({ worked: 'doh', port853: { kind: 'intercepted' } });
   expect(new NetworkMemory(file).get('hotel')?.label).toMatch(/^network seen first on \d{4}-\d\d-\d\d$/);
-  controller.networkChanged();
+  network.moved();
   expect(upstream.hints.at(-1)).toEqual({});
 });

@@ -1,0 +1,116 @@
+/**
+ * What the privacy controller (privacy-controller.ts) tells its observers, on
+ * its own emitter, and the views the status API shows of what it saw: the
+ * root (dotstub.ts) passes each event on as the proxy's own (events.ts).
+ *
+ *   'state'       privacy-state transitions, each with a reason a user can read
+ *   'connection'  open (full/resumed) / close (reason) / keepalive / connect-failed, each failure classified
+ *   'captive'     a captive portal's story
+ *   'transport'   which transport carries queries changed, and why
+ *   'warning'     something the user should know that didn't stop the proxy
+ */
+import type { FailureKind } from '../network/classify.js';
+import type { AddressAttempt, ManagedKeepalive, ManagedOpen, Transport, TransportChange } from '../upstream/managed.js';
+import type { CaptiveEvent } from './captive/session.js';
+import type { PrivacyState } from './privacy-words.js';
+
+export interface StateChange {
+  readonly state: PrivacyState;
+  readonly previous: PrivacyState;
+  readonly reason: string;
+  readonly at: number;
+  readonly resolverId: string;
+}
+
+/** What the proxy adds to its upstream's event of the same name: which it is, when, and for which resolver. */
+interface Stamp<T extends string> {
+  readonly type: T;
+  readonly at: number;
+  readonly resolverId: string;
+}
+
+/**
+ * 'open' and 'keepalive' are the upstream's own events (upstream/managed.ts,
+ * which extends the connection's handshake) stamped: a field added there
+ * reaches the control API and the CLI's log with no copy here. 'close' and
+ * 'connect-failed' are views: the error in words, the failure classified.
+ */
+export type ConnectionEvent =
+  | (Stamp<'open'> & ManagedOpen)
+  | {
+      readonly type: 'close';
+      readonly at: number;
+      readonly connectionId: number;
+      readonly resolverId: string;
+      readonly reason: string;
+      readonly failed: number;
+      readonly queriesCarried: number;
+      readonly error: string | null;
+    }
+  | (Stamp<'keepalive'> & ManagedKeepalive)
+  | {
+      readonly type: 'connect-failed';
+      readonly at: number;
+      readonly resolverId: string;
+      readonly address: string;
+      readonly code: string;
+      readonly message: string;
+      readonly retryInMs: number;
+      /** Which transport's attempt failed. */
+      readonly transport: Transport;
+      /** How long the attempt took to fail, ms. */
+      readonly afterMs: number;
+      /** What the network did, in a stable code and a sentence (network/classify.ts). */
+      readonly kind: FailureKind;
+      readonly classification: string;
+      readonly sentence: string;
+    };
+
+/** The last thing the network did to the active resolver's connections (status API). */
+export interface NetworkView {
+  readonly at: number;
+  readonly transport: Transport;
+  readonly address: string;
+  readonly kind: FailureKind;
+  readonly classification: string;
+  readonly sentence: string;
+  /** The error's own words, for the curious. */
+  readonly detail: string;
+  readonly afterMs: number;
+  /** Each address tried (Happy Eyeballs: IPv6, then IPv4 250 ms later), its outcome and timing. */
+  readonly attempts: readonly AttemptView[];
+}
+
+/** One address's part in a connection race, classified when it failed. */
+export interface AttemptView {
+  readonly address: string;
+  /** ms after the race began that this address was tried. */
+  readonly startMs: number;
+  /** ms from its start to its outcome; null when abandoned because another address won. */
+  readonly afterMs: number | null;
+  readonly outcome: AddressAttempt['outcome'];
+  readonly kind: FailureKind | null;
+  readonly classification: string | null;
+  readonly sentence: string | null;
+}
+
+/** The last connection race that tried more than one address and was won (status API). */
+export interface RaceView {
+  readonly at: number;
+  readonly transport: Transport;
+  readonly winner: string;
+  /** ms from the race's start to the winner's authentication. */
+  readonly afterMs: number;
+  readonly attempts: readonly AttemptView[];
+}
+
+export interface PrivacyEvents {
+  state: [StateChange];
+  connection: [ConnectionEvent];
+  /** A captive portal's story: detected, asking, allowed, names let through, signed in, back to private. */
+  captive: [CaptiveEvent];
+  /** Which transport carries queries changed (a resolver with a DoH URL: DoT ⇄ DoH), and why. */
+  transport: [TransportChange];
+  /** Something the user should know that didn't stop the proxy. */
+  warning: [string];
+}
