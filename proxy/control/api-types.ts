@@ -71,18 +71,22 @@ import type { Settings } from '../config/settings.js';
 import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, RaceView, StateChange } from '../dotstub.js';
 import type { CaptiveEvent, CaptiveView } from '../network/captive/session.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
-import type { LatencyStats } from './metrics-window.js';
 import type { SystemDnsView, TakeoverCause } from '../system-dns/manager.js';
 import type { LadderStep } from './ladder.js';
 import type { BypassPath, LeakView } from '../network/leak-watch.js';
+import type { FailureKind } from '../network/classify.js';
+import type { LocalNamesPolicy } from '../network/name-owners.js';
 import type { SwitchProbeView } from './switch-probe.js';
 import type { ResolverMeasurement, ResolverTestResult, TransportMeasurement } from './resolver-test.js';
 
 // Each contract is defined once, where it is enforced (the zod schemas for
 // Settings and CustomResolverBody), and re-exported here for the dashboard.
+// The API's own views are defined here and nowhere else: control/'s modules
+// (actions/, metrics-window.ts) import them from here, never the reverse, so
+// the contract stands below everything that fills it in.
 export type { SystemDnsView };
 export type { BypassPath, LeakView };
-export type { SwitchProbeView, ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats, CaptiveView, CaptiveEvent, LadderStep, NetworkView, ResolverMeasurement, ResolverTestResult, TransportMeasurement };
+export type { SwitchProbeView, ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, CaptiveView, CaptiveEvent, LadderStep, NetworkView, ResolverMeasurement, ResolverTestResult, TransportMeasurement };
 /** A config file dotstub could not use. */
 export type ConfigProblemView = ConfigProblem;
 
@@ -345,10 +349,70 @@ export interface StreamViews {
 /** GET/PUT /api/network/local-names: the names this network's links own, where they go, and the user's choice for this network. */
 export type { LocalNamesView } from '../engine/router.js';
 
+/** Latency over a window, ms; the percentiles are null when the window has no answer. */
+export interface LatencyStats {
+  readonly count: number;
+  readonly p50: number | null;
+  readonly p95: number | null;
+  readonly p99: number | null;
+}
+
+/** One remembered network, as the Network view shows it (GET /api/networks, PUT /api/networks/:key). */
+export interface RememberedNetworkView {
+  /** The hashed gateway key (never the network in the clear). */
+  readonly key: string;
+  readonly label: string;
+  /** The network we're on now. */
+  readonly current: boolean;
+  /** The transport that last gave authenticated answers there. */
+  readonly worked: 'dot' | 'doh' | null;
+  /** What that network did to port 853 when it last failed there; null: nothing (or DoT authenticated since). */
+  readonly port853: { readonly kind: FailureKind; readonly classification: string; readonly at: string } | null;
+  readonly portal: { readonly seenAt: string; readonly signedIn: boolean } | null;
+  /** Median round trip to the resolver from there, ms. */
+  readonly rttMs: number | null;
+  readonly localDomains: readonly string[];
+  /** The user's choice for local names there ('ask': not decided). */
+  readonly localNames: LocalNamesPolicy;
+  readonly firstSeenAt: string | null;
+  readonly seenAt: string | null;
+}
+
 /**
  * GET /api/networks → NetworksView; PUT /api/networks/:key { localNames: 'allow'|'deny'|'ask' } → RememberedNetworkView
- * | 400 | 404; DELETE /api/networks/:key → 204 | 404. GET /api/settings/export → SettingsExport (attachment);
- * POST /api/settings/import SettingsExport → ImportResult | 400 (nothing changed).
+ * | 400 | 404; DELETE /api/networks/:key → 204 | 404.
  */
-export type { NetworksView, RememberedNetworkView } from './actions/networks.js';
-export type { ImportResult, SettingsExport } from './actions/settings-transfer.js';
+export interface NetworksView {
+  /** False when this run remembers nothing (no memory file). */
+  readonly remembering: boolean;
+  /** At most this many are kept; the least recently seen are forgotten first. */
+  readonly max: number;
+  /** Networks this machine has been on. */
+  readonly networks: readonly RememberedNetworkView[];
+  /** Choices a settings import brought for networks this machine hasn't been on yet: kept, and applied there when it is. */
+  readonly waiting: number;
+}
+
+/** A network's choice as a settings export carries it (what dotstub measured there is learned again, not exported). */
+export interface ExportedNetwork {
+  readonly key: string;
+  readonly label: string;
+  readonly localNames: LocalNamesPolicy;
+}
+
+/** GET /api/settings/export → SettingsExport (attachment); POST /api/settings/import SettingsExport → ImportResult | 400 (nothing changed). */
+export interface SettingsExport {
+  readonly dotstub: 'settings';
+  readonly version: 1;
+  readonly exportedAt: string;
+  readonly settings: Settings;
+  readonly networks: readonly ExportedNetwork[];
+}
+
+export interface ImportResult {
+  readonly settings: Settings;
+  /** Networks this machine has been on whose choice was applied. */
+  readonly networks: number;
+  /** Choices for networks this machine hasn't been on yet: kept aside (not listed as networks), applied when it joins one. */
+  readonly waiting: number;
+}

@@ -15,33 +15,10 @@
  * An import is checked whole before anything is applied: a bad file gets a
  * 400 with a sentence and changes nothing.
  */
-import type { Settings } from '../../config/settings.js';
-import type { LocalNamesPolicy } from '../../network/name-owners.js';
 import { MAX_NETWORKS, seenHere } from '../../network/network-memory.js';
 import { networksView, parseLocalNames, sentence } from './networks.js';
+import type { ExportedNetwork, ImportResult, SettingsExport } from '../api-types.js';
 import type { ControlService } from '../service.js';
-
-interface ExportedNetwork {
-  readonly key: string;
-  readonly label: string;
-  readonly localNames: LocalNamesPolicy;
-}
-
-export interface SettingsExport {
-  readonly dotstub: 'settings';
-  readonly version: 1;
-  readonly exportedAt: string;
-  readonly settings: Settings;
-  readonly networks: readonly ExportedNetwork[];
-}
-
-export interface ImportResult {
-  readonly settings: Settings;
-  /** Networks this machine has been on whose choice was applied. */
-  readonly networks: number;
-  /** Choices for networks this machine hasn't been on yet: kept aside (not listed as networks), applied when it joins one. */
-  readonly waiting: number;
-}
 
 /** A network key as dotstub makes them (captive/network-key.ts): 32 lowercase hexadecimal characters. */
 const KEY = /^[0-9a-f]{32}$/;
