@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ControlClient } from './client.js';
-import { failureWords, type ControlError, type ControlHttpError } from './errors.js';
+import { failureWords, type ControlError, type ControlHttpError } from '../../proxy/control/api-client/errors.js';
 import { API_ERRORS } from '../../proxy/error-codes.js';
 
 const TOKEN = 'test-token_0123456789';

@@ -36,8 +36,8 @@ import {
   ControlTimeoutError,
   ControlUnreachableError,
   type ControlError,
-} from './errors.js';
-import { SseParser } from './sse.js';
+} from '../../proxy/control/api-client/errors.js';
+import { SseParser } from '../../proxy/control/api-client/sse.js';
 
 interface CommonOptions {
   /** Deadline for one call, ms (default 5000). */

@@ -7,7 +7,7 @@
  * 'timeout', 'unreachable', 'aborted', 'bad_response' and 'http' (an error
  * answer that was not the API's). Every error has a `hint`: what to do.
  */
-import { CLIENT_ERRORS, errorWordsOf, type ClientErrorCode, type ControlErrorCode, type FieldCode } from '../../proxy/error-codes.js';
+import { CLIENT_ERRORS, errorWordsOf, type ClientErrorCode, type ControlErrorCode, type FieldCode } from '../../error-codes.js';
 
 export type { ControlErrorCode };
 
