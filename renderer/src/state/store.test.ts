@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StreamBatch } from '../../../proxy/control/api-types.js';
 import { record, status } from '../lib/fixtures.test-helpers.js';
-import { ApiRequestError } from '../api/client.js';
+import { ControlError } from '../../../proxy/control/api-client/errors.js';
 import { DashboardStore, type StoreEnv } from './store.js';
 import { DEFAULT_SETTINGS } from '../../../proxy/config/settings.js';
 
@@ -130,7 +130,7 @@ describe('DashboardStore', () => {
     store.flush();
     expect(store.getSnapshot()).toMatchObject({ link: 'live', lostAt: null });
     now = 5000;
-    fail = new ApiRequestError(0, 'unreachable', 'The dotstub proxy is not answering.');
+    fail = new ControlError(0, 'unreachable', 'The dotstub proxy is not answering.');
     await store.refresh('resolvers');
     store.flush();
     expect(store.getSnapshot()).toMatchObject({ link: 'reconnecting', lostAt: 5000 });
@@ -145,7 +145,7 @@ describe('DashboardStore', () => {
   });
 
   it('a refused token says "rejected", no token says "missing", and a later network error does not hide it', async () => {
-    let err: Error = new ApiRequestError(401, 'unauthorized', 'the proxy did not accept the token');
+    let err: Error = new ControlError(401, 'unauthorized', 'the proxy did not accept the token');
     const env = fakeEnv();
     const store = new DashboardStore({
       ...env,
@@ -159,11 +159,11 @@ describe('DashboardStore', () => {
     await store.refresh('resolvers');
     store.flush();
     expect(store.getSnapshot()).toMatchObject({ link: 'unauthorized', authProblem: 'rejected' });
-    err = new ApiRequestError(0, 'unreachable', 'down');
+    err = new ControlError(0, 'unreachable', 'down');
     await store.refresh('resolvers');
     store.flush();
     expect(store.getSnapshot().link).toBe('unauthorized');
-    err = new ApiRequestError(401, 'signed_out', 'no token');
+    err = new ControlError(401, 'signed_out', 'no token');
     await store.refresh('resolvers');
     store.flush();
     expect(store.getSnapshot().authProblem).toBe('missing');

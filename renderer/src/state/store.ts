@@ -32,7 +32,8 @@ import type {
   StreamViews,
   TimelineEvent,
 } from '../../../proxy/control/api-types.js';
-import { ApiRequestError, api } from '../api/client.js';
+import { ControlError } from '../../../proxy/control/api-client/errors.js';
+import { api } from '../api/client.js';
 import { openStream } from '../api/stream.js';
 import { RingBuffer } from '../lib/ring.js';
 
@@ -105,7 +106,7 @@ type Refresh = 'status' | 'resolvers' | 'connections' | 'metrics' | 'settings';
 /** What the store needs from its environment; tests pass fakes. */
 export interface StoreEnv {
   readonly api: Pick<typeof api, 'status' | 'resolvers' | 'connections' | 'metrics' | 'settings' | 'queries' | 'recentEvents' | 'clearQueries'>;
-  openStream(onBatch: (b: StreamBatch) => void, onOpen: () => void, onError: (err: ApiRequestError | null) => void): () => void;
+  openStream(onBatch: (b: StreamBatch) => void, onOpen: () => void, onError: (err: ControlError | null) => void): () => void;
   schedule(fn: () => void): void;
   now(): number;
 }
@@ -341,7 +342,7 @@ export class DashboardStore {
   }
 
   #fail(err: unknown): void {
-    if (err instanceof ApiRequestError && err.status === 401) {
+    if (err instanceof ControlError && err.status === 401) {
       this.#set({ link: 'unauthorized', linkError: err.message, authProblem: err.code === 'signed_out' ? 'missing' : 'rejected' });
     } else if (this.#link() !== 'unauthorized') {
       this.#set({ link: 'reconnecting', linkError: err instanceof Error ? err.message : String(err) });
