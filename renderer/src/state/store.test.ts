@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { StreamBatch } from '../../../proxy/control/api-types.js';
 import { record, status } from '../lib/fixtures.test-helpers.js';
 import { ControlError } from '../../../proxy/control/api-client/errors.js';
@@ -208,5 +208,41 @@ describe('DashboardStore', () => {
     expect(store.getSnapshot().status?.resolver.id).toBe('b');
     expect(store.getSnapshot().resolvers?.active).toBe('b');
     expect(store.getSnapshot().resolvers?.previous).toBe(before.resolver.id);
+  });
+
+  it('runs its 1 s poll only while the stream is down: none while it is up, again when it drops, none after stop()', async () => {
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
+    const env = fakeEnv();
+    let polls = 0;
+    const down = async (): Promise<never> => {
+      polls++;
+      throw new Error('unreachable');
+    };
+    let stream: { onOpen: () => void; onError: (err: null) => void } | undefined;
+    const store = new DashboardStore({
+      ...env,
+      api: { ...env.api, metrics: down, connections: down, resolvers: down },
+      openStream: (_onBatch, onOpen, onError) => {
+        stream = { onOpen, onError };
+        return () => {};
+      },
+    });
+    store.start();
+    // Down at start: the poll runs.
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(polls).toBeGreaterThan(0);
+    stream?.onOpen();
+    expect(vi.getTimerCount()).toBe(0);
+    polls = 0;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(polls).toBe(0);
+    stream?.onError(null);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(polls).toBeGreaterThan(0);
+    store.stop();
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
