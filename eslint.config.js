@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 
 /**
  * A no-restricted-imports rule for one layer of proxy/ (test files are exempt:
- * they may reach across). Each restriction is { group, message }. Flat config
+ * they may reach across). Each restriction is { group, message } or { regex, message }. Flat config
  * does not merge one rule's options across blocks: for a file that several
  * blocks match, the last one wins, so a narrower layer below repeats the
  * restrictions of the wider ones above it.
@@ -50,6 +50,13 @@ export default tseslint.config(
   ...layer('proxy/cli/**/*.ts', CONNECTION, POOL),
   ...layer('proxy/control/**/*.ts', CONNECTION, POOL),
   ...layer('proxy/dotstub.ts', CONTROL, CONNECTION, POOL),
+  // The client core: the dashboard bundles it for the browser and the app for
+  // Electron's main process, so it stands on the API's types and the error
+  // vocabulary alone (no Node module, nothing of the proxy that runs).
+  ...layer('proxy/control/api-client/**/*.ts', {
+    regex: '^(?!\\./[^/]+\\.js$|\\.\\./api-types\\.js$|\\.\\./\\.\\./error-codes\\.js$)',
+    message: 'api-client/ is shared with the dashboard and the app: import only ./, ../api-types.js (types) and ../../error-codes.js',
+  }),
   ...layer('proxy/dns/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/upstream/**', '**/network/**', '**/config/**', '**/control/**', '**/dotstub.js'], message: 'dns/ is the wire format: it imports no other stage' }),
   ...layer('proxy/upstream/**/*.ts', { group: ['**/listen/**', '**/engine/**', '**/control/**', '**/dotstub.js'], message: 'upstream/ must not import the stages that call it' }),
   ...layer('proxy/engine/**/*.ts', { group: ['**/listen/**', '**/control/**', '**/dotstub.js'], message: 'engine/ must not import listen/ or control/' }, CONNECTION, POOL),

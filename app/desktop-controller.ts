@@ -15,7 +15,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { ControlClient } from './control/client.js';
-import { failureWords } from './control/errors.js';
+import { failureWords } from '../proxy/control/api-client/errors.js';
 import type { ProxySupervisor, ReadyInfo } from './proxy-process/supervisor.js';
 import { ServiceConnection } from './proxy-process/service-connection.js';
 import { LiveTrayState, type LiveTrayStateOptions } from './tray/live-tray-state.js';

@@ -30,12 +30,12 @@ export interface ErrorWords {
 /** Every code the control API answers with, or its clients meet calling it. */
 export const API_ERRORS = {
   // The request itself.
-  bad_request: { status: 400, sentence: 'The request could not be read.', hint: 'Send a JSON object with Content-Type: application/json (see the API list in proxy/control/api-types.ts).' },
+  bad_request: { status: 400, sentence: 'The request could not be read.', hint: 'Send a JSON object with Content-Type: application/json (see the API list in proxy/control/api-client/endpoints.ts).' },
   validation: { status: 400, sentence: 'A field of the request is wrong; nothing was changed.', hint: 'Correct the field named in `field` (every field at fault is in `fields`) and send it again.' },
   too_large: { status: 413, sentence: 'The request body is too large.', hint: 'Send at most 64 KiB.' },
   unsupported_media_type: { status: 415, sentence: 'The request body is not JSON.', hint: 'Send the body as JSON with Content-Type: application/json.' },
-  method_not_allowed: { status: 405, sentence: 'That method is not allowed on this path.', hint: 'Check the method against the API list in proxy/control/api-types.ts.' },
-  not_found: { status: 404, sentence: 'There is no such API endpoint.', hint: 'Check the path against the API list in proxy/control/api-types.ts.' },
+  method_not_allowed: { status: 405, sentence: 'That method is not allowed on this path.', hint: 'Check the method against the API list in proxy/control/api-client/endpoints.ts.' },
+  not_found: { status: 404, sentence: 'There is no such API endpoint.', hint: 'Check the path against the API list in proxy/control/api-client/endpoints.ts.' },
   // Who may ask.
   unauthorized: { status: 401, sentence: 'The token is missing or wrong.', hint: 'Open the dashboard link dotstub printed, or send "Authorization: Bearer <token>" (the token is in the config dir).' },
   forbidden_origin: { status: 403, sentence: 'Requests from other web pages are refused.', hint: 'Use the dashboard dotstub serves; from a script, add the dashboard\'s Origin header to changes.' },
@@ -69,7 +69,7 @@ export const API_ERRORS = {
 export type ApiErrorCode = keyof typeof API_ERRORS;
 
 /** What a client of the API meets before (or instead of) an API answer: no status of its own. */
-export const CLIENT_ERRORS = {
+const CLIENT_ERRORS = {
   unreachable: { sentence: 'The dotstub proxy is not answering.', hint: 'Is it still running? The app restarts it; otherwise start dotstub again.' },
   timeout: { sentence: 'The dotstub proxy did not answer in time.', hint: 'It may be busy or stuck; try again, and see its log if it keeps happening.' },
   aborted: { sentence: 'The call was cancelled.', hint: 'Nothing to do: it was stopped on purpose.' },
@@ -78,7 +78,7 @@ export const CLIENT_ERRORS = {
   http: { sentence: 'The dotstub proxy answered with an error it did not explain.', hint: 'See the dotstub log.' },
 } as const satisfies Readonly<Record<string, Omit<ErrorWords, 'status'>>>;
 
-export type ClientErrorCode = keyof typeof CLIENT_ERRORS;
+type ClientErrorCode = keyof typeof CLIENT_ERRORS;
 
 /** Any code a caller of the API can see on an error. */
 export type ControlErrorCode = ApiErrorCode | ClientErrorCode;

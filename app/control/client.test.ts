@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ControlClient } from './client.js';
-import { failureWords, type ControlError, type ControlHttpError } from './errors.js';
+import { failureWords, type ControlError } from '../../proxy/control/api-client/errors.js';
 import { API_ERRORS } from '../../proxy/error-codes.js';
 
 const TOKEN = 'test-token_0123456789';
@@ -86,7 +86,7 @@ describe('ControlClient', () => {
     expect(c.origin).toBe(url);
   });
 
-  it('turns an ApiError answer into ControlHttpError with the API code, hint and fields', async () => {
+  it('turns an ApiError answer into ControlError with the API code, hint and fields', async () => {
     const { url } = await startServer((_req, res) =>
       json(res, 400, {
         error: {
@@ -115,7 +115,7 @@ describe('ControlClient', () => {
       req.url === '/api/status' ? json(res, 409, { error: { code: 'resolver_in_use', message: 'quad9 is in use' } }) : (res.writeHead(502), res.end('bad gateway')),
     );
     const c = client(url);
-    const inUse = await c.status().catch((err: unknown) => err as ControlHttpError);
+    const inUse = await c.status().catch((err: unknown) => err as ControlError);
     expect(inUse).toMatchObject({ code: 'resolver_in_use', status: 409 });
     expect(failureWords(inUse)).toBe(`quad9 is in use. ${API_ERRORS.resolver_in_use.hint}`);
     await expect(c.metrics()).rejects.toMatchObject({ code: 'http', status: 502 });

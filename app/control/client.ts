@@ -12,32 +12,22 @@
  * - State-changing calls (POST/PUT/DELETE) carry `Origin: <control origin>`:
  *   the server refuses changes without its own Origin (its CSRF gate).
  * - Every call has a deadline covering connect, headers and body.
+ * - Every call goes through the endpoint table (proxy/control/api-client/
+ *   endpoints.ts), which the server's routes bind too; failures are the one
+ *   ControlError the dashboard's client throws as well.
  * - The live stream (GET /api/stream) is parsed with SseParser; it has a
  *   deadline for its headers and an idle deadline (the server pings every
  *   15 s), so a stuck stream is noticed and the caller can reconnect.
  */
 import http from 'node:http';
-import type {
-  ApiError,
-  DashboardLinkView,
-  MetricsView,
-  ResolversView,
-  Settings,
-  SignInView,
-  StatusView,
-  SystemDnsView,
-  StreamBatch,
-  TimelineEvent,
-} from '../../proxy/control/api-types.js';
-import {
-  ControlAbortedError,
-  ControlBadResponseError,
-  ControlHttpError,
-  ControlTimeoutError,
-  ControlUnreachableError,
-  type ControlError,
-} from './errors.js';
-import { SseParser } from './sse.js';
+import type { DashboardLinkView, MetricsView, ResolversView, Settings, SignInView, StatusView, SystemDnsView, StreamBatch, TimelineEvent } from '../../proxy/control/api-types.js';
+import { API, endpointPath, type Endpoint, type RequestOf, type ResponseOf } from '../../proxy/control/api-client/endpoints.js';
+import { answerError, ControlError } from '../../proxy/control/api-client/errors.js';
+import { SseParser } from '../../proxy/control/api-client/sse.js';
+
+/** A failure on the way to an answer (no status): timeout, unreachable, aborted, bad_response. */
+const failure = (code: 'timeout' | 'unreachable' | 'aborted' | 'bad_response', message: string, cause?: unknown): ControlError =>
+  new ControlError(0, code, message, cause === undefined ? {} : { cause });
 
 interface CommonOptions {
   /** Deadline for one call, ms (default 5000). */
@@ -64,17 +54,18 @@ export type ControlClientOptions = HttpControlOptions | SocketControlOptions;
 /** The installed service's dashboard link, asked on its socket (the one place the token is handed out). */
 export function fetchDashboardLink(socketPath: string, timeoutMs = 5000): Promise<DashboardLinkView> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath, path: '/api/dashboard-link', method: 'GET', agent: false, headers: { Accept: 'application/json' } }, (res) => {
+    const { method, path } = API.dashboardLink;
+    const req = http.request({ socketPath, path, method, agent: false, headers: { Accept: 'application/json' } }, (res) => {
       readBody(res, 64 * 1024).then((text) => {
-        if (res.statusCode !== 200) return reject(httpError(res.statusCode ?? 0, text));
+        if (res.statusCode !== 200) return reject(answerError(res.statusCode ?? 0, text));
         try {
           resolve(JSON.parse(text) as DashboardLinkView);
         } catch (err) {
-          reject(new ControlBadResponseError('GET /api/dashboard-link: the answer is not valid JSON', { cause: err }));
+          reject(failure('bad_response', `${method} ${path}: the answer is not valid JSON`, err));
         }
       }, reject);
     });
-    req.setTimeout(timeoutMs, () => req.destroy(new ControlTimeoutError(`GET /api/dashboard-link: no answer on ${socketPath} within ${timeoutMs} ms`)));
+    req.setTimeout(timeoutMs, () => req.destroy(failure('timeout', `${method} ${path}: no answer on ${socketPath} within ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end();
   });
@@ -170,36 +161,36 @@ export class ControlClient {
   }
 
   status(signal?: AbortSignal): Promise<StatusView> {
-    return this.#json<StatusView>('GET', '/api/status', undefined, signal);
+    return this.#call(API.status, undefined, signal);
   }
 
   resolvers(signal?: AbortSignal): Promise<ResolversView> {
-    return this.#json<ResolversView>('GET', '/api/resolvers', undefined, signal);
+    return this.#call(API.resolvers, undefined, signal);
   }
 
   metrics(signal?: AbortSignal): Promise<MetricsView> {
-    return this.#json<MetricsView>('GET', '/api/metrics', undefined, signal);
+    return this.#call(API.metrics, undefined, signal);
   }
 
   recentEvents(signal?: AbortSignal): Promise<TimelineEvent[]> {
-    return this.#json<TimelineEvent[]>('GET', '/api/events/recent', undefined, signal);
+    return this.#call(API.recentEvents, undefined, signal);
   }
 
   settings(signal?: AbortSignal): Promise<Settings> {
-    return this.#json<Settings>('GET', '/api/settings', undefined, signal);
+    return this.#call(API.settings, undefined, signal);
   }
 
   /** Switches the active resolver; resolves with the status after the switch. */
   setActiveResolver(id: string, signal?: AbortSignal): Promise<StatusView> {
-    return this.#json<StatusView>('PUT', '/api/resolvers/active', { id }, signal);
+    return this.#call(API.switchResolver, { id }, signal);
   }
 
   /** The machine-wide takeover; null when this proxy does not manage system DNS (started without --system-dns). */
   async systemDns(signal?: AbortSignal): Promise<SystemDnsView | null> {
     try {
-      return await this.#json<SystemDnsView>('GET', '/api/system-dns', undefined, signal);
+      return await this.#call(API.systemDns, undefined, signal);
     } catch (err) {
-      if (err instanceof ControlHttpError && err.status === 404) return null;
+      if (err instanceof ControlError && err.status === 404) return null;
       throw err;
     }
   }
@@ -207,31 +198,31 @@ export class ControlClient {
   /**
    * Points the machine's DNS at dotstub, or gives the old DNS back (for
    * `pauseSeconds`, then private DNS comes back by itself). Fails with
-   * ControlHttpError with code 'needs_root' when the proxy is unprivileged.
+   * ControlError with code 'needs_root' when the proxy is unprivileged.
    */
   setSystemDns(enabled: boolean, signal?: AbortSignal, pauseSeconds?: number): Promise<SystemDnsView> {
-    return this.#json<SystemDnsView>('PUT', '/api/system-dns', pauseSeconds === undefined ? { enabled } : { enabled, pauseSeconds }, signal);
+    return this.#call(API.setSystemDns, pauseSeconds === undefined ? { enabled } : { enabled, pauseSeconds }, signal);
   }
 
   updateSettings(patch: Partial<Settings>, signal?: AbortSignal): Promise<Settings> {
-    return this.#json<Settings>('PUT', '/api/settings', patch, signal);
+    return this.#call(API.updateSettings, patch, signal);
   }
 
   /** Answers a captive portal: "Allow sign-in", "Not now", five more minutes, check again. */
   captive(action: 'allow' | 'decline' | 'extend' | 'check', remember: boolean, signal?: AbortSignal): Promise<StatusView> {
-    return this.#json<StatusView>('POST', '/api/captive', { action, remember }, signal);
+    return this.#call(API.captive, { action, remember }, signal);
   }
 
   /** The portal's page and the sign-in window's proxy (409 unless signing in is allowed now). */
   signIn(signal?: AbortSignal): Promise<SignInView> {
-    return this.#json<SignInView>('GET', '/api/captive/sign-in', undefined, signal);
+    return this.#call(API.signIn, undefined, signal);
   }
 
   /** Subscribes to GET /api/stream. The caller reconnects (with its own backoff) when `ended` resolves. */
   stream(options: StreamOptions): StreamHandle {
     const idleMs = options.idleTimeoutMs ?? 40_000;
     const connectMs = options.connectTimeoutMs ?? this.#timeoutMs;
-    if (this.#closed) return { ended: Promise.resolve(new ControlAbortedError('control client closed')), close: () => undefined };
+    if (this.#closed) return { ended: Promise.resolve(failure('aborted', 'control client closed')), close: () => undefined };
     const parser = new SseParser();
     let finish!: (err: ControlError | undefined) => void;
     const ended = new Promise<ControlError | undefined>((resolve) => (finish = resolve));
@@ -248,23 +239,23 @@ export class ControlClient {
       clearTimeout(timer);
       timer = setTimeout(() => end(make()), ms);
     };
-    const req = this.#request('GET', '/api/stream', { Accept: 'text/event-stream' });
-    arm(connectMs, () => new ControlTimeoutError(`control stream: no answer from ${this.origin} within ${connectMs} ms`));
+    const req = this.#request(API.stream.method, API.stream.path, { Accept: 'text/event-stream' });
+    arm(connectMs, () => failure('timeout', `control stream: no answer from ${this.origin} within ${connectMs} ms`));
     req.on('response', (res) => {
       if (res.statusCode !== 200) {
         void readBody(res, 64 * 1024).then(
-          (body) => end(httpError(res.statusCode ?? 0, body)),
-          () => end(new ControlUnreachableError(`control stream: the connection to ${this.origin} closed during an error answer`)),
+          (body) => end(answerError(res.statusCode ?? 0, body)),
+          () => end(failure('unreachable', `control stream: the connection to ${this.origin} closed during an error answer`)),
         );
         return;
       }
       if (!/^text\/event-stream\b/i.test(res.headers['content-type'] ?? '')) {
         res.resume();
-        end(new ControlBadResponseError(`control stream: expected text/event-stream, got ${res.headers['content-type'] ?? 'no content type'}`));
+        end(failure('bad_response', `control stream: expected text/event-stream, got ${res.headers['content-type'] ?? 'no content type'}`));
         return;
       }
       options.onOpen?.();
-      const idle = (): ControlError => new ControlTimeoutError(`control stream: nothing from ${this.origin} for ${idleMs} ms`);
+      const idle = (): ControlError => failure('timeout', `control stream: nothing from ${this.origin} for ${idleMs} ms`);
       arm(idleMs, idle);
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
@@ -274,7 +265,7 @@ export class ControlClient {
         try {
           events = parser.feed(chunk);
         } catch (err) {
-          end(new ControlBadResponseError(`control stream: ${(err as Error).message}`, { cause: err }));
+          end(failure('bad_response', `control stream: ${(err as Error).message}`, err));
           return;
         }
         for (const e of events) {
@@ -283,17 +274,17 @@ export class ControlClient {
           try {
             batch = JSON.parse(e.data) as StreamBatch;
           } catch (err) {
-            end(new ControlBadResponseError('control stream: a batch was not valid JSON', { cause: err }));
+            end(failure('bad_response', 'control stream: a batch was not valid JSON', err));
             return;
           }
           options.onBatch(batch);
           if (done) return;
         }
       });
-      res.on('end', () => end(new ControlUnreachableError(`control stream: ${this.origin} ended the stream`)));
-      res.on('error', (err) => end(new ControlUnreachableError(`control stream: ${err.message}`, { cause: err })));
+      res.on('end', () => end(failure('unreachable', `control stream: ${this.origin} ended the stream`)));
+      res.on('error', (err) => end(failure('unreachable', `control stream: ${err.message}`, err)));
     });
-    req.on('error', (err) => end(this.#closed ? new ControlAbortedError('control client closed') : unreachable(this.#where, err)));
+    req.on('error', (err) => end(this.#closed ? failure('aborted', 'control client closed') : unreachable(this.#where, err)));
     req.end();
     return {
       ended,
@@ -301,10 +292,10 @@ export class ControlClient {
     };
   }
 
-  /** Aborts every call in flight (they reject with ControlAbortedError) and refuses new ones. */
+  /** Aborts every call in flight (they reject with ControlError 'aborted') and refuses new ones. */
   close(): void {
     this.#closed = true;
-    for (const req of this.#requests) req.destroy(new ControlAbortedError('control client closed'));
+    for (const req of this.#requests) req.destroy(failure('aborted', 'control client closed'));
     this.#requests.clear();
   }
 
@@ -332,9 +323,13 @@ export class ControlClient {
     return req;
   }
 
-  async #json<T>(method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, body: unknown, signal: AbortSignal | undefined): Promise<T> {
-    if (this.#closed) throw new ControlAbortedError(`${method} ${path}: control client closed`);
-    if (signal?.aborted) throw new ControlAbortedError(`${method} ${path}: aborted`);
+  /** One call of an endpoint of the table, with its JSON body (undefined: none) and answer. */
+  async #call<E extends Endpoint>(endpoint: E, body: RequestOf<E>, signal: AbortSignal | undefined): Promise<ResponseOf<E>> {
+    type T = ResponseOf<E>;
+    const { method } = endpoint;
+    const path = endpointPath(endpoint);
+    if (this.#closed) throw failure('aborted', `${method} ${path}: control client closed`);
+    if (signal?.aborted) throw failure('aborted', `${method} ${path}: aborted`);
     const headers: Record<string, string> = { Accept: 'application/json' };
     // The server's CSRF gate: changes must carry the dashboard's own Origin.
     if (method !== 'GET') headers.Origin = this.origin;
@@ -358,29 +353,36 @@ export class ControlClient {
         req.destroy();
       };
       const timer = setTimeout(
-        () => fail(new ControlTimeoutError(`${method} ${path}: no complete answer from ${this.origin} within ${this.#timeoutMs} ms`)),
+        () => fail(failure('timeout', `${method} ${path}: no complete answer from ${this.origin} within ${this.#timeoutMs} ms`)),
         this.#timeoutMs,
       );
-      const onAbort = (): void => fail(new ControlAbortedError(`${method} ${path}: aborted`));
+      const onAbort = (): void => fail(failure('aborted', `${method} ${path}: aborted`));
       signal?.addEventListener('abort', onAbort, { once: true });
-      req.on('error', (err) => fail(err instanceof ControlAbortedError ? err : unreachable(this.#where, err)));
+      req.on('error', (err) => fail(err instanceof ControlError && err.code === 'aborted' ? err : unreachable(this.#where, err)));
       req.on('response', (res) => {
         readBody(res, this.#maxBody).then(
           (text) => {
             const status = res.statusCode ?? 0;
-            if (status < 200 || status >= 300) return fail(httpError(status, text));
+            if (status < 200 || status >= 300) return fail(answerError(status, text));
             if (status === 204) return settle(() => resolve(undefined as T));
             if (!/^application\/json\b/i.test(res.headers['content-type'] ?? '')) {
-              return fail(new ControlBadResponseError(`${method} ${path}: expected JSON, got ${res.headers['content-type'] ?? 'no content type'}`));
+              return fail(failure('bad_response', `${method} ${path}: expected JSON, got ${res.headers['content-type'] ?? 'no content type'}`));
             }
             try {
               const value = JSON.parse(text) as T;
               settle(() => resolve(value));
             } catch (err) {
-              fail(new ControlBadResponseError(`${method} ${path}: the answer is not valid JSON`, { cause: err }));
+              fail(failure('bad_response', `${method} ${path}: the answer is not valid JSON`, err));
             }
           },
-          (err: unknown) => fail(err instanceof ControlBadResponseError ? err : this.#closed ? new ControlAbortedError(`${method} ${path}: control client closed`) : new ControlUnreachableError(`${method} ${path}: the connection closed mid-answer`, { cause: err })),
+          (err: unknown) =>
+            fail(
+              err instanceof ControlError && err.code === 'bad_response'
+                ? err
+                : this.#closed
+                  ? failure('aborted', `${method} ${path}: control client closed`)
+                  : failure('unreachable', `${method} ${path}: the connection closed mid-answer`, err),
+            ),
         );
       });
       req.end(payload);
@@ -397,9 +399,9 @@ function dashboardOrigin(link: string): string {
   }
 }
 
-function unreachable(origin: string, err: Error): ControlUnreachableError {
+function unreachable(origin: string, err: Error): ControlError {
   const code = (err as NodeJS.ErrnoException).code;
-  return new ControlUnreachableError(`cannot reach the control API at ${origin}${code ? ` (${code})` : ''}: is dotstub running?`, { cause: err });
+  return failure('unreachable', `cannot reach the control API at ${origin}${code ? ` (${code})` : ''}: is dotstub running?`, err);
 }
 
 function readBody(res: http.IncomingMessage, max: number): Promise<string> {
@@ -410,7 +412,7 @@ function readBody(res: http.IncomingMessage, max: number): Promise<string> {
       size += chunk.length;
       if (size > max) {
         res.destroy();
-        reject(new ControlBadResponseError(`answer over ${max} bytes`));
+        reject(failure('bad_response', `answer over ${max} bytes`));
         return;
       }
       chunks.push(chunk);
@@ -419,18 +421,4 @@ function readBody(res: http.IncomingMessage, max: number): Promise<string> {
     res.once('error', reject);
     res.once('aborted', () => reject(new Error('aborted')));
   });
-}
-
-/** An error answer → ControlHttpError with the API's code, hint and fields when it sent an ApiError. */
-function httpError(status: number, text: string): ControlHttpError {
-  try {
-    const body = JSON.parse(text) as Partial<ApiError>;
-    const e = body.error;
-    if (e && typeof e.code === 'string' && typeof e.message === 'string') {
-      return new ControlHttpError(status, e.code, e.message, { hint: e.hint, field: e.field, fields: e.fields, fieldCodes: e.fieldCodes });
-    }
-  } catch {
-    // not an ApiError: fall through
-  }
-  return new ControlHttpError(status, 'http', `the control API answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
 }

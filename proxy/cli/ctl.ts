@@ -5,7 +5,8 @@
  * 2 bad usage.
  */
 import { parseArgs } from 'node:util';
-import type { ApiError, DashboardLinkView, LocalNamesView, ResolversView, StatusView, SwitchProbeView, SystemDnsView } from '../control/api-types.js';
+import type { ApiError, StatusView, SystemDnsView } from '../control/api-types.js';
+import { API, endpointPath, type Endpoint, type RequestOf, type ResponseOf } from '../control/api-client/endpoints.js';
 import { DEFAULT_CONTROL_SOCKET, SocketAccessError, socketRequest, type SocketAnswer, type SocketPlace } from '../control/socket-access.js';
 import { clockHhmm, leakLines, type RunningLeaks } from '../network/leak-words.js';
 import { PAUSED_WORDS, PRIVACY_WORDS } from '../privacy/privacy-words.js';
@@ -101,7 +102,7 @@ export async function runningLeaks(root: string, env: NodeJS.ProcessEnv = proces
   const socketPath = env.DOTSTUB_CONTROL_SOCKET ?? (root === '/' ? DEFAULT_CONTROL_SOCKET : null);
   if (socketPath === null) return null;
   try {
-    const a = await socketRequest({ socketPath }, 'GET', '/api/status', undefined, 3000);
+    const a = await socketRequest({ socketPath }, API.status.method, API.status.path, undefined, 3000);
     if (a.status !== 200) return { unreachable: `the dotstub on ${socketPath} answered ${a.status}` };
     return { leaks: (a.body as Partial<StatusView> | undefined)?.leaks };
   } catch (e) {
@@ -135,10 +136,11 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
     socketPath: values.socket ?? env.DOTSTUB_CONTROL_SOCKET ?? DEFAULT_CONTROL_SOCKET,
     ...(options.unitFiles ? { unitFiles: options.unitFiles } : {}),
   };
-  const call = async <T>(method: 'GET' | 'PUT' | 'POST', pathname: string, body?: unknown): Promise<T> => {
-    const a = await socketRequest(place, method, pathname, body);
+  /** One call of an endpoint of the API's table (control/api-client/endpoints.ts), with its body when it takes one. */
+  const call = async <E extends Endpoint>(endpoint: E, ...body: RequestOf<E> extends undefined ? [] : [RequestOf<E>]): Promise<ResponseOf<E>> => {
+    const a = await socketRequest(place, endpoint.method, endpointPath(endpoint), body[0]);
     if (a.status < 200 || a.status >= 300) throw new Refused(apiMessage(a));
-    return a.body as T;
+    return a.body as ResponseOf<E>;
   };
   const show = (v: unknown, line: string): void => out(values.json ? JSON.stringify(v, null, 2) : line);
   const [command, ...rest] = positionals;
@@ -150,11 +152,11 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
     switch (command) {
       case 'status': {
         want(0);
-        const status = await call<StatusView>('GET', '/api/status');
+        const status = await call(API.status);
         // A dotstub started without --system-dns doesn't manage the machine's DNS (404): said, not an error.
-        const sysAnswer = await socketRequest(place, 'GET', '/api/system-dns');
+        const sysAnswer = await socketRequest(place, API.systemDns.method, API.systemDns.path);
         const sys = sysAnswer.status === 200 ? (sysAnswer.body as SystemDnsView) : null;
-        const list = await call<ResolversView>('GET', '/api/resolvers');
+        const list = await call(API.resolvers);
         if (values.json) out(JSON.stringify({ status, systemDns: sys, resolvers: list }, null, 2));
         else {
           out(sys ? systemDnsLine(sys) : `private DNS: this dotstub doesn't manage the machine's DNS (it answers programs that ask it, on ${status.listen.join(', ')})`);
@@ -174,23 +176,23 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
       case 'enable':
       case 'resume': {
         want(0);
-        const now = await call<SystemDnsView>('GET', '/api/system-dns');
-        const v = now.enabled && now.pausedUntil === null ? now : await call<SystemDnsView>('PUT', '/api/system-dns', { enabled: true });
+        const now = await call(API.systemDns);
+        const v = now.enabled && now.pausedUntil === null ? now : await call(API.setSystemDns, { enabled: true });
         show(v, systemDnsLine(v));
         return 0;
       }
       case 'disable': {
         want(0);
-        const now = await call<SystemDnsView>('GET', '/api/system-dns');
+        const now = await call(API.systemDns);
         // Paused is not off: the pause would bring private DNS back by itself, so disabling ends it.
-        const v = !now.enabled && now.pausedUntil === null ? now : await call<SystemDnsView>('PUT', '/api/system-dns', { enabled: false });
+        const v = !now.enabled && now.pausedUntil === null ? now : await call(API.setSystemDns, { enabled: false });
         show(v, systemDnsLine(v));
         return 0;
       }
       case 'pause': {
         want(1);
         const seconds = parseDuration(rest[0] ?? '5m');
-        const v = await call<SystemDnsView>('PUT', '/api/system-dns', { enabled: false, pauseSeconds: seconds });
+        const v = await call(API.setSystemDns, { enabled: false, pauseSeconds: seconds });
         show(v, systemDnsLine(v));
         return 0;
       }
@@ -198,7 +200,7 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
         want(1);
         const wanted = rest[0];
         if (wanted === undefined) throw new Usage('use: which resolver? e.g. dotstub ctl use quad9 (dotstub ctl status lists them)');
-        const list = await call<ResolversView>('GET', '/api/resolvers');
+        const list = await call(API.resolvers);
         const w = wanted.toLowerCase();
         const found =
           list.resolvers.find((r) => r.id.toLowerCase() === w) ??
@@ -207,16 +209,16 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
         if (!found) throw new Refused(`no resolver "${wanted}"; choose one of: ${list.resolvers.map((r) => r.id).join(', ')}`);
         const named = `resolver: ${found.label} (${found.id})`;
         if (found.id === list.active) {
-          show({ probe: null, status: await call<StatusView>('GET', '/api/status') }, `${named} — already in use`);
+          show({ probe: null, status: await call(API.status) }, `${named} — already in use`);
           return 0;
         }
         // As the dashboard does (control/switch-probe.ts): asked first, so a switch to a resolver that doesn't answer is a refusal, not a half success.
-        const probe = await call<SwitchProbeView>('POST', '/api/resolvers/probe', { id: found.id });
+        const probe = await call(API.probeResolver, { id: found.id });
         if (!probe.ok && !values.anyway) {
           const from = list.resolvers.find((r) => r.id === list.active)?.label ?? 'the resolver in use';
           throw new Refused(`${found.label} didn’t answer (${probe.why ?? 'no answer'}). Nothing was changed: ${from} still answers your lookups. To switch anyway: dotstub ctl use ${shellWord(wanted)} --anyway`);
         }
-        const status = await call<StatusView>('PUT', '/api/resolvers/active', { id: found.id });
+        const status = await call(API.switchResolver, { id: found.id });
         const figure = !probe.probed
           ? 'not asked first (this dotstub measures only resolvers on this machine)'
           : probe.ok
@@ -231,8 +233,8 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
         if (choice !== undefined && choice !== 'allow' && choice !== 'deny') throw new Usage(`local-names ${choice}: allow or deny`);
         const v =
           choice === undefined
-            ? await call<LocalNamesView>('GET', '/api/network/local-names')
-            : await call<LocalNamesView>('PUT', '/api/network/local-names', { allow: choice === 'allow' });
+            ? await call(API.localNames)
+            : await call(API.setLocalNames, { allow: choice === 'allow' });
         // The dashboard's words (renderer/src/components/LocalNames.tsx).
         const words = {
           allow: 'sent to this network’s own resolver, unencrypted, as your computer did before dotstub',
@@ -245,7 +247,7 @@ export async function runCtl(argv: readonly string[], options: CtlOptions = {}):
       }
       case 'dashboard': {
         want(0);
-        const link = await call<DashboardLinkView>('GET', '/api/dashboard-link');
+        const link = await call(API.dashboardLink);
         show(link, link.url);
         return 0;
       }

@@ -1,7 +1,7 @@
 /**
- * The control API's contract, shared by the control server (proxy/control/)
- * and the dashboard (renderer/). Types only: no runtime code, so the renderer
- * can import it without pulling in Node modules.
+ * The control API's contract, shared by the control server (proxy/control/),
+ * the desktop app (app/) and the dashboard (renderer/). Types only: no
+ * runtime code, so the renderer can import it without pulling in Node modules.
  *
  * Transport: HTTP/1.1 on loopback (default 127.0.0.1:5380), JSON bodies.
  * Auth: every /api call needs `Authorization: Bearer <token>` (scripts, the
@@ -22,47 +22,11 @@
  * - Every error has a `code` (../error-codes.ts), a `message` and a `hint` (what to do).
  * - `GET /?token=<token>` (the old link form) redirects to `/#token=<token>`;
  *   a wrong token answers 401. Neither sets anything.
- * - PUT /api/resolvers/active answers 409 resolver_unverifiable when strict mode can't
- *   verify the resolver (no auth name, no pin), 404 unknown_resolver for an unknown id. It
- *   returns as soon as new queries go to the new resolver; the old pool
- *   drains in the background. PUT /api/settings likewise for pool rebuilds.
- * - Settings with `recordNames: false` also drop the names already in the log.
  * - Errors always have this ApiError shape.
  *
- * Endpoints:
- *   GET    /api/status                      → StatusView
- *   GET    /api/resolvers                   → ResolversView
- *   POST   /api/resolvers                   CustomResolverBody → 201 ResolverView | 400 ApiError
- *   POST   /api/resolvers/validate          CustomResolverBody → ValidationView
- *   POST   /api/resolvers/test              (no body) → ResolverTestResult, when done (≤ 20 s): every resolver
- *                                             measured from this network over a fresh and an open connection,
- *                                             DoT and DoH, ranked; the active upstream is not touched
- *   GET    /api/resolvers/test              → ResolverTestResult | null: the last test (kept in the config dir across restarts)
- *   DELETE /api/resolvers/:id               → 204 | 404 unknown_resolver | 409 resolver_in_use, resolver_is_preset
- *   POST   /api/resolvers/probe             { id } → SwitchProbeView (~1 s): does it answer now? (before a switch)
- *   PUT    /api/resolvers/active            { id } → StatusView (after the switch; no query dropped)
- *   DELETE /api/resolvers/retired-notice    → 204: the notice of a move away from a retired preset is not shown again
- *   POST   /api/retry                       (no body) → RetryView: try the resolver now, not after the back-off
- *   GET    /api/connections                 → ConnectionView[]
- *   GET    /api/metrics                     → MetricsView
- *   GET    /api/queries?name=&type=&rcode=&resolver=&minLatencyMs=&route=&internal=&offset=&limit=  → QueryPage (newest first;
- *                                             route=link|answered|refused|local: where the name router sent it; records carry `route`;
- *                                             dotstub's own checks, kept apart, only with internal=1: records carry `internal: true`)
- *   DELETE /api/queries                     → 204: the query log is emptied (metrics and counters stay)
- *   GET    /api/queries/export?format=csv|json (&same filters, internal=1 too) → attachment (CSV's last column: internal)
- *   GET    /api/events/recent               → TimelineEvent[] (connection and state events, newest last)
- *   POST   /api/captive                     { action: 'allow'|'decline'|'extend'|'check', remember?: boolean } → StatusView
- *                                             | 409 captive_nothing_to_do (not captive, or already so)
- *   GET    /api/captive/sign-in             → SignInView (the portal page and the sign-in window's proxy) | 409 sign_in_not_allowed
- *   GET    /api/settings                    → Settings
- *   PUT    /api/settings                    Partial<Settings> → Settings | 400 ApiError (nothing changed)
- *   GET    /api/system-dns                  → SystemDnsView (404 system_dns_not_managed: start it with --system-dns)
- *   PUT    /api/system-dns                  { enabled: boolean } → SystemDnsView | 403 needs_root | 409 system_dns_already_enabled, system_dns_not_enabled, system_dns_unavailable | 500 system_dns_failed (nothing left changed)
- *   POST   /api/system-dns/leak-test        → SystemDnsView with lastLeakTest
- *   GET    /api/dashboard-link              → DashboardLinkView (the Unix socket only: the browser link with the token)
- *   GET    /api/stream                      → text/event-stream; `event: batch` with StreamBatch every 250 ms
- *                                             (only when something happened, with the views that changed;
- *                                             every view at least every 15 s)
+ * The endpoints (method, path, what each takes and answers, the refusals
+ * particular to it) are listed once, in api-client/endpoints.ts: the
+ * server's routes and both clients are bound to that table.
  */
 import type { ConfigProblem } from '../files/config-file.js';
 import type { ApiErrorCode, FieldCode } from '../error-codes.js';
@@ -71,18 +35,22 @@ import type { Settings } from '../run/settings.js';
 import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, RaceView, StateChange } from '../dotstub.js';
 import type { CaptiveEvent, CaptiveView } from '../privacy/captive/session.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
-import type { LatencyStats } from './metrics-window.js';
 import type { SystemDnsView, TakeoverCause } from '../system-dns/manager.js';
 import type { LadderStep } from './ladder.js';
 import type { BypassPath, LeakView } from '../network/leak-watch.js';
+import type { FailureKind } from '../network/classify.js';
+import type { LocalNamesPolicy } from '../network/name-owners.js';
 import type { SwitchProbeView } from './switch-probe.js';
 import type { ResolverMeasurement, ResolverTestResult, TransportMeasurement } from './resolver-test.js';
 
 // Each contract is defined once, where it is enforced (the zod schemas for
 // Settings and CustomResolverBody), and re-exported here for the dashboard.
+// The API's own views are defined here and nowhere else: control/'s modules
+// (actions/, metrics-window.ts) import them from here, never the reverse, so
+// the contract stands below everything that fills it in.
 export type { SystemDnsView };
 export type { BypassPath, LeakView };
-export type { SwitchProbeView, ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, LatencyStats, CaptiveView, CaptiveEvent, LadderStep, NetworkView, ResolverMeasurement, ResolverTestResult, TransportMeasurement };
+export type { SwitchProbeView, ConnectionEvent, PrivacyState, StateChange, Counters, QueryRecord, Settings, CustomResolverBody, CaptiveView, CaptiveEvent, LadderStep, NetworkView, ResolverMeasurement, ResolverTestResult, TransportMeasurement };
 /** A config file dotstub could not use. */
 export type ConfigProblemView = ConfigProblem;
 
@@ -345,10 +313,70 @@ export interface StreamViews {
 /** GET/PUT /api/network/local-names: the names this network's links own, where they go, and the user's choice for this network. */
 export type { LocalNamesView } from '../engine/router.js';
 
+/** Latency over a window, ms; the percentiles are null when the window has no answer. */
+export interface LatencyStats {
+  readonly count: number;
+  readonly p50: number | null;
+  readonly p95: number | null;
+  readonly p99: number | null;
+}
+
+/** One remembered network, as the Network view shows it (GET /api/networks, PUT /api/networks/:key). */
+export interface RememberedNetworkView {
+  /** The hashed gateway key (never the network in the clear). */
+  readonly key: string;
+  readonly label: string;
+  /** The network we're on now. */
+  readonly current: boolean;
+  /** The transport that last gave authenticated answers there. */
+  readonly worked: 'dot' | 'doh' | null;
+  /** What that network did to port 853 when it last failed there; null: nothing (or DoT authenticated since). */
+  readonly port853: { readonly kind: FailureKind; readonly classification: string; readonly at: string } | null;
+  readonly portal: { readonly seenAt: string; readonly signedIn: boolean } | null;
+  /** Median round trip to the resolver from there, ms. */
+  readonly rttMs: number | null;
+  readonly localDomains: readonly string[];
+  /** The user's choice for local names there ('ask': not decided). */
+  readonly localNames: LocalNamesPolicy;
+  readonly firstSeenAt: string | null;
+  readonly seenAt: string | null;
+}
+
 /**
  * GET /api/networks → NetworksView; PUT /api/networks/:key { localNames: 'allow'|'deny'|'ask' } → RememberedNetworkView
- * | 400 | 404; DELETE /api/networks/:key → 204 | 404. GET /api/settings/export → SettingsExport (attachment);
- * POST /api/settings/import SettingsExport → ImportResult | 400 (nothing changed).
+ * | 400 | 404; DELETE /api/networks/:key → 204 | 404.
  */
-export type { NetworksView, RememberedNetworkView } from './actions/networks.js';
-export type { ImportResult, SettingsExport } from './actions/settings-transfer.js';
+export interface NetworksView {
+  /** False when this run remembers nothing (no memory file). */
+  readonly remembering: boolean;
+  /** At most this many are kept; the least recently seen are forgotten first. */
+  readonly max: number;
+  /** Networks this machine has been on. */
+  readonly networks: readonly RememberedNetworkView[];
+  /** Choices a settings import brought for networks this machine hasn't been on yet: kept, and applied there when it is. */
+  readonly waiting: number;
+}
+
+/** A network's choice as a settings export carries it (what dotstub measured there is learned again, not exported). */
+export interface ExportedNetwork {
+  readonly key: string;
+  readonly label: string;
+  readonly localNames: LocalNamesPolicy;
+}
+
+/** GET /api/settings/export → SettingsExport (attachment); POST /api/settings/import SettingsExport → ImportResult | 400 (nothing changed). */
+export interface SettingsExport {
+  readonly dotstub: 'settings';
+  readonly version: 1;
+  readonly exportedAt: string;
+  readonly settings: Settings;
+  readonly networks: readonly ExportedNetwork[];
+}
+
+export interface ImportResult {
+  readonly settings: Settings;
+  /** Networks this machine has been on whose choice was applied. */
+  readonly networks: number;
+  /** Choices for networks this machine hasn't been on yet: kept aside (not listed as networks), applied when it joins one. */
+  readonly waiting: number;
+}

@@ -17,21 +17,13 @@
  * was unreachable (or blocked) says nothing about the resolver's speed: it
  * would give a dead resolver a fast median (issue 14, item 3).
  */
-import type { SeriesPoint } from './api-types.js';
+import type { LatencyStats, SeriesPoint } from './api-types.js';
 import type { QueryRecord } from '../engine/query-record.js';
 
 const WINDOW_SEC = 300;
 const HISTO_SUB = 16;
 /** 2^26 µs ≈ 67 s: longer latencies land in the last bin. */
 const HISTO_BINS = 26 * HISTO_SUB;
-
-export interface LatencyStats {
-  readonly count: number;
-  readonly p50: number | null;
-  readonly p95: number | null;
-  readonly p99: number | null;
-}
-
 
 function binOf(us: number): number {
   if (!(us >= 1)) return 0;

@@ -1,6 +1,8 @@
 /**
- * The API's routes: method + path → handler. Handlers get parsed input and
- * return a Reply; the server (server.ts) does transport, auth and limits.
+ * The API's routes: a handler for each endpoint of the table
+ * (api-client/endpoints.ts: method, path, body, request and response types).
+ * Handlers get parsed input and return a Reply; the server (server.ts) does
+ * transport, auth and limits.
  */
 import type { QueryRecord } from '../engine/query-record.js';
 import { csvHeader, csvRow, ROUTE_FILTERS, type QueryFilter, type RouteFilter } from './query-log.js';
@@ -8,31 +10,65 @@ import { ApiFailure, validationFailure } from './errors.js';
 import { localNamesView, setLocalNames } from './actions/local-names.js';
 import { forgetNetwork, networksView, setNetworkLocalNames } from './actions/networks.js';
 import { exportSettings, importSettings } from './actions/settings-transfer.js';
+import { API, type Download, type Endpoint, type EndpointName, type EventStream, type Method, type AnswerOf, type RouteName } from './api-client/endpoints.js';
 import type { ControlService } from './service.js';
 
-export type Reply =
-  | { readonly kind: 'json'; readonly status: number; readonly body: unknown }
-  | { readonly kind: 'empty'; readonly status: number }
-  | { readonly kind: 'stream' }
-  | { readonly kind: 'download'; readonly filename: string; readonly type: string; readonly chunks: Iterable<string> };
+interface JsonReply<T> {
+  readonly kind: 'json';
+  readonly status: number;
+  readonly body: T;
+}
+interface EmptyReply {
+  readonly kind: 'empty';
+  readonly status: number;
+}
+interface StreamReply {
+  readonly kind: 'stream';
+}
+interface DownloadReply {
+  readonly kind: 'download';
+  readonly filename: string;
+  readonly type: string;
+  readonly chunks: Iterable<string>;
+}
+
+export type Reply = JsonReply<unknown> | EmptyReply | StreamReply | DownloadReply;
+
+/** The reply an endpoint's response type calls for: a file, the event stream, 204, or that type as JSON. */
+type ReplyFor<Res> = [Res] extends [Download<unknown>] ? DownloadReply : [Res] extends [EventStream] ? StreamReply : [Res] extends [void] ? EmptyReply : JsonReply<Res>;
 
 interface RouteInput {
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
-  /** Parsed JSON body (undefined for GET/DELETE). */
+  /** Parsed JSON body (undefined for GET/DELETE): the handler checks it, whatever the client's type says. */
   readonly body: unknown;
 }
 
 export interface Route {
-  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  readonly method: Method;
   /** Path pattern; `:name` segments match one URL-encoded segment. */
   readonly path: string;
   /** Reads a JSON body. */
-  readonly body?: boolean;
+  readonly body: boolean;
   readonly handler: (input: RouteInput) => Reply | Promise<Reply>;
 }
 
-const json = (body: unknown, status = 200): Reply => ({ kind: 'json', status, body });
+/** One handler per endpoint the routes serve: a missing one, or one the table doesn't have, fails the typecheck. */
+type Handlers = {
+  readonly [K in RouteName]: (input: RouteInput) => ReplyFor<AnswerOf<(typeof API)[K]>> | Promise<ReplyFor<AnswerOf<(typeof API)[K]>>>;
+};
+
+/** The table's endpoints, in its order, each with its handler. */
+function bind(handlers: Handlers): Route[] {
+  return (Object.keys(API) as EndpointName[]).flatMap((name): Route[] => {
+    const endpoint: Endpoint = API[name];
+    if (endpoint.socketOnly) return [];
+    return [{ method: endpoint.method, path: endpoint.path, body: endpoint.body, handler: handlers[name as RouteName] }];
+  });
+}
+
+const json = <T>(body: T, status = 200): JsonReply<T> => ({ kind: 'json', status, body });
+const empty = (): EmptyReply => ({ kind: 'empty', status: 204 });
 
 const MAX_FILTER_TEXT = 253;
 
@@ -94,95 +130,67 @@ function* csvExport(records: Iterable<QueryRecord>): Generator<string> {
 }
 
 export function routes(service: ControlService): Route[] {
-  return [
-    { method: 'GET', path: '/api/status', handler: () => json(service.status()) },
-    { method: 'GET', path: '/api/resolvers', handler: () => json(service.resolvers()) },
-    { method: 'POST', path: '/api/resolvers', body: true, handler: async ({ body }) => json(await service.resolverActions.add(body), 201) },
-    { method: 'POST', path: '/api/resolvers/test', handler: async () => json(await service.resolverActions.test()) },
-    { method: 'GET', path: '/api/resolvers/test', handler: () => json(service.resolverActions.lastTest()) },
-    { method: 'POST', path: '/api/resolvers/probe', body: true, handler: async ({ body }) => json(await service.resolverActions.probe(body)) },
-    { method: 'POST', path: '/api/resolvers/validate', body: true, handler: ({ body }) => json(service.resolverActions.validate(body)) },
-    { method: 'PUT', path: '/api/resolvers/active', body: true, handler: async ({ body }) => json(await service.resolverActions.switch(body)) },
-    {
-      method: 'DELETE',
-      path: '/api/resolvers/retired-notice',
-      handler: async () => {
-        await service.dismissRetiredNotice();
-        return { kind: 'empty', status: 204 };
-      },
+  return bind({
+    status: () => json(service.status()),
+    resolvers: () => json(service.resolvers()),
+    addResolver: async ({ body }) => json(await service.resolverActions.add(body), 201),
+    testResolvers: async () => json(await service.resolverActions.test()),
+    lastResolverTest: () => json(service.resolverActions.lastTest()),
+    probeResolver: async ({ body }) => json(await service.resolverActions.probe(body)),
+    validateResolver: ({ body }) => json(service.resolverActions.validate(body)),
+    switchResolver: async ({ body }) => json(await service.resolverActions.switch(body)),
+    dismissRetiredNotice: async () => {
+      await service.dismissRetiredNotice();
+      return empty();
     },
-    {
-      method: 'DELETE',
-      path: '/api/resolvers/:id',
-      handler: async ({ params }) => {
-        await service.resolverActions.remove(params.id as string);
-        return { kind: 'empty', status: 204 };
-      },
+    removeResolver: async ({ params }) => {
+      await service.resolverActions.remove(params.id as string);
+      return empty();
     },
-    { method: 'POST', path: '/api/retry', handler: () => json(service.retryNow()) },
-    { method: 'GET', path: '/api/connections', handler: () => json(service.connections()) },
-    { method: 'GET', path: '/api/metrics', handler: () => json(service.metricsView()) },
-    {
-      method: 'GET',
-      path: '/api/queries',
-      handler: ({ query }) => {
-        const { filter, offset, limit } = parseQueryFilter(query);
-        return json(service.queries(filter, offset, limit));
-      },
+    retryNow: () => json(service.retryNow()),
+    connections: () => json(service.connections()),
+    metrics: () => json(service.metricsView()),
+    queries: ({ query }) => {
+      const { filter, offset, limit } = parseQueryFilter(query);
+      return json(service.queries(filter, offset, limit));
     },
-    {
-      method: 'DELETE',
-      path: '/api/queries',
-      handler: () => {
-        service.clearLog();
-        return { kind: 'empty', status: 204 };
-      },
+    clearQueries: () => {
+      service.clearLog();
+      return empty();
     },
-    {
-      method: 'GET',
-      path: '/api/queries/export',
-      handler: ({ query }) => {
-        const format = query.get('format') ?? 'json';
-        if (format !== 'csv' && format !== 'json') throw validationFailure({ format: 'format must be csv or json' });
-        const { filter } = parseQueryFilter(query);
-        const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-        const records = service.log.filter(filter);
-        return format === 'csv'
-          ? { kind: 'download', filename: `dotstub-queries-${stamp}.csv`, type: 'text/csv; charset=utf-8', chunks: csvExport(records) }
-          : { kind: 'download', filename: `dotstub-queries-${stamp}.json`, type: 'application/json; charset=utf-8', chunks: jsonExport(records) };
-      },
+    exportQueries: ({ query }) => {
+      const format = query.get('format') ?? 'json';
+      if (format !== 'csv' && format !== 'json') throw validationFailure({ format: 'format must be csv or json' });
+      const { filter } = parseQueryFilter(query);
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      const records = service.log.filter(filter);
+      return format === 'csv'
+        ? { kind: 'download', filename: `dotstub-queries-${stamp}.csv`, type: 'text/csv; charset=utf-8', chunks: csvExport(records) }
+        : { kind: 'download', filename: `dotstub-queries-${stamp}.json`, type: 'application/json; charset=utf-8', chunks: jsonExport(records) };
     },
-    { method: 'GET', path: '/api/events/recent', handler: () => json(service.recentEvents()) },
-    { method: 'GET', path: '/api/captive/sign-in', handler: () => json(service.signIn()) },
-    { method: 'POST', path: '/api/captive', body: true, handler: ({ body }) => json(service.captiveAction(body)) },
-    { method: 'GET', path: '/api/settings', handler: () => json(service.settings()) },
-    { method: 'PUT', path: '/api/settings', body: true, handler: async ({ body }) => json(await service.settingsActions.update(body)) },
-    {
-      method: 'GET',
-      path: '/api/settings/export',
-      handler: () => {
-        const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-        return { kind: 'download', filename: `dotstub-settings-${stamp}.json`, type: 'application/json; charset=utf-8', chunks: [JSON.stringify(exportSettings(service), null, 2) + '\n'] };
-      },
+    recentEvents: () => json(service.recentEvents()),
+    signIn: () => json(service.signIn()),
+    captive: ({ body }) => json(service.captiveAction(body)),
+    settings: () => json(service.settings()),
+    updateSettings: async ({ body }) => json(await service.settingsActions.update(body)),
+    exportSettings: () => {
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      return { kind: 'download', filename: `dotstub-settings-${stamp}.json`, type: 'application/json; charset=utf-8', chunks: [JSON.stringify(exportSettings(service), null, 2) + '\n'] };
     },
-    { method: 'POST', path: '/api/settings/import', body: true, handler: async ({ body }) => json(await importSettings(service, body)) },
-    { method: 'GET', path: '/api/network/local-names', handler: () => json(localNamesView(service.proxy)) },
-    { method: 'PUT', path: '/api/network/local-names', body: true, handler: ({ body }) => json(setLocalNames(service.proxy, body)) },
-    { method: 'GET', path: '/api/networks', handler: () => json(networksView(service.proxy)) },
-    { method: 'PUT', path: '/api/networks/:key', body: true, handler: ({ params, body }) => json(setNetworkLocalNames(service.proxy, params.key as string, body)) },
-    {
-      method: 'DELETE',
-      path: '/api/networks/:key',
-      handler: ({ params }) => {
-        forgetNetwork(service.proxy, params.key as string);
-        return { kind: 'empty', status: 204 };
-      },
+    importSettings: async ({ body }) => json(await importSettings(service, body)),
+    localNames: () => json(localNamesView(service.proxy)),
+    setLocalNames: ({ body }) => json(setLocalNames(service.proxy, body)),
+    networks: () => json(networksView(service.proxy)),
+    setNetworkLocalNames: ({ params, body }) => json(setNetworkLocalNames(service.proxy, params.key as string, body)),
+    forgetNetwork: ({ params }) => {
+      forgetNetwork(service.proxy, params.key as string);
+      return empty();
     },
-    { method: 'GET', path: '/api/system-dns', handler: async () => json(await service.systemDnsActions.view()) },
-    { method: 'PUT', path: '/api/system-dns', body: true, handler: async ({ body }) => json(await service.systemDnsActions.set(body)) },
-    { method: 'POST', path: '/api/system-dns/leak-test', handler: async () => json(await service.systemDnsActions.leakTest()) },
-    { method: 'GET', path: '/api/stream', handler: () => ({ kind: 'stream' }) },
-  ];
+    systemDns: async () => json(await service.systemDnsActions.view()),
+    setSystemDns: async ({ body }) => json(await service.systemDnsActions.set(body)),
+    leakTest: async () => json(await service.systemDnsActions.leakTest()),
+    stream: () => ({ kind: 'stream' }),
+  });
 }
 
 /** Finds the route for a path; 404 when no path matches, 405 when only the method is wrong. */

@@ -32,6 +32,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { dashboardLink, isAuthenticated, safeEqual } from './auth.js';
 import { ApiFailure } from './errors.js';
+import { API } from './api-client/endpoints.js';
 import { matchRoute, routes, type Reply, type Route } from './routes.js';
 import type { ControlService } from './service.js';
 import { defaultDashboardDir, sendHtml, StaticFiles } from './static.js';
@@ -283,8 +284,8 @@ export class ControlServer {
     if (url.pathname !== '/api' && !url.pathname.startsWith('/api/')) {
       throw new ApiFailure('not_found', `the control socket serves the API only; the dashboard is at ${this.url} (its link: GET /api/dashboard-link)`);
     }
-    if (url.pathname === '/api/dashboard-link') {
-      if (method !== 'GET') throw new ApiFailure('method_not_allowed', `${method} is not allowed on ${url.pathname}`);
+    if (url.pathname === API.dashboardLink.path) {
+      if (method !== API.dashboardLink.method) throw new ApiFailure('method_not_allowed', `${method} is not allowed on ${url.pathname}`);
       const body: DashboardLinkView = { url: this.dashboardUrl, origin: this.url, token: this.#token };
       this.#send(res, { kind: 'json', status: 200, body });
       return;

@@ -16,22 +16,11 @@ import { SystemDnsPanel } from './components/SystemDns.js';
 import { Timeline } from './components/Timeline.js';
 import { placeholder } from './lib/link-status.js';
 import { formatClockShort } from './lib/format.js';
-import { parseRoute, ROUTES, type Route } from './lib/routes.js';
+import { parseRoute } from './lib/routes.js';
 import { useDashboard, useReach, useStore } from './state/context.js';
 import { useSystemDns, useSystemDnsSync } from './state/system-dns.js';
 import { bannerState } from './lib/banner.js';
 import { tabIcon, tabTitle, type TabState } from './lib/tab-state.js';
-
-const ICONS: Record<Route, IconName> = {
-  overview: 'overview',
-  queries: 'list',
-  resolvers: 'server',
-  connections: 'link',
-  network: 'wifi-sign-in',
-  events: 'clock',
-  'system-dns': 'shield-check',
-  settings: 'sliders',
-};
 
 function useRoute(): Route {
   return useSyncExternalStore(
@@ -39,7 +28,7 @@ function useRoute(): Route {
       window.addEventListener('hashchange', cb);
       return () => window.removeEventListener('hashchange', cb);
     },
-    () => parseRoute(window.location.hash),
+    () => parseRoute(window.location.hash, ROUTES, 'overview'),
   );
 }
 
@@ -91,97 +80,144 @@ function Page({ title, intro, children, compact }: { title: string; intro?: Reac
   );
 }
 
+/** "Move your settings": the settings transfer, which re-reads the settings after an import. */
+function SettingsMove() {
+  const store = useStore();
+  return (
+    <section className="card" aria-labelledby="settings-move">
+      <h2 id="settings-move">Move your settings</h2>
+      <SettingsTransfer
+        lead="One file with these settings and your choice of local names for each network dotstub remembers: keep it, or import it on another computer."
+        onImported={() => void store.refresh('settings')}
+      />
+    </section>
+  );
+}
+
+interface Section {
+  /** In the navigation. */
+  readonly label: string;
+  readonly icon: IconName;
+  /** The page's heading and the tab's title. */
+  readonly title: string;
+  readonly intro?: string;
+  /** The heading shrinks on narrow windows (the query log wants the height). */
+  readonly compact?: boolean;
+  readonly body: ReactNode;
+}
+
+/**
+ * The dashboard's sections, one entry each, in the navigation's order: the
+ * URL hash names one (#/queries), so links and reloads land on it; an
+ * unknown hash is the overview.
+ */
+const SECTIONS = {
+  overview: { label: 'Overview', icon: 'overview', title: 'Overview', body: <Overview /> },
+  queries: {
+    label: 'Queries',
+    icon: 'list',
+    title: 'Query log',
+    compact: true,
+    intro: 'Every lookup from this machine, newest first. Select a row to see where its time went.',
+    body: <QueryLog />,
+  },
+  resolvers: {
+    label: 'Resolvers',
+    icon: 'server',
+    title: 'Resolvers',
+    intro: 'Who answers your DNS. Switching never drops a query: queries in flight finish on the old connection.',
+    body: (
+      <>
+        {/* The test and "Use fastest" first: with the presets listed, the cards run ~1,300 px (issue 29). */}
+        <ResolverTest />
+        <section className="card">
+          <ResolverSwitcher />
+        </section>
+        <section className="card">
+          <AddResolverForm />
+        </section>
+      </>
+    ),
+  },
+  connections: {
+    label: 'Connections',
+    icon: 'link',
+    title: 'Connections',
+    intro: 'Open DNS-over-TLS connections. Reusing one costs a single round trip; a new one costs a handshake.',
+    body: (
+      <>
+        <div className="connections-top">
+          <section className="card" aria-label="Connection hit fraction">
+            <HitGauges />
+          </section>
+          <section className="card" aria-label="Connection counters">
+            <ConnectionStats />
+          </section>
+        </div>
+        <section className="card">
+          <ConnectionsTable />
+        </section>
+      </>
+    ),
+  },
+  network: {
+    label: 'Network',
+    icon: 'wifi-sign-in',
+    title: 'Network',
+    intro: 'What this network does to encrypted DNS: which transport carries your queries, and what each try met.',
+    body: <NetworkView />,
+  },
+  events: {
+    label: 'Events',
+    icon: 'clock',
+    title: 'Events',
+    intro: 'Connections opening, resuming and closing, resets, and every privacy change with its reason.',
+    body: (
+      <section className="card">
+        <Timeline />
+      </section>
+    ),
+  },
+  'system-dns': {
+    label: 'System DNS',
+    icon: 'shield-check',
+    title: 'System DNS',
+    intro: 'Whether every program on this machine asks dotstub. Disabling, quitting or a crash gives your old DNS settings back exactly.',
+    body: <SystemDnsPanel />,
+  },
+  settings: {
+    label: 'Settings',
+    icon: 'sliders',
+    title: 'Settings',
+    intro: 'Saved to your config folder; they survive a restart.',
+    body: (
+      <>
+        <SettingsForm />
+        <SettingsMove />
+      </>
+    ),
+  },
+} as const satisfies Readonly<Record<string, Section>>;
+
+type Route = keyof typeof SECTIONS;
+const ROUTES = Object.keys(SECTIONS) as Route[];
+
 function View({ route }: { route: Route }) {
   const r = useReach();
-  const store = useStore();
   const hadStatus = useDashboard((s) => s.status !== null);
   const empty = placeholder(r, hadStatus);
-  if (empty !== null) {
-    const label = ROUTES.find((x) => x.route === route)?.label ?? 'Overview';
-    return (
-      <Page title={label === 'Queries' ? 'Query log' : label}>
+  const section: Section = SECTIONS[route];
+  return (
+    <Page title={section.title} intro={empty === null ? section.intro : undefined} compact={empty === null && section.compact}>
+      {empty === null ? (
+        section.body
+      ) : (
         <p className="card empty" data-testid="section-placeholder">
           {empty}
         </p>
-      </Page>
-    );
-  }
-  switch (route) {
-    case 'overview':
-      return (
-        <Page title="Overview">
-          <Overview />
-        </Page>
-      );
-    case 'queries':
-      return (
-        <Page compact title="Query log" intro="Every lookup from this machine, newest first. Select a row to see where its time went.">
-          <QueryLog />
-        </Page>
-      );
-    case 'resolvers':
-      return (
-        <Page title="Resolvers" intro="Who answers your DNS. Switching never drops a query: queries in flight finish on the old connection.">
-          {/* The test and "Use fastest" first: with the presets listed, the cards run ~1,300 px (issue 29). */}
-          <ResolverTest />
-          <section className="card">
-            <ResolverSwitcher />
-          </section>
-          <section className="card">
-            <AddResolverForm />
-          </section>
-        </Page>
-      );
-    case 'connections':
-      return (
-        <Page title="Connections" intro="Open DNS-over-TLS connections. Reusing one costs a single round trip; a new one costs a handshake.">
-          <div className="connections-top">
-            <section className="card" aria-label="Connection hit fraction">
-              <HitGauges />
-            </section>
-            <section className="card" aria-label="Connection counters">
-              <ConnectionStats />
-            </section>
-          </div>
-          <section className="card">
-            <ConnectionsTable />
-          </section>
-        </Page>
-      );
-    case 'network':
-      return (
-        <Page title="Network" intro="What this network does to encrypted DNS: which transport carries your queries, and what each try met.">
-          <NetworkView />
-        </Page>
-      );
-    case 'events':
-      return (
-        <Page title="Events" intro="Connections opening, resuming and closing, resets, and every privacy change with its reason.">
-          <section className="card">
-            <Timeline />
-          </section>
-        </Page>
-      );
-    case 'system-dns':
-      return (
-        <Page title="System DNS" intro="Whether every program on this machine asks dotstub. Disabling, quitting or a crash gives your old DNS settings back exactly.">
-          <SystemDnsPanel />
-        </Page>
-      );
-    case 'settings':
-      return (
-        <Page title="Settings" intro="Saved to your config folder; they survive a restart.">
-          <SettingsForm />
-          <section className="card" aria-labelledby="settings-move">
-            <h2 id="settings-move">Move your settings</h2>
-            <SettingsTransfer
-              lead="One file with these settings and your choice of local names for each network dotstub remembers: keep it, or import it on another computer."
-              onImported={() => void store.refresh('settings')}
-            />
-          </section>
-        </Page>
-      );
-  }
+      )}
+    </Page>
+  );
 }
 
 export function App() {
@@ -206,8 +242,7 @@ export function App() {
   const pausedUntil = useSystemDns()?.pausedUntil ?? null;
   const tab: TabState = r === 'lost' || r === 'signed-out' || privacy === undefined ? 'unknown' : bannerState(privacy, pausedUntil);
   useEffect(() => {
-    const label = ROUTES.find((x) => x.route === route)?.label ?? 'Overview';
-    document.title = tabTitle(tab, label === 'Queries' ? 'Query log' : label);
+    document.title = tabTitle(tab, SECTIONS[route].title);
     const link = document.querySelector<HTMLLinkElement>('link[rel="icon"]');
     if (link) link.href = tabIcon(tab);
   }, [route, tab]);
@@ -224,11 +259,11 @@ export function App() {
         </div>
         <nav aria-label="Sections">
           <ul>
-            {ROUTES.map((r) => (
-              <li key={r.route}>
-                <a href={`#/${r.route === 'overview' ? '' : r.route}`} aria-current={route === r.route ? 'page' : undefined}>
-                  <Icon name={ICONS[r.route]} />
-                  <span>{r.label}</span>
+            {ROUTES.map((name) => (
+              <li key={name}>
+                <a href={`#/${name === 'overview' ? '' : name}`} aria-current={route === name ? 'page' : undefined}>
+                  <Icon name={SECTIONS[name].icon} />
+                  <span>{SECTIONS[name].label}</span>
                 </a>
               </li>
             ))}

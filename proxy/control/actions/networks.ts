@@ -10,43 +10,11 @@
  * reads its choice again).
  */
 import type { StubProxy } from '../../dotstub.js';
-import type { FailureKind } from '../../network/classify.js';
 import type { LocalNamesPolicy } from '../../network/name-owners.js';
 import type { CurrentNetwork } from '../../network/current-network.js';
 import { MAX_NETWORKS, seenHere, type NetworkMemoryEntry } from '../../network/network-memory.js';
+import type { NetworksView, RememberedNetworkView } from '../api-types.js';
 import { ApiFailure, validationFailure } from '../errors.js';
-
-/** One remembered network, as the Network view shows it. */
-export interface RememberedNetworkView {
-  /** The hashed gateway key (never the network in the clear). */
-  readonly key: string;
-  readonly label: string;
-  /** The network we're on now. */
-  readonly current: boolean;
-  /** The transport that last gave authenticated answers there. */
-  readonly worked: 'dot' | 'doh' | null;
-  /** What that network did to port 853 when it last failed there; null: nothing (or DoT authenticated since). */
-  readonly port853: { readonly kind: FailureKind; readonly classification: string; readonly at: string } | null;
-  readonly portal: { readonly seenAt: string; readonly signedIn: boolean } | null;
-  /** Median round trip to the resolver from there, ms. */
-  readonly rttMs: number | null;
-  readonly localDomains: readonly string[];
-  /** The user's choice for local names there ('ask': not decided). */
-  readonly localNames: LocalNamesPolicy;
-  readonly firstSeenAt: string | null;
-  readonly seenAt: string | null;
-}
-
-export interface NetworksView {
-  /** False when this run remembers nothing (no memory file). */
-  readonly remembering: boolean;
-  /** At most this many are kept; the least recently seen are forgotten first. */
-  readonly max: number;
-  /** Networks this machine has been on. */
-  readonly networks: readonly RememberedNetworkView[];
-  /** Choices a settings import brought for networks this machine hasn't been on yet: kept, and applied there when it is. */
-  readonly waiting: number;
-}
 
 const KEY = /^[A-Za-z0-9_-]{1,64}$/;
 

@@ -15,38 +15,22 @@
  * An import is checked whole before anything is applied: a bad file gets a
  * 400 with a sentence and changes nothing.
  */
-import type { Settings } from '../../run/settings.js';
-import type { LocalNamesPolicy } from '../../network/name-owners.js';
 import { MAX_NETWORKS, seenHere } from '../../network/network-memory.js';
 import { networksView, parseLocalNames, sentence } from './networks.js';
-import type { ControlService } from '../service.js';
+import type { StubProxy } from '../../dotstub.js';
+import type { ExportedNetwork, ImportResult, Settings, SettingsExport } from '../api-types.js';
 
-interface ExportedNetwork {
-  readonly key: string;
-  readonly label: string;
-  readonly localNames: LocalNamesPolicy;
-}
-
-export interface SettingsExport {
-  readonly dotstub: 'settings';
-  readonly version: 1;
-  readonly exportedAt: string;
-  readonly settings: Settings;
-  readonly networks: readonly ExportedNetwork[];
-}
-
-export interface ImportResult {
-  readonly settings: Settings;
-  /** Networks this machine has been on whose choice was applied. */
-  readonly networks: number;
-  /** Choices for networks this machine hasn't been on yet: kept aside (not listed as networks), applied when it joins one. */
-  readonly waiting: number;
+/** What a transfer needs of the control service (service.ts): the proxy, the settings, and their one checked update. */
+interface TransferService {
+  readonly proxy: StubProxy;
+  settings(): Settings;
+  readonly settingsActions: { update(raw: unknown): Promise<Settings> };
 }
 
 /** A network key as dotstub makes them (network-key.ts): 32 lowercase hexadecimal characters. */
 const KEY = /^[0-9a-f]{32}$/;
 
-export function exportSettings(service: ControlService): SettingsExport {
+export function exportSettings(service: TransferService): SettingsExport {
   const networks = networksView(service.proxy)
     .networks.filter((n) => n.localNames !== 'ask')
     .map((n) => ({ key: n.key, label: n.label, localNames: n.localNames }));
@@ -67,7 +51,7 @@ function parseNetworks(raw: unknown): ExportedNetwork[] {
 }
 
 /** Applies an exported file: settings first (checked as PUT /api/settings checks them), then the networks' choices. */
-export async function importSettings(service: ControlService, raw: unknown): Promise<ImportResult> {
+export async function importSettings(service: TransferService, raw: unknown): Promise<ImportResult> {
   const o = (typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? raw : {}) as Record<string, unknown>;
   if (o.dotstub !== 'settings' || o.version !== 1) {
     throw sentence('(body)', 'this is not a dotstub settings export (version 1): export one from Settings first; nothing was changed');

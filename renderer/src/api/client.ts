@@ -3,68 +3,15 @@
  * `Authorization: Bearer <token>` (lib/session.ts says where the token comes
  * from); the browser holds no cookie for it. State changes carry our Origin,
  * which same-origin fetch sends by itself.
+ *
+ * Calls go through the endpoint table the server's routes bind
+ * (proxy/control/api-client/endpoints.ts), and fail with the ControlError
+ * the desktop app's client throws too.
  */
-import type {
-  ApiError,
-  ConnectionView,
-  CustomResolverBody,
-  LocalNamesView,
-  MetricsView,
-  QueryPage,
-  ResolverView,
-  ResolversView,
-  ResolverTestResult,
-  RetryView,
-  Settings,
-  StatusView,
-  SwitchProbeView,
-  SystemDnsView,
-  TimelineEvent,
-  ValidationView,
-} from '../../../proxy/control/api-types.js';
+import type { CustomResolverBody, Settings } from '../../../proxy/control/api-types.js';
+import { API, endpointPath, type Endpoint, type RequestOf, type ResponseOf } from '../../../proxy/control/api-client/endpoints.js';
+import { answerError, ControlError } from '../../../proxy/control/api-client/errors.js';
 import { bearer } from '../lib/session.js';
-import { errorWordsOf, type ControlErrorCode, type FieldCode } from '../../../proxy/error-codes.js';
-import type { ImportResult, NetworksView, RememberedNetworkView, SettingsExport } from '../../../proxy/control/api-types.js';
-
-/**
- * An API call that failed. `code` is from the product's vocabulary
- * (proxy/error-codes.ts): the API's own code, or the client's ('unreachable',
- * 'signed_out', 'http'); `hint` says what to do; a validation failure names
- * its fields (`fields`: sentences, `fieldCodes`: FieldCode).
- */
-export class ApiRequestError extends Error {
-  readonly status: number;
-  readonly code: ControlErrorCode;
-  readonly hint: string;
-  readonly field: string | undefined;
-  readonly fields: Readonly<Record<string, string>>;
-  readonly fieldCodes: Readonly<Record<string, FieldCode>>;
-  constructor(
-    status: number,
-    code: ControlErrorCode,
-    message: string,
-    detail: { hint?: string; field?: string; fields?: Readonly<Record<string, string>>; fieldCodes?: Readonly<Record<string, FieldCode>> } = {},
-  ) {
-    super(message);
-    this.name = 'ApiRequestError';
-    this.status = status;
-    this.code = code;
-    this.hint = detail.hint ?? errorWordsOf(code).hint;
-    this.field = detail.field;
-    this.fields = detail.fields ?? {};
-    this.fieldCodes = detail.fieldCodes ?? {};
-  }
-}
-
-/** What the dashboard says about a failed call: what happened, then what to do. */
-export function failureText(err: unknown): string {
-  if (!(err instanceof ApiRequestError)) return err instanceof Error ? err.message : String(err);
-  return /[.?!]$/.test(err.message) ? `${err.message} ${err.hint}` : `${err.message}. ${err.hint}`;
-}
-
-function isApiError(x: unknown): x is ApiError {
-  return typeof x === 'object' && x !== null && 'error' in x && typeof (x as ApiError).error?.message === 'string';
-}
 
 /** The token for this tab; null until signed in (then every call fails with 401 'signed_out' without a request). */
 let token: string | null = null;
@@ -75,75 +22,73 @@ export function setToken(value: string | null): void {
 
 /** Headers that authenticate a call, or a 401 when there is no token to send. */
 export function authHeaders(): Record<string, string> {
-  if (token === null) throw new ApiRequestError(401, 'signed_out', 'no token: this page was opened without its sign-in link');
+  if (token === null) throw new ControlError(401, 'signed_out', 'no token: this page was opened without its sign-in link');
   return { authorization: bearer(token) };
 }
 
-async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+interface CallOptions {
+  readonly params?: Readonly<Record<string, string>>;
+  readonly query?: Readonly<Record<string, string | number | undefined>>;
+}
+
+/** One call of an endpoint of the table, with its JSON body (undefined: none). */
+async function call<E extends Endpoint>(endpoint: E, body: RequestOf<E>, options: CallOptions = {}): Promise<ResponseOf<E>> {
+  type T = ResponseOf<E>;
   const auth = authHeaders();
   let res: Response;
   try {
-    res = await fetch(path, {
-      method,
+    res = await fetch(endpointPath(endpoint, options.params, options.query), {
+      method: endpoint.method,
       // Nothing ambient: the header is the credential.
       credentials: 'omit',
       headers: body === undefined ? { ...auth, accept: 'application/json' } : { ...auth, accept: 'application/json', 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
-    throw new ApiRequestError(0, 'unreachable', 'The dotstub proxy is not answering.');
+    throw new ControlError(0, 'unreachable', 'The dotstub proxy is not answering.');
   }
   if (res.status === 204) return undefined as T;
   const text = await res.text();
-  let json: unknown = undefined;
-  if (text) {
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
+  if (!res.ok) throw answerError(res.status, text);
+  if (!text) return undefined as T;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined as T;
   }
-  if (!res.ok) {
-    if (isApiError(json)) {
-      const e = json.error;
-      throw new ApiRequestError(res.status, e.code, e.message, { hint: e.hint, field: e.field, fields: e.fields, fieldCodes: e.fieldCodes });
-    }
-    if (res.status === 401) throw new ApiRequestError(401, 'unauthorized', 'the proxy did not accept the token');
-    throw new ApiRequestError(res.status, 'http', `The proxy answered ${res.status} ${res.statusText}`.trim());
-  }
-  return json as T;
 }
 
 export const api = {
-  status: () => request<StatusView>('GET', '/api/status'),
-  resolvers: () => request<ResolversView>('GET', '/api/resolvers'),
-  addResolver: (body: CustomResolverBody) => request<ResolverView>('POST', '/api/resolvers', body),
-  validateResolver: (body: CustomResolverBody) => request<ValidationView>('POST', '/api/resolvers/validate', body),
-  removeResolver: (id: string) => request<void>('DELETE', `/api/resolvers/${encodeURIComponent(id)}`),
-  switchResolver: (id: string) => request<StatusView>('PUT', '/api/resolvers/active', { id }),
-  dismissRetiredNotice: () => request<void>('DELETE', '/api/resolvers/retired-notice'),
-  probeResolver: (id: string) => request<SwitchProbeView>('POST', '/api/resolvers/probe', { id }),
-  testResolvers: () => request<ResolverTestResult>('POST', '/api/resolvers/test'),
-  lastResolverTest: () => request<ResolverTestResult | null>('GET', '/api/resolvers/test'),
-  retryNow: () => request<RetryView>('POST', '/api/retry'),
-  connections: () => request<ConnectionView[]>('GET', '/api/connections'),
-  metrics: () => request<MetricsView>('GET', '/api/metrics'),
+  status: () => call(API.status, undefined),
+  resolvers: () => call(API.resolvers, undefined),
+  addResolver: (body: CustomResolverBody) => call(API.addResolver, body),
+  validateResolver: (body: CustomResolverBody) => call(API.validateResolver, body),
+  removeResolver: (id: string) => call(API.removeResolver, undefined, { params: { id } }),
+  switchResolver: (id: string) => call(API.switchResolver, { id }),
+  dismissRetiredNotice: () => call(API.dismissRetiredNotice, undefined),
+  probeResolver: (id: string) => call(API.probeResolver, { id }),
+  testResolvers: () => call(API.testResolvers, undefined),
+  lastResolverTest: () => call(API.lastResolverTest, undefined),
+  retryNow: () => call(API.retryNow, undefined),
+  connections: () => call(API.connections, undefined),
+  metrics: () => call(API.metrics, undefined),
   // With dotstub's own checks (internal=1): the page hides them itself unless "Show dotstub's own checks" is on.
-  queries: (limit: number, offset = 0) => request<QueryPage>('GET', `/api/queries?internal=1&limit=${limit}&offset=${offset}`),
-  clearQueries: () => request<void>('DELETE', '/api/queries'),
-  recentEvents: () => request<TimelineEvent[]>('GET', '/api/events/recent'),
-  settings: () => request<Settings>('GET', '/api/settings'),
-  saveSettings: (changes: Partial<Settings>) => request<Settings>('PUT', '/api/settings', changes),
-  captive: (action: 'allow' | 'decline' | 'extend' | 'check', remember = false) => request<StatusView>('POST', '/api/captive', { action, remember }),
-  systemDns: () => request<SystemDnsView>('GET', '/api/system-dns'),
-  setSystemDns: (enabled: boolean) => request<SystemDnsView>('PUT', '/api/system-dns', { enabled }),
-  pauseSystemDns: (seconds: number) => request<SystemDnsView>('PUT', '/api/system-dns', { enabled: false, pauseSeconds: seconds }),
-  runLeakTest: () => request<SystemDnsView>('POST', '/api/system-dns/leak-test'),
-  localNames: () => request<LocalNamesView>('GET', '/api/network/local-names'),
-  setLocalNames: (allow: boolean) => request<LocalNamesView>('PUT', '/api/network/local-names', { allow }),
-  networks: () => request<NetworksView>('GET', '/api/networks'),
-  setNetworkLocalNames: (key: string, localNames: 'allow' | 'deny' | 'ask') => request<RememberedNetworkView>('PUT', `/api/networks/${encodeURIComponent(key)}`, { localNames }),
-  forgetNetwork: (key: string) => request<void>('DELETE', `/api/networks/${encodeURIComponent(key)}`),
-  exportSettings: () => request<SettingsExport>('GET', '/api/settings/export'),
-  importSettings: (file: unknown) => request<ImportResult>('POST', '/api/settings/import', file),
+  queries: (limit: number, offset = 0) => call(API.queries, undefined, { query: { internal: 1, limit, offset } }),
+  clearQueries: () => call(API.clearQueries, undefined),
+  recentEvents: () => call(API.recentEvents, undefined),
+  settings: () => call(API.settings, undefined),
+  saveSettings: (changes: Partial<Settings>) => call(API.updateSettings, changes),
+  captive: (action: 'allow' | 'decline' | 'extend' | 'check', remember = false) => call(API.captive, { action, remember }),
+  systemDns: () => call(API.systemDns, undefined),
+  setSystemDns: (enabled: boolean) => call(API.setSystemDns, { enabled }),
+  pauseSystemDns: (seconds: number) => call(API.setSystemDns, { enabled: false, pauseSeconds: seconds }),
+  runLeakTest: () => call(API.leakTest, undefined),
+  localNames: () => call(API.localNames, undefined),
+  setLocalNames: (allow: boolean) => call(API.setLocalNames, { allow }),
+  networks: () => call(API.networks, undefined),
+  setNetworkLocalNames: (key: string, localNames: 'allow' | 'deny' | 'ask') => call(API.setNetworkLocalNames, { localNames }, { params: { key } }),
+  forgetNetwork: (key: string) => call(API.forgetNetwork, undefined, { params: { key } }),
+  exportSettings: () => call(API.exportSettings, undefined),
+  // The file as exported, checked whole by the proxy (a bad one is refused with a sentence).
+  importSettings: (file: unknown) => call(API.importSettings, file as RequestOf<typeof API.importSettings>),
 };

@@ -6,7 +6,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StreamBatch } from '../../../proxy/control/api-types.js';
-import { ApiRequestError, setToken } from './client.js';
+import { ControlError } from '../../../proxy/control/api-client/errors.js';
+import { setToken } from './client.js';
 import { openStream, type StreamHandlers } from './stream.js';
 
 const TOKEN = 't'.repeat(43);
@@ -19,12 +20,18 @@ afterEach(async () => {
 interface Seen {
   readonly auth: string | undefined;
   readonly cookie: string | undefined;
+  /** When the request came, Date.now(). */
+  readonly at: number;
+  /** The client closed this request's connection. */
+  closed: boolean;
 }
 
 async function server(handle: (res: http.ServerResponse, n: number) => void): Promise<{ url: string; seen: Seen[] }> {
   const seen: Seen[] = [];
   const s = http.createServer((req, res) => {
-    seen.push({ auth: req.headers.authorization, cookie: req.headers.cookie });
+    const one: Seen = { auth: req.headers.authorization, cookie: req.headers.cookie, at: Date.now(), closed: false };
+    seen.push(one);
+    res.on('close', () => (one.closed = true));
     handle(res, seen.length);
   });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
@@ -38,14 +45,14 @@ async function server(handle: (res: http.ServerResponse, n: number) => void): Pr
   return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/api/stream`, seen };
 }
 
-function recorder(): StreamHandlers & { batches: StreamBatch[]; opens: number; errors: (ApiRequestError | null)[] } {
+function recorder(): StreamHandlers & { batches: StreamBatch[]; opens: number; errors: (ControlError | null)[] } {
   const r = {
     batches: [] as StreamBatch[],
     opens: 0,
-    errors: [] as (ApiRequestError | null)[],
+    errors: [] as (ControlError | null)[],
     onBatch: (b: StreamBatch) => void r.batches.push(b),
     onOpen: () => void r.opens++,
-    onError: (e: ApiRequestError | null) => void r.errors.push(e),
+    onError: (e: ControlError | null) => void r.errors.push(e),
   };
   return r;
 }
@@ -76,7 +83,7 @@ describe('openStream', () => {
     await until(() => r.batches.length === 2);
     expect(r.batches.map((b) => b.inFlight)).toEqual([1, 2]);
     expect(r.opens).toBe(1);
-    expect(seen[0]).toEqual({ auth: `Bearer ${TOKEN}`, cookie: undefined });
+    expect(seen[0]).toMatchObject({ auth: `Bearer ${TOKEN}`, cookie: undefined });
   });
 
   it('reconnects at once after an open stream ends, then keeps delivering', async () => {
@@ -134,5 +141,37 @@ describe('openStream', () => {
     const n = seen.length;
     await new Promise((res) => setTimeout(res, 700));
     expect(seen.length).toBe(n);
+  });
+
+  it("waits the server's retry: before trying again after a failed attempt", async () => {
+    const { url, seen } = await server((res, n) => {
+      if (n === 1) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(`retry: 400\n\n${sse({})}`);
+      } else res.writeHead(503).end();
+    });
+    setToken(TOKEN);
+    const r = recorder();
+    cleanup.push(openStream(r, { url }));
+    await until(() => seen.length >= 3);
+    // 1 → 2: the quick first retry after an open stream; 2 → 3: the server's 400 ms, not the 2 s default.
+    const gap = (seen[2] as Seen).at - (seen[1] as Seen).at;
+    expect(gap).toBeGreaterThanOrEqual(380);
+    expect(gap).toBeLessThan(1500);
+  });
+
+  it('an event over the bound ends that stream, its connection closed, and a new one is opened', async () => {
+    const { url, seen } = await server((res, n) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // The first answer starts an event it never ends, and keeps the connection open.
+      if (n === 1) res.write(`data: ${'x'.repeat(5000)}`);
+      else res.write(sse({ inFlight: n }));
+    });
+    setToken(TOKEN);
+    const r = recorder();
+    cleanup.push(openStream(r, { url, maxEventChars: 1000 }));
+    await until(() => r.batches.length === 1);
+    expect(r.errors).toEqual([null]);
+    await until(() => (seen[0] as Seen).closed);
   });
 });

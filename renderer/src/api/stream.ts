@@ -9,14 +9,17 @@
  * open comes at once (FIRST_RETRY_MS), so a blip is not on screen for the
  * 2 s after which the page calls dotstub unreachable (lib/link-status.ts).
  * A 401 is final (a token doesn't become valid by waiting): it is reported
- * once and the stream stays closed.
+ * once and the stream stays closed. An event over the parser's bound
+ * (api-client/sse.ts) ends the stream like a failed connection.
  *
  * Uses only what browsers and Node share (fetch, streams, globalThis
  * timers), so stream.test.ts runs it against a real server.
  */
 import type { StreamBatch } from '../../../proxy/control/api-types.js';
-import { SseParser } from '../lib/sse.js';
-import { ApiRequestError, authHeaders } from './client.js';
+import { API } from '../../../proxy/control/api-client/endpoints.js';
+import { SseParser } from '../../../proxy/control/api-client/sse.js';
+import { ControlError } from '../../../proxy/control/api-client/errors.js';
+import { authHeaders } from './client.js';
 
 const DEFAULT_RETRY_MS = 2000;
 const FIRST_RETRY_MS = 250;
@@ -26,19 +29,21 @@ const SILENCE_MS = 30_000;
 export interface StreamHandlers {
   onBatch(batch: StreamBatch): void;
   onOpen(): void;
-  /** The stream failed or closed; `err` is an ApiRequestError for HTTP errors (401: stopped for good). */
-  onError(err: ApiRequestError | null): void;
+  /** The stream failed or closed; `err` is an ControlError for HTTP errors (401: stopped for good). */
+  onError(err: ControlError | null): void;
 }
 
 export interface StreamOptions {
-  /** Default '/api/stream' (this page's origin); tests give a full URL. */
+  /** Default GET /api/stream of this page's origin; tests give a full URL. */
   readonly url?: string;
   /** Default SILENCE_MS. */
   readonly silenceMs?: number;
+  /** The longest event taken, characters (default: SseParser's). */
+  readonly maxEventChars?: number;
 }
 
 export function openStream(h: StreamHandlers, options: StreamOptions = {}): () => void {
-  const url = options.url ?? '/api/stream';
+  const url = options.url ?? API.stream.path;
   const silenceMs = options.silenceMs ?? SILENCE_MS;
   let closed = false;
   let retry: ReturnType<typeof setTimeout> | null = null;
@@ -74,7 +79,7 @@ export function openStream(h: StreamHandlers, options: StreamOptions = {}): () =
         signal: ctl.signal,
       });
       if (!res.ok || !res.body) {
-        const err = new ApiRequestError(res.status, res.status === 401 ? 'unauthorized' : 'http', `the live stream answered ${res.status}`);
+        const err = new ControlError(res.status, res.status === 401 ? 'unauthorized' : 'http', `the live stream answered ${res.status}`);
         void res.body?.cancel();
         h.onError(err);
         if (res.status !== 401) again();
@@ -82,7 +87,7 @@ export function openStream(h: StreamHandlers, options: StreamOptions = {}): () =
       }
       wasOpen = true;
       h.onOpen();
-      const parser = new SseParser();
+      const parser = new SseParser({ maxEventChars: options.maxEventChars });
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       quiet();
       for (;;) {
@@ -100,12 +105,12 @@ export function openStream(h: StreamHandlers, options: StreamOptions = {}): () =
           }
           h.onBatch(batch);
         }
-        if (parser.retryMs !== null) retryMs = parser.retryMs;
+        if (parser.retryMs !== undefined) retryMs = parser.retryMs;
       }
       if (!closed) h.onError(null);
     } catch (err) {
       if (closed) return;
-      if (err instanceof ApiRequestError) {
+      if (err instanceof ControlError) {
         // No token to send: nothing to retry until the page is signed in.
         h.onError(err);
         return;
@@ -113,6 +118,8 @@ export function openStream(h: StreamHandlers, options: StreamOptions = {}): () =
       h.onError(null);
     } finally {
       if (silence !== null) globalThis.clearTimeout(silence);
+      // Whatever ended this attempt (an event over the bound, a batch handler that threw), its connection goes with it.
+      ctl.abort();
     }
     again();
   };

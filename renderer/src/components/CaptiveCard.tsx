@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import { ApiRequestError, api } from '../api/client.js';
+import { api } from '../api/client.js';
+import { ControlError } from '../../../proxy/control/api-client/errors.js';
 import { captiveModel, type CaptiveButton } from '../lib/captive.js';
 import { useAsOf, useDashboard, useStore } from '../state/context.js';
 import { Icon } from './Icon.js';
@@ -34,7 +35,7 @@ export function CaptiveCard() {
       const action = b === 'allow-again' ? 'allow' : b;
       store.applyStatus(await api.captive(action, action === 'allow' || action === 'decline' ? remember && m.askRemember : false));
     } catch (err) {
-      setError(err instanceof ApiRequestError ? err.message : String(err));
+      setError(err instanceof ControlError ? err.message : String(err));
     } finally {
       setBusy(false);
     }

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
-import { api, ApiRequestError } from '../api/client.js';
+import { api } from '../api/client.js';
+import { ControlError } from '../../../proxy/control/api-client/errors.js';
 import type { LocalNamesView } from '../../../proxy/control/api-types.js';
 
 const POLICY_WORDS: Record<LocalNamesView['policy'], string> = {
@@ -22,7 +23,7 @@ export function LocalNames({ rev = 0, onChange }: { readonly rev?: number; reado
     let live = true;
     api.localNames().then(
       (v) => live && setView(v),
-      (e: unknown) => live && setOff(e instanceof ApiRequestError && e.status === 404 ? e.message : String(e)),
+      (e: unknown) => live && setOff(e instanceof ControlError && e.status === 404 ? e.message : String(e)),
     );
     return () => {
       live = false;

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import type { ConnectionView, ResolverView } from '../../../proxy/control/api-types.js';
-import { ApiRequestError, api, failureText } from '../api/client.js';
+import { api } from '../api/client.js';
+import { ControlError, failureWords } from '../../../proxy/control/api-client/errors.js';
 import { barShare, type LatencyScale } from '../lib/latency-scale.js';
 import { formatLatencyMs, formatWhen } from '../lib/format.js';
 import { EMPTY_FORM, formToBody, refusalSummary, type FieldName, type FormText } from '../lib/resolver-form.js';
@@ -140,7 +141,7 @@ export function useSwitchTo(): (r: Pick<ResolverView, 'id' | 'label'>, how?: { r
             return;
           }
         } catch (err) {
-          setSw({ phase: 'failed', to, message: failureText(err) });
+          setSw({ phase: 'failed', to, message: failureWords(err) });
           return;
         }
       }
@@ -151,7 +152,7 @@ export function useSwitchTo(): (r: Pick<ResolverView, 'id' | 'label'>, how?: { r
         const at = Date.now();
         setSw({ phase: 'done', attempt: { to: { id: to.id, label: to.label }, from: fromView ? { id: fromView.id, label: fromView.label } : null, at } });
       } catch (err) {
-        setSw({ phase: 'failed', to, message: failureText(err) });
+        setSw({ phase: 'failed', to, message: failureWords(err) });
       }
     },
     [store],
@@ -179,7 +180,7 @@ export function ResolverSwitcher() {
         await api.removeResolver(r.id);
         await store.refresh('resolvers');
       } catch (err) {
-        setRemoveError(`Could not remove ${r.label}: ${failureText(err)}`);
+        setRemoveError(`Could not remove ${r.label}: ${failureWords(err)}`);
       } finally {
         setRemoving(null);
       }
@@ -406,7 +407,7 @@ export function AddResolverForm() {
       touched.current.clear();
       await store.refresh('resolvers');
     } catch (err) {
-      if (err instanceof ApiRequestError) {
+      if (err instanceof ControlError) {
         setErrors(err.fields);
         setSummary(refusalSummary(err));
       } else setSummary(String(err));

@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import { api, failureText } from '../api/client.js';
+import { api } from '../api/client.js';
+import { failureWords } from '../../../proxy/control/api-client/errors.js';
 import { useDashboard, useStore } from '../state/context.js';
 import { Icon } from './Icon.js';
 
@@ -24,7 +25,7 @@ export function RetiredNotice() {
       // The button is gone: keyboard focus goes to the page, not to nowhere.
       document.querySelector<HTMLElement>('main h1')?.focus({ preventScroll: true });
     } catch (err) {
-      setError(`Couldn’t dismiss this: ${failureText(err)}`);
+      setError(`Couldn’t dismiss this: ${failureWords(err)}`);
     } finally {
       setBusy(false);
     }

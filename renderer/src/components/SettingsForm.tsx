@@ -1,6 +1,7 @@
 import { useEffect, useId, useMemo, useRef, useState, type FormEvent } from 'react';
 import type { Settings } from '../../../proxy/control/api-types.js';
-import { ApiRequestError, api } from '../api/client.js';
+import { api } from '../api/client.js';
+import { ControlError } from '../../../proxy/control/api-client/errors.js';
 import { draftChanges, errorList, NUMERIC_FIELDS, toDraft, validateDraft, type SettingsDraft } from '../lib/settings.js';
 import { useDashboard, useStore } from '../state/context.js';
 import { Icon } from './Icon.js';
@@ -94,7 +95,7 @@ function SettingsEditor({ saved }: { saved: Settings }) {
       store.applySettings(await api.saveSettings(changes));
       setMessage({ kind: 'ok', text: 'Saved. The proxy uses the new settings now and keeps them after a restart.' });
     } catch (err) {
-      if (err instanceof ApiRequestError) {
+      if (err instanceof ControlError) {
         setServerErrors(err.fields);
         setTried(true);
         setMessage({ kind: 'error', text: `${err.message} Nothing was changed.`, at: Date.now() });

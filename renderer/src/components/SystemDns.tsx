@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { SystemDnsView } from '../../../proxy/control/api-types.js';
-import { ApiRequestError, api } from '../api/client.js';
+import { api } from '../api/client.js';
+import { ControlError } from '../../../proxy/control/api-client/errors.js';
 import { clockTime, systemDnsModel } from '../lib/system-dns.js';
 import { useDashboard, useStore } from '../state/context.js';
 import { Icon } from './Icon.js';
@@ -21,7 +22,7 @@ export function SystemDnsPanel() {
     try {
       setLoad({ kind: 'ok', view: await api.systemDns() });
     } catch (err) {
-      if (err instanceof ApiRequestError && err.code === 'system_dns_not_managed') setLoad({ kind: 'unmanaged', text: err.message });
+      if (err instanceof ControlError && err.code === 'system_dns_not_managed') setLoad({ kind: 'unmanaged', text: err.message });
       else setLoad({ kind: 'error', text: err instanceof Error ? err.message : String(err) });
     }
   }, []);

@@ -1,18 +1,9 @@
-/** The dashboard's sections, addressed by the URL hash (#/queries) so links and reloads land on them. */
-export type Route = 'overview' | 'queries' | 'resolvers' | 'connections' | 'network' | 'events' | 'system-dns' | 'settings';
-
-export const ROUTES: readonly { readonly route: Route; readonly label: string }[] = [
-  { route: 'overview', label: 'Overview' },
-  { route: 'queries', label: 'Queries' },
-  { route: 'resolvers', label: 'Resolvers' },
-  { route: 'connections', label: 'Connections' },
-  { route: 'network', label: 'Network' },
-  { route: 'events', label: 'Events' },
-  { route: 'system-dns', label: 'System DNS' },
-  { route: 'settings', label: 'Settings' },
-];
-
-export function parseRoute(hash: string): Route {
+/**
+ * The section a URL hash names (#/queries, #settings), or `home` when it
+ * names none of `routes` (App.tsx's SECTIONS lists them), so links and
+ * reloads land on the section they name.
+ */
+export function parseRoute<R extends string>(hash: string, routes: readonly R[], home: R): R {
   const name = hash.replace(/^#\/?/, '').split(/[/?]/)[0] ?? '';
-  return ROUTES.find((r) => r.route === name)?.route ?? 'overview';
+  return routes.find((r) => r === name) ?? home;
 }

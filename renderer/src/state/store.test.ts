@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { StreamBatch } from '../../../proxy/control/api-types.js';
 import { record, status } from '../lib/fixtures.test-helpers.js';
-import { ApiRequestError } from '../api/client.js';
+import { ControlError } from '../../../proxy/control/api-client/errors.js';
 import { DashboardStore, type StoreEnv } from './store.js';
 import { DEFAULT_SETTINGS } from '../../../proxy/run/settings.js';
 
@@ -130,7 +130,7 @@ describe('DashboardStore', () => {
     store.flush();
     expect(store.getSnapshot()).toMatchObject({ link: 'live', lostAt: null });
     now = 5000;
-    fail = new ApiRequestError(0, 'unreachable', 'The dotstub proxy is not answering.');
+    fail = new ControlError(0, 'unreachable', 'The dotstub proxy is not answering.');
     await store.refresh('resolvers');
     store.flush();
     expect(store.getSnapshot()).toMatchObject({ link: 'reconnecting', lostAt: 5000 });
@@ -145,7 +145,7 @@ describe('DashboardStore', () => {
   });
 
   it('a refused token says "rejected", no token says "missing", and a later network error does not hide it', async () => {
-    let err: Error = new ApiRequestError(401, 'unauthorized', 'the proxy did not accept the token');
+    let err: Error = new ControlError(401, 'unauthorized', 'the proxy did not accept the token');
     const env = fakeEnv();
     const store = new DashboardStore({
       ...env,
@@ -159,11 +159,11 @@ describe('DashboardStore', () => {
     await store.refresh('resolvers');
     store.flush();
     expect(store.getSnapshot()).toMatchObject({ link: 'unauthorized', authProblem: 'rejected' });
-    err = new ApiRequestError(0, 'unreachable', 'down');
+    err = new ControlError(0, 'unreachable', 'down');
     await store.refresh('resolvers');
     store.flush();
     expect(store.getSnapshot().link).toBe('unauthorized');
-    err = new ApiRequestError(401, 'signed_out', 'no token');
+    err = new ControlError(401, 'signed_out', 'no token');
     await store.refresh('resolvers');
     store.flush();
     expect(store.getSnapshot().authProblem).toBe('missing');
@@ -208,5 +208,41 @@ describe('DashboardStore', () => {
     expect(store.getSnapshot().status?.resolver.id).toBe('b');
     expect(store.getSnapshot().resolvers?.active).toBe('b');
     expect(store.getSnapshot().resolvers?.previous).toBe(before.resolver.id);
+  });
+
+  it('runs its 1 s poll only while the stream is down: none while it is up, again when it drops, none after stop()', async () => {
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
+    const env = fakeEnv();
+    let polls = 0;
+    const down = async (): Promise<never> => {
+      polls++;
+      throw new Error('unreachable');
+    };
+    let stream: { onOpen: () => void; onError: (err: null) => void } | undefined;
+    const store = new DashboardStore({
+      ...env,
+      api: { ...env.api, metrics: down, connections: down, resolvers: down },
+      openStream: (_onBatch, onOpen, onError) => {
+        stream = { onOpen, onError };
+        return () => {};
+      },
+    });
+    store.start();
+    // Down at start: the poll runs.
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(polls).toBeGreaterThan(0);
+    stream?.onOpen();
+    expect(vi.getTimerCount()).toBe(0);
+    polls = 0;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(polls).toBe(0);
+    stream?.onError(null);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(polls).toBeGreaterThan(0);
+    store.stop();
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

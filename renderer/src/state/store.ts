@@ -32,7 +32,8 @@ import type {
   StreamViews,
   TimelineEvent,
 } from '../../../proxy/control/api-types.js';
-import { ApiRequestError, api } from '../api/client.js';
+import { ControlError } from '../../../proxy/control/api-client/errors.js';
+import { api } from '../api/client.js';
 import { openStream } from '../api/stream.js';
 import { RingBuffer } from '../lib/ring.js';
 
@@ -105,7 +106,7 @@ type Refresh = 'status' | 'resolvers' | 'connections' | 'metrics' | 'settings';
 /** What the store needs from its environment; tests pass fakes. */
 export interface StoreEnv {
   readonly api: Pick<typeof api, 'status' | 'resolvers' | 'connections' | 'metrics' | 'settings' | 'queries' | 'recentEvents' | 'clearQueries'>;
-  openStream(onBatch: (b: StreamBatch) => void, onOpen: () => void, onError: (err: ApiRequestError | null) => void): () => void;
+  openStream(onBatch: (b: StreamBatch) => void, onOpen: () => void, onError: (err: ControlError | null) => void): () => void;
   schedule(fn: () => void): void;
   now(): number;
 }
@@ -144,7 +145,8 @@ export class DashboardStore {
   #closeStream: (() => void) | null = null;
   /** The stream is open: its batches carry every view, so nothing is polled. */
   #streamUp = false;
-  #timer: number | null = null;
+  /** The 1 s poll; set only while the stream is down (started and not stopped), so an open stream costs no timer. */
+  #timer: ReturnType<typeof setInterval> | null = null;
   #tick = 0;
   #stopped = false;
 
@@ -171,10 +173,12 @@ export class DashboardStore {
       (b) => this.ingestBatch(b),
       () => {
         this.#streamUp = true;
+        this.#polling(false);
         void this.#resync();
       },
       (err) => {
         this.#streamUp = false;
+        this.#polling(!this.#stopped);
         if (err?.status === 401) this.#fail(err);
         else if (this.#link() !== 'unauthorized') this.#set({ link: 'reconnecting' });
         // The stream reconnects by itself; hold batches until the resync after it reopens.
@@ -182,7 +186,7 @@ export class DashboardStore {
       },
     );
     void this.#resync();
-    this.#timer = window.setInterval(() => this.#poll(), 1000);
+    this.#polling(!this.#streamUp);
   }
 
   /** The page has no usable token: show why, and ask the API nothing. */
@@ -194,8 +198,15 @@ export class DashboardStore {
     this.#stopped = true;
     this.#closeStream?.();
     this.#closeStream = null;
-    if (this.#timer !== null) window.clearInterval(this.#timer);
-    this.#timer = null;
+    this.#polling(false);
+  }
+
+  #polling(on: boolean): void {
+    if (on && this.#timer === null) this.#timer = globalThis.setInterval(() => this.#poll(), 1000);
+    else if (!on && this.#timer !== null) {
+      globalThis.clearInterval(this.#timer);
+      this.#timer = null;
+    }
   }
 
   /** The live stream is open (and carries every view). */
@@ -341,7 +352,7 @@ export class DashboardStore {
   }
 
   #fail(err: unknown): void {
-    if (err instanceof ApiRequestError && err.status === 401) {
+    if (err instanceof ControlError && err.status === 401) {
       this.#set({ link: 'unauthorized', linkError: err.message, authProblem: err.code === 'signed_out' ? 'missing' : 'rejected' });
     } else if (this.#link() !== 'unauthorized') {
       this.#set({ link: 'reconnecting', linkError: err instanceof Error ? err.message : String(err) });
@@ -383,8 +394,6 @@ export class DashboardStore {
     if (typeof document !== 'undefined' && document.visibilityState === 'hidden') return;
     this.#tick++;
     if (this.#snap.link === 'unauthorized') return;
-    // While the stream is up, its batches carry every view.
-    if (this.#streamUp) return;
     if (this.#snap.link === 'reconnecting' && this.#held !== null && this.#tick % 3 === 0) {
       void this.#resync();
       return;
