@@ -16,7 +16,7 @@ import { startUnbound, type UnboundServer } from '../test-support/unbound.js';
 import { systemHost } from '../proxy/system-dns/host.js';
 import { SystemDnsManager } from '../proxy/system-dns/manager.js';
 import { resolvConfLookup } from '../proxy/system-dns/os-lookup.js';
-import { rec, type MenuItem } from '../test-support/electron-stand-in.js';
+import { rec, standInApp, type MenuItem } from '../test-support/electron-stand-in.js';
 
 vi.mock('electron', async () => (await import('../test-support/electron-stand-in.js')).electronStandIn());
 
@@ -25,7 +25,7 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-main-service-'));
 let unbound: UnboundServer | undefined;
 let service: ControlHarness | undefined;
 afterAll(async () => {
-  if (!rec.exited) rec.appHandlers.get('before-quit')?.forEach((h) => h({ preventDefault: () => undefined }));
+  if (!rec.exited) standInApp.quit();
   await until(() => rec.exited, 10_000).catch(() => undefined);
   await service?.stop();
   await unbound?.stop();
@@ -87,7 +87,7 @@ describe('app/main.ts with the dotstub service installed', () => {
 
     item('open-dashboard')?.click?.();
     const win = await until(() => rec.windows[0], 5000, 'a window');
-    expect(win.url).toBe(`${service.url}/#token=${encodeURIComponent(service.token)}`);
+    expect(win.webContents.getURL()).toBe(`${service.url}/#token=${encodeURIComponent(service.token)}`);
 
     item('quit')?.click?.();
     await until(() => rec.exited, 15_000, 'the app to exit');

@@ -103,7 +103,7 @@ function run(): void {
     tray.setContextMenu(Menu.buildFromTemplate(toElectronMenu(createTemplate(state), dispatch)));
   }
 
-  handleIpc({ controlOrigin, hideWindow: () => dashboard.hide() });
+  handleIpc({ controlOrigin, isDashboard: (contents) => dashboard.owns(contents), hideWindow: () => dashboard.hide() });
   guardNavigation({ controlOrigin, isSignIn: (contents) => signIn.owns(contents) });
   app.on('second-instance', showDashboard);
   // Stay in the tray when the window closes.

@@ -6,7 +6,7 @@
  * Invariant: the window shows the current control origin or nothing; a
  * restarted proxy (new control port) is followed by `follow`.
  */
-import { BrowserWindow, type NativeImage } from 'electron';
+import { BrowserWindow, type NativeImage, type WebContents } from 'electron';
 import { isAllowedNavigation } from '../security/urls.js';
 
 /** Where the running proxy's dashboard is (ControlClient's view of it). */
@@ -45,6 +45,11 @@ export class DashboardWindow {
 
   hide(): void {
     this.#win?.hide();
+  }
+
+  /** Whether `contents` is this window's page (the only one the IPC handlers answer). */
+  owns(contents: WebContents): boolean {
+    return this.#win !== undefined && !this.#win.isDestroyed() && this.#win.webContents === contents;
   }
 
   /** From the app's quit on: closing the window closes it. */
