@@ -503,6 +503,25 @@ const shell = {
 // The statics the app calls that return no Electron object: Electron's own signatures.
 const _notificationStatics: Pick<typeof E.Notification, 'isSupported'> = Notification;
 
+/**
+ * The `electron` a sandboxed preload gets (contextBridge and ipcRenderer),
+ * for a preload run as `sender`'s page: each invoke reaches the app's
+ * handler with the frame `frameUrl()` names, as Electron's would, and each
+ * exposeInMainWorld is kept in `exposed` for the test to put in a page.
+ */
+export function preloadStandIn(sender: WebContents, frameUrl: () => string): { electron: Record<string, unknown>; exposed: Map<string, unknown> } {
+  const exposed = new Map<string, unknown>();
+  const contextBridge = {
+    exposeInMainWorld: (apiKey: string, api: unknown): void => {
+      exposed.set(apiKey, api);
+    },
+  } satisfies Pick<E.ContextBridge, 'exposeInMainWorld'>;
+  const ipcRenderer = {
+    invoke: (channel: string, ...args: unknown[]): Promise<unknown> => invoke(channel, sender, frameUrl(), ...args),
+  } satisfies Pick<E.IpcRenderer, 'invoke'>;
+  return { electron: { contextBridge, ipcRenderer }, exposed };
+}
+
 /** The stand-in's objects for tests that drive them: the app, and the windows and trays the app made (in `rec`). */
 export { app as standInApp };
 export type { BrowserWindow, Tray };
