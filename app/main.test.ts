@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test, vi } from 'vitest';
 import { skipWith } from '../test-support/skips.js';
-import { rec, type Handler, type MenuItem } from '../test-support/electron-stand-in.js';
+import { invoke, rec, standInApp, type MenuItem } from '../test-support/electron-stand-in.js';
 
 vi.mock('electron', async () => (await import('../test-support/electron-stand-in.js')).electronStandIn());
 
@@ -28,7 +28,7 @@ const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nsearch lab.test\n';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-main-test-'));
 afterAll(async () => {
   // Whatever happened, the app quits (stopping its proxy) before the files go.
-  if (!rec.exited) rec.appHandlers.get('before-quit')?.forEach((h) => h({ preventDefault: () => undefined }));
+  if (!rec.exited) standInApp.quit();
   await until(() => rec.exited, 10_000).catch(() => undefined);
   fs.rmSync(tmp, { recursive: true, force: true });
 });
@@ -73,16 +73,15 @@ describe('app/main.ts against a stand-in electron', skipWith(built ? null : 'dis
 
     // IPC: every handler checks its sender; only the dashboard's own origin gets an answer.
     expect([...rec.ipc.keys()].sort()).toEqual(['dotstub:get-info', 'dotstub:hide-window', 'dotstub:open-external']);
-    const getInfo = rec.ipc.get('dotstub:get-info') as Handler;
-    expect(() => getInfo({ senderFrame: { url: 'https://evil.example/' } })).toThrow(/refused/);
     // Open dashboard: a sandboxed window on the proxy's own origin.
     const open = item('open-dashboard');
     open?.click?.();
     const win = await until(() => rec.windows[0], 5000, 'a window');
-    expect(win.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=/);
-    expect(win.opts.webPreferences).toMatchObject({ sandbox: true, contextIsolation: true, nodeIntegration: false });
-    const origin = new URL(win.url).origin;
-    expect(getInfo({ senderFrame: { url: `${origin}/` } })).toMatchObject({ appVersion: '0.1.0' });
+    expect(win.webContents.getURL()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=/);
+    expect(win.options.webPreferences).toMatchObject({ sandbox: true, contextIsolation: true, nodeIntegration: false });
+    const origin = new URL(win.webContents.getURL()).origin;
+    await expect(invoke('dotstub:get-info', win.webContents, 'https://evil.example/')).rejects.toThrow(/refused/);
+    expect(await invoke('dotstub:get-info', win.webContents, `${origin}/`)).toMatchObject({ appVersion: '0.1.0' });
 
     // Toggle off: the old file back, and the notification says so.
     (item('system-dns') as MenuItem).click?.();

@@ -1,0 +1,55 @@
+/**
+ * The "Sign in to network" window against the stand-in `electron` (typed
+ * against Electron's API): its own session partition through the sign-in
+ * proxy, the proxy's 407 answered for its page only, and the guards that
+ * let it browse the portal while the dashboard's rules stay for the rest.
+ */
+import { describe, expect, test, vi } from 'vitest';
+import { electronStandIn, rec, standInApp, type BrowserWindow } from '../../test-support/electron-stand-in.js';
+import { guardNavigation } from '../security/navigation-guards.js';
+import { SignInWindow } from './sign-in-window.js';
+
+vi.mock('electron', async () => (await import('../../test-support/electron-stand-in.js')).electronStandIn());
+
+const view = { portalUrl: 'http://portal.hotspot.test/login', proxy: { url: 'http://127.0.0.1:41234', username: 'dotstub', password: 's3cret' } };
+const proxyAuth = { isProxy: true, scheme: 'basic', host: '127.0.0.1', port: 41234, realm: 'dotstub sign-in' };
+
+describe('the sign-in window', () => {
+  const { nativeImage } = electronStandIn() as Pick<typeof import('electron'), 'nativeImage'>;
+  const signIn = new SignInWindow(nativeImage.createFromPath('assets/app.png'));
+  guardNavigation({ controlOrigin: () => 'http://127.0.0.1:5380', isSignIn: (c) => signIn.owns(c) });
+
+  test('opens the portal in its own session, every request through the sign-in proxy; its 407 is answered for it alone', async () => {
+    signIn.open(view);
+    const win = await vi.waitUntil(() => rec.windows[0]);
+    expect(rec.proxies).toEqual([{ partition: 'dotstub-captive-sign-in', config: { proxyRules: 'http=127.0.0.1:41234;https=127.0.0.1:41234', proxyBypassRules: '' } }]);
+    expect(win.webContents.session.partition).toBe('dotstub-captive-sign-in');
+    expect(win.webContents.session.permissionRequest).not.toBeNull();
+    expect(win.webContents.getURL()).toBe(view.portalUrl);
+    expect(win.options.webPreferences).toMatchObject({ sandbox: true, contextIsolation: true, nodeIntegration: false });
+    expect(win.options.webPreferences?.preload).toBeUndefined();
+
+    expect(standInApp.login(win.webContents, proxyAuth)).toEqual({ username: 'dotstub', password: 's3cret' });
+    // Not a proxy's question, or not this window's page: Electron's own answer (cancel), never the credential.
+    expect(standInApp.login(win.webContents, { ...proxyAuth, isProxy: false })).toBeUndefined();
+    const { BrowserWindow: Window } = electronStandIn() as { BrowserWindow: new () => BrowserWindow };
+    const other = new Window();
+    expect(standInApp.login(other.webContents, proxyAuth)).toBeUndefined();
+
+    // The portal browses where it likes; a window it opens opens in itself.
+    expect(win.webContents.navigateFromPage('https://auth.hotspot.example/sso')).toBe(true);
+    expect(win.webContents.openFromPage('https://pay.hotspot.example/')).toEqual({ action: 'deny' });
+    expect(win.webContents.getURL()).toBe('https://pay.hotspot.example/');
+    expect(rec.windows).toHaveLength(2);
+    // Any other page keeps the dashboard's rules.
+    expect(other.webContents.navigateFromPage('https://auth.hotspot.example/sso')).toBe(false);
+
+    // Opened again: the same window, on the new view's page and credential.
+    signIn.open({ ...view, portalUrl: 'http://portal.hotspot.test/again', proxy: { ...view.proxy, password: 'n3w' } });
+    await vi.waitUntil(() => win.webContents.getURL() === 'http://portal.hotspot.test/again');
+    expect(rec.windows).toHaveLength(2);
+    expect(standInApp.login(win.webContents, proxyAuth)).toEqual({ username: 'dotstub', password: 'n3w' });
+    win.close();
+    other.close();
+  });
+});
