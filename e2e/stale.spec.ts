@@ -96,6 +96,8 @@ test('"Not connected" after dotstub stopped while private DNS was on: it gave th
   const detail = dashboard.banner.getByTestId('banner-detail');
   await expect(detail).toContainText(/Private DNS was off: the old DNS was given back at \d\d:\d\d\./);
   await expect(detail).not.toContainText('when the connection was lost');
+  // The event line says why: the stop, not "not enabled".
+  await expect(page.getByText('dotstub stopped and gave the old DNS back').first()).toBeVisible();
   await page.screenshot({ path: path.join(SHOTS, 'not-connected-stopped-1280-light.png') });
 });
 

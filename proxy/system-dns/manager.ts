@@ -265,7 +265,8 @@ export class SystemDnsManager extends EventEmitter<Events> {
       this.#set(false, `paused until ${new Date(this.#pausedUntil).toLocaleTimeString('en-GB').slice(0, 5)}: this machine asks its usual resolver, unencrypted, until then; private DNS comes back by itself`);
     } else if (!s.enabled) {
       const fromWatchdog = note ? describeLivenessNote(note) : null;
-      this.#set(false, this.#problem ?? fromWatchdog ?? 'private DNS is not enabled for this machine: the system asks its usual resolver');
+      const stopped = this.#closed ? 'dotstub stopped and gave the old DNS back: this machine asks its usual resolver' : null;
+      this.#set(false, stopped ?? this.#problem ?? fromWatchdog ?? 'private DNS is not enabled for this machine: the system asks its usual resolver');
     }
     else this.#set(false, `private DNS is enabled but not in force: ${s.why}`);
     if (j !== null && !this.#direct) this.#readRewrites(j.startedAt);
