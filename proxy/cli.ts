@@ -21,8 +21,8 @@ import type { ListenAddress } from './listen/address.js';
 export async function main(argv: readonly string[]): Promise<number> {
   // Subcommands live in their own module; they share no flags with the proxy.
   if (argv[0] === 'system-dns') {
-    const { runningLeaks } = await import('./cli/ctl.js');
-    return (await import('./system-dns/cli.js')).runSystemDnsCli(argv.slice(1), { configDir: defaultConfigDir(), runningLeaks: (root) => runningLeaks(root) });
+    const { leakReport } = await import('./cli/leak-report.js');
+    return (await import('./system-dns/cli.js')).runSystemDnsCli(argv.slice(1), { configDir: defaultConfigDir(), leaks: (root, port, out) => leakReport(root, port, out) });
   }
   if (argv[0] === 'ctl') return (await import('./cli/ctl.js')).runCtl(argv.slice(1));
   if (argv[0] === 'leak-test') return (await import('./system-dns/leak-test-cli.js')).runLeakTestCli(argv.slice(1), { configDir: defaultConfigDir() });

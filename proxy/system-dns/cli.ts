@@ -6,9 +6,6 @@
  */
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { readBypassPaths } from '../network/leak-watch.js';
-import { leakLines, readingLines, type RunningLeaks } from '../network/leak-words.js';
-import type { NetworkServer } from '../network/network-resolver.js';
 import { isSystemDnsError, NEEDS_ROOT, SystemDnsError } from './errors.js';
 import { systemHost, type SystemHost } from './host.js';
 import { Journal, pidAlive } from './journal.js';
@@ -71,11 +68,12 @@ export interface SystemDnsCliEnv {
   readonly out?: (line: string) => void;
   readonly err?: (line: string) => void;
   /**
-   * status: asks the running dotstub for its leak watch's view (the command
-   * wires it: only proxy/cli reaches the control API); null or absent: no
-   * dotstub is asked, and one reading is taken here.
+   * status: the leak line, written with `out` (the command wires it,
+   * cli/leak-report.ts: the running dotstub's leak watch, else one reading
+   * now; reading the network's facts is not this module's job). Returns
+   * whether anything was measured; absent: no leak line.
    */
-  readonly runningLeaks?: (root: string) => Promise<RunningLeaks | null>;
+  readonly leaks?: (root: string, port: number, out: (line: string) => void) => Promise<boolean>;
 }
 
 interface Parsed {
@@ -233,7 +231,7 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
         const rewrites = held === null ? null : readRewriteNote(parsed.stateDir, held.startedAt);
         if (rewrites) out(`rewrites: ${rewrites.gaveUp ?? `another program rewrote the DNS settings; dotstub was put back ${rewrites.count} time(s), last by ${rewrites.by}`}`);
         for (const o of s.original) out(`original: ${o}`);
-        const measured = await leakReport(host, new Journal(parsed.stateDir).read()?.port ?? parsed.port, env.runningLeaks, out);
+        const measured = env.leaks ? await env.leaks(host.root, new Journal(parsed.stateDir).read()?.port ?? parsed.port, out) : false;
         // The backend's own check mostly says again what the leak watch reads; it is shown, as what it is, only when that read nothing.
         if (!measured) for (const l of s.leaks) out(`the ${s.backend} backend's own check: ${l}`);
         for (const d of detection.all) out(`  ${d.usable ? 'usable' : 'not usable'}: ${d.name}: ${d.why}`);
@@ -328,27 +326,6 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
   }
 }
 
-/**
- * The leak line of `status`: the running dotstub's leak watch (a
- * measurement, with since when), and when there is none, or it measured
- * nothing, one reading of the system's DNS settings now, said as one.
- * Returns whether anything was measured.
- */
-async function leakReport(host: SystemHost, port: number, ask: SystemDnsCliEnv['runningLeaks'], out: (l: string) => void): Promise<boolean> {
-  const running = ask ? await ask(host.root) : null;
-  if (running !== null && 'leaks' in running) {
-    for (const l of leakLines(running.leaks)) out(`leaks (the running dotstub's watch): ${l}`);
-    if (running.leaks?.measured) return true;
-  }
-  // dotstub answers at 127.0.0.1 (or ::1) on its port; a copy of the system files (--root) is all a test root shows: this machine's resolved is not asked.
-  const ours = (s: NetworkServer): boolean => (s.host === '127.0.0.1' || s.host === '::1') && s.port === port;
-  const reading = await readBypassPaths({ resolvConf: host.at('/etc/resolv.conf') }, ours, host.root === '/' ? undefined : () => Promise.resolve(null)).catch(
-    (err: unknown) => ({ ok: false as const, why: `reading the system's DNS settings failed (${err instanceof Error ? err.message : String(err)})` }),
-  );
-  const why = running === null ? '' : 'unreachable' in running ? `: ${running.unreachable}` : '';
-  for (const l of readingLines(reading)) out(`leaks (one reading now, not a watch${why}): ${l}`);
-  return reading.ok;
-}
 
 /** Holds the takeover: restores on SIGINT/SIGTERM; exits when someone else ran disable (the journal is gone). */
 function holdUntilStopped(ctx: TakeoverContext, checkName: string, out: (l: string) => void, beforeRestore: () => void = () => {}): Promise<number> {
