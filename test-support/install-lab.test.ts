@@ -352,75 +352,7 @@ describe('the dotstub package in a booted Debian 12 (install lab)', { ...skipWit
   test('the proxy runs as _dotstub with no capability but port 53, its unit rates 2.0 or better, and a stand-in for a compromised proxy can write, read, load and trace nothing beyond its own', async () => {
     if ((await m.waitFor('private', 5000)) === undefined) m.exec(['systemctl', 'restart', 'dotstub']);
     expect(await m.waitFor('private', 10_000)).toBeDefined();
-    const pid = mainPid();
-    // ps is not in the lab's minbase root: the fields ps shows, read where ps reads them.
-    const psLine = m.run(`echo "$(stat -c %U /proc/${pid}) ${pid} $(tr '\\0' ' ' < /proc/${pid}/cmdline)"`).stdout.trim();
-    const caps = /^CapEff:\s+([0-9a-f]+)$/m.exec(m.run(`cat /proc/${pid}/status`).stdout)?.[1];
-    const exposure = (unit: string): string => /Overall exposure level for \S+: (\d+\.\d \S+)/.exec(m.run(`systemd-analyze security ${unit}`).stdout)?.[1] ?? '?';
-    const levels = Object.fromEntries(['dotstub.service', 'dotstub-enable.service', 'dotstub-disable.service', 'dotstub-restore.service'].map((u) => [u, exposure(u)]));
-    // The stand-in: the installed unit as it is (user, capabilities, sandbox), its ExecStart replaced by the probe, no root hooks.
-    const probe = path.join(os.tmpdir(), `dotstub-compromised-probe-${process.pid}`);
-    execFileSync('cc', ['-static', '-O1', '-o', probe, path.join(ROOT, 'test-support/compromised-probe.c')]);
-    try {
-      m.copyIn(probe, '/usr/local/bin/compromised-probe');
-    } finally {
-      fs.rmSync(probe, { force: true });
-    }
-    // A setuid-root copy: outside the sandbox it gives euid 0 (the control); inside, NoNewPrivileges must not.
-    m.run('chmod 0755 /usr/local/bin/compromised-probe && install -m 4755 /usr/local/bin/compromised-probe /usr/local/bin/compromised-probe-suid');
-    const p = '/usr/local/bin/compromised-probe';
-    const unit = m.run(
-      `sed -e '/^ExecStart/d' -e '/^ExecStopPost/d' -e '/^Restart/d' -e '/^Type=/d' -e '/^\\[Install\\]/,$d' /lib/systemd/system/dotstub.service`,
-    ).stdout;
-    const standIn = unit.replace(
-      /^\[Service\]$/m,
-      [
-        '[Service]',
-        'Type=oneshot',
-        // The real proxy's /run/dotstub (its control socket) stays when the stand-in stops.
-        'RuntimeDirectoryPreserve=yes',
-        `ExecStart=${p} write /etc/passwd /etc/shadow /etc/resolv.conf /var/lib/dotstub/system-dns.journal.json /lib/systemd/system/dotstub.service /opt/dotstub/dotstub-cli`,
-        `ExecStart=${p} create /etc /var/lib/dotstub /usr/local/bin /var/lib/dotstub/proxy /run/dotstub`,
-        `ExecStart=${p} read /root /home`,
-        `ExecStart=${p} module`,
-        `ExecStart=${p} ptrace ${pid} 1`,
-        `ExecStart=${p}-suid euid`,
-      ].join('\n'),
-    );
-    fs.writeFileSync(path.join(m.root, 'etc/systemd/system/dotstub-stand-in.service'), standIn);
-    m.run('systemctl daemon-reload');
-    const ran = m.exec(['systemctl', 'start', 'dotstub-stand-in.service']);
-    const said = m.exec(['journalctl', '-b', '-u', 'dotstub-stand-in', '--no-pager', '-o', 'cat']).stdout;
-    // Outside the sandbox, for the record: the same user tracing the proxy (the kernel refuses that too: the proxy holds a
-    // capability its tracer lacks), and the setuid copy run by a user, which gives root: the control for the euid check.
-    const bare = m.run(`setpriv --reuid _dotstub --regid _dotstub --clear-groups ${p} ptrace ${pid}; runuser -u alice -- ${p}-suid euid`).stdout;
-    m.run('rm -f /etc/systemd/system/dotstub-stand-in.service /usr/local/bin/compromised-probe /usr/local/bin/compromised-probe-suid; systemctl daemon-reload');
-    const lines = said.split('\n').filter((l) => /^(write|create|read|module|ptrace|euid) /.test(l));
-    console.log(`install lab: ${psLine}\ninstall lab: CapEff ${caps ?? '?'}; exposure ${JSON.stringify(levels)}\ninstall lab: stand-in for a compromised proxy:\n  ${lines.join('\n  ')}\ninstall lab: without the sandbox: ${bare.trim().replace(/\n/g, '; ')}`);
-    rows.push({ scenario: 'the proxy (ps fields: user pid command)', result: psLine.slice(0, 120), timings: `CapEff ${caps ?? '?'}` });
-    rows.push({ scenario: 'systemd-analyze security (booted)', result: Object.entries(levels).map(([u, l]) => `${u} ${l}`).join(', '), timings: '' });
-    rows.push({ scenario: 'stand-in for a compromised proxy', result: `${lines.filter((l) => l.includes(' denied ')).length} denied, ${lines.filter((l) => l.includes(' ALLOWED')).length} allowed (its own dirs)`, timings: lines.filter((l) => !l.includes('/var/lib/dotstub/proxy') && !l.includes('/run/dotstub')).map((l) => l.replace(/ denied \((.*)\)$/, ': $1')).join('; ') });
-    expect(ran.code, ran.stderr + said).toBe(0);
-    expect(psLine).toMatch(new RegExp(`^_dotstub ${pid} /opt/dotstub/`));
-    // CAP_NET_BIND_SERVICE (bit 10) and nothing else.
-    expect(caps).toBe('0000000000000400');
-    expect(Number(levels['dotstub.service']?.split(' ')[0])).toBeLessThanOrEqual(2.0);
-    for (const f of ['/etc/passwd', '/etc/shadow', '/etc/resolv.conf', '/var/lib/dotstub/system-dns.journal.json', '/lib/systemd/system/dotstub.service', '/opt/dotstub/dotstub-cli']) {
-      expect(said).toMatch(new RegExp(`^write ${f} denied `, 'm'));
-    }
-    for (const d of ['/etc', '/var/lib/dotstub', '/usr/local/bin']) expect(said).toMatch(new RegExp(`^create ${d} denied `, 'm'));
-    // What it may write: its own state and runtime dirs (the control: the probe can write where it should).
-    expect(said).toMatch(/^create \/var\/lib\/dotstub\/proxy ALLOWED$/m);
-    expect(said).toMatch(/^create \/run\/dotstub ALLOWED$/m);
-    expect(said).toMatch(/^read \/root denied /m);
-    expect(said).toMatch(/^read \/home denied /m);
-    expect(said).toMatch(/^module {2}denied /m);
-    expect(said).toMatch(new RegExp(`^ptrace ${pid} denied `, 'm'));
-    expect(said).toMatch(/^ptrace 1 denied /m);
-    expect(said).not.toMatch(/^(write|read|module|ptrace) .* ALLOWED$/m);
-    // setuid: euid stays _dotstub's inside; the same copy gives root outside.
-    expect(said).toMatch(/^euid [1-9]\d*$/m);
-    expect(bare).toMatch(/^euid 0$/m);
+    expectLeastPrivilege(m, mainPid(), '');
   });
 
   test('uninstall (apt-get remove, service enabled and running): resolv.conf byte for byte, lookups to the LAN, unit gone', async () => {
@@ -452,6 +384,85 @@ describe('the dotstub package in a booted Debian 12 (install lab)', { ...skipWit
     expect(leftovers()).toEqual([]);
   });
 });
+
+/**
+ * Least privilege, as a reviewer checks it on a booted machine: the proxy
+ * (process `pid`, the running service) is `_dotstub` with no capability but
+ * port 53; `systemd-analyze security` rates its unit 2.0 or better; a
+ * stand-in for a compromised proxy (the installed unit as it is, its
+ * ExecStart replaced by a probe) can write, read, load and trace nothing
+ * beyond its own directories, and a setuid binary gives it nothing.
+ */
+function expectLeastPrivilege(m: Machine, pid: number, prefix: string): void {
+  // ps is not in the lab's minbase root: the fields ps shows, read where ps reads them.
+  const psLine = m.run(`echo "$(stat -c %U /proc/${pid}) ${pid} $(tr '\\0' ' ' < /proc/${pid}/cmdline)"`).stdout.trim();
+  const caps = /^CapEff:\s+([0-9a-f]+)$/m.exec(m.run(`cat /proc/${pid}/status`).stdout)?.[1];
+  const exposure = (unit: string): string => /Overall exposure level for \S+: (\d+\.\d \S+)/.exec(m.run(`systemd-analyze security ${unit}`).stdout)?.[1] ?? '?';
+  const levels = Object.fromEntries(['dotstub.service', 'dotstub-enable.service', 'dotstub-disable.service', 'dotstub-restore.service'].map((u) => [u, exposure(u)]));
+  // The stand-in: the installed unit as it is (user, capabilities, sandbox), its ExecStart replaced by the probe, no root hooks.
+  const probe = path.join(os.tmpdir(), `dotstub-compromised-probe-${process.pid}`);
+  execFileSync('cc', ['-static', '-O1', '-o', probe, path.join(ROOT, 'test-support/compromised-probe.c')]);
+  try {
+    m.copyIn(probe, '/usr/local/bin/compromised-probe');
+  } finally {
+    fs.rmSync(probe, { force: true });
+  }
+  // A setuid-root copy: outside the sandbox it gives euid 0 (the control); inside, NoNewPrivileges must not.
+  m.run('chmod 0755 /usr/local/bin/compromised-probe && install -m 4755 /usr/local/bin/compromised-probe /usr/local/bin/compromised-probe-suid');
+  const p = '/usr/local/bin/compromised-probe';
+  const unit = m.run(
+    `sed -e '/^ExecStart/d' -e '/^ExecStopPost/d' -e '/^Restart/d' -e '/^Type=/d' -e '/^\\[Install\\]/,$d' /lib/systemd/system/dotstub.service`,
+  ).stdout;
+  const standIn = unit.replace(
+    /^\[Service\]$/m,
+    [
+      '[Service]',
+      'Type=oneshot',
+      // The real proxy's /run/dotstub (its control socket) stays when the stand-in stops.
+      'RuntimeDirectoryPreserve=yes',
+      `ExecStart=${p} write /etc/passwd /etc/shadow /etc/resolv.conf /var/lib/dotstub/system-dns.journal.json /lib/systemd/system/dotstub.service /opt/dotstub/dotstub-cli`,
+      `ExecStart=${p} create /etc /var/lib/dotstub /usr/local/bin /var/lib/dotstub/proxy /run/dotstub`,
+      `ExecStart=${p} read /root /home`,
+      `ExecStart=${p} module`,
+      `ExecStart=${p} ptrace ${pid} 1`,
+      `ExecStart=${p}-suid euid`,
+    ].join('\n'),
+  );
+  fs.writeFileSync(path.join(m.root, 'etc/systemd/system/dotstub-stand-in.service'), standIn);
+  m.run('systemctl daemon-reload');
+  const ran = m.exec(['systemctl', 'start', 'dotstub-stand-in.service']);
+  const said = m.exec(['journalctl', '-b', '-u', 'dotstub-stand-in', '--no-pager', '-o', 'cat']).stdout;
+  // Outside the sandbox, for the record: the same user tracing the proxy (the kernel refuses that too: the proxy holds a
+  // capability its tracer lacks), and the setuid copy run by nobody, which gives root: the control for the euid check.
+  const bare = m.run(`setpriv --reuid _dotstub --regid _dotstub --clear-groups ${p} ptrace ${pid}; setpriv --reuid nobody --regid nogroup --clear-groups ${p}-suid euid`).stdout;
+  m.run('rm -f /etc/systemd/system/dotstub-stand-in.service /usr/local/bin/compromised-probe /usr/local/bin/compromised-probe-suid; systemctl daemon-reload');
+  const lines = said.split('\n').filter((l) => /^(write|create|read|module|ptrace|euid) /.test(l));
+  console.log(`install lab ${prefix}: ${psLine}\ninstall lab: CapEff ${caps ?? '?'}; exposure ${JSON.stringify(levels)}\ninstall lab: stand-in for a compromised proxy:\n  ${lines.join('\n  ')}\ninstall lab: without the sandbox: ${bare.trim().replace(/\n/g, '; ')}`);
+  rows.push({ scenario: `${prefix}the proxy (ps fields: user pid command)`, result: psLine.slice(0, 120), timings: `CapEff ${caps ?? '?'}` });
+  rows.push({ scenario: `${prefix}systemd-analyze security (booted)`, result: Object.entries(levels).map(([u, l]) => `${u} ${l}`).join(', '), timings: '' });
+  rows.push({ scenario: `${prefix}stand-in for a compromised proxy`, result: `${lines.filter((l) => l.includes(' denied ')).length} denied, ${lines.filter((l) => l.includes(' ALLOWED')).length} allowed (its own dirs)`, timings: lines.filter((l) => !l.includes('/var/lib/dotstub/proxy') && !l.includes('/run/dotstub')).map((l) => l.replace(/ denied \((.*)\)$/, ': $1')).join('; ') });
+  expect(ran.code, ran.stderr + said).toBe(0);
+  expect(psLine).toMatch(new RegExp(`^_dotstub ${pid} /opt/dotstub/`));
+  // CAP_NET_BIND_SERVICE (bit 10) and nothing else.
+  expect(caps).toBe('0000000000000400');
+  expect(Number(levels['dotstub.service']?.split(' ')[0])).toBeLessThanOrEqual(2.0);
+  for (const f of ['/etc/passwd', '/etc/shadow', '/etc/resolv.conf', '/var/lib/dotstub/system-dns.journal.json', '/lib/systemd/system/dotstub.service', '/opt/dotstub/dotstub-cli']) {
+    expect(said).toMatch(new RegExp(`^write ${f} denied `, 'm'));
+  }
+  for (const d of ['/etc', '/var/lib/dotstub', '/usr/local/bin']) expect(said).toMatch(new RegExp(`^create ${d} denied `, 'm'));
+  // What it may write: its own state and runtime dirs (the control: the probe can write where it should).
+  expect(said).toMatch(/^create \/var\/lib\/dotstub\/proxy ALLOWED$/m);
+  expect(said).toMatch(/^create \/run\/dotstub ALLOWED$/m);
+  expect(said).toMatch(/^read \/root denied /m);
+  expect(said).toMatch(/^read \/home denied /m);
+  expect(said).toMatch(/^module {2}denied /m);
+  expect(said).toMatch(new RegExp(`^ptrace ${pid} denied `, 'm'));
+  expect(said).toMatch(/^ptrace 1 denied /m);
+  expect(said).not.toMatch(/^(write|read|module|ptrace) .* ALLOWED$/m);
+  // setuid: euid stays _dotstub's inside; the same copy gives root outside.
+  expect(said).toMatch(/^euid [1-9]\d*$/m);
+  expect(bare).toMatch(/^euid 0$/m);
+}
 
 /**
  * The same package on other machines, the scenarios that differ by Debian
@@ -551,6 +562,11 @@ function otherMachine(spec: BaseSpec, title: string, optIn: string | null = null
       expect(s1).toBe(s0);
       expect(domains).toMatch(/^Global: ~\.$/m);
       expect(m.lookup()).toBe<DnsPath>('private');
+    });
+
+    test(`[${tag}] the proxy runs as _dotstub with no capability but port 53, its unit rates 2.0 or better, and a stand-in for a compromised proxy can do nothing beyond its own`, async () => {
+      expect(await m.waitFor('private', 10_000)).toBeDefined();
+      expectLeastPrivilege(m, Number(m.run('systemctl show -p MainPID --value dotstub').stdout.trim()), `[${tag}] `);
     });
 
     test(`[${tag}] systemctl stop: within 2 s, no SIGKILL, the DNS configuration as before, lookups to the LAN`, async () => {
