@@ -11,7 +11,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import type { Backend, Target } from './backend.js';
 import { fileState, readState } from './file-state.js';
 import { systemHost, type SystemHost } from './host.js';
-import { Journal, readBootId, type JournalData } from './journal.js';
+import { Journal, readBootId, sameBoot, staleReason, type JournalData } from './journal.js';
 import { ResolvConfBackend } from './resolv-conf-backend.js';
 import type { Step } from './steps.js';
 import { detectBackend, enable, replayStaleJournal, restore } from './takeover.js';
@@ -143,6 +143,31 @@ describe('who may read the journal', () => {
     } finally {
       process.umask(old);
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('which boot a journal belongs to', () => {
+  test("a unit's boot id is systemd's (%b, no dashes), the same boot as the kernel file's dashed form; another boot is an earlier one", () => {
+    const kernel = readBootId();
+    const plain = kernel.replace(/-/g, '');
+    expect(sameBoot(kernel, plain)).toBe(true);
+    expect(sameBoot(kernel.toUpperCase(), plain)).toBe(true);
+    const before = process.env.DOTSTUB_BOOT_ID;
+    try {
+      // As dotstub's units run it: the manager's view, whatever this sandbox's /proc/sys shows.
+      process.env.DOTSTUB_BOOT_ID = '618b08471c6f4e0c9a0b1d2e3f405162';
+      expect(readBootId()).toBe('618b08471c6f4e0c9a0b1d2e3f405162');
+      const j = { version: 1, backend: 'resolv.conf', port: 53, pid: process.pid, bootId: '618b0847-1c6f-4e0c-9a0b-1d2e3f405162', startedAt: new Date().toISOString(), original: [], steps: [] } satisfies JournalData;
+      // Written by a root hook that read the dashed file: the same boot, its owner (this process) alive.
+      expect(staleReason(j, readBootId())).toBeNull();
+      expect(staleReason({ ...j, bootId: 'a7cd3991-953b-4080-851a-c0374420cd28' }, readBootId())).toMatch(/earlier boot/);
+      // Not a boot id: ignored, the file is read.
+      process.env.DOTSTUB_BOOT_ID = '%b';
+      expect(readBootId()).toBe(kernel);
+    } finally {
+      if (before === undefined) delete process.env.DOTSTUB_BOOT_ID;
+      else process.env.DOTSTUB_BOOT_ID = before;
     }
   });
 });

@@ -62,9 +62,25 @@ export interface JournalData {
   readonly steps: JournalEntry[];
 }
 
-export function readBootId(file = '/proc/sys/kernel/random/boot_id'): string {
+/** One form for a boot id: the kernel's file has dashes, systemd's %b has none. */
+export function sameBoot(a: string, b: string): boolean {
+  const norm = (id: string): string => id.replace(/-/g, '').toLowerCase();
+  return norm(a) === norm(b);
+}
+
+/**
+ * This boot's id. Under systemd, every dotstub unit is given the manager's
+ * own view (`Environment=DOTSTUB_BOOT_ID=%b`): in a container (nspawn, LXC)
+ * a unit with ProtectKernelTunables= sees the kernel's boot id in its
+ * /proc/sys, which stays the same across the container's reboots, while
+ * its other programs see the container's. Without that variable (a shell,
+ * the desktop app's proxy), the kernel's file. `file`: a test's stand-in.
+ */
+export function readBootId(file?: string): string {
+  const fromUnit = file === undefined ? process.env.DOTSTUB_BOOT_ID : undefined;
+  if (fromUnit !== undefined && /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(fromUnit)) return fromUnit;
   try {
-    return fs.readFileSync(file, 'utf8').trim();
+    return fs.readFileSync(file ?? '/proc/sys/kernel/random/boot_id', 'utf8').trim();
   } catch {
     return 'unknown';
   }
@@ -82,7 +98,7 @@ export function pidAlive(pid: number): boolean {
 
 /** Why a journal has no live owner, or null when its owner still holds the takeover. */
 export function staleReason(j: JournalData, bootId: string): string | null {
-  if (j.bootId !== bootId) return `it was written in an earlier boot (${j.bootId.slice(0, 8)}…, now ${bootId.slice(0, 8)}…)`;
+  if (!sameBoot(j.bootId, bootId)) return `it was written in an earlier boot (${j.bootId.slice(0, 8)}…, now ${bootId.slice(0, 8)}…)`;
   if (!pidAlive(j.pid)) return `its owner, process ${j.pid}, is gone`;
   return null;
 }

@@ -22,7 +22,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SystemDnsError } from './errors.js';
-import { pidAlive, readBootId } from './journal.js';
+import { pidAlive, readBootId, sameBoot } from './journal.js';
 
 export const LOCK_FILE = 'system-dns.lock';
 
@@ -56,7 +56,7 @@ function readLock(file: string): LockData | null {
 /** Why a lock has no live owner, or null when its owner still runs. */
 function staleLock(l: LockData | null, bootId: string): string | null {
   if (l === null || typeof l.pid !== 'number') return 'it is unreadable';
-  if (l.bootId !== bootId) return 'it was taken in an earlier boot';
+  if (typeof l.bootId !== 'string' || !sameBoot(l.bootId, bootId)) return 'it was taken in an earlier boot';
   if (!pidAlive(l.pid)) return `its owner, process ${l.pid}, is gone`;
   const start = processStart(l.pid);
   if (l.start !== null && start !== null && start !== l.start) return `process ${l.pid} is another program now`;

@@ -13,7 +13,7 @@ import type { Backend, BackendName, Target } from './backend.js';
 import { SystemDnsError } from './errors.js';
 import { readState, sameState, writeState, type FileState } from './file-state.js';
 import type { SystemHost } from './host.js';
-import { Journal, readBootId, staleReason, type JournalData } from './journal.js';
+import { Journal, readBootId, sameBoot, staleReason, type JournalData } from './journal.js';
 import { withJournalLock } from './lock.js';
 import { NetworkManagerBackend } from './network-manager-backend.js';
 import { reloadService } from './reload.js';
@@ -112,7 +112,7 @@ function locked<T>(ctx: TakeoverContext, fn: () => Promise<T>): Promise<T> {
 
 /** The same takeover: same owner, boot and start (progress marks may differ). */
 function sameTakeover(a: JournalData, b: JournalData): boolean {
-  return a.pid === b.pid && a.bootId === b.bootId && a.startedAt === b.startedAt;
+  return a.pid === b.pid && sameBoot(a.bootId, b.bootId) && a.startedAt === b.startedAt;
 }
 
 export interface RestoreOptions {
