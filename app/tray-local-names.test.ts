@@ -149,9 +149,9 @@ describe('the tray asks about local names', skipWith(missing), () => {
     const token = decodeURIComponent(url.hash.replace(/^#token=/, ''));
     const headers = { Authorization: `Bearer ${token}`, Origin: url.origin, 'Content-Type': 'application/json' };
     const { networks } = (await (await fetch(`${url.origin}/api/networks`, { headers })).json()) as { networks: { key: string; current: boolean }[] };
-    const here = networks.find((n) => n.current);
-    expect(here).toBeDefined();
-    const forgot = await fetch(`${url.origin}/api/networks/${here?.key ?? ''}`, { method: 'PUT', headers, body: JSON.stringify({ localNames: 'ask' }) });
+    const current = networks.find((n) => n.current);
+    expect(current).toBeDefined();
+    const forgot = await fetch(`${url.origin}/api/networks/${current?.key ?? ''}`, { method: 'PUT', headers, body: JSON.stringify({ localNames: 'ask' }) });
     expect(forgot.status).toBe(200);
     expect((await ask('nas.lan')).rcode).toBe('SERVFAIL');
     await until(() => item('local-names-allow'), 10_000, 'the question again');
