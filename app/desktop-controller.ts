@@ -21,6 +21,7 @@ import { ServiceConnection } from './proxy-process/service-connection.js';
 import { LiveTrayState, type LiveTrayStateOptions } from './tray/live-tray-state.js';
 import type { TrayAction, TrayState } from './tray/types.js';
 import { captiveNotice, type Notice } from './tray/captive-notices.js';
+import { localNamesNotice } from './tray/local-names-question.js';
 import type { SignInView } from '../proxy/control/api-types.js';
 
 export interface DesktopUi {
@@ -36,7 +37,7 @@ export interface DesktopUi {
 
 interface Events {
   tray: [TrayState];
-  /** Something worth a desktop notification (a Wi-Fi sign-in), already rate-limited. */
+  /** Something worth a desktop notification (a Wi-Fi sign-in, already rate-limited; a question about local names, once). */
   notice: [Notice];
   /** A proxy (re)started: its control origin and dashboard link changed. */
   ready: [ReadyInfo];
@@ -72,12 +73,15 @@ export class DesktopController extends EventEmitter<Events> {
     this.#lastTray = this.#tray.current;
     this.#tray.on('change', (s) => {
       const notice = captiveNotice(this.#lastTray, s, this.#lastNoticeAt, Date.now());
+      // Not rate-limited with the sign-in's: it comes once per question, and a question is once per network.
+      const asking = localNamesNotice(this.#lastTray, s);
       this.#lastTray = s;
       this.emit('tray', s);
       if (notice) {
         this.#lastNoticeAt = Date.now();
         this.emit('notice', notice);
       }
+      if (asking) this.emit('notice', asking);
     });
     const service = supervisor instanceof ServiceConnection ? supervisor : undefined;
     if (service) this.#tray.setService(service.service);
@@ -192,6 +196,18 @@ export class DesktopController extends EventEmitter<Events> {
         } catch (err) {
           ui.report(`Can't open the sign-in page: ${failureWords(err)}`);
         }
+        return;
+      }
+      case 'local-names': {
+        const client = this.#client;
+        if (!client) return ui.report('dotstub is not running: resume it first');
+        try {
+          // The Network view's choice for this network, remembered for it: the proxy routes by it at once.
+          await client.setLocalNames(action.allow);
+        } catch (err) {
+          ui.report(`Couldn't remember your choice for this network's own names: ${failureWords(err)}`);
+        }
+        await this.#tray.refresh();
         return;
       }
       case 'captive': {

@@ -20,7 +20,7 @@
  *   15 s), so a stuck stream is noticed and the caller can reconnect.
  */
 import http from 'node:http';
-import type { DashboardLinkView, MetricsView, ResolversView, Settings, SignInView, StatusView, SystemDnsView, StreamBatch, TimelineEvent } from '../../proxy/control/api-types.js';
+import type { DashboardLinkView, LocalNamesView, MetricsView, ResolversView, Settings, SignInView, StatusView, SystemDnsView, StreamBatch, TimelineEvent } from '../../proxy/control/api-types.js';
 import { API, endpointPath, type Endpoint, type RequestOf, type ResponseOf } from '../../proxy/control/api-client/endpoints.js';
 import { answerError, ControlError } from '../../proxy/control/api-client/errors.js';
 import { SseParser } from '../../proxy/control/api-client/sse.js';
@@ -202,6 +202,21 @@ export class ControlClient {
    */
   setSystemDns(enabled: boolean, signal?: AbortSignal, pauseSeconds?: number): Promise<SystemDnsView> {
     return this.#call(API.setSystemDns, pauseSeconds === undefined ? { enabled } : { enabled, pauseSeconds }, signal);
+  }
+
+  /** This network's own names and the user's choice for it; null when routing by name owner is off in this proxy. */
+  async localNames(signal?: AbortSignal): Promise<LocalNamesView | null> {
+    try {
+      return await this.#call(API.localNames, undefined, signal);
+    } catch (err) {
+      if (err instanceof ControlError && err.code === 'name_routing_off') return null;
+      throw err;
+    }
+  }
+
+  /** The user's choice for this network's own names, remembered for it (the Network view's choice). */
+  setLocalNames(allow: boolean, signal?: AbortSignal): Promise<LocalNamesView> {
+    return this.#call(API.setLocalNames, { allow }, signal);
   }
 
   updateSettings(patch: Partial<Settings>, signal?: AbortSignal): Promise<Settings> {

@@ -7,16 +7,21 @@
  *   only changes when queries flow, and batches only come when they do).
  * - While the stream is down, polls every `refreshMs` and retries the stream
  *   after `streamRetryMs`.
+ * - A refused local name, while the tray may have to ask about it, refreshes
+ *   soon too (local-names-question.ts).
  * - Emits 'change' only when the TrayState differs from the last one.
  *
  * Electron-free: the tray adapter listens to 'change'.
  */
 import { EventEmitter } from 'node:events';
-import type { MetricsView, ResolversView, StatusView, StreamBatch, SystemDnsView } from '../../proxy/control/api-types.js';
+import type { LocalNamesView, MetricsView, ResolversView, StatusView, StreamBatch, SystemDnsView } from '../../proxy/control/api-types.js';
 import type { ControlClient, StreamHandle } from '../control/client.js';
 import type { SupervisorState } from '../proxy-process/supervisor.js';
 import { trayStateFrom } from './tray-state.js';
 import { INITIAL_TRAY_STATE, type TrayService, type TrayState } from './types.js';
+
+/** The error code of a query refused as a local name not allowed on this network (engine/engine.ts). */
+const LOCAL_NAMES_REFUSED = 'DOTSTUB_LOCAL_NAMES_NOT_ALLOWED';
 
 export interface LiveTrayStateOptions {
   readonly refreshMs?: number;
@@ -38,6 +43,7 @@ export class LiveTrayState extends EventEmitter<Events> {
   #resolvers: ResolversView | undefined;
   #metrics: MetricsView | undefined;
   #systemDns: SystemDnsView | null | undefined;
+  #localNames: LocalNamesView | null | undefined;
   #client: ControlClient | undefined;
   #stream: StreamHandle | undefined;
   #streamUp = false;
@@ -99,6 +105,7 @@ export class LiveTrayState extends EventEmitter<Events> {
     this.#status = undefined;
     this.#metrics = undefined;
     this.#systemDns = undefined;
+    this.#localNames = undefined;
   }
 
   /** Fetches status, resolvers and metrics now (one at a time: calls while one runs share it). */
@@ -111,9 +118,12 @@ export class LiveTrayState extends EventEmitter<Events> {
     const client = this.#client;
     if (!client) return;
     this.#lastRefresh = Date.now();
-    const [status, resolvers, metrics, systemDns] = await Promise.allSettled([client.status(), client.resolvers(), client.metrics(), client.systemDns()]);
+    // null once: routing by name owner is off in this proxy, and stays so for it.
+    const asking = this.#localNames === null ? Promise.resolve(null) : client.localNames();
+    const [status, resolvers, metrics, systemDns, localNames] = await Promise.allSettled([client.status(), client.resolvers(), client.metrics(), client.systemDns(), asking]);
     if (client !== this.#client) return; // detached or replaced meanwhile
     if (systemDns.status === 'fulfilled') this.#systemDns = systemDns.value;
+    if (localNames.status === 'fulfilled') this.#localNames = localNames.value;
     if (status.status === 'fulfilled') this.#status = status.value;
     if (resolvers.status === 'fulfilled') this.#resolvers = resolvers.value;
     if (metrics.status === 'fulfilled') this.#metrics = metrics.value;
@@ -121,7 +131,7 @@ export class LiveTrayState extends EventEmitter<Events> {
   }
 
   #publish(): void {
-    const next = trayStateFrom({ supervisor: this.#supervisor, status: this.#status, resolvers: this.#resolvers, metrics: this.#metrics, systemDns: this.#systemDns, service: this.#service });
+    const next = trayStateFrom({ supervisor: this.#supervisor, status: this.#status, resolvers: this.#resolvers, metrics: this.#metrics, systemDns: this.#systemDns, localNames: this.#localNames, service: this.#service });
     const key = JSON.stringify(next);
     if (key === this.#currentKey) return;
     this.#current = next;
@@ -146,7 +156,7 @@ export class LiveTrayState extends EventEmitter<Events> {
   }
 
   #onBatch(batch: StreamBatch): void {
-    const important = batch.events.some((e) => e.kind === 'state' || e.kind === 'resolver' || e.kind === 'settings' || e.kind === 'captive');
+    const important = batch.events.some((e) => e.kind === 'state' || e.kind === 'resolver' || e.kind === 'settings' || e.kind === 'captive') || this.#mayAsk(batch);
     const wait = important ? this.#eventDelayMs : Math.max(0, this.#lastRefresh + this.#refreshMs - Date.now());
     if (this.#refreshTimer && !important) return;
     clearTimeout(this.#refreshTimer);
@@ -154,6 +164,17 @@ export class LiveTrayState extends EventEmitter<Events> {
       this.#refreshTimer = undefined;
       void this.refresh();
     }, wait);
+  }
+
+  /**
+   * A local name refused on a network with no choice and no question yet:
+   * the tray asks soon, not at the next refresh (under "Keep private", or
+   * with the question already shown, refusals change nothing here).
+   */
+  #mayAsk(batch: StreamBatch): boolean {
+    const v = this.#localNames;
+    if (v === null || v?.remembered || v?.firstRefused) return false;
+    return batch.queries.some((q) => q.error === LOCAL_NAMES_REFUSED);
   }
 
   /** Polls only while the stream is down. */

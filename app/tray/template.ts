@@ -94,6 +94,17 @@ export function createTemplate(state: TrayState): MenuItemSpec[] {
     items.push({ type: 'separator' });
   }
 
+  // This network's own names, refused in strict mode until the user chooses for this network.
+  if (state.proxyRunning && state.localNames) {
+    items.push(
+      { type: 'label', id: 'local-names', label: clip(`This network has its own names (${state.localNames.name})`, MAX_LINE) },
+      { type: 'label', id: 'local-names-question', label: 'Send them to its resolver, unencrypted?' },
+      { type: 'normal', id: 'local-names-allow', label: 'Allow on this network', enabled: true, action: { type: 'local-names', allow: true } },
+      { type: 'normal', id: 'local-names-keep', label: 'Keep private', enabled: true, action: { type: 'local-names', allow: false } },
+      { type: 'separator' },
+    );
+  }
+
   if (state.resolvers.length > 0) {
     const active = activeResolverLabel(state);
     items.push({

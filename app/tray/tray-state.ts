@@ -5,8 +5,9 @@
  * state (the menu shows them, disabled) and the supervisor's words become
  * the reason: "paused", "restarting in 2 s (exited with code 1: …)".
  */
-import type { MetricsView, ResolversView, StatusView, SystemDnsView } from '../../proxy/control/api-types.js';
+import type { LocalNamesView, MetricsView, ResolversView, StatusView, SystemDnsView } from '../../proxy/control/api-types.js';
 import type { SupervisorState } from '../proxy-process/supervisor.js';
+import { localNamesQuestion } from './local-names-question.js';
 import type { TrayResolver, TrayService, TrayState, TraySystemDns } from './types.js';
 
 export interface TrayInputs {
@@ -16,6 +17,8 @@ export interface TrayInputs {
   readonly metrics?: MetricsView | undefined;
   /** null: this proxy does not manage system DNS. */
   readonly systemDns?: SystemDnsView | null | undefined;
+  /** null: routing by name owner is off in this proxy. */
+  readonly localNames?: LocalNamesView | null | undefined;
   /** The installed service this app drives; absent when the app runs its own proxy. */
   readonly service?: TrayService | undefined;
 }
@@ -62,6 +65,7 @@ function ownProxyState(input: TrayInputs): TrayState {
   const p50 = activeResolverId === null ? null : (input.metrics?.latency[activeResolverId]?.last1m.p50 ?? null);
   const c = input.status.captive;
   const captive = c ? { portalHost: c.portalHost, exception: c.exception } : null;
+  const localNames = localNamesQuestion(input.status, input.localNames);
   return {
     privacy: input.status.state,
     reason: input.status.reason,
@@ -71,5 +75,6 @@ function ownProxyState(input: TrayInputs): TrayState {
     p50Ms: p50,
     captive,
     ...(input.systemDns ? { systemDns: traySystemDns(input.systemDns) } : {}),
+    ...(localNames ? { localNames } : {}),
   };
 }

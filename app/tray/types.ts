@@ -33,11 +33,23 @@ export interface TrayState {
    */
   readonly systemDns?: TraySystemDns;
   /**
+   * A local name refused in strict mode on a network nobody has chosen for
+   * yet (local-names-question.ts): the tray asks; absent otherwise.
+   */
+  readonly localNames?: TrayLocalNames;
+  /**
    * The installed dotstub service, when there is one: then it is the proxy
    * and the app only drives it (absent: no service; the app runs its own,
    * unprivileged proxy).
    */
   readonly service?: TrayService;
+}
+
+export interface TrayLocalNames {
+  /** The first name refused on this network (`printer.lan`). */
+  readonly name: string;
+  /** When it was refused (a new refusal is a new question). */
+  readonly at: number;
 }
 
 export interface TrayService {
@@ -77,7 +89,9 @@ export type TrayAction =
   /** Opens the "Sign in to network" window on the portal's page (its own session, through the sign-in proxy). */
   | { readonly type: 'sign-in' }
   /** Strict mode's answer, remembered for this network. */
-  | { readonly type: 'captive'; readonly action: 'allow' | 'decline' };
+  | { readonly type: 'captive'; readonly action: 'allow' | 'decline' }
+  /** This network's own names: to its resolver, unencrypted (true), or never (false); remembered for this network. */
+  | { readonly type: 'local-names'; readonly allow: boolean };
 
 /** A subset of Electron's MenuItemConstructorOptions, as plain data. */
 export type MenuItemSpec =

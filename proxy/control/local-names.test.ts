@@ -48,10 +48,15 @@ test('the network view lists what the link owns and the choice for this network;
   onTestFinished(() => c.close());
 
   const view = (await api.get('/api/network/local-names')).json<LocalNamesView>();
-  expect(view).toMatchObject({ knownNetwork: true, policy: 'ask', remembered: false });
+  expect(view).toMatchObject({ knownNetwork: true, policy: 'ask', remembered: false, firstRefused: null });
   expect(view.owners.find((o) => o.suffix === 'lan')?.servers).toEqual(['10.99.0.1']);
-  // Strict, nobody asked yet: refused, not sent.
+  // Strict, nobody asked yet: refused, not sent; the view names the first name refused on this network (what the tray asks about).
+  const before = Date.now();
   expect((await c.query('printer.lan', { timeoutMs: 5000 })).rcode).toBe('SERVFAIL');
+  expect((await c.query('NAS.lan', { timeoutMs: 5000 })).rcode).toBe('SERVFAIL');
+  const refused = (await api.get('/api/network/local-names')).json<LocalNamesView>().firstRefused;
+  expect(refused).toMatchObject({ name: 'printer.lan', suffix: 'lan' });
+  expect(refused?.at).toBeGreaterThanOrEqual(before);
 
   expect((await api.put('/api/network/local-names', { allow: 'yes' })).status).toBe(400);
   expect((await api.get('/api/network/local-names')).json<LocalNamesView>().policy).toBe('ask');
@@ -63,7 +68,8 @@ test('the network view lists what the link owns and the choice for this network;
 
   const allowed = await api.put('/api/network/local-names', { allow: true });
   expect(allowed.status).toBe(200);
-  expect(allowed.json<LocalNamesView>()).toMatchObject({ policy: 'allow', remembered: true });
+  // Answered: nothing is waiting for a choice any more.
+  expect(allowed.json<LocalNamesView>()).toMatchObject({ policy: 'allow', remembered: true, firstRefused: null });
   expect(JSON.parse(fs.readFileSync(path.join(dir, 'networks.json'), 'utf8')).networks['test-network']).toMatchObject({ localNames: 'allow' });
 
   // The same from a terminal, over the control socket.

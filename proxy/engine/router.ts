@@ -44,10 +44,22 @@ function serversKey(owner: NameOwner): string {
   return owner.servers.map((s) => `${s.host}#${s.port}`).join(',');
 }
 
+/** A local name refused because nobody has chosen for this network yet: what the tray asks about. */
+export interface RefusedName {
+  /** The name asked, lower case, without the final dot (`printer.lan`). */
+  readonly name: string;
+  /** The suffix the network owns (`lan`). */
+  readonly suffix: string;
+  /** When, ms since the epoch. */
+  readonly at: number;
+}
+
 export class NameRouter {
   readonly #options: RouterOptions;
   #owners: NameOwners = NameOwners.empty;
   readonly #links = new Map<string, CleartextUpstream>();
+  /** The first refusal under 'ask' since the last clearRefused() (a new network, or a choice made or forgotten). */
+  #firstRefused: RefusedName | null = null;
 
   constructor(options: RouterOptions) {
     this.#options = options;
@@ -55,6 +67,15 @@ export class NameRouter {
 
   get owners(): NameOwners {
     return this.#owners;
+  }
+
+  get firstRefused(): RefusedName | null {
+    return this.#firstRefused;
+  }
+
+  /** Forgets the refused name (the network changed, or its choice did). */
+  clearRefused(): void {
+    this.#firstRefused = null;
   }
 
   /** A new table (the network changed): routes follow at once; cleartext paths no owner uses any more close after their queries finish. */
@@ -83,6 +104,7 @@ export class NameRouter {
         policy === 'deny'
           ? `${owner.suffix} is a local name (${owner.link}); local names are not allowed on this network`
           : `${owner.suffix} is a local name (${owner.link}): strict mode sends local names to the network's resolver only once you allow it for this network`;
+      if (policy === 'ask') this.#firstRefused ??= { name: name.toLowerCase().replace(/\.$/, ''), suffix: owner.suffix, at: Date.now() };
       return { kind: 'refused', mark: { kind: 'refused', why } };
     }
     const key = serversKey(owner);
@@ -118,6 +140,12 @@ export interface LocalNamesView {
   readonly owners: readonly { readonly suffix: string; readonly link: string; readonly servers: readonly string[]; readonly source: string }[];
   /** The LAN's resolver (home.arpa, .internal, private reverse zones), if known. */
   readonly lan: { readonly link: string; readonly servers: readonly string[] } | null;
+  /**
+   * The first local name refused on this network while nobody had chosen
+   * (strict mode, 'ask'), so the user can be asked once with a name they
+   * know; null when none, and again once a choice is made or forgotten.
+   */
+  readonly firstRefused: RefusedName | null;
 }
 
 export interface Routing {
@@ -148,6 +176,7 @@ export function routingFor(names: NameRouting | null, options: RouterOptions & {
   const router = new NameRouter({ ...options, localNames: () => remembered ?? options.localNames() });
   const apply = (owners: NameOwners): void => {
     router.setOwners(owners);
+    if (key !== network.key) router.clearRefused();
     key = network.key;
     const entry = key ? network.remembered(key) : undefined;
     remembered = entry?.localNames;
@@ -160,7 +189,12 @@ export function routingFor(names: NameRouting | null, options: RouterOptions & {
   // A new network (or its key now known): its table and its choices. A choice changed here: applied at once, before the action that changed it answers.
   const onChange = (c: NetworkChanged): void => {
     if (c.why !== 'choices') void refresher.refresh();
-    else if (key === network.key) remembered = network.localNames();
+    else if (key === network.key) {
+      const was = remembered;
+      remembered = network.localNames();
+      // Other choices (a label, a sign-in answer) leave the question as it is.
+      if (remembered !== was) router.clearRefused();
+    }
   };
   const serverText = (servers: readonly { readonly host: string; readonly port: number }[]): string[] =>
     servers.map((x) => (x.port === 53 ? x.host : x.host.includes(':') ? `[${x.host}]:${x.port}` : `${x.host}:${x.port}`));
@@ -174,6 +208,7 @@ export function routingFor(names: NameRouting | null, options: RouterOptions & {
         remembered: remembered !== undefined,
         owners: owners.owners.map((o) => ({ suffix: o.suffix, link: o.link, servers: serverText(o.servers), source: o.source })),
         lan: owners.lan ? { link: owners.lan.link, servers: serverText(owners.lan.servers) } : null,
+        firstRefused: remembered === undefined ? router.firstRefused : null,
       };
     },
     setLocalNames: (policy) => {
