@@ -101,6 +101,8 @@ describe('ProxySupervisor', () => {
       { phase: 'restarting', attempt: 1, delayMs: 20, lastExit: 'exited with code 1: crashing on purpose (run 1)' },
       { phase: 'restarting', attempt: 2, delayMs: 40, lastExit: 'exited with code 1: crashing on purpose (run 2)' },
     ]);
+    // The crashing runs exit 100 ms after they are ready: three times that, in the child's own time (no fake
+    // clock reaches it), shows the third runs on.
     await new Promise((r) => setTimeout(r, 300));
     expect(sup.state.phase).toBe('running');
   });
