@@ -8,6 +8,7 @@ import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import type { Section } from './support/dashboard.js';
 import { expect, test } from './support/fixtures.js';
+import { painted } from './support/painted.js';
 
 const VIEWS: readonly Section[] = ['Overview', 'Queries', 'Resolvers', 'Connections', 'Network', 'Events', 'Settings'];
 
@@ -56,12 +57,12 @@ for (const size of [
           // The active row scrolled out of the (virtualised) page: it must not stay the active descendant.
           await page.keyboard.press('End');
           await dashboard.queryLog.evaluate((el) => el.scrollTo(0, 0));
-          await page.waitForTimeout(200);
+          await painted(page);
           found.push(...(await violations(page)).map((v) => `${scheme} ${view} (paused): ${v}`));
           await dashboard.pauseButton.click();
           await page.keyboard.press('Escape');
         } else {
-          await page.waitForTimeout(300);
+          await painted(page);
           found.push(...(await violations(page)).map((v) => `${scheme} ${view}: ${v}`));
         }
       }

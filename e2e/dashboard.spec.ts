@@ -29,17 +29,16 @@ test.describe('dashboard against the real proxy and unbound', () => {
 
     const n1 = dashboard.row('n1.test');
     await expect(n1).toHaveCount(1);
-    await expect(n1.getByRole('gridcell').nth(2)).toHaveText('A');
-    await expect(n1.getByRole('gridcell').nth(3)).toHaveText('NOERROR');
-    await expect(n1.getByRole('gridcell').nth(4)).toHaveText(/^\d+(\.\d+)? (ms|s)$/);
-    await expect(dashboard.row('missing.test').getByRole('gridcell').nth(3)).toHaveText(/NXDOMAIN/);
-    await expect(dashboard.row('n2.test').getByRole('gridcell').nth(2)).toHaveText('AAAA');
+    await expect(dashboard.logCell(n1, 'type')).toHaveText('A');
+    await expect(dashboard.logCell(n1, 'response')).toHaveText('NOERROR');
+    await expect(dashboard.logCell(n1, 'time')).toHaveText(/^\d+(\.\d+)? (ms|s)$/);
+    await expect(dashboard.logCell(dashboard.row('missing.test'), 'response')).toHaveText(/NXDOMAIN/);
+    await expect(dashboard.logCell(dashboard.row('n2.test'), 'type')).toHaveText('AAAA');
 
     // A row opens its timing breakdown; the keyboard works too.
     await dashboard.openQuery('n1.test');
-    const timing = dashboard.queryDetail.getByRole('table', { name: 'Timing breakdown' });
-    await expect(timing.getByRole('row', { name: /Queue wait/ })).toBeVisible();
-    await expect(timing.getByRole('row', { name: /Upstream/ })).toContainText(/ms/);
+    await expect(dashboard.timingRow(/Queue wait/)).toBeVisible();
+    await expect(dashboard.timingRow(/Upstream/)).toContainText(/ms/);
     await dashboard.page.keyboard.press('Escape');
     await expect(dashboard.queryDetail).toBeHidden();
     await dashboard.queryLog.focus();
@@ -69,7 +68,7 @@ test.describe('dashboard against the real proxy and unbound', () => {
     await dashboard.clearFilters();
 
     // Nothing on loopback takes 10 s: slow-only at that threshold shows none.
-    await dashboard.page.getByRole('spinbutton', { name: 'Slow threshold in milliseconds' }).fill('10000');
+    await dashboard.slowThreshold.fill('10000');
     await dashboard.slowOnly.check();
     await expect(dashboard.logRows).toHaveCount(0);
     await expect(dashboard.queryLog).toContainText('No queries match these filters.');
@@ -79,7 +78,7 @@ test.describe('dashboard against the real proxy and unbound', () => {
     await dashboard.pauseButton.click();
     await expect(dashboard.pauseButton).toHaveAttribute('aria-pressed', 'true');
     lab.digMany(['n4.test', 'n5.test']);
-    await expect(dashboard.page.getByText(/Paused · 2 new/)).toBeVisible();
+    await expect(dashboard.pausedNote(2)).toBeVisible();
     await expect(dashboard.logRows).toHaveCount(6);
     await dashboard.pauseButton.click();
     await expect(dashboard.logRows).toHaveCount(8);
@@ -91,25 +90,25 @@ test.describe('dashboard against the real proxy and unbound', () => {
 
     await dashboard.goTo('Resolvers');
     await dashboard.addResolver({ label: 'Lab resolver B', address: '127.0.0.1', port: second.port, authName: 'dns.test' });
-    await expect(dashboard.page.getByText('Added Lab resolver B.')).toBeVisible();
+    await expect(dashboard.statusMessage('Added Lab resolver B.')).toBeVisible();
 
     // Queries keep flowing while the switch happens.
     const names = Array.from({ length: 400 }, (_, i) => `n${i % 50}.test`);
     const load = lab.digManyAsync(names);
     await dashboard.switchResolver('Lab resolver B');
-    await expect(dashboard.page.getByText(/Now using Lab resolver B: connection #\d+ to 127\.0\.0\.1/)).toBeVisible();
+    await expect(dashboard.statusMessage(/Now using Lab resolver B: connection #\d+ to 127\.0\.0\.1/)).toBeVisible();
     const answers = (await load).split('\n').filter((l) => IP.test(l.trim()));
     expect(answers.length, 'every query during the switch was answered').toBe(names.length);
 
     expect(lab.dig('which.test').answers).toEqual(['10.0.0.2']);
-    await expect(dashboard.resolverList.getByRole('listitem').filter({ hasText: 'Lab resolver B' })).toHaveAttribute('aria-current', 'true');
+    await expect(dashboard.resolverCard('Lab resolver B')).toHaveAttribute('aria-current', 'true');
     // Both resolvers answered: their bars share a stated scale.
-    await expect(dashboard.page.getByTestId('latency-scale')).toHaveText(/a full bar is \d+ (ms|s)\.$/);
+    await expect(dashboard.latencyScale).toHaveText(/a full bar is \d+ (ms|s)\.$/);
     await expect(dashboard.banner).toContainText('Lab resolver B');
 
     await dashboard.goTo('Connections');
-    await expect(dashboard.connectionsTable.getByRole('row').filter({ hasText: 'Lab resolver B' })).toHaveCount(1);
-    await expect(dashboard.connectionsTable.getByRole('row').filter({ hasText: 'dns.test (127.0.0.1)' })).toHaveCount(0);
+    await expect(dashboard.connectionRow('Lab resolver B')).toHaveCount(1);
+    await expect(dashboard.connectionRow('dns.test (127.0.0.1)')).toHaveCount(0);
 
     await dashboard.goTo('Events');
     await expect(dashboard.events).toContainText('Resolver switched from');
@@ -123,7 +122,7 @@ test.describe('dashboard against the real proxy and unbound', () => {
     expect(burst.answered, 'every query of the burst answered').toBe(100);
     await dashboard.goTo('Connections');
     await expect(dashboard.connectionsTable.getByRole('rowheader').filter({ hasText: 'burst' }).first()).toBeVisible();
-    await expect(dashboard.page.getByText('Connections for bursts')).toBeVisible();
+    await expect(dashboard.text('Connections for bursts')).toBeVisible();
     await dashboard.page.screenshot({ path: path.join(import.meta.dirname, 'screenshots', 'connections-burst-light.png'), fullPage: true });
     await dashboard.goTo('Events');
     await expect(dashboard.events).toContainText(/Connection #\d+ opened to .* for a burst of lookups/);
@@ -143,7 +142,7 @@ test.describe('dashboard against the real proxy and unbound', () => {
     await expect(dashboard.tile('Latency p50 / p95')).toContainText('no answers');
     await dashboard.goTo('Resolvers');
     // Not "not measured": the card says the resolver was tried and failed, and when (issue 24 item 10).
-    await expect(dashboard.resolverList.locator('li[aria-current="true"]')).toContainText(/unreachable: .* at \d\d:\d\d:\d\d/);
+    await expect(dashboard.currentResolver).toContainText(/unreachable: .* at \d\d:\d\d:\d\d/);
     await dashboard.goTo('Overview');
 
     await lab.restartUpstream();
@@ -156,21 +155,21 @@ test.describe('dashboard against the real proxy and unbound', () => {
     await expect(dashboard.events).toContainText('Privacy: Stopped → Private');
   });
 
-  test('a changed setting survives a proxy restart', async ({ lab, dashboard, page }) => {
+  test('a changed setting survives a proxy restart', async ({ lab, dashboard }) => {
     await dashboard.goTo('Settings');
     await dashboard.fillSetting('Idle timeout', 'soon');
-    await expect(page.getByText('Idle timeout must be a whole number from 1 to 86400 seconds.')).toBeVisible();
-    await expect(page.getByRole('textbox', { name: 'Idle timeout' })).toHaveAttribute('aria-invalid', 'true');
+    await expect(dashboard.text('Idle timeout must be a whole number from 1 to 86400 seconds.')).toBeVisible();
+    await expect(dashboard.settingField('Idle timeout')).toHaveAttribute('aria-invalid', 'true');
     await dashboard.fillSetting('Idle timeout', '45');
     await dashboard.setRecordNames(false);
     await dashboard.saveSettings();
-    await expect(page.getByRole('status').filter({ hasText: 'Saved. The proxy uses the new settings' })).toBeVisible();
+    await expect(dashboard.statusMessage('Saved. The proxy uses the new settings')).toBeVisible();
 
     await lab.restartProxy();
     await dashboard.open(lab.proxy.dashboardUrl);
     await dashboard.goTo('Settings');
-    await expect(page.getByRole('textbox', { name: 'Idle timeout' })).toHaveValue('45');
-    await expect(page.getByRole('switch', { name: 'Record names in the query log' })).not.toBeChecked();
+    await expect(dashboard.settingField('Idle timeout')).toHaveValue('45');
+    await expect(dashboard.settingSwitch('Record names in the query log')).not.toBeChecked();
 
     // And it is in force: the log keeps timings but no names.
     lab.dig('n7.test');
@@ -184,7 +183,7 @@ test.describe('dashboard against the real proxy and unbound', () => {
     lab.digMany(['n1.test', 'n2.test', 'n3.test']);
     lab.dig('missing.test');
     await expect(dashboard.logRows).toHaveCount(4);
-    const resolverName = (await dashboard.logRows.first().getByRole('gridcell').nth(6).textContent()) ?? '';
+    const resolverName = (await dashboard.logCell(dashboard.logRows.first(), 'resolver').textContent()) ?? '';
     expect(resolverName).not.toBe('');
 
     const all = await dashboard.exportCsv();
@@ -213,7 +212,7 @@ test.describe('dashboard against the real proxy and unbound', () => {
     await dashboard.goTo('Settings');
     await dashboard.fillSetting('Query log size', '100');
     await dashboard.saveSettings();
-    await expect(dashboard.page.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible();
+    await expect(dashboard.statusMessage('Saved.')).toBeVisible();
     await dashboard.goTo('Queries');
     const names = Array.from({ length: 150 }, (_, i) => `n${(i % 50) + 1}.test`);
     lab.digMany(names);
@@ -230,32 +229,35 @@ test.describe('dashboard against the real proxy and unbound', () => {
 
     await dashboard.pauseButton.click();
     lab.digMany(['n1.test', 'n10.test']);
-    await expect(dashboard.page.getByText(/Paused · 2 new/)).toBeVisible();
+    await expect(dashboard.pausedNote(2)).toBeVisible();
     await expect(dashboard.logCount).toHaveText('33 queries match (of 152 held)');
     expect(await rowsOf()).toHaveLength(33);
   });
 });
 
 test.describe('a dashboard that says what it does not know (issue 14)', () => {
-  test('when dotstub stops, the banner stops claiming privacy within 3 s, freezes its figures and says how to start it', async ({ lab, dashboard }) => {
-    lab.digMany(['n1.test', 'n2.test']);
-    await expect(dashboard.banner).toContainText('Your DNS is private');
-    await expect(dashboard.tile('Queries')).toContainText(/^Queries2/);
-    const uptime = dashboard.tile('SERVFAILs');
-    const t0 = Date.now();
-    await lab.proxy.stop();
-    const left = Math.max(0, 3000 - (Date.now() - t0));
-    await expect(dashboard.banner).toContainText(/Can.t reach dotstub — status unknown since \d\d:\d\d:\d\d/, { timeout: left });
-    await expect(dashboard.banner).toHaveAttribute('data-state', 'lost');
-    await expect(dashboard.banner).not.toContainText('Your DNS is private');
-    await expect(dashboard.banner).not.toContainText('Only encrypted DNS');
-    await expect(dashboard.banner.getByTestId('banner-action')).toContainText('dotstub command');
-    await expect(dashboard.liveIndicator).toHaveText('Not connected');
-    await expect(dashboard.page.getByRole('main')).toHaveClass(/\bstale\b/);
-    // Uptime no longer counts up for a proxy that isn't there.
-    const before = await uptime.textContent();
-    await dashboard.page.waitForTimeout(2200);
-    expect(await uptime.textContent()).toBe(before);
+  test.describe('on a clock the test moves', () => {
+    test.use({ pageClock: true });
+    test('when dotstub stops, the banner stops claiming privacy within 3 s, freezes its figures and says how to start it', async ({ lab, dashboard }) => {
+      lab.digMany(['n1.test', 'n2.test']);
+      await expect(dashboard.banner).toContainText('Your DNS is private');
+      await expect(dashboard.tile('Queries')).toContainText(/^Queries2/);
+      const uptime = dashboard.tile('SERVFAILs');
+      const t0 = Date.now();
+      await lab.proxy.stop();
+      const left = Math.max(0, 3000 - (Date.now() - t0));
+      await expect(dashboard.banner).toContainText(/Can.t reach dotstub — status unknown since \d\d:\d\d:\d\d/, { timeout: left });
+      await expect(dashboard.banner).toHaveAttribute('data-state', 'lost');
+      await expect(dashboard.banner).not.toContainText('Your DNS is private');
+      await expect(dashboard.banner).not.toContainText('Only encrypted DNS');
+      await expect(dashboard.banner.getByTestId('banner-action')).toContainText('dotstub command');
+      await expect(dashboard.liveIndicator).toHaveText('Not connected');
+      await expect(dashboard.content).toHaveClass(/\bstale\b/);
+      // Uptime no longer counts up for a proxy that isn't there: two seconds of the page's time, at once.
+      const before = await uptime.textContent();
+      await dashboard.page.clock.runFor(2200);
+      expect(await uptime.textContent()).toBe(before);
+    });
   });
 
   test('opened without its link, or with a stale one: says so and how to get a fresh link, no spinner, no API text', async ({ lab, page }) => {
@@ -267,17 +269,17 @@ test.describe('a dashboard that says what it does not know (issue 14)', () => {
     await expect(d.banner).not.toHaveAttribute('aria-busy', 'true');
     await expect(d.liveIndicator).toHaveText('Not signed in');
     // Sections show no zeros or "no events yet": nothing is known.
-    await expect(page.getByTestId('section-placeholder')).toHaveText('Nothing to show until this page is signed in (see above).');
+    await expect(d.sectionPlaceholder).toHaveText('Nothing to show until this page is signed in (see above).');
     await d.goTo('Queries');
-    await expect(page.getByTestId('section-placeholder')).toBeVisible();
-    await expect(page.getByRole('main')).not.toContainText('No queries yet');
+    await expect(d.sectionPlaceholder).toBeVisible();
+    await expect(d.content).not.toContainText('No queries yet');
 
     // A token of the right shape that this proxy never issued (a link from before the token changed),
     // pasted into the same tab: only the fragment changes, and the page signs in again by itself.
     await page.goto(`${lab.proxy.ready.control}/#token=${'A'.repeat(43)}`);
     await expect(d.banner.getByTestId('banner-detail')).toContainText('did not accept');
     expect(page.url()).not.toContain('AAAA');
-    await expect(page.getByRole('main')).not.toContainText('Authorization');
-    await expect(page.getByRole('main')).not.toContainText('unauthorized');
+    await expect(d.content).not.toContainText('Authorization');
+    await expect(d.content).not.toContainText('unauthorized');
   });
 });

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Locator, Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.js';
+import { painted } from './support/painted.js';
 import { closedPort } from './support/lab.js';
 
 const SHOTS = path.join(import.meta.dirname, 'screenshots');
@@ -35,7 +36,7 @@ async function shots(page: Page, name: string, focus: Locator): Promise<void> {
       await page.setViewportSize({ width, height: width === 420 ? 800 : 900 });
       await page.evaluate(() => window.scrollTo(0, 0));
       await focus.scrollIntoViewIfNeeded();
-      await page.waitForTimeout(150);
+      await painted(page);
       await page.screenshot({ path: path.join(SHOTS, `${name}-${width}-${scheme}.png`) });
     }
   }

@@ -7,6 +7,14 @@
 import { expect, test } from './support/fixtures.js';
 import { closedPort } from './support/lab.js';
 
+/** How long an outage has lasted by its Events line: "… 5 attempts since 14:03:07, the last at 14:03:11". */
+function outageSeconds(line: string): number {
+  const m = /since (\d\d):(\d\d):(\d\d), the last at (\d\d):(\d\d):(\d\d)/.exec(line);
+  if (!m) return 0;
+  const [since, last] = [m.slice(1, 4), m.slice(4, 7)].map(([h, min, sec]) => Number(h) * 3600 + Number(min) * 60 + Number(sec)) as [number, number];
+  return (last - since + 86_400) % 86_400;
+}
+
 test('switching to a dead resolver shows the failure in words, and one click switches back', async ({ lab, dashboard, page }) => {
   test.setTimeout(90_000);
   lab.digMany(['n1.test', 'n2.test', 'n3.test']);
@@ -32,9 +40,6 @@ test('switching to a dead resolver shows the failure in words, and one click swi
   // The charts mark the outage and the switch on their time axis.
   await dashboard.goTo('Overview');
   await expect(page.getByTestId('chart-marks').first()).toContainText(/1 stretch without private DNS \(shaded\) and 1 resolver switch \(dashed line\)/, { timeout: 10_000 });
-  // A few seconds of the outage, so the shading has width.
-  await page.waitForTimeout(3000);
-  await page.getByRole('region', { name: 'Queries per second' }).screenshot({ path: 'e2e/screenshots/charts-outage-marked-light.png' });
 
   // The failed query says why in words, and which resolver it never reached.
   await dashboard.goTo('Queries');
@@ -56,6 +61,11 @@ test('switching to a dead resolver shows the failure in words, and one click swi
   await expect(dashboard.events.getByRole('listitem').filter({ hasText: 'to Dead lab closed' })).toHaveCount(0);
   await expect(dashboard.events).not.toContainText('still');
   await expect(failures.first().locator('time')).toHaveText(/^\d{1,2} [A-Z][a-z]{2} \d\d:\d\d:\d\d\.\d{3}$/);
+
+  // The charts once the outage is a few seconds old (as its line in Events says), so the shading has width.
+  await expect.poll(async () => outageSeconds((await failures.first().textContent()) ?? ''), { timeout: 15_000 }).toBeGreaterThanOrEqual(3);
+  await dashboard.goTo('Overview');
+  await page.getByRole('region', { name: 'Queries per second' }).screenshot({ path: 'e2e/screenshots/charts-outage-marked-light.png' });
 
   // One click back, where the switch was made.
   await dashboard.goTo('Resolvers');

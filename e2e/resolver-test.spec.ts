@@ -14,6 +14,7 @@ import { AxeBuilder } from '@axe-core/playwright';
 import path from 'node:path';
 import { startDelayRelay } from '../test-support/delay-relay.js';
 import { expect, test } from './support/fixtures.js';
+import { painted } from './support/painted.js';
 import { closedPort } from './support/lab.js';
 
 const SHOTS = path.join(import.meta.dirname, 'screenshots');
@@ -75,7 +76,7 @@ test('Test resolvers ranks real resolvers by their delay, explains failures, and
       await page.setViewportSize({ width, height: 900 });
       // The list's top just below the sticky header.
       await dashboard.resolverList.evaluate((el) => window.scrollTo(0, el.getBoundingClientRect().top + window.scrollY - (document.querySelector('header')?.getBoundingClientRect().height ?? 0) - 12));
-      await page.waitForTimeout(150);
+      await painted(page);
       await page.screenshot({ path: path.join(SHOTS, `resolver-cards-tested-${width}-${scheme}.png`) });
       if (scheme === 'dark') expect(await axe()).toEqual([]);
     }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Page } from '@playwright/test';
 import type { Section } from './support/dashboard.js';
 import { expect, test } from './support/fixtures.js';
+import { painted } from './support/painted.js';
 
 const DIR = path.join(import.meta.dirname, 'screenshots');
 const VIEWS: readonly Section[] = ['Overview', 'Queries', 'Resolvers', 'Connections', 'Network', 'Events', 'Settings'];
@@ -18,7 +19,8 @@ const SIZES = [
 ] as const;
 
 async function shoot(page: Page, name: string): Promise<void> {
-  // Let charts and the histogram catch up with the last batch.
+  // Let charts and the histogram catch up with the last batch: the histogram re-bins once a second and the
+  // metrics arrive once a second, so this is real time, not a frame (the pictures are for people; nothing is asserted).
   await page.waitForTimeout(800);
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: path.join(DIR, `${name}.png`), fullPage: true });
@@ -94,7 +96,7 @@ test('screenshots of the overview live and of the banner when dotstub is unreach
     await page.setViewportSize({ width: size.width, height: size.height });
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
-      await page.waitForTimeout(300);
+      await painted(page);
       await page.screenshot({ path: path.join(DIR, `banner-unreachable-${size.tag}-${scheme}.png`) });
     }
   }
@@ -106,7 +108,7 @@ test('screenshots of the overview live and of the banner when dotstub is unreach
   for (const size of sizes) {
     await page.setViewportSize({ width: size.width, height: size.height });
     await page.emulateMedia({ colorScheme: 'light' });
-    await page.waitForTimeout(300);
+    await painted(page);
     await page.screenshot({ path: path.join(DIR, `banner-signed-out-${size.tag}-light.png`) });
   }
 });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Page } from '@playwright/test';
 import type { Section } from './support/dashboard.js';
 import { expect, test } from './support/fixtures.js';
+import { painted } from './support/painted.js';
 
 const SHOTS = path.join(import.meta.dirname, 'screenshots');
 
@@ -37,13 +38,13 @@ test('stale figures carry a "last known" stamp and stay readable (axe: no seriou
     await page.emulateMedia({ colorScheme: scheme });
     for (const view of ['Overview', 'Queries', 'Connections', 'Events'] as readonly Section[]) {
       await dashboard.nav.getByRole('link', { name: view }).click();
-      await page.waitForTimeout(250);
+      await painted(page);
       found.push(...(await serious(page)).map((v) => `${scheme} ${view}: ${v}`));
     }
     await dashboard.nav.getByRole('link', { name: 'Overview' }).click();
     for (const width of [1280, 420]) {
       await page.setViewportSize({ width, height: width === 420 ? 800 : 900 });
-      await page.waitForTimeout(150);
+      await painted(page);
       await page.screenshot({ path: path.join(SHOTS, `not-connected-${width}-${scheme}.png`) });
     }
     await page.setViewportSize({ width: 1280, height: 900 });
@@ -78,7 +79,7 @@ test('"Not connected" after dotstub died while private DNS was on: says it was o
     await page.emulateMedia({ colorScheme: scheme });
     for (const width of [1280, 420]) {
       await page.setViewportSize({ width, height: width === 420 ? 800 : 900 });
-      await page.waitForTimeout(150);
+      await painted(page);
       await page.screenshot({ path: path.join(SHOTS, `not-connected-was-on-${width}-${scheme}.png`) });
     }
   }

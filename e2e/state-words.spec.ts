@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.js';
+import { painted } from './support/painted.js';
 
 const SHOTS = path.join(import.meta.dirname, 'screenshots');
 
@@ -24,9 +25,8 @@ test('a failing resolver reads "Stopped — failing safe, no DNS"; title and fav
   const privateIcon = await favicon(page);
 
   await lab.stopUpstream();
-  // The pool connects on the next query; the query fails at once (nothing leaves).
-  await page.waitForTimeout(300);
-  expect(lab.dig('n2.test').status).toBe('SERVFAIL');
+  // The pool connects on the next query; once it has seen the resolver go, the query fails at once (nothing leaves).
+  await expect.poll(() => lab.dig('n2.test').status).toBe('SERVFAIL');
   await expect(dashboard.banner).toHaveAttribute('data-state', 'blocked', { timeout: 15_000 });
   await expect(dashboard.banner.locator('.banner-chip')).toHaveText('Stopped');
   await expect(dashboard.banner).toContainText('Stopped — failing safe, no DNS');
@@ -46,7 +46,7 @@ test('a failing resolver reads "Stopped — failing safe, no DNS"; title and fav
     await page.emulateMedia({ colorScheme: scheme });
     for (const width of [1280, 420]) {
       await page.setViewportSize({ width, height: width === 420 ? 800 : 900 });
-      await page.waitForTimeout(150);
+      await painted(page);
       await page.screenshot({ path: path.join(SHOTS, `stopped-${width}-${scheme}.png`) });
     }
   }

@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { Dashboard } from './support/dashboard.js';
 import { expect, test } from './support/fixtures.js';
+import { painted } from './support/painted.js';
 import { closedPort } from './support/lab.js';
 
 const SHOTS = path.join(import.meta.dirname, 'screenshots');
@@ -31,7 +32,7 @@ test('a switch made through the API (as `dotstub ctl use` makes it) is offered "
   await expect(dashboard.banner.getByRole('button', { name: 'Switch back to dns.test (127.0.0.1)' })).toBeVisible();
   for (const width of [1280, 420]) {
     await second.setViewportSize({ width, height: width === 420 ? 800 : 900 });
-    await second.waitForTimeout(150);
+    await painted(second);
     await second.screenshot({ path: path.join(SHOTS, `switch-back-fresh-page-${width}-light.png`) });
   }
 

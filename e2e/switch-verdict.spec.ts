@@ -15,6 +15,7 @@ import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Locator, Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.js';
+import { painted } from './support/painted.js';
 
 const SHOTS = path.join(import.meta.dirname, 'screenshots');
 
@@ -24,7 +25,7 @@ async function shots(page: Page, name: string): Promise<void> {
     for (const width of [1280, 420]) {
       await page.setViewportSize({ width, height: width === 420 ? 800 : 900 });
       await page.evaluate(() => window.scrollTo(0, 0));
-      await page.waitForTimeout(150);
+      await painted(page);
       await page.screenshot({ path: path.join(SHOTS, `${name}-${width}-${scheme}.png`) });
     }
   }

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.js';
+import { painted } from './support/painted.js';
 import { tempDir } from './support/lab.js';
 
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nsearch lab.test\n';
@@ -27,7 +28,7 @@ async function shots(page: Page, name: string): Promise<void> {
     await page.emulateMedia({ colorScheme: scheme });
     for (const width of [1280, 420]) {
       await page.setViewportSize({ width, height: width === 420 ? 800 : 900 });
-      await page.waitForTimeout(150);
+      await painted(page);
       await page.screenshot({ path: path.join(SHOTS, `${name}-${width}-${scheme}.png`) });
     }
   }
@@ -125,12 +126,14 @@ test('the banner\'s "since" moves with every change of the privacy state, turnin
     const d = new Date();
     return d.getHours() * 3600 + d.getMinutes() * 60 + d.getSeconds();
   };
-  // Let the proxy's own start (and its first connection) be clearly in the past.
+  // Let the proxy's own start (and its first connection) be clearly in the past: the banner's "since" is
+  // to the second, so only two seconds of real time tell the turn-on's moment from the start's.
   await page.waitForTimeout(2100);
   const onAt = now();
   await dashboard.banner.getByRole('button', { name: 'Turn on private DNS' }).click();
   await expect(dashboard.banner).toHaveAttribute('data-state', 'private');
   await expect.poll(sinceSeconds).toBeGreaterThanOrEqual(onAt);
+  // The same for the turn-off's moment against the turn-on's.
   await page.waitForTimeout(2100);
   const offAt = now();
   const headerSwitch = page.getByRole('banner').getByRole('switch', { name: 'Private DNS' });

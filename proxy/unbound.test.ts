@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test, vi } from 'vitest';
 import { expectedA, firstA, TcpClient, UdpClient } from '../test-support/dns-client.js';
 import { startProxy, waitFor, waitForEvent, waitForState, type Harness } from '../test-support/proxy-harness.js';
 import { freePort, startUnbound, type UnboundServer } from '../test-support/unbound.js';
@@ -127,6 +127,10 @@ describe('real clients through the proxy to unbound over TLS', () => {
 
 describe('connection lifecycle with unbound', () => {
   test('after our idle close the connection stays closed (idle means idle, issue 23), and the next query re-opens it resuming the TLS session', async () => {
+    // On a fake clock that otherwise keeps real time: after the idle close, running it on says at once whether
+    // anything re-opens by itself (a re-open shows in connections() the moment it starts).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'], shouldAdvanceTime: true });
+    onTestFinished(() => void vi.useRealTimers());
     const p = await startProxy({ resolverArg: unbound.resolverArg, pool: { idleTimeoutMs: 200 } });
     try {
       const events: string[] = [];
@@ -138,7 +142,7 @@ describe('connection lifecycle with unbound', () => {
       expect(firstA(await c.query('n1.test'))).toBe(expectedA(1));
       await waitForEvent(p.proxy, 'connection', () => events.includes('close:idle'), 3000, 'our idle close');
       // Closed for being idle: not re-opened by itself (it was: a handshake per idle timeout, for nothing).
-      await new Promise((r) => setTimeout(r, 600));
+      await vi.advanceTimersByTimeAsync(2_000);
       expect(events.slice(events.indexOf('close:idle'))).toEqual(['close:idle']);
       expect(p.proxy.connections().filter((x) => x.state !== 'closed')).toHaveLength(0);
       expect(firstA(await c.query('n2.test'))).toBe(expectedA(2));
@@ -231,6 +235,7 @@ describe('the dotstub command', () => {
       }
     };
     try {
+      // Kept: the proxy is a separate process on its own clock; half a second shows it does not leave while its parent lives.
       await new Promise((r) => setTimeout(r, 500));
       expect(alive()).toBe(true);
       parent.kill('SIGKILL');

@@ -122,12 +122,15 @@ export async function startImpostorTls(alpn = 'h2'): Promise<{
   handshakes(): number;
   /** TCP connections accepted. */
   connections(): number;
+  /** TCP connections accepted and since closed (by either side): all they sent has been received. */
+  closedConnections(): number;
   close(): Promise<void>;
 }> {
   const pki = testPki();
   let bytes = 0;
   let handshakes = 0;
   let connections = 0;
+  let closedConnections = 0;
   const sockets = new Set<tls.TLSSocket>();
   const server = tls.createServer({ key: pki.impostorKey, cert: pki.impostorCert, ALPNProtocols: [alpn] }, (s) => {
     handshakes++;
@@ -136,13 +139,17 @@ export async function startImpostorTls(alpn = 'h2'): Promise<{
     s.on('error', () => undefined);
     s.on('close', () => sockets.delete(s));
   });
-  server.on('connection', () => connections++);
+  server.on('connection', (raw: net.Socket) => {
+    connections++;
+    raw.once('close', () => closedConnections++);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
     bytesReceived: () => bytes,
     handshakes: () => handshakes,
     connections: () => connections,
+    closedConnections: () => closedConnections,
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ControlClient } from '../control/client.js';
 import { parseReadyFile } from './ready-file.js';
 import { DEFAULT_RESTART_POLICY } from './restart-policy.js';
@@ -101,6 +101,8 @@ describe('ProxySupervisor', () => {
       { phase: 'restarting', attempt: 1, delayMs: 20, lastExit: 'exited with code 1: crashing on purpose (run 1)' },
       { phase: 'restarting', attempt: 2, delayMs: 40, lastExit: 'exited with code 1: crashing on purpose (run 2)' },
     ]);
+    // The crashing runs exit 100 ms after they are ready: three times that, in the child's own time (no fake
+    // clock reaches it), shows the third runs on.
     await new Promise((r) => setTimeout(r, 300));
     expect(sup.state.phase).toBe('running');
   });
@@ -152,11 +154,15 @@ describe('ProxySupervisor', () => {
 
   it('stop() during a pending restart cancels it', async () => {
     const dir = tmpDir();
+    // The restart's 2 s wait on a fake clock that otherwise keeps real time (the child still has to start):
+    // after stop(), running the clock past it says at once whether the restart still fires.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+    onTestFinished(() => void vi.useRealTimers());
     const { sup } = supervise({ args: ['--crash-times', '100', '--counter', path.join(dir, 'runs')], restartPolicy: { ...FAST_POLICY, baseDelayMs: 2000, maxDelayMs: 2000 } });
     await sup.start();
     await waitFor('restarting', () => (sup.state.phase === 'restarting' ? true : undefined));
     await sup.stop('paused');
-    await new Promise((r) => setTimeout(r, 2300));
+    await vi.advanceTimersByTimeAsync(2300);
     expect(sup.state).toEqual({ phase: 'stopped', reason: 'paused' });
     expect(fs.readFileSync(path.join(dir, 'runs'), 'utf8')).toBe('1');
   });

@@ -135,6 +135,7 @@ describe('LiveTrayState', () => {
     live.setSupervisor({ phase: 'stopped', reason: 'paused' });
     expect(live.current).toMatchObject({ privacy: 'off', proxyRunning: false, reason: 'paused', activeResolverId: 'quad9' });
     const before = fake.requests.length;
+    // Kept: a request would reach the fake server over a socket, after any fake clock had moved; 100 ms lets one arrive.
     await new Promise((r) => setTimeout(r, 100));
     expect(fake.requests.length).toBe(before);
   });

@@ -83,7 +83,13 @@ export class Lab {
   }
 }
 
-export const test = base.extend<{ lab: Lab; dashboard: Dashboard }>({
+export const test = base.extend<{ lab: Lab; dashboard: Dashboard; pageClock: boolean }>({
+  /**
+   * `test.use({ pageClock: true })`: Playwright's clock is installed before the dashboard loads, so every timer
+   * the page sets is on it and a test can move the page's time (`page.clock.runFor`) instead of waiting.
+   * It keeps real time until moved.
+   */
+  pageClock: [false, { option: true }],
   // eslint-disable-next-line no-empty-pattern
   lab: async ({}, use) => {
     const upstream = await startUpstream('10.0.0.1');
@@ -100,7 +106,8 @@ export const test = base.extend<{ lab: Lab; dashboard: Dashboard }>({
       await lab.close();
     }
   },
-  dashboard: async ({ page, lab }, use) => {
+  dashboard: async ({ page, lab, pageClock }, use) => {
+    if (pageClock) await page.clock.install();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => {

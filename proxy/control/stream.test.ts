@@ -49,12 +49,14 @@ test('every view in the first batch and after an event; queries bring theirs at 
   // Queries for 1.2 s, one every 10 ms: their batches carry connections, metrics and resolvers, not status.
   const started = Date.now();
   const from = s.events.length;
+  let last = 0;
   for (let i = 0; Date.now() - started < 1200; i++) {
-    hub.pushQuery({ seq: i + 1 } as QueryRecord);
+    last = i + 1;
+    hub.pushQuery({ seq: last } as QueryRecord);
     await new Promise((r) => setTimeout(r, 10));
   }
   const elapsed = Date.now() - started;
-  await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => batches(s.events).some((b) => b.queries.some((q) => q.seq === last)), 2000, 'the batch with the last query');
   const during = batches(s.events.slice(from));
   const live = during.filter((b) => b.views !== undefined);
   expect(live.length).toBeGreaterThanOrEqual(1);

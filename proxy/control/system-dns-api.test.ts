@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, onTestFinished, test, vi } from 'vitest';
 import { apiClient, openStream, rawRequest, startControl, type ControlHarness } from '../../test-support/control-harness.js';
 import { waitFor, waitForState } from '../../test-support/proxy-harness.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
@@ -159,10 +159,14 @@ describe('/api/system-dns', () => {
     const back = (await api.get('/api/system-dns')).json<SystemDnsView>();
     expect(back).toMatchObject({ inForce: true, pausedUntil: null });
     expect((await api.get('/api/status')).json<StatusView>().state).toBe('private');
-    // Disabling during a pause ends it: nothing comes back by itself afterwards.
+    // Disabling during a pause ends it: nothing comes back by itself afterwards. The pause's timer is on a
+    // fake clock that otherwise keeps real time: running it past the pause's end says so at once.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'], shouldAdvanceTime: true });
+    onTestFinished(() => void vi.useRealTimers());
     await api.put('/api/system-dns', { enabled: false, pauseSeconds: 1 });
     expect((await api.put('/api/system-dns', { enabled: false })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1500));
+    await vi.advanceTimersByTimeAsync(1500);
+    expect((await api.get('/api/system-dns')).json<SystemDnsView>()).toMatchObject({ enabled: false, pausedUntil: null });
     expect(resolvConf()).toBe(ORIGINAL);
   });
 

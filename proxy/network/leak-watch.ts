@@ -28,6 +28,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { MANAGED_MARKER, parseResolvConf, RESOLVED_STUBS, STUB_ADDRESSES } from '../system-dns/resolv-conf.js';
+import { CoalescedRead } from './coalesced-read.js';
 import type { CurrentNetwork } from './current-network.js';
 import { addressText, ifName, runCommand, type RunCommand } from './name-sources.js';
 import { parseServer, readText, type DiscoveryPaths, type NetworkServer } from './network-resolver.js';
@@ -267,10 +268,14 @@ export class LeakWatch {
   #checkedAt: number | null = null;
   #cleanSince: number | null = null;
   #changes = 0;
-  #running: Promise<void> | null = null;
-  #again = false;
+  readonly #reads = new CoalescedRead(async () => {
+    // A reading that fails is said as such: it never stops the proxy, nor counts as clean.
+    const reading = await readBypassPaths(this.#options.paths, this.#options.ours, this.#options.run).catch(
+      (err: unknown): Reading => ({ ok: false, why: `reading the system's DNS settings failed (${err instanceof Error ? err.message : String(err)})` }),
+    );
+    this.#apply(reading);
+  });
   readonly #watchers: fs.FSWatcher[] = [];
-  #settle: NodeJS.Timeout | undefined;
   /** Why resolv.conf's changes aren't watched (the watch failed or died); null while they are, or before start. */
   #unwatched: string | null = null;
   readonly #observers = new Set<(view: LeakView) => void>();
@@ -314,8 +319,7 @@ export class LeakWatch {
     try {
       const w = (this.#options.watchDir ?? fs.watch)(dir, (_e, name) => {
         if (only !== undefined && name !== only) return;
-        clearTimeout(this.#settle);
-        this.#settle = setTimeout(() => void this.refresh(), 50);
+        this.#reads.soon();
       });
       w.on('error', (err) => {
         w.close();
@@ -328,7 +332,7 @@ export class LeakWatch {
   }
 
   stop(): void {
-    clearTimeout(this.#settle);
+    this.#reads.cancel();
     for (const w of this.#watchers.splice(0)) w.close();
   }
 
@@ -353,22 +357,7 @@ export class LeakWatch {
    * and the promise settles once a reading that began after the ask is applied.
    */
   refresh(): Promise<void> {
-    if (this.#running) {
-      this.#again = true;
-      return this.#running;
-    }
-    this.#running = (async () => {
-      do {
-        this.#again = false;
-        // A reading that fails is said as such: it never stops the proxy, nor counts as clean.
-        const reading = await readBypassPaths(this.#options.paths, this.#options.ours, this.#options.run).catch(
-          (err: unknown): Reading => ({ ok: false, why: `reading the system's DNS settings failed (${err instanceof Error ? err.message : String(err)})` }),
-        );
-        this.#apply(reading);
-      } while (this.#again);
-      this.#running = null;
-    })();
-    return this.#running;
+    return this.#reads.run();
   }
 
   #apply(reading: Reading): void {

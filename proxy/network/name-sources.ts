@@ -26,6 +26,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MANAGED_MARKER, parseResolvConf } from '../system-dns/resolv-conf.js';
+import { CoalescedRead } from './coalesced-read.js';
 import { NameOwners, reverseOwners, type Lan, type LinkPrefix, type NameOwner } from './name-owners.js';
 import { journalResolvConfs, leaseFiles, readText, usable, type DiscoveryPaths, type NetworkServer } from './network-resolver.js';
 
@@ -303,8 +304,7 @@ export class NameOwnersRefresher {
   readonly #paths: DiscoveryPaths;
   readonly #apply: (owners: NameOwners) => void;
   readonly #run: RunCommand;
-  #running: Promise<void> | null = null;
-  #again = false;
+  readonly #reads = new CoalescedRead(() => this.#read());
 
   constructor(paths: DiscoveryPaths, apply: (owners: NameOwners) => void, run: RunCommand = runCommand) {
     this.#paths = paths;
@@ -313,7 +313,6 @@ export class NameOwnersRefresher {
   }
 
   #watchers: fs.FSWatcher[] = [];
-  #settle: NodeJS.Timeout | undefined;
   /** resolved's last answer, and how often it has not answered since. */
   #lastResolved: Learned | null = null;
   #resolvedMisses = 0;
@@ -330,8 +329,7 @@ export class NameOwnersRefresher {
         const w = fs.watch(dir, (_event, name) => {
           if (only !== undefined && name !== only) return;
           now?.();
-          clearTimeout(this.#settle);
-          this.#settle = setTimeout(() => void this.refresh(), 50);
+          this.#reads.soon();
         });
         w.on('error', () => w.close());
         this.#watchers.push(w);
@@ -347,7 +345,7 @@ export class NameOwnersRefresher {
   }
 
   stop(): void {
-    clearTimeout(this.#settle);
+    this.#reads.cancel();
     clearTimeout(this.#retry);
     this.#stopped = true;
     for (const w of this.#watchers.splice(0)) w.close();
@@ -356,24 +354,17 @@ export class NameOwnersRefresher {
   #stopped = false;
 
   refresh(): Promise<void> {
-    if (this.#running) {
-      this.#again = true;
-      return this.#running;
-    }
-    this.#running = (async () => {
-      do {
-        this.#again = false;
-        const keep = this.#resolvedMisses < RESOLVED_RETRIES ? this.#lastResolved : null;
-        const read = await learnNameOwners(this.#paths, this.#run, this.#foreign, keep);
-        this.#apply(read.owners);
-        if (read.resolved) this.#lastResolved = read.resolved;
-        this.#resolvedMisses = read.resolvedMissing ? this.#resolvedMisses + 1 : 0;
-        if (!read.resolvedMissing && !read.resolved) this.#lastResolved = null;
-        clearTimeout(this.#retry);
-        if (read.resolvedMissing && !this.#stopped) this.#retry = setTimeout(() => void this.refresh(), RESOLVED_RETRY_MS);
-      } while (this.#again);
-      this.#running = null;
-    })();
-    return this.#running;
+    return this.#reads.run();
+  }
+
+  async #read(): Promise<void> {
+    const keep = this.#resolvedMisses < RESOLVED_RETRIES ? this.#lastResolved : null;
+    const read = await learnNameOwners(this.#paths, this.#run, this.#foreign, keep);
+    this.#apply(read.owners);
+    if (read.resolved) this.#lastResolved = read.resolved;
+    this.#resolvedMisses = read.resolvedMissing ? this.#resolvedMisses + 1 : 0;
+    if (!read.resolvedMissing && !read.resolved) this.#lastResolved = null;
+    clearTimeout(this.#retry);
+    if (read.resolvedMissing && !this.#stopped) this.#retry = setTimeout(() => void this.refresh(), RESOLVED_RETRY_MS);
   }
 }

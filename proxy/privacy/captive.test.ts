@@ -20,7 +20,7 @@ import type { QueryRecord } from '../engine/query-record.js';
 import { testPki } from '../../test-support/certs.js';
 import { firstA, UdpClient } from '../../test-support/dns-client.js';
 import { startFakePortal, startHotspotDns, emptyDiscoveryPaths, type FakePortal, type HotspotDns } from '../../test-support/fake-portal.js';
-import { waitForEvent, waitForState } from '../../test-support/proxy-harness.js';
+import { waitFor, waitForEvent, waitForState } from '../../test-support/proxy-harness.js';
 import { removeOnExit } from '../../test-support/temp.js';
 import { freePort, startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import type { CaptiveEvent } from './captive/session.js';
@@ -184,8 +184,9 @@ describe('captive portal in strict mode: ask first, remember the answer', () => 
     expect(r.proxy.state.reason).toContain('Strict mode');
     const held = await r.client.query(LOGIN);
     expect(held.rcode).toBe('SERVFAIL');
-    // Let the question stand through several re-probes (every 300 ms here).
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Let the question stand through several re-probes (every 300 ms here): three more at the portal.
+    const probed = r.portal.requests.length;
+    await waitFor(() => r.portal.requests.length >= probed + 3, 5000, 'three re-probes');
     // Before the user answers, not one name was asked in cleartext: the portal was found without DNS.
     expect(r.dns.asked).toEqual([]);
 

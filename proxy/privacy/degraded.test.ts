@@ -13,7 +13,7 @@ import type { QueryRecord } from '../engine/query-record.js';
 import { testPki } from '../../test-support/certs.js';
 import { firstA, UdpClient } from '../../test-support/dns-client.js';
 import { startHotspotDns } from '../../test-support/fake-portal.js';
-import { waitForState } from '../../test-support/proxy-harness.js';
+import { waitForEvent, waitForState } from '../../test-support/proxy-harness.js';
 import { freePort, startUnbound } from '../../test-support/unbound.js';
 
 async function start(mode: 'strict' | 'opportunistic'): Promise<{ proxy: StubProxy; client: UdpClient; resolverPort: number; asked: string[]; records: QueryRecord[] }> {
@@ -60,8 +60,11 @@ describe('degraded mode', () => {
   test('strict mode never falls back to cleartext, whatever the setting', async () => {
     const r = await start('strict');
     await waitForState(r.proxy, 'blocked', 5000);
+    let attempts = 0;
+    r.proxy.on('connection', (e) => void (e.type === 'close' && e.error !== null && attempts++));
     expect((await r.client.query('www.example', { timeoutMs: 3000 })).rcode).toBe('SERVFAIL');
-    await new Promise((res) => setTimeout(res, 300));
+    // Two more refused attempts after it (the back-off is capped at 1 s here): where opportunistic mode falls back.
+    await waitForEvent(r.proxy, 'connection', () => attempts >= 2, 5000, 'two more refused attempts');
     expect(r.proxy.state.state).toBe('blocked');
     expect(r.asked).toEqual([]);
   });

@@ -9,6 +9,7 @@ import http2 from 'node:http2';
 import dnsPacket from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFakeDohServer, startImpostorTls, type DohBehaviour } from '../../../test-support/doh-server.js';
+import { waitFor, waitForEvent } from '../../../test-support/proxy-harness.js';
 import { expectedA } from '../../../test-support/dns-client.js';
 import { startUnbound, type UnboundServer } from '../../../test-support/unbound.js';
 import { request, type TestRequest } from '../../../test-support/upstream-requests.js';
@@ -176,7 +177,7 @@ describe('DoH against a server of our own', () => {
       pool.on('close', (e) => closes.push(e.reason));
       const first = await resolve(pool, request('a.test'));
       server.goaway();
-      await new Promise((r) => setTimeout(r, 100));
+      await waitForEvent(pool, 'close', () => closes.length > 0, 2000, 'the session closed');
       expect(closes).toEqual(['server-close']);
       const second = await resolve(pool, request('b.test'));
       expect(second.err).toBeNull();
@@ -211,7 +212,8 @@ describe('DoH against a server of our own', () => {
       const o = await resolve(pool, request('n1.test'));
       expect(o.err?.code).toBe('DOTSTUB_CERTIFICATE');
       expect(o.err?.message).toMatch(/issued by an unknown CA/);
-      await new Promise((r) => setTimeout(r, 100));
+      // Once the impostor has seen its one connection close, whatever it was sent has arrived.
+      await waitFor(() => impostor.closedConnections() === 1, 2000, 'the refused connection closed');
       expect(impostor.connections()).toBe(1);
       expect(impostor.bytesReceived()).toBe(0);
     } finally {
@@ -231,7 +233,8 @@ describe('DoH against a server of our own', () => {
       expect(o.err).toBeNull();
       expect(opened[0]?.verified).toBe(false);
       expect(opened[0]?.authError).toMatch(/unknown CA/);
-      await new Promise((r) => setTimeout(r, 100));
+      // TLS 1.3 tickets come right after the handshake, ahead of any answer on the same stream: one would be
+      // counted by now.
       expect(tickets).toBe(0);
     } finally {
       await server.close();

@@ -110,6 +110,7 @@ describe('openStream', () => {
     const r = recorder();
     cleanup.push(openStream(r, { url }));
     await until(() => r.errors.length === 1);
+    // Kept: a retry would be seen by the real server behind a socket, not at once; 600 ms is past any retry delay.
     await new Promise((res) => setTimeout(res, 600));
     expect(r.errors).toHaveLength(1);
     expect(r.errors[0]?.status).toBe(401);
@@ -139,6 +140,7 @@ describe('openStream', () => {
     expect(r.errors.length).toBeGreaterThanOrEqual(1);
     close();
     const n = seen.length;
+    // Kept: as above, a reopen shows only at the server; 700 ms is several silence periods (200 ms).
     await new Promise((res) => setTimeout(res, 700));
     expect(seen.length).toBe(n);
   });
