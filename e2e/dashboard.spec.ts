@@ -123,6 +123,9 @@ test.describe('dashboard against the real proxy and unbound', () => {
     await dashboard.goTo('Connections');
     await expect(dashboard.connectionsTable.getByRole('rowheader').filter({ hasText: 'burst' }).first()).toBeVisible();
     await expect(dashboard.text('Connections for bursts')).toBeVisible();
+    // What every lookup says of this machine's network (ECS with prefix 0), beside the padding.
+    await expect(dashboard.text('Your subnet')).toBeVisible();
+    await expect(dashboard.text('never sent')).toBeVisible();
     await dashboard.page.screenshot({ path: path.join(import.meta.dirname, 'screenshots', 'connections-burst-light.png'), fullPage: true });
     await dashboard.goTo('Events');
     await expect(dashboard.events).toContainText(/Connection #\d+ opened to .* for a burst of lookups/);

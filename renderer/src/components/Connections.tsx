@@ -147,6 +147,8 @@ export function ConnectionStats() {
     ['Retries', formatCount(metrics?.retries ?? counters?.retries ?? 0), 'Queries resent after a connection dropped'],
     ['SERVFAILs', formatCount(metrics?.servfails ?? counters?.servfails ?? 0), 'Answers the proxy had to fail'],
     ['Padding overhead', formatPercent(metrics?.padding.overhead ?? null), 'Extra bytes so query sizes don’t reveal names'],
+    // What every encrypted query carries (proxy/dns/upstream-query.ts), not a count.
+    ['Your subnet', 'never sent', 'Each lookup carries EDNS Client Subnet with prefix 0: the resolver is asked not to pass your network’s address on to websites’ DNS servers'],
   ];
   return (
     <dl className="stat-list">

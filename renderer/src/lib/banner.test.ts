@@ -9,7 +9,7 @@ describe('bannerModel', () => {
     expect(m.tone).toBe('good');
     expect(m.icon).toBe('shield-check');
     expect(m.title).toBe('Your DNS is private');
-    expect(m.leaves).toBe("Only encrypted DNS to Quad9 (dns.quad9.net, verified). Not your network's address: each lookup asks the resolver not to pass your subnet on to websites' DNS servers.");
+    expect(m.leaves).toBe('Only encrypted DNS to Quad9 (dns.quad9.net, verified).');
     expect(m.reason).toBe('TLS to dns.quad9.net verified.');
   });
 

@@ -75,9 +75,6 @@ export function bannerState(state: PrivacyState, pausedUntil: number | null | un
   return state === 'off' && pausedUntil != null ? 'paused' : state;
 }
 
-/** What every query to the resolver says (proxy/dns/upstream-query.ts: EDNS Client Subnet, source prefix 0). */
-const NO_SUBNET = "Not your network's address: each lookup asks the resolver not to pass your subnet on to websites' DNS servers.";
-
 export function bannerModel(status: Pick<StatusView, 'state' | 'reason' | 'leaves' | 'resolver'>, pausedUntil: number | null = null): BannerModel {
   if (bannerState(status.state, pausedUntil) === 'paused') {
     // The countdown and "Resume now" say when and how it ends; the proxy's reason would repeat them.
@@ -85,8 +82,8 @@ export function bannerModel(status: Pick<StatusView, 'state' | 'reason' | 'leave
   }
   const t = STATES[status.state] ?? STATES.off;
   let leaves: string;
-  if (status.state === 'private') leaves = `Only encrypted DNS to ${describeResolver(status.resolver, true)}. ${NO_SUBNET}`;
-  else if (status.state === 'private-unverified') leaves = `Only encrypted DNS to ${describeResolver(status.resolver, false)}. ${NO_SUBNET}`;
+  if (status.state === 'private') leaves = `Only encrypted DNS to ${describeResolver(status.resolver, true)}.`;
+  else if (status.state === 'private-unverified') leaves = `Only encrypted DNS to ${describeResolver(status.resolver, false)}.`;
   else leaves = sentence(status.leaves) || t.leaves;
   return { state: status.state, tone: t.tone, icon: t.icon, label: t.label, title: t.title, reason: sentence(status.reason), leaves };
 }
