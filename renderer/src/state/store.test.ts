@@ -7,9 +7,8 @@ import { DEFAULT_SETTINGS } from '../../../proxy/run/settings.js';
 
 function fakeEnv(): StoreEnv & { scheduled: (() => void)[] } {
   const scheduled: (() => void)[] = [];
-  const unused = (): never => {
-    throw new Error('not used');
-  };
+  // Rejects, as the real client's calls do (they are async): a synchronous throw would leave a sibling call's rejection unhandled.
+  const unused = (): Promise<never> => Promise.reject(new Error('not used'));
   return {
     scheduled,
     api: {
