@@ -28,6 +28,12 @@ export interface FaultBehaviour {
   /** Don't answer at all (black hole) while true. */
   silent: boolean;
   /**
+   * Connections (numbered from 1 in the order accepted) that read queries but
+   * answer none from now on, while the others answer: a NAT on the way that
+   * forgot that one connection, with no RST.
+   */
+  silentConnections: Set<number>;
+  /**
    * Names answered with unframed bytes instead of an answer (a server or
    * middlebox that lost DNS framing): `garbage` writes text, `tiny` a frame
    * too short to be DNS, `query` a frame holding a query instead of a response.
@@ -60,6 +66,7 @@ export class FaultServer {
     idleCloseMs: undefined,
     keepaliveMs: undefined,
     silent: false,
+    silentConnections: new Set(),
     desync: new Map(),
     killers: new Map(),
   };
@@ -200,7 +207,7 @@ export class FaultServer {
           raw.resetAndDestroy();
           return;
         }
-        if (resetAfter !== undefined || this.behaviour.silent || !q) continue;
+        if (resetAfter !== undefined || this.behaviour.silent || this.behaviour.silentConnections.has(connection) || !q) continue;
         const killsLeft = this.behaviour.killers.get(name);
         if (killsLeft !== undefined && killsLeft > 0) {
           this.behaviour.killers.set(name, killsLeft - 1);

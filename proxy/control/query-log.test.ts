@@ -122,6 +122,17 @@ describe('QueryLog', () => {
     expect(csvRow(records[3] as QueryRecord).trim().split(',').slice(-7, -1)).toEqual(['', '', '', '', '', '']);
   });
 
+  test('a query sent again after silence keeps its hedge in the log, not taken for a route', () => {
+    const log = new QueryLog(10);
+    log.push(rec(1, { connectionId: 7, hedge: { connectionId: 7, afterMs: 190 } }));
+    log.push(rec(2));
+    const [plain, hedged] = [...log.newest()];
+    expect(hedged).toMatchObject({ connectionId: 7, hedge: { connectionId: 7, afterMs: 190 } });
+    expect(hedged?.route).toBeUndefined();
+    expect(plain?.hedge).toBeUndefined();
+    expect(log.page({ route: 'local' }, 0, 10).total).toBe(0);
+  });
+
   test('10,000 records (the default size) take under 2.2 MB (V8 heap and array buffers), and come back field for field', () => {
     v8.setFlagsFromString('--expose-gc');
     const gc = vm.runInNewContext('gc') as () => void;

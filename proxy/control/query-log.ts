@@ -65,7 +65,9 @@ const NUMS = 9;
 const [SEQ, STARTED, CONN, LATENCY, QUEUE, UPSTREAM, DEPTH, ATTEMPTS, CODES] = [0, 1, 2, 3, 4, 5, 6, 7, 8] as const;
 const [TRANSPORT, REUSED, HANDSHAKE, SOURCE, FLAGS] = [0, 4, 8, 12, 16] as const;
 const REFS = 6;
+/** ROUTE holds the route mark or the hedge: a routed query never reaches a pool, so never both. */
 const [NAME, TYPE, RCODE, RESOLVER, ERROR, ROUTE] = [0, 1, 2, 3, 4, 5] as const;
+type Hedge = NonNullable<QueryRecord['hedge']>;
 
 const TRANSPORTS: readonly Transport[] = ['udp', 'tcp'];
 const REUSED_VALUES: readonly (boolean | null)[] = [null, false, true];
@@ -79,7 +81,7 @@ const INTERNAL = 2;
 class Block {
   /** Filled with a double so V8 keeps the array's elements as unboxed doubles from the start. */
   readonly nums: number[] = new Array<number>(BLOCK * NUMS).fill(0.5);
-  readonly refs: (string | RouteMark | null | undefined)[] = new Array<string | RouteMark | null | undefined>(BLOCK * REFS).fill(undefined);
+  readonly refs: (string | RouteMark | Hedge | null | undefined)[] = new Array<string | RouteMark | Hedge | null | undefined>(BLOCK * REFS).fill(undefined);
 }
 
 /** One ring of slots (the layout above). */
@@ -126,7 +128,7 @@ class Ring {
     b.refs[s + RCODE] = r.rcode;
     b.refs[s + RESOLVER] = r.resolverId;
     b.refs[s + ERROR] = r.error;
-    b.refs[s + ROUTE] = r.route;
+    b.refs[s + ROUTE] = r.route ?? r.hedge;
     this.#next = (i + 1) % this.#capacity;
     if (this.#size < this.#capacity) this.#size++;
   }
@@ -176,7 +178,7 @@ class Ring {
     const codes = b.nums[n + CODES] as number;
     const code = (at: number): number => (codes >> at) & 0xf;
     const flags = code(FLAGS);
-    const route = b.refs[s + ROUTE] as RouteMark | undefined;
+    const routeOrHedge = b.refs[s + ROUTE] as RouteMark | Hedge | undefined;
     const r: { -readonly [K in keyof QueryRecord]: QueryRecord[K] } = {
       seq: b.nums[n + SEQ] as number,
       startedAt: b.nums[n + STARTED] as number,
@@ -198,7 +200,10 @@ class Ring {
       error: b.refs[s + ERROR] as string | null,
     };
     if (flags & INTERNAL) r.internal = true;
-    if (route !== undefined) r.route = route;
+    if (routeOrHedge !== undefined) {
+      if ('kind' in routeOrHedge) r.route = routeOrHedge;
+      else r.hedge = routeOrHedge;
+    }
     return r;
   }
 }

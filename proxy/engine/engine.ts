@@ -272,6 +272,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     };
     // Added to the one object (a spread would copy it, on every query).
     if (job.route) record.route = job.route;
+    if (t.hedge) record.hedge = t.hedge;
     // Only a locally answered name can be one of dotstub's own checks: the hot path pays one comparison.
     if (source === 'local' && isOwnCheck(job.query.question.name)) record.internal = true;
     return record;

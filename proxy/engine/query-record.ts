@@ -87,6 +87,13 @@ export interface QueryRecord {
   readonly internal?: true;
   /** Set when the name router sent the query elsewhere than the encrypted resolver (absent: it went there). */
   readonly route?: RouteMark;
+  /**
+   * Sent again on a second connection after the first went silent
+   * (upstream/pool/hedge.ts): the connection it went to and how long the
+   * first had been silent, ms; one answer and one record all the same.
+   * Absent: sent once (a retry counts in `attempts` instead).
+   */
+  readonly hedge?: { readonly connectionId: number; readonly afterMs: number };
 }
 
 /** What the engine counts; it is their only writer. */
@@ -136,6 +143,7 @@ export function formatRecord(r: QueryRecord): string {
     r.connectionId === null ? 'no connection' : `conn ${r.connectionId} ${r.reused ? 'reused' : `new (${r.handshake ?? 'handshake'})`}`;
   const extra = [
     r.attempts > 1 ? 'retried' : '',
+    r.hedge ? `sent again on #${r.hedge.connectionId} after ${r.hedge.afterMs} ms of silence` : '',
     r.truncated ? 'TC' : '',
     r.error ? r.error : '',
     r.route?.kind === 'link' ? `local: answered by ${r.route.link}'s resolver ${r.route.servers}, unencrypted` : r.route ? `${r.route.kind} here: ${r.route.why}` : '',

@@ -13,6 +13,9 @@ import type { PoolConnection } from './connection/contract.js';
 export interface UpstreamCounters {
   retries: number;
   timeouts: number;
+  /** Queries sent again on a second connection after silence (pool/hedge.ts), and those of them the first connection answered first after all (sent twice for nothing). */
+  hedges: number;
+  hedgesUnneeded: number;
   /** Answers whose question didn't match the query (dropped, RFC 7858 §3.3). */
   mismatches: number;
   /** Answers that arrived before the answer to an earlier query on the same connection. */
@@ -32,6 +35,8 @@ export function newUpstreamCounters(): UpstreamCounters {
   return {
     retries: 0,
     timeouts: 0,
+    hedges: 0,
+    hedgesUnneeded: 0,
     mismatches: 0,
     outOfOrder: 0,
     inFlightCapHits: 0,

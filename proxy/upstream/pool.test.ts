@@ -361,7 +361,7 @@ describe('the connection pool (policy only, fake connections)', () => {
   }
 
   test('a slow answer on a connection still answering others is waited for past its deadline, never retried', async () => {
-    const { pool, conn } = await primed();
+    const { pool, conn } = await primed({ hedge: false });
     const { outcomes } = resolveAll(pool, ['slow.test']);
     const slowId = [...conn.sent.keys()][0] as number;
     await busyFor(pool, conn, 1200, slowId);
@@ -376,7 +376,7 @@ describe('the connection pool (policy only, fake connections)', () => {
   });
 
   test('…up to the upper bound: then a timeout, still without a retry', async () => {
-    const { pool, conn } = await primed({ queryTimeoutMaxMs: 1500 });
+    const { pool, conn } = await primed({ queryTimeoutMaxMs: 1500, hedge: false });
     const { outcomes } = resolveAll(pool, ['never.test']);
     const neverId = [...conn.sent.keys()][0] as number;
     await busyFor(pool, conn, 1400, neverId);
@@ -391,7 +391,7 @@ describe('the connection pool (policy only, fake connections)', () => {
   });
 
   test('a connection that answers nothing after a timed answer: closed at the RTT-derived deadline and the query retried', async () => {
-    const { pool, conn } = await primed({ queryTimeoutMinMs: 100 });
+    const { pool, conn } = await primed({ queryTimeoutMinMs: 100, hedge: false });
     const t0 = performance.now();
     const { outcomes } = resolveAll(pool, ['lost.test']);
     await vi.advanceTimersByTimeAsync(380);
@@ -401,6 +401,55 @@ describe('the connection pool (policy only, fake connections)', () => {
     expect(performance.now() - t0).toBeLessThan(450);
     expect(pool.counters.retries).toBe(1);
     expect(outcomes).toHaveLength(0);
+  });
+
+  test('a connection silent for 4 × SRTT (floor 50 ms): the query is sent again on a second one; its answer wins, the silent one is retired', async () => {
+    const { pool, conn } = await primed();
+    const { outcomes } = resolveAll(pool, ['lost.test']);
+    await vi.advanceTimersByTimeAsync(40);
+    expect(pool.connections).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(40);
+    const second = pool.connections[1] as FakeConnection;
+    expect(second.inFlight).toBe(1);
+    expect(conn.inFlight).toBe(1);
+    second.open(true);
+    second.answerAll();
+    expect(outcomes).toHaveLength(1);
+    expect(outcomes[0]?.err).toBeNull();
+    expect(outcomes[0]?.req.trace).toMatchObject({ attempts: 1, connectionId: second.id, reused: false, handshake: 'resumed', hedge: { connectionId: second.id } });
+    expect(outcomes[0]?.req.trace.hedge?.afterMs).toBeGreaterThanOrEqual(50);
+    expect(conn.state).toBe('closed');
+    expect(pool.counters).toMatchObject({ hedges: 1, hedgesUnneeded: 0, retries: 0, timeouts: 0 });
+  });
+
+  test('…and when the first connection answers first after all, the copy is taken back and the first stays', async () => {
+    const { pool, conn } = await primed();
+    const { outcomes } = resolveAll(pool, ['slow.test']);
+    const firstId = [...conn.sent.keys()][0] as number;
+    await vi.advanceTimersByTimeAsync(80);
+    const second = pool.connections[1] as FakeConnection;
+    second.open();
+    expect(second.inFlight).toBe(1);
+    conn.answer(firstId);
+    expect(outcomes).toHaveLength(1);
+    expect(outcomes[0]?.req.trace).toMatchObject({ connectionId: conn.id, reused: true });
+    expect(second.inFlight).toBe(0);
+    expect(conn.state).toBe('open');
+    expect(pool.counters).toMatchObject({ hedges: 1, hedgesUnneeded: 1 });
+    // Its deadline is cleared with it: nothing more happens to the query.
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(outcomes).toHaveLength(1);
+  });
+
+  test('…and when the copy’s connection fails, the query waits on the first one again', async () => {
+    const { pool, conn } = await primed();
+    const { outcomes } = resolveAll(pool, ['slow.test']);
+    const firstId = [...conn.sent.keys()][0] as number;
+    await vi.advanceTimersByTimeAsync(80);
+    (pool.connections[1] as FakeConnection).refuse(new ConnectFailedError('refused'));
+    expect(outcomes).toHaveLength(0);
+    conn.answer(firstId);
+    expect(outcomes.map((o) => [o.err, o.req.trace.connectionId])).toEqual([[null, conn.id]]);
   });
 
   test('every connection full: the query fails at once with backpressure, not a queue', () => {

@@ -47,12 +47,14 @@ export interface UpstreamTrace {
   writtenAt: number;
   /** Answered from the cache: fresh ('hit') or expired but served because the resolver failed or was slow ('stale'). */
   cache: 'hit' | 'stale' | null;
+  /** Sent again on a second connection after its first stayed silent (pool/hedge.ts): where, and after how long a silence (ms). */
+  hedge: { readonly connectionId: number; readonly afterMs: number } | null;
   /** Answered in cleartext by the network's own resolver (captive sign-in, or degraded mode): never cached, marked in the log. */
   cleartext: boolean;
 }
 
 export function newTrace(): UpstreamTrace {
-  return { attempts: 0, resolverId: null, connectionId: null, reused: null, handshake: null, depth: 0, sentAt: 0, writtenAt: 0, cache: null, cleartext: false };
+  return { attempts: 0, resolverId: null, connectionId: null, reused: null, handshake: null, depth: 0, sentAt: 0, writtenAt: 0, hedge: null, cache: null, cleartext: false };
 }
 
 export interface UpstreamRequest {

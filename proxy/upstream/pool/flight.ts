@@ -7,12 +7,15 @@
  * Invariants: a flight is settled once (`settled` guards its callback);
  * a query's own retries are at most one, whatever its collateral re-sends
  * (quarantine.ts, race losers); an attempt waits at most
- * `queryTimeoutMaxMs` from its send, however often its deadline is extended.
+ * `queryTimeoutMaxMs` from its send, however often its deadline is extended;
+ * a query sent again after silence (hedge.ts) is not a retry: it uses
+ * neither the retry nor an attempt.
  */
 import type { UpstreamAnswer } from '../../dns/upstream-answer.js';
 import type { DotstubError } from '../../errors.js';
 import type { PoolConnection } from '../connection/contract.js';
 import type { UpstreamCallback, UpstreamRequest } from '../upstream.js';
+import type { FirstAttempt } from './hedge.js';
 
 /** The context of the pool's shared answer handler. */
 export interface Flight {
@@ -24,6 +27,12 @@ export interface Flight {
   deadlineKey: number;
   /** performance.now() when the current deadline period began (the send, or the last extension). */
   armedAt: number;
+  /** performance.now() when the current attempt's deadline passes (before any extension). */
+  deadlineAt: number;
+  /** performance.now() when to check the connection for silence (hedge.ts); 0: no check pending (the deadline is armed). */
+  hedgeAt: number;
+  /** After the query was sent again (hedge.ts): the first attempt, still listening. */
+  first: FirstAttempt | undefined;
   settled: boolean;
   /** Attempts that didn't use up the query's own retry (collateral of a death, or held by a race's loser). */
   collateral: number;
@@ -32,7 +41,20 @@ export interface Flight {
 }
 
 export function newFlight(req: UpstreamRequest, done: UpstreamCallback<UpstreamRequest>): Flight {
-  return { req, done, conn: undefined, upstreamId: -1, deadlineKey: -1, armedAt: 0, settled: false, collateral: 0, parkedSince: 0 };
+  return {
+    req,
+    done,
+    conn: undefined,
+    upstreamId: -1,
+    deadlineKey: -1,
+    armedAt: 0,
+    deadlineAt: 0,
+    hedgeAt: 0,
+    first: undefined,
+    settled: false,
+    collateral: 0,
+    parkedSince: 0,
+  };
 }
 
 const RETRIABLE = new Set(['DOTSTUB_CONNECTION_CLOSED', 'DOTSTUB_QUERY_TIMEOUT']);

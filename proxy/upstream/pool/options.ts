@@ -38,6 +38,12 @@ export interface PoolOptions {
    * DoH server does not hold answers this way, so DoH does without.)
    */
   readonly quickAck?: boolean;
+  /**
+   * Send a query again on a second connection once its own has read nothing
+   * for about 4 × SRTT (hedge.ts), instead of waiting out its deadline.
+   * Default on; off to see the deadlines alone (tests).
+   */
+  readonly hedge?: boolean;
 }
 
 export const DEFAULT_POOL_OPTIONS: PoolOptions = {

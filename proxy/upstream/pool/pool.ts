@@ -6,13 +6,15 @@
  * with fakes (test-support/fake-connection.ts): window.ts picks a connection
  * and sizes bursts, race.ts races address families, backoff.ts paces failed
  * attempts, quarantine.ts blames a connection's death, flight.ts holds a
- * request's deadline and retry rules. Here: the flights, session tickets,
+ * request's deadline and retry rules, hedge.ts when a silent connection's
+ * queries are sent again. Here: the flights, session tickets,
  * counters, and the connections' events: their own payloads, tagged.
  *
  *   resolve(req) ─► quarantined? ─► typed error at once
  *        ▼ pick ─► send ─► deadline (SRTT + 2 × RTO, 25 ms slots) ─► answer ─► RTT sample ─► done(req, null, answer)
  *   deadline, connection still delivering answers ─► wait one more RTO (up to queryTimeoutMaxMs), never a retry
  *   closed / deadline on a silent connection ─► retry once on another connection ─► … ─► done(req, error)
+ *   nothing read from its connection for ~4 × SRTT ─► sent again on a second one, first answer wins (hedge.ts)
  *   unreachable (backing off) / every connection full / closed pool ─► done(req, error) at once; no route ─► waits for the network (offline.ts)
  *
  * Invariants:
@@ -38,6 +40,7 @@ import { RttEstimator } from '../rtt.js';
 import type { UpstreamCallback, UpstreamRequest } from '../upstream.js';
 import { Backoff } from './backoff.js';
 import { deadlinePassed, newFlight, ownRetryLeft, settle, type Flight } from './flight.js';
+import { dropFirst, hedgeAfterMs, ownStall, resumeFirst, sentAgain, silentSince, stayedSilent } from './hedge.js';
 import { OfflineHold } from './offline.js';
 import { validatePoolOptions, type PoolOptions } from './options.js';
 import { Quarantine } from './quarantine.js';
@@ -202,6 +205,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
   }
 
   #attempt(flight: Flight): void {
+    dropFirst(flight);
     const trace = flight.req.trace;
     trace.attempts++;
     let sent: SendInfo;
@@ -223,7 +227,12 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     trace.sentAt = performance.now();
     trace.writtenAt = 0;
     flight.armedAt = trace.sentAt;
-    this.#deadlines.arm(flight, trace.sentAt + this.#rtt.timeoutMs());
+    const timeout = this.#rtt.timeoutMs();
+    flight.deadlineAt = trace.sentAt + timeout;
+    // Sent again at most once: a retry after a hedge waits out its deadline.
+    const hedge = trace.hedge === null && this.options.hedge !== false ? hedgeAfterMs(this.#rtt) : Infinity;
+    flight.hedgeAt = hedge < timeout ? trace.sentAt + hedge : 0;
+    this.#deadlines.arm(flight, flight.hedgeAt || flight.deadlineAt);
   }
 
   /**
@@ -281,11 +290,31 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
 
   /** The one handler for every connection's results; the flight is the context. */
   readonly #onAnswer: AnswerHandler<Flight> = (flight, conn, upstreamId, err, answer, writtenAt) => {
-    // A late result for an attempt that was already given up on.
-    if (flight.settled || flight.conn !== conn || flight.upstreamId !== upstreamId) return;
+    if (flight.settled) return;
+    if (flight.conn !== conn || flight.upstreamId !== upstreamId) {
+      const earlier = flight.first;
+      // A late result for an attempt that was already given up on.
+      if (earlier?.conn !== conn || earlier.upstreamId !== upstreamId) return;
+      flight.first = undefined;
+      // The first attempt failed (its connection retired or died): the second carries on.
+      if (err || !answer) return;
+      // It answered before the copy after all: the copy is taken back, its answer will be dropped by ID.
+      this.counters.hedgesUnneeded++;
+      flight.conn?.cancel(flight.upstreamId);
+      resumeFirst(flight, earlier);
+    }
     this.#deadlines.clear(flight);
     const trace = flight.req.trace;
     trace.writtenAt = writtenAt || trace.sentAt;
+    const first = flight.first;
+    flight.first = undefined;
+    if ((err || !answer) && first && !this.#closed) {
+      // The copy failed while the first attempt still listens: wait on it again, one more RTO.
+      resumeFirst(flight, first);
+      this.#deadlines.arm(flight, performance.now() + this.#rtt.rtoMs());
+      return;
+    }
+    if (first) first.conn.cancel(first.upstreamId);
     if (err || !answer) {
       if (this.#losers.has(conn) && !this.#closed) {
         // Held by an address that lost the race: never sent, so not this query's retry.
@@ -311,11 +340,63 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     this.#window.observe(answer.raw.length);
     if (trace.reused === false && conn.handshake) trace.handshake = conn.handshake.resumed ? 'resumed' : 'full';
     this.#settle(flight, null, answer);
+    // The copy answered and the first connection read nothing meanwhile: it is dead; its other queries are retried.
+    if (first && stayedSilent(first)) {
+      this.#extras.delete(conn);
+      first.conn.close('unresponsive');
+    }
   };
+
+  /**
+   * The hedge check of a flight came due (hedge.ts): sends it again when its
+   * connection has been silent long enough, or checks again when it may
+   * still be before its deadline. False: nothing to do, arm the deadline.
+   */
+  #hedgeCheck(flight: Flight, conn: PoolConnection, dueAt: number): boolean {
+    const since = silentSince(conn, conn.writtenAt(flight.upstreamId));
+    if (since === 0) return false;
+    const now = performance.now();
+    const wait = hedgeAfterMs(this.#rtt);
+    if (now - since < wait - 1 || ownStall(dueAt, now)) {
+      // Answers came meanwhile: the silence, if any, began at the last one.
+      // Or this process didn't run: the silence may be ours; give the connection one more wait.
+      const at = Math.max(since, ownStall(dueAt, now) ? now : 0) + wait;
+      if (at >= flight.deadlineAt) return false;
+      flight.hedgeAt = at;
+      this.#deadlines.arm(flight, flight.hedgeAt);
+      return true;
+    }
+    return this.#hedge(flight, conn, since, now);
+  }
+
+  /** Sends the flight again on another connection (an idle one, else a new one to the same address); keeps the first attempt listening. */
+  #hedge(flight: Flight, first: PoolConnection, since: number, now: number): boolean {
+    if (this.#closed || this.#backoff.backingOff()) return false;
+    let to = pick(this.#connections, first, this.#window.queries()).conn;
+    if (!to && this.#liveCount() < this.options.size + Math.max(1, this.options.burstConnections ?? 0)) {
+      to = this.#newRace([first.address]).start();
+      // Beyond the kept size it is an extra, until it replaces the silent one.
+      if (to && this.#liveCount() > this.options.size) this.#extras.add(to);
+    }
+    const sent = to?.send(Buffer.from(flight.req.wire), flight.req.question, this.#onAnswer, flight);
+    if (!sent) return false;
+    sentAgain(flight, sent, since, now);
+    this.counters.hedges++;
+    flight.armedAt = now;
+    flight.deadlineAt = now + this.#rtt.timeoutMs();
+    this.#deadlines.arm(flight, flight.deadlineAt);
+    return true;
+  }
 
   #onTimeout(flight: Flight): void {
     const conn = flight.conn;
     if (flight.settled || !conn) return;
+    if (flight.hedgeAt !== 0) {
+      const dueAt = flight.hedgeAt;
+      flight.hedgeAt = 0;
+      if (!this.#hedgeCheck(flight, conn, dueAt)) this.#deadlines.arm(flight, flight.deadlineAt);
+      return;
+    }
     const writtenAt = conn.writtenAt(flight.upstreamId);
     const now = performance.now();
     const action = deadlinePassed(flight, conn, writtenAt, now, this.options.queryTimeoutMaxMs, this.#rtt.rtoMs());
@@ -327,6 +408,8 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     this.counters.timeouts++;
     flight.req.trace.writtenAt = writtenAt;
     conn.cancel(flight.upstreamId);
+    // The copy's deadline passed: the first attempt, silent for longer, goes with it.
+    dropFirst(flight);
     if (action.kind === 'give-up') {
       this.#settle(flight, new QueryTimeoutError(`no answer from ${conn.address} within ${this.options.queryTimeoutMaxMs} ms, though it answered other queries meanwhile`), null);
       return;
@@ -347,6 +430,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
 
   #settle(flight: Flight, err: DotstubError | null, answer: UpstreamAnswer | null): void {
     this.#deadlines.clear(flight);
+    dropFirst(flight);
     settle(flight, err, answer);
   }
 

@@ -1,0 +1,89 @@
+/**
+ * A connection that goes silent is hedged (issue 32): a NAT on the way
+ * forgets the connection and drops its packets, with no RST, while a new
+ * connection would pass. A query waiting on it is sent again on a second
+ * connection once nothing has been read for about 4× the smoothed RTT,
+ * instead of waiting out the whole deadline (800 ms at least) before a
+ * retry. And on a healthy connection nothing is sent twice.
+ *
+ * Real proxy, real sockets: the fault server is a DoT server of our own
+ * that stops answering on one connection while the others answer.
+ */
+import { expect, onTestFinished, test } from 'vitest';
+import { firstA, UdpClient } from '../../test-support/dns-client.js';
+import { startFaultServer } from '../../test-support/fault-server.js';
+import { startProxy, waitForState } from '../../test-support/proxy-harness.js';
+import { formatRecord, type QueryRecord } from '../engine/query-record.js';
+
+const expectedA = (n: number): string => `192.0.2.${(n % 254) + 1}`;
+
+test('a query waiting on a connection that went silent is answered on a second connection, fast; one answer, one record that names the hedge', async () => {
+  const server = await startFaultServer();
+  onTestFinished(() => server.stop());
+  const h = await startProxy({ resolverArg: server.resolverArg, cache: false });
+  onTestFinished(() => h.stop());
+  const records: QueryRecord[] = [];
+  h.proxy.on('query', (r) => records.push(r));
+  await waitForState(h.proxy, 'private', 5000);
+  const c = await UdpClient.open(h.port);
+  onTestFinished(() => c.close());
+  // A healthy connection first: the pool learns its round trip (loopback, ~1 ms).
+  for (let i = 0; i < 20; i++) expect(firstA(await c.query(`q${i}.warm.test`))).toBe(expectedA(i));
+  expect(new Set(server.seen.map((q) => q.connection))).toEqual(new Set([1]));
+
+  // The path forgets connection 1: it reads queries and answers none, with no RST.
+  server.behaviour.silentConnections.add(1);
+  const started = performance.now();
+  const a = await c.query('q77.silent.test', { timeoutMs: 5000 });
+  const tookMs = performance.now() - started;
+  expect(firstA(a)).toBe(expectedA(77));
+  console.log(`silent connection: answered in ${Math.round(tookMs)} ms`);
+  // Without the hedge, the query waits for its deadline (800 ms at least), then retries:
+  // the hedge waits 4× SRTT (floor 50 ms) + a 25 ms deadline slot, then a handshake (resumed).
+  expect(tookMs, 'answered within 4×RTT (floor) + a deadline slot + a handshake, with room for a loaded machine').toBeLessThan(400);
+
+  // Sent twice: on the silent connection, then on another one.
+  const sent = server.seen.filter((q) => q.name === 'q77.silent.test');
+  expect(sent.map((q) => q.connection)).toEqual([1, 2]);
+  // One answer to the client, one record, and the record says it was sent again.
+  const mine = records.filter((r) => r.name === 'q77.silent.test');
+  expect(mine).toHaveLength(1);
+  expect(mine[0]).toMatchObject({ rcode: 'NOERROR', connectionId: expect.any(Number) as number, hedge: { connectionId: mine[0]?.connectionId } });
+  expect(mine[0]?.hedge?.afterMs).toBeGreaterThanOrEqual(40);
+  expect(formatRecord(mine[0] as QueryRecord)).toMatch(/ sent again on #2 after \d+ ms of silence$/);
+  expect(h.proxy.counters.hedges).toBe(1);
+
+  // The hedge answered and connection 1 stayed silent: it is retired, and what follows goes to the new one at once.
+  const next = await c.query('q78.after.test', { timeoutMs: 5000 });
+  expect(firstA(next)).toBe(expectedA(78));
+  expect(next.ms).toBeLessThan(100);
+  expect(server.seen.filter((q) => q.name === 'q78.after.test').map((q) => q.connection)).toEqual([2]);
+}, 20_000);
+
+test('a healthy connection under load sends nothing twice (≤ 0.5 % duplicate sends)', async () => {
+  const server = await startFaultServer();
+  onTestFinished(() => server.stop());
+  const h = await startProxy({ resolverArg: server.resolverArg, cache: false });
+  onTestFinished(() => h.stop());
+  await waitForState(h.proxy, 'private', 5000);
+  const c = await UdpClient.open(h.port);
+  onTestFinished(() => c.close());
+  // 4,000 fresh names, 40 in flight at a time: thousands of queries a second on loopback.
+  const total = 4000;
+  let next = 0;
+  let failed = 0;
+  const worker = async (): Promise<void> => {
+    while (next < total) {
+      const n = next++;
+      const a = await c.query(`q${n}.load.test`, { timeoutMs: 5000 }).catch(() => null);
+      if (!a || firstA(a) !== expectedA(n)) failed++;
+    }
+  };
+  await Promise.all(Array.from({ length: 40 }, worker));
+  expect(failed).toBe(0);
+  const sends = server.seen.filter((q) => q.name.endsWith('.load.test')).length;
+  const duplicates = sends - total;
+  console.log(`healthy load: ${total} queries, ${sends} sends, ${duplicates} duplicates, ${h.proxy.counters.hedges} hedges`);
+  expect(duplicates).toBeLessThanOrEqual(total * 0.005);
+  expect(h.proxy.counters.hedges).toBe(duplicates);
+}, 60_000);
