@@ -120,7 +120,7 @@ export class PinMismatchError extends DotstubError {
 
 /**
  * The server failed authentication (its certificate, or the pin): someone may
- * be intercepting TLS. Never routed around (NETWORK.md, the fallback ladder's
+ * be intercepting TLS. Never routed around (docs/networks.md#the-fallback-ladder,
  * step 2), and the most telling failure of a connection race.
  */
 export function isInterception(err: DotstubError | undefined): boolean {

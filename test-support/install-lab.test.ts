@@ -17,7 +17,7 @@
  * (b3bef61): the lookup right after `systemctl start` (5 of 10 answered),
  * the power cut with the service installed but not enabled (0 of 10 with
  * their DNS), the SIGSTOP (private DNS never came back); the power cut with
- * the service enabled, which INSTALL-LAB.md saw fail 11 of 15 times, came
+ * the service enabled, which the first install-lab runs saw fail 11 of 15 boots, came
  * back taken over in every cut this lab made before the fix too (24 of 24),
  * and is held by the namespace test proxy/system-dns/power-cut-lab.test.ts,
  * which reproduced the race (2 of 12 rounds) before the journal lock.

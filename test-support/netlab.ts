@@ -1,8 +1,7 @@
 /**
  * A network lab for tests and benchmarks: three network namespaces joined by
  * veth pairs through a router, so iptables in the middle can do to a
- * connection what a hostile or broken network does (NETWORK.md, "Testing it
- * here"):
+ * connection what a hostile or broken network does (docs/networks.md#testing-it-here):
  *
  *   client ──veth── router ──veth── server ("the internet")
  *   10.53.1.2        .1.1 | .2.1      10.53.2.2 (+ 10.53.2.3)

@@ -1,8 +1,8 @@
 /**
  * The installed dotstub service, as the desktop app sees it: where a
  * service is installed, it is the one proxy on the machine and the app
- * never starts its own (DESIGN.md, "Installed: one service, many
- * clients"). This watches the service's control socket and reports, in the
+ * never starts its own
+ * (docs/architecture.md#installed-one-service-many-clients). This watches the service's control socket and reports, in the
  * supervisor's terms (so the tray and the controller need no second
  * vocabulary):
  *   running  the socket answers; `ready` carries the socket and the

@@ -20,7 +20,7 @@ const CASES: readonly (readonly [string, string, string])[] = [
   ['tcp-fresh', 'TCP, new connection per query', '2 (handshake + query)'],
   ['tcp-saw', 'TCP, reused, stop-and-wait', '1'],
   ['tcp-pipe', 'TCP, reused, 10 pipelined (each)', '1 (pipelining)'],
-  ['tls-fresh', 'TLS 1.3, new connection', '3 (RFC 7858 :853, TLS 1.3; DESIGN.md)'],
+  ['tls-fresh', 'TLS 1.3, new connection', '3 (RFC 7858 :853, TLS 1.3)'],
   ['tls-resumed', 'TLS 1.3, resumed session', '3 (saves CPU, not RTTs)'],
   ['tls12-fresh', 'TLS 1.2, new connection', '4 (5 with STARTTLS)'],
   ['tls12-resumed', 'TLS 1.2, resumed session', '3'],

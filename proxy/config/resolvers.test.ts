@@ -97,7 +97,7 @@ describe('custom resolvers and pins', () => {
 });
 
 describe('DoH endpoints', () => {
-  test("each preset has its operator's DoH URL (NETWORK.md), on the same host as its DoT name", () => {
+  test("each preset has its operator's DoH URL, on the same host as its DoT name", () => {
     expect(Object.fromEntries(Object.values(PRESETS).map((p) => [p.id, p.dohUrl]))).toEqual({
       cloudflare: 'https://cloudflare-dns.com/dns-query',
       quad9: 'https://dns.quad9.net/dns-query',

@@ -6,7 +6,7 @@
  * base64 of SHA-256 over the DER SubjectPublicKeyInfo).
  *
  * A resolver may also have a DNS-over-HTTPS endpoint (RFC 8484), used when
- * port 853 is blocked (NETWORK.md, the fallback ladder). It is reached at the
+ * port 853 is blocked (docs/networks.md#the-fallback-ladder). It is reached at the
  * same IP addresses (no DNS to find DNS) and authenticated on its own by the
  * URL host's certificate. Never derived by guessing: only a preset's or the
  * user's own URL.

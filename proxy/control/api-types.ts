@@ -127,7 +127,7 @@ export interface StatusView {
   readonly transportReason: string | null;
   /**
    * What the network last did to the active resolver's connections: the
-   * classification (NETWORK.md's kinds, a stable code, a sentence), which
+   * classification (the kinds in docs/networks.md#middleboxes, a stable code, a sentence), which
    * transport and address, how long the attempt took; null once a connection
    * of that transport opens (so while DoH carries the queries it still says
    * what happened to DoT).

@@ -1,5 +1,5 @@
 /**
- * The fallback ladder as it ran (NETWORK.md; issue 8 item 9): for the active
+ * The fallback ladder as it ran (docs/networks.md#the-fallback-ladder; issue 8 item 9): for the active
  * resolver, what each transport got at each address since the resolver was
  * chosen or the network last changed — "853 to 9.9.9.9: no answer after
  * 2.5 s, probably blocked; DoH to dns.quad9.net: OK in 142 ms". Built from

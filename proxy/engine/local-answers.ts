@@ -1,6 +1,6 @@
 /**
- * Names dotstub answers itself, never forwarded (NETWORK.md, "Names dotstub
- * answers itself"):
+ * Names dotstub answers itself, never forwarded
+ * (docs/networks.md#names-dotstub-answers-itself):
  * - `resolver.arpa` and everything under it (RFC 9462 DDR, e.g.
  *   `_dns.resolver.arpa` SVCB): NODATA, so an OS that discovers designated
  *   resolvers doesn't upgrade past the stub to the network's resolver; a

@@ -1,5 +1,5 @@
 /**
- * Routing by name owner (issue 21; DESIGN.md "Where names go"), the engine's
+ * Routing by name owner (issue 21; docs/where-names-go.md), the engine's
  * one decision before the upstream: each question goes to the resolver that
  * owns its name (network/name-owners.ts), routedns-style:
  *

@@ -1,6 +1,6 @@
 /**
  * What a network did to an encrypted-DNS connection, from the typed error
- * the connection failed with (NETWORK.md, "Classifying 853 failures"): a
+ * the connection failed with (docs/networks.md#middleboxes): a
  * stable code for programs, a sentence for people. Pure: no I/O.
  */
 import { CertificateError, ConnectFailedError, ConnectTimeoutError, PinMismatchError, UNKNOWN_ISSUER_CODES, type DotstubError } from '../errors.js';

@@ -1,6 +1,6 @@
 /**
- * The leak counter that doesn't lie (issue 21 item 4; DESIGN.md: "a number
- * or a 'none seen' on screen is a measurement, never a default"): reads the
+ * The leak counter that doesn't lie (issue 21 item 4; docs/architecture.md#rules-every-part-keeps:
+ * a number or a "none seen" on screen is a measurement, never a default): reads the
  * OS's DNS state at start, on every network change and whenever resolv.conf
  * is written, and lists the paths a lookup could take around dotstub now:
  *
@@ -252,8 +252,8 @@ export function leakWatchFor(
 
 /**
  * Reads the OS's state when something may have changed it, and tells its
- * observers after every reading (DESIGN.md: "a reading that changes is
- * pushed, never left to a refresh"): the stream carries the new view at
+ * observers after every reading (docs/architecture.md#rules-every-part-keeps:
+ * a reading that changes is pushed, never left to a refresh): the stream carries the new view at
  * once, so the banner never shows the reading from before a takeover.
  *
  * Invariants: a view says `measured` only while the last reading succeeded

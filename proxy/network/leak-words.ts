@@ -3,7 +3,7 @@
  * `dotstub system-dns status`), from the leak watch's view (leak-watch.ts):
  * the same sentences the dashboard's banner shows
  * (renderer/src/lib/leak-words.ts). A figure only when it was measured
- * (DESIGN.md, "Rules that hold everywhere"): never "none seen" by default.
+ * (docs/architecture.md#rules-every-part-keeps): never "none seen" by default.
  * Pure, no Node imports.
  */
 import type { LeakView } from './leak-watch.js';

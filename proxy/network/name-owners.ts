@@ -1,6 +1,6 @@
 /**
- * Which names the networks own, and so where each query goes (DESIGN.md,
- * "Where names go"; issue 21). A table of suffix → the owning link's
+ * Which names the networks own, and so where each query goes (docs/where-names-go.md;
+ * issue 21). A table of suffix → the owning link's
  * resolvers, learned from what the OS says (network/name-sources.ts), plus
  * the rules that hold by standard:
  *

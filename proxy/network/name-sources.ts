@@ -1,6 +1,6 @@
 /**
  * Learning which names each link owns from what the OS says
- * (SYSTEM-DNS.md, "Names the network owns"), into a NameOwners table:
+ * (docs/where-names-go.md), into a NameOwners table:
  *
  *   1. systemd-resolved's per-link DNS servers and Domains, over D-Bus
  *      (`busctl get-property … Manager DNS Domains`: stable across versions

@@ -63,7 +63,7 @@ export interface NetworkMemoryEntry {
 export type NetworkMemoryChanges = { -readonly [K in keyof NetworkMemoryEntry]?: NetworkMemoryEntry[K] | undefined };
 
 const KINDS: ReadonlySet<string> = new Set(['dropped', 'refused', 'unreachable', 'reset-after-hello', 'handshake-stall', 'intercepted', 'name-mismatch', 'resigned', 'not-tls', 'other']);
-/** Kinds that mean someone intercepts TLS: never a reason to start on another transport (NETWORK.md, ladder step 2). */
+/** Kinds that mean someone intercepts TLS: never a reason to start on another transport (docs/networks.md#the-fallback-ladder, step 2). */
 const INTERCEPTION: ReadonlySet<string> = new Set(['intercepted', 'name-mismatch', 'resigned']);
 
 const str = (v: unknown): v is string => typeof v === 'string' && v.length <= 200;

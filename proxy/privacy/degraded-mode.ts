@@ -1,5 +1,5 @@
 /**
- * Degraded mode's cleartext path (NETWORK.md, the ladder's last step): while
+ * Degraded mode's cleartext path (docs/networks.md#the-fallback-ladder, its last step): while
  * it is on, the network's own resolver answers every name, unencrypted. This
  * object only holds the path and when it last ended; the privacy controller
  * decides when it starts and ends, the captive gate reads `upstream`.

@@ -1,5 +1,5 @@
 /**
- * The ladder's last step (NETWORK.md): opportunistic mode with the cleartext
+ * The ladder's last step (docs/networks.md#the-fallback-ladder): opportunistic mode with the cleartext
  * fallback allowed. Encrypted DNS is refused → the network's own resolver
  * answers, unencrypted, in state `degraded`, never cached; once an encrypted
  * connection opens, back to it. Strict mode never gets there, whatever the

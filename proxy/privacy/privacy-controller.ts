@@ -10,7 +10,7 @@
  *     closed by the server or the idle timer is re-opened at once;
  *   - when a connect failure starts a portal check (soon after start or a
  *     network change, at most one per 30 s);
- *   - degraded mode (NETWORK.md, the ladder's last step): when it starts and ends;
+ *   - degraded mode (docs/networks.md#the-fallback-ladder, its last step): when it starts and ends;
  *   - what the network we're on teaches (network/current-network.ts, its one
  *     owner): what worked there, recorded; the hint the upstream starts on
  *     when we join one again (DoH at once where 853 was blocked); and, when
@@ -311,7 +311,7 @@ export class PrivacyController extends EventEmitter<PrivacyEvents> {
   }
 
   /**
-   * The ladder's last step (NETWORK.md): encrypted DNS is blocked, the user
+   * The ladder's last step (docs/networks.md#the-fallback-ladder): encrypted DNS is blocked, the user
    * chose opportunistic mode and allowed cleartext: the network's own
    * resolver answers, in state `degraded`, until an encrypted connection
    * opens again (the pools keep re-probing with their back-off).

@@ -1,5 +1,5 @@
 /**
- * The privacy state (DESIGN.md, "Privacy states") as a pure reducer: an
+ * The privacy state (docs/architecture.md#privacy-states) as a pure reducer: an
  * event and the policy in, the next state and a reason a user can read out.
  * The proxy feeds it events from the active upstream; the UI only renders
  * what comes out. No I/O, no clock.
@@ -108,7 +108,7 @@ export interface TakeoverStatus {
  * The state a user sees: while this dotstub manages the machine's DNS and the
  * takeover is not in force, the system asks another resolver, so the state is
  * `off` with the takeover's reason, whatever the upstream connection is doing
- * (DESIGN.md: off = "the proxy is not forwarding system DNS"). Without a
+ * (docs/architecture.md#privacy-states: off = the system asks someone else). Without a
  * takeover to manage (a loopback proxy only), the proxy's own state stands.
  */
 export function withTakeover(status: PrivacyStatus, takeover: TakeoverStatus | null): PrivacyStatus {

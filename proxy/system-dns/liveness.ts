@@ -1,5 +1,5 @@
 /**
- * The liveness watchdog (SYSTEM-DNS.md, "While enabled"): a separate process
+ * The liveness watchdog (docs/system-dns.md, "Liveness"): a separate process
  * that, while the takeover holds, asks dotstub on loopback every half second
  * for a name it answers itself (under resolver.arpa, never forwarded, so a
  * slow or blocked resolver doesn't look like a dead stub). If no answer came

@@ -1,5 +1,5 @@
 /**
- * The fallback ladder's core (NETWORK.md, "The fallback ladder"): an
+ * The fallback ladder's core (docs/networks.md#the-fallback-ladder): an
  * Upstream composing two managed upstreams, a primary (a DoT pool) and a
  * secondary (a DoH pool to the same resolver), printed as `Fallback(DoT(quad9); DoH(quad9))` (routedns's
  * FailRotate(a;b) shape).
@@ -43,7 +43,7 @@ import type { ManagedUpstream, ManagedUpstreamEvents, NetworkHint, RetryOutcome,
 import type { UpstreamCallback, UpstreamRequest } from './upstream.js';
 
 export interface FallbackOptions {
-  /** Never switch transports more often than this (NETWORK.md: no flapping faster than 10 s). */
+  /** Never switch transports more often than this (docs/networks.md#the-fallback-ladder: no flapping faster than 10 s). */
   readonly minSwitchIntervalMs: number;
   /** Re-probe the primary from this interval … */
   readonly probeMinMs: number;

@@ -1,9 +1,9 @@
 /**
  * A resolver → the upstream that carries its queries: one DoT pool, or
- * Fallback(DoT; DoH) when the resolver has a DoH URL (NETWORK.md, the
- * ladder). The proxy's root builds its upstream here; "Test resolvers"
- * (control/resolver-test.ts) builds one pool per transport with
- * `poolFor`, so both reach a resolver the same way.
+ * Fallback(DoT; DoH) when the resolver has a DoH URL (the ladder,
+ * docs/networks.md#the-fallback-ladder). The proxy's root builds its
+ * upstream here; "Test resolvers" (control/resolver-test.ts) builds one
+ * pool per transport with `poolFor`, so both reach a resolver the same way.
  */
 import { dohEndpoint, type ResolverSpec } from '../config/resolvers.js';
 import type { AuthPolicy } from './auth-policy.js';

@@ -1,6 +1,6 @@
 /**
- * Is there a captive portal between us and the Internet? (NETWORK.md,
- * "Detecting a portal".) Three probes in parallel, all done within 3 s:
+ * Is there a captive portal between us and the Internet?
+ * (docs/networks.md#detecting-a-portal.) Three probes in parallel, all done within 3 s:
  *
  *   1. interception: `GET http://192.0.2.1/` (TEST-NET-1), no DNS, no
  *      redirects. Nothing answers there on an honest network; any HTTP

@@ -1,6 +1,6 @@
 /**
  * Signing in to a captive portal, then private again by itself (issue 9,
- * NETWORK.md "While captive"). The rules this file keeps:
+ * docs/networks.md#the-sign-in). The rules this file keeps:
  *
  *   - cleartext goes only to the network's own resolver (network-resolver.ts),
  *     only for the names the sign-in needs (the OS/browser check names, the

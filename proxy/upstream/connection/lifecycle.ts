@@ -196,7 +196,7 @@ class Connection<S> extends EventEmitter<PoolConnectionEvents> implements PoolCo
     });
     this.#socket.setNoDelay(true);
     this.#half = protocol.attach(this.#link());
-    // Two deadlines, as browsers have (NETWORK.md): the TCP connect, then the
+    // Two deadlines, as browsers have (docs/networks.md#middleboxes): the TCP connect, then the
     // TLS handshake. A dropped port and a stalled handshake are different problems.
     const { connectTimeoutMs, handshakeTimeoutMs } = setup.limits;
     this.#connectTimer = setTimeout(() => {

@@ -1,6 +1,6 @@
 /**
  * TLS for a resolver's connection, shared by DoT and DoH so that neither
- * transport is a weaker path than the other (NETWORK.md: one identity across
+ * transport is a weaker path than the other (docs/networks.md#the-fallback-ladder: one identity across
  * DoT and DoH only when each endpoint is authenticated on its own):
  * authenticating the server (CA and name, or SPKI pins, RFC 7858 §4.2 /
  * RFC 8310), the TLS context per set of trust anchors, and TLS and connect

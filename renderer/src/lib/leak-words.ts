@@ -3,7 +3,7 @@
  * local names the networks' own resolvers answered (counters.localNames),
  * and whether lookups can go around dotstub (StatusView.leaks, read from the
  * OS by network/leak-watch.ts). Pure. A figure is shown only when it was
- * measured (DESIGN.md, "Rules that hold everywhere").
+ * measured (docs/architecture.md#rules-every-part-keeps).
  */
 import type { LeakView } from '../../../proxy/control/api-types.js';
 import { formatCount } from './format.js';
