@@ -25,7 +25,7 @@ import { createTemplate } from './tray/template.js';
 import { UdpClient } from '../test-support/dns-client.js';
 import { skipWith } from '../test-support/skips.js';
 import { freePort, startUnbound, type UnboundServer } from '../test-support/unbound.js';
-import { rec, standInApp, type MenuItem } from '../test-support/electron-stand-in.js';
+import { rec, standInApp, trayItem, untilTray, type MenuItem } from '../test-support/electron-stand-in.js';
 
 vi.mock('electron', async () => (await import('../test-support/electron-stand-in.js')).electronStandIn());
 
@@ -33,17 +33,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(here, '..');
 const missing = fs.existsSync(path.join(ROOT, 'dist', 'proxy', 'cli.js')) ? null : 'dist/proxy is not built (npm run build:proxy)';
 
-async function until<T>(get: () => T | undefined | false, ms = 15_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = get();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`${what} not reached in ${ms} ms; tray: ${JSON.stringify(rec.menus.at(-1)?.map((i) => i.label))}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-const menu = (): readonly MenuItem[] => rec.menus.at(-1) ?? [];
-const item = (id: string): MenuItem | undefined => menu().find((i) => i.id === id);
+const until = untilTray;
+const item = (id: string): MenuItem | undefined => trayItem(id);
 /** The notifications about local names, of all the app showed. */
 const asked = (): string[] => rec.notifications.filter((n) => n.includes('“Allow on this network”'));
 

@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { Dashboard } from '../e2e/support/dashboard.js';
 import { skipWith } from '../test-support/skips.js';
 import { startUnbound, type UnboundServer } from '../test-support/unbound.js';
-import { preloadStandIn, rec, standInApp, type BrowserWindow, type MenuItem } from '../test-support/electron-stand-in.js';
+import { preloadStandIn, rec, standInApp, trayItem, trayMenu, untilTray, type BrowserWindow, type MenuItem } from '../test-support/electron-stand-in.js';
 import chromiumConfig from '../playwright.config.js';
 
 vi.mock('electron', async () => (await import('../test-support/electron-stand-in.js')).electronStandIn());
@@ -42,24 +42,9 @@ const missing = !fs.existsSync(path.join(ROOT, 'dist', 'proxy', 'cli.js'))
 const NOBODY = 65534;
 const PRELOAD = path.join(ROOT, 'dist', 'app', 'preload.cjs');
 
-async function until<T>(get: () => T | undefined | false, ms = 15_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = get();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`${what} not reached in ${ms} ms; tray: ${JSON.stringify(rec.menus.at(-1)?.map((i) => i.label))}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-const menu = (): readonly MenuItem[] => rec.menus.at(-1) ?? [];
-const item = (id: string, items: readonly MenuItem[] = menu()): MenuItem | undefined => {
-  for (const i of items) {
-    if (i.id === id) return i;
-    const inner = i.submenu && item(id, i.submenu);
-    if (inner) return inner;
-  }
-  return undefined;
-};
+const until = untilTray;
+const menu = trayMenu;
+const item = trayItem;
 const byLabel = (label: string, items: readonly MenuItem[] = menu()): MenuItem | undefined =>
   items.flatMap((i) => [i, ...(i.submenu ?? [])]).find((i) => i.label?.startsWith(label));
 

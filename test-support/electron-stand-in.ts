@@ -178,6 +178,30 @@ export const rec = {
   exited: false,
 };
 
+/** The tray's menu as the app last set it. */
+export const trayMenu = (): readonly MenuItem[] => rec.menus.at(-1) ?? [];
+
+/** A tray item by its id, in submenus too. */
+export function trayItem(id: string, items: readonly MenuItem[] = trayMenu()): MenuItem | undefined {
+  for (const i of items) {
+    if (i.id === id) return i;
+    const inner = i.submenu && trayItem(id, i.submenu);
+    if (inner) return inner;
+  }
+  return undefined;
+}
+
+/** Polls `get` (every 20 ms) until it is truthy; on timeout the error names `what` and the tray's labels then. */
+export async function untilTray<T>(get: () => T | undefined | false, ms = 15_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = get();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`${what} not reached in ${ms} ms; tray: ${JSON.stringify(trayMenu().map((i) => i.label))}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 // ---- the classes and modules the app uses -------------------------------------------------------
 
 class NativeImage {
