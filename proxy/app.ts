@@ -92,7 +92,14 @@ export async function startApp(run: AppRun): Promise<App> {
   const c = run.control;
   if (c) {
     try {
-      if (c.systemDns) systemDns = await c.systemDns(bound);
+      if (c.systemDns) {
+        const takeover = await c.systemDns(bound);
+        systemDns = takeover;
+        // The takeover is part of the privacy state a user sees (off while the system asks someone else): one more
+        // event into the proxy's one reducer, so its 'state' events, the CLI's log and every screen carry it.
+        proxy.privacy.takeover({ inForce: takeover.inForce, reason: takeover.reason });
+        takeover.on('change', (change) => proxy.privacy.takeover(change));
+      }
       ensureConfigDir(c.configDir);
       const loaded = loadOrCreateToken(c.configDir);
       for (const note of loaded.notes) log(note);

@@ -56,6 +56,15 @@ export function waitForState(proxy: StubProxy, state: PrivacyState, ms = 5000): 
 }
 
 /**
+ * Resolves once a connection to the active resolver has opened, whatever the
+ * state shown: with a system-DNS takeover that is not in force, the state is
+ * `off` (the system asks someone else) however well the upstream connects.
+ */
+export function waitForConnected(proxy: StubProxy, ms = 5000): Promise<void> {
+  return waitFor(() => proxy.privacy.lastVerifiedAt !== null, ms, 'a connection to the resolver');
+}
+
+/**
  * Resolves when `predicate` holds, checked now and after each `event` the
  * emitter sends; rejects after `ms`. Use this for anything the proxy
  * announces; `waitFor` only for the outside world (files, processes).

@@ -34,8 +34,7 @@ import { DEFAULT_RESOLVER_TEST, type MeasureScope } from './resolver-test.js';
 import { formatHostPort } from '../runtime/host-port.js';
 import { PRIVACY_WORDS } from '../privacy/privacy-words.js';
 import type { CaptiveEvent } from '../privacy/captive/session.js';
-import type { SystemDnsManager, TakeoverChange } from '../system-dns/manager.js';
-import { ShownState } from './shown-state.js';
+import type { SystemDnsManager } from '../system-dns/manager.js';
 import { Timeline } from './timeline.js';
 
 const TIMELINE_SIZE = 500;
@@ -86,8 +85,6 @@ export class ControlService {
   #queue: Promise<unknown> = Promise.resolve();
   readonly #onError: (err: unknown) => void;
   readonly #unsubscribe: () => void;
-  /** The privacy state shown (the proxy's own, or off while the takeover isn't in force) and since when. */
-  readonly #shown: ShownState;
 
   constructor(options: ControlServiceOptions) {
     this.proxy = options.proxy;
@@ -134,7 +131,8 @@ export class ControlService {
       this.#ladder.record(event);
       this.#event({ kind: 'connection', event });
     };
-    const onState = (event: StateChange): void => this.#event({ kind: 'state', event });
+    // The takeover's changes are the proxy's own state events (app.ts feeds them to its reducer); the timeline keeps the user's choice beside the change, as it always did.
+    const onState = ({ takeover, ...event }: StateChange): void => this.#event({ kind: 'state', event, ...(takeover ? { takeover } : {}) });
     const onNetworkChange = (): void => this.#ladder.reset(this.proxy.resolver.id);
     const onCaptive = (event: CaptiveEvent): void => this.#event({ kind: 'captive', event });
     // A new leak reading is pushed at once (the status view carries it), never left to the 15 s refresh.
@@ -145,10 +143,6 @@ export class ControlService {
     this.proxy.on('captive', onCaptive);
     this.proxy.on('leaks', onLeaks);
     this.proxy.on('network-change', onNetworkChange);
-    this.#shown = new ShownState(this.proxy, options.systemDns);
-    // The takeover starting or ending is a privacy-state change the user sees, with the choice that made it (turned on or
-    // off, paused, resumed) when it was one, so the timeline tells a pause from a turn-off.
-    let shown = this.status();
     // Taken over again because a crash had ended it (at start, or whenever the manager says so): the timeline says so, once.
     let resumedTold: string | null = null;
     const tellResumed = (): void => {
@@ -158,20 +152,13 @@ export class ControlService {
       this.#event({ kind: 'state', event: { state: this.status().state, previous: 'off', reason: resumed, at: Date.now(), resolverId: this.proxy.resolver.id } });
     };
     tellResumed();
-    const onTakeover = (change: TakeoverChange): void => {
-      const now = this.status();
-      if (now.state !== shown.state || now.reason !== shown.reason) {
-        const event = { state: now.state, previous: shown.state, reason: now.reason, at: Date.now(), resolverId: this.proxy.resolver.id };
-        this.#event({ kind: 'state', event, ...(change.cause ? { takeover: change.cause } : {}) });
-      }
-      shown = now;
+    const onTakeover = (): void => {
       tellResumed();
       // The takeover wrote or gave back the OS's DNS files (also by itself: a pause ending, the watchdog): read them again now.
       void this.proxy.refreshLeaks().catch((err: unknown) => this.#onError(err));
     };
     options.systemDns?.on('change', onTakeover);
     this.#unsubscribe = () => {
-      this.#shown.close();
       this.proxy.off('query', onQuery);
       this.proxy.off('connection', onConnection);
       this.proxy.off('state', onState);
@@ -209,12 +196,12 @@ export class ControlService {
   }
 
   status(): StatusView {
-    const s = this.#shown.now();
+    const s = this.proxy.state;
     const problems = this.problems();
     return {
       state: s.state,
       reason: s.reason,
-      since: this.#shown.since,
+      since: s.since,
       leaves: PRIVACY_WORDS[s.state].leaves,
       resolver: this.#view(this.proxy.resolver),
       transport: this.proxy.transport,

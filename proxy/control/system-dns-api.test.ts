@@ -13,13 +13,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, onTestFinished, test, vi } from 'vitest';
 import { apiClient, openStream, rawRequest, startControl, type ControlHarness } from '../../test-support/control-harness.js';
-import { waitFor, waitForState } from '../../test-support/proxy-harness.js';
+import { waitFor, waitForConnected, waitForState } from '../../test-support/proxy-harness.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { systemHost } from '../system-dns/host.js';
 import { SystemDnsManager } from '../system-dns/manager.js';
 import { resolvConfLookup } from '../system-dns/os-lookup.js';
 import type { LeakView } from '../network/leak-watch.js';
-import type { ApiError, StatusView, StreamBatch, SystemDnsView, TimelineEvent } from './api-types.js';
+import type { ApiError, StateChange, StatusView, StreamBatch, SystemDnsView, TimelineEvent } from './api-types.js';
 
 // What DHCP wrote: a server off this machine (never asked by the test lookup) and an IPv6 one.
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nnameserver fd00:99::1\nsearch lab.test\n';
@@ -74,17 +74,22 @@ async function start(privileged: boolean, routing = false): Promise<{ h: Control
       return m;
     },
   });
-  await waitForState(h.proxy, 'private', 5000);
+  // The upstream connects; the state stays off until the takeover is in force.
+  await waitForConnected(h.proxy, 5000);
   return { h, api: apiClient(h) };
 }
 
 describe('/api/system-dns', () => {
   test('off until enabled; enable points the system at dotstub and the state turns private; leak test passes; disable gives the file back byte for byte', async () => {
-    const { api } = await start(true);
-    // The upstream is verified, but the system doesn't ask dotstub: the user is told so.
+    const { h, api } = await start(true);
+    // The upstream is verified, but the system doesn't ask dotstub: the user is told so, and so is anyone who listens
+    // to the proxy itself (the CLI's log prints its 'state' events): one state, one owner.
     const before = (await api.get('/api/status')).json<StatusView>();
     expect(before.state).toBe('off');
     expect(before.reason).toMatch(/not enabled for this machine/);
+    expect(h.proxy.state).toMatchObject({ state: 'off', reason: before.reason, since: before.since });
+    const told: StateChange[] = [];
+    h.proxy.on('state', (e) => told.push(e));
     const view = (await api.get('/api/system-dns')).json<SystemDnsView>();
     expect(view).toMatchObject({ privileged: true, enabled: false, inForce: false, backend: 'resolv.conf', changed: [] });
     expect(view.backendWhy).not.toBe('');
@@ -108,6 +113,7 @@ describe('/api/system-dns', () => {
 
     const s = (await api.get('/api/status')).json<StatusView>();
     expect(s.state).toBe('private');
+    expect(told).toEqual([expect.objectContaining({ previous: 'off', state: 'private', takeover: { action: 'turned-on' } })]);
     // "Private since": when the machine's DNS became private, not when the proxy's own connection did (issue 24 item 2).
     expect(s.since).toBeGreaterThanOrEqual(enabledAt);
     // The dashboard hears of it through the timeline (a state event refetches the status).

@@ -35,7 +35,8 @@ import type { SignInProxyInfo } from './captive/signin-proxy.js';
 import { classifyFailure, type FailureKind } from '../network/classify.js';
 import { DegradedMode } from './degraded-mode.js';
 import { discoverNetworkResolver } from '../network/network-resolver.js';
-import { INITIAL_PRIVACY, nextPrivacyState, type PrivacyEvent, type PrivacyState, type PrivacyStatus } from './privacy-state.js';
+import type { TakeoverCause, TakeoverChange } from '../system-dns/view.js';
+import { INITIAL_PRIVACY, nextPrivacyState, shownPrivacy, type PrivacyEvent, type PrivacyReduction, type PrivacyState } from './privacy-state.js';
 
 /** Queries within this long mean the machine is in use: keep a connection open (issue 11, "warm when needed"). */
 const WARM_WHILE_IN_USE_MS = 180_000;
@@ -91,7 +92,7 @@ export class PrivacyController extends EventEmitter<PrivacyEvents> {
   /** The upstream whose events decide; others only report. */
   #upstream: ManagedUpstream;
   #running = false;
-  #privacy: PrivacyStatus = INITIAL_PRIVACY;
+  #privacy: PrivacyReduction = INITIAL_PRIVACY;
   #stateSince = Date.now();
   /** Warm re-opens in a row whose connection closed without carrying a query. */
   #emptyReopens = 0;
@@ -120,8 +121,20 @@ export class PrivacyController extends EventEmitter<PrivacyEvents> {
     if (r.source === 'upstream' && r.reused === true && !r.route && r.resolverId === this.#upstream.resolver.id) this.#network.answered(r.upstreamUs);
   }
 
+  /** The state a user is shown (the takeover's `off` included), and since when it is that state. */
   get state(): { readonly state: PrivacyState; readonly reason: string; readonly since: number } {
-    return { state: this.#privacy.state, reason: this.#privacy.reason, since: this.#stateSince };
+    const shown = shownPrivacy(this.#privacy);
+    return { state: shown.state, reason: shown.reason, since: this.#stateSince };
+  }
+
+  /**
+   * The system-DNS takeover this run manages changed (app.ts feeds the
+   * manager's changes here), with the user's choice that made it when it was
+   * one; null: no takeover is managed (any more). A change the user sees is
+   * one 'state' event, like any other, carrying that choice.
+   */
+  takeover(change: TakeoverChange | null): void {
+    this.#onPrivacyEvent({ type: 'takeover', takeover: change }, change?.cause);
   }
 
   /** When the active resolver was last known good: now while a connection is open, else when the last one closed. */
@@ -300,14 +313,19 @@ export class PrivacyController extends EventEmitter<PrivacyEvents> {
     return this.#network.hint();
   }
 
-  #onPrivacyEvent(event: PrivacyEvent): void {
-    const next = nextPrivacyState(this.#privacy, event, { mode: this.#options.mode() });
-    const previous = this.#privacy;
-    if (next.state === previous.state && next.reason === previous.reason) return;
-    if (next.state !== previous.state) this.#stateSince = Date.now();
-    this.#privacy = next;
-    this.emit('state', { state: next.state, previous: previous.state, reason: next.reason, at: Date.now(), resolverId: this.#upstream.resolver.id });
-    if (next.state === 'blocked') this.#maybeDegrade(next.reason);
+  #onPrivacyEvent(event: PrivacyEvent, cause?: TakeoverCause): void {
+    const before = this.#privacy;
+    const reduced = nextPrivacyState(before, event, { mode: this.#options.mode() });
+    this.#privacy = reduced;
+    const previous = shownPrivacy(before);
+    const next = shownPrivacy(reduced);
+    if (next.state !== previous.state || next.reason !== previous.reason) {
+      if (next.state !== previous.state) this.#stateSince = Date.now();
+      this.emit('state', { state: next.state, previous: previous.state, reason: next.reason, at: Date.now(), resolverId: this.#upstream.resolver.id, ...(cause ? { takeover: cause } : {}) });
+    }
+    // The ladder's last step follows the connections, shown or not (under a paused takeover the upstream can still be blocked).
+    const c = reduced.connection;
+    if (c.state === 'blocked' && (c.state !== before.connection.state || c.reason !== before.connection.reason)) this.#maybeDegrade(c.reason);
   }
 
   /**

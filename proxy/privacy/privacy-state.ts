@@ -1,8 +1,9 @@
 /**
  * The privacy state (docs/architecture.md#privacy-states) as a pure reducer: an
  * event and the policy in, the next state and a reason a user can read out.
- * The proxy feeds it events from the active upstream; the UI only renders
- * what comes out. No I/O, no clock.
+ * The proxy feeds it events from the active upstream, and the system-DNS
+ * takeover's changes where this run manages one; the UI only renders what
+ * comes out (shownPrivacy). No I/O, no clock.
  */
 import { RETRY_SENTENCE, type PrivacyState } from './privacy-words.js';
 
@@ -11,6 +12,22 @@ export type { PrivacyState };
 export interface PrivacyStatus {
   readonly state: PrivacyState;
   readonly reason: string;
+}
+
+/** Whether the machine's DNS goes to dotstub (the system-DNS takeover), when this run manages it. */
+export interface TakeoverStatus {
+  readonly inForce: boolean;
+  readonly reason: string;
+}
+
+/**
+ * What the reducer keeps: what the connections to the resolver say, and
+ * what the takeover says (null: this run manages none, a loopback proxy
+ * only). What a user is shown is worked out from both (shownPrivacy).
+ */
+export interface PrivacyReduction {
+  readonly connection: PrivacyStatus;
+  readonly takeover: TakeoverStatus | null;
 }
 
 export interface PrivacyPolicy {
@@ -46,11 +63,23 @@ export type PrivacyEvent =
   | { readonly type: 'degraded-ended'; readonly sentence: string }
   /** The captive session ended without an authenticated connection (the network changed, or the portal went away). */
   | { readonly type: 'captive-ended'; readonly sentence: string }
-  | { readonly type: 'stopped' };
+  | { readonly type: 'stopped' }
+  /** The system-DNS takeover this run manages changed (turned on or off, paused, resumed, rewritten); null: it manages none (any more). */
+  | { readonly type: 'takeover'; readonly takeover: TakeoverStatus | null };
 
-export const INITIAL_PRIVACY: PrivacyStatus = { state: 'off', reason: 'not started' };
+export const INITIAL_PRIVACY: PrivacyReduction = { connection: { state: 'off', reason: 'not started' }, takeover: null };
 
-export function nextPrivacyState(current: PrivacyStatus, event: PrivacyEvent, policy: PrivacyPolicy): PrivacyStatus {
+export function nextPrivacyState(current: PrivacyReduction, event: PrivacyEvent, policy: PrivacyPolicy): PrivacyReduction {
+  if (event.type === 'takeover') {
+    const t = event.takeover;
+    return { connection: current.connection, takeover: t === null ? null : { inForce: t.inForce, reason: t.reason } };
+  }
+  const connection = nextConnectionState(current.connection, event, policy);
+  return connection === current.connection ? current : { connection, takeover: current.takeover };
+}
+
+/** What the connections to the resolver make of an event. */
+function nextConnectionState(current: PrivacyStatus, event: Exclude<PrivacyEvent, { type: 'takeover' }>, policy: PrivacyPolicy): PrivacyStatus {
   switch (event.type) {
     case 'started':
       return { state: 'off', reason: `connecting to ${event.resolver}` };
@@ -98,20 +127,14 @@ export function nextPrivacyState(current: PrivacyStatus, event: PrivacyEvent, po
   }
 }
 
-/** Whether the machine's DNS goes to dotstub (the system-DNS takeover), when the proxy manages it. */
-export interface TakeoverStatus {
-  readonly inForce: boolean;
-  readonly reason: string;
-}
-
 /**
  * The state a user sees: while this dotstub manages the machine's DNS and the
  * takeover is not in force, the system asks another resolver, so the state is
  * `off` with the takeover's reason, whatever the upstream connection is doing
  * (docs/architecture.md#privacy-states: off = the system asks someone else). Without a
- * takeover to manage (a loopback proxy only), the proxy's own state stands.
+ * takeover to manage (a loopback proxy only), the connections' state stands.
  */
-export function withTakeover(status: PrivacyStatus, takeover: TakeoverStatus | null): PrivacyStatus {
-  if (takeover === null || takeover.inForce) return status;
-  return { state: 'off', reason: takeover.reason };
+export function shownPrivacy(r: PrivacyReduction): PrivacyStatus {
+  if (r.takeover === null || r.takeover.inForce) return r.connection;
+  return { state: 'off', reason: r.takeover.reason };
 }

@@ -13,6 +13,7 @@ import type { FailureKind } from '../network/classify.js';
 import type { AddressAttempt, ManagedKeepalive, ManagedOpen, Transport, TransportChange } from '../upstream/managed.js';
 import type { CaptiveEvent } from './captive/session.js';
 import type { PrivacyState } from './privacy-words.js';
+import type { TakeoverCause } from '../system-dns/view.js';
 
 export interface StateChange {
   readonly state: PrivacyState;
@@ -20,6 +21,8 @@ export interface StateChange {
   readonly reason: string;
   readonly at: number;
   readonly resolverId: string;
+  /** A change the system-DNS takeover made: the user's choice that made it (turned on or off, paused, resumed); absent otherwise. */
+  readonly takeover?: TakeoverCause;
 }
 
 /** What the proxy adds to its upstream's event of the same name: which it is, when, and for which resolver. */
