@@ -3,12 +3,13 @@
  * the ManagedUpstream contract (../managed.ts) itself. Policy only: what a
  * connection is comes from the factory (DoT and DoH alike, made by
  * connection/lifecycle.ts), so the pool and each of its parts are tested
- * with fakes (test-support/fake-connection.ts): window.ts picks a connection
+ * with fakes (test-support/fake-connection.ts): connections.ts opens the
+ * connections (races, tickets, back-off) and hears them close, window.ts picks a connection
  * and sizes bursts, race.ts races address families, backoff.ts paces failed
  * attempts, quarantine.ts blames a connection's death, flight.ts holds a
  * request's deadline and retry rules, hedge.ts when a silent connection's
- * queries are sent again. Here: the flights, session tickets,
- * counters, and the connections' events: their own payloads, tagged.
+ * queries are sent again. Here: the flights, from resolve() to their one
+ * callback.
  *
  *   resolve(req) ─► quarantined? ─► typed error at once
  *        ▼ pick ─► send ─► deadline (SRTT + 2 × RTO, 25 ms slots) ─► answer ─► RTT sample ─► done(req, null, answer)
@@ -32,8 +33,8 @@ import { EventEmitter } from 'node:events';
 import type { ResolverSpec } from '../../config/resolvers.js';
 import type { UpstreamAnswer } from '../../dns/upstream-answer.js';
 import { InFlightCapError, isDotstubError, PoolClosedError, QueryTimeoutError, type DotstubError } from '../../errors.js';
-import type { AnswerHandler, CloseInfo, ConnectionFactory, PoolConnection, SendInfo } from '../connection/contract.js';
-import { countConnection, newUpstreamCounters, type UpstreamCounters } from '../counters.js';
+import type { AnswerHandler, ConnectionFactory, PoolConnection, SendInfo } from '../connection/contract.js';
+import { newUpstreamCounters, type UpstreamCounters } from '../counters.js';
 import { DeadlineSlots } from '../deadlines.js';
 import type { ManagedUpstream, ManagedUpstreamEvents, RetryOutcome, Transport, TransportChange, UpstreamSnapshot } from '../managed.js';
 import { RttEstimator } from '../rtt.js';
@@ -41,10 +42,10 @@ import type { UpstreamCallback, UpstreamRequest } from '../upstream.js';
 import { Backoff } from './backoff.js';
 import { deadlinePassed, newFlight, ownRetryLeft, settle, type Flight } from './flight.js';
 import { dropFirst, hedgeAfterMs, ownStall, resumeFirst, sentAgain, silentSince, stayedSilent } from './hedge.js';
+import { PoolConnections } from './connections.js';
 import { OfflineHold } from './offline.js';
 import { validatePoolOptions, type PoolOptions } from './options.js';
 import { Quarantine } from './quarantine.js';
-import { ConnectionRace, lostRace, raceAddresses } from './race.js';
 import { snapshotOf } from './snapshot.js';
 import { AnswerWindow, pick } from './window.js';
 
@@ -64,8 +65,6 @@ export interface PoolInit {
   readonly selfRetry?: boolean;
 }
 
-let connectionCounter = 0;
-
 export class Pool extends EventEmitter<ManagedUpstreamEvents> implements ManagedUpstream {
   readonly name: string;
   readonly resolver: ResolverSpec;
@@ -74,27 +73,14 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
   /** One transport only: no change of transport to tell, and nothing for prefer() to choose. */
   readonly lastChange: TransportChange | null = null;
   readonly #transport: Transport;
-  /** An authenticated connection opened since the last connect failure. */
-  #up = false;
-  readonly #factory: ConnectionFactory;
   readonly #selfRetry: boolean;
-  /** Live connections (connecting, open or draining); closed ones are removed at once. */
-  readonly #connections: PoolConnection[] = [];
-  /** Latest session ticket per address. */
-  readonly #tickets = new Map<string, Buffer>();
   readonly #rtt: RttEstimator;
   readonly #deadlines = new DeadlineSlots<Flight>((f) => this.#onTimeout(f));
   readonly #window = new AnswerWindow();
   readonly #backoff: Backoff;
   readonly #quarantine: Quarantine;
-  /** Which address of each family the next race tries; moves on when a race fails. */
-  #addressIndex = 0;
-  /** The connection race started last, while it runs. */
-  #race: ConnectionRace | undefined;
-  /** Connections closed because another address won, or failed while another still raced: their held queries are re-sent without using a retry. */
-  readonly #losers = new WeakSet<PoolConnection>();
-  /** Connections opened for a burst: not re-opened, and their failure to connect is no resolver failure. */
-  readonly #extras = new WeakSet<PoolConnection>();
+  /** Its connections: opened in races, counted, heard closing (connections.ts). */
+  readonly #c: PoolConnections;
   #closed = false;
   /** Queries that met "no route": they wait for the next network change (offline.ts). */
   readonly #offline: OfflineHold;
@@ -105,7 +91,6 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     validatePoolOptions(init.options);
     this.resolver = init.resolver;
     this.options = init.options;
-    this.#factory = init.factory;
     this.#selfRetry = init.selfRetry ?? true;
     this.counters = init.counters ?? newUpstreamCounters();
     this.#transport = init.transport;
@@ -113,6 +98,14 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     this.#rtt = new RttEstimator(init.options.queryTimeoutMinMs, init.options.queryTimeoutMaxMs);
     this.#backoff = new Backoff(init.options.maxBackoffMs);
     this.#quarantine = new Quarantine(init.resolver.label);
+    this.#c = new PoolConnections({
+      ...init,
+      counters: this.counters,
+      backoff: this.#backoff,
+      quarantine: this.#quarantine,
+      emit: (event, ...args) => this.emit(event, ...args),
+      retry: this.#selfRetry ? () => this.warm() : undefined,
+    });
     this.#offline = new OfflineHold(init.options.queryTimeoutMaxMs, (flight, err) => this.#settle(flight, err, null));
   }
 
@@ -125,7 +118,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
   networkChanged(): void {
     if (this.#closed) return;
     this.#backoff.reset();
-    for (const c of [...this.#connections]) c.close('network-change');
+    for (const c of [...this.#c.list]) c.close('network-change');
     if (this.#selfRetry) this.warm();
     // Waiting for a route: the network is back (or changed), try them now.
     for (const flight of this.#offline.release()) this.#attempt(flight);
@@ -139,36 +132,36 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
    */
   retryNow(): RetryOutcome {
     if (this.#closed) return 'closed';
-    if (this.#connections.some((c) => c.state === 'open')) return 'connected';
-    if (this.#liveCount() > 0) return 'connecting';
+    if (this.#c.list.some((c) => c.state === 'open')) return 'connected';
+    if (this.#c.liveCount() > 0) return 'connecting';
     const wait = this.#backoff.untilNextAttempt();
     if (wait <= 0) {
-      this.#open();
+      this.#c.open();
       return 'started';
     }
     this.#backoff.schedule(() => {
-      if (!this.#closed && this.#liveCount() === 0) this.#open();
+      if (!this.#closed && this.#c.liveCount() === 0) this.#c.open();
     }, wait);
     return 'scheduled';
   }
 
   /** Opens the pool's connections now instead of on the first query. */
   warm(): void {
-    while (!this.#closed && this.#connections.length < this.options.size && !this.#backoff.backingOff()) this.#open();
+    while (!this.#closed && this.#c.list.length < this.options.size && !this.#backoff.backingOff()) this.#c.open();
   }
 
   prefer(): void {}
 
   get transport(): Transport | null {
-    return this.#up ? this.#transport : null;
+    return this.#c.up ? this.#transport : null;
   }
 
   get connections(): readonly PoolConnection[] {
-    return this.#connections;
+    return this.#c.list;
   }
 
   snapshot(): UpstreamSnapshot {
-    return snapshotOf(this.#connections, this.#extras, this.resolver.id);
+    return snapshotOf(this.#c.list, this.#c.extras, this.resolver.id);
   }
 
   resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void {
@@ -187,12 +180,12 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     if (this.#closed) return;
     this.#closed = true;
     this.#backoff.cancel();
-    this.#race?.cancel();
+    this.#c.close();
     for (const flight of this.#offline.release()) this.#settle(flight, new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`), null);
-    const waits = this.#connections.map(
+    const waits = this.#c.list.map(
       (c) => new Promise<void>((resolve) => (c.state === 'closed' ? resolve() : c.once('close', () => resolve()))),
     );
-    for (const c of [...this.#connections]) c.drain();
+    for (const c of [...this.#c.list]) c.drain();
     await Promise.all(waits);
   }
 
@@ -200,8 +193,8 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     this.#closed = true;
     for (const flight of this.#offline.release()) this.#settle(flight, new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`), null);
     this.#backoff.cancel();
-    this.#race?.cancel();
-    for (const c of [...this.#connections]) c.close('local');
+    this.#c.close();
+    for (const c of [...this.#c.list]) c.close('local');
   }
 
   #attempt(flight: Flight): void {
@@ -244,17 +237,17 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
    */
   #send(wire: Buffer, flight: Flight, avoid: PoolConnection | undefined): SendInfo {
     if (this.#closed) throw new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`);
-    const picked = pick(this.#connections, avoid, this.#window.queries());
+    const picked = pick(this.#c.list, avoid, this.#window.queries());
     let best = picked.conn;
     if (best && picked.burstWindows > 0) this.#openForBurst(best, picked.burstWindows);
     if (!best) {
-      if (this.#liveCount() < this.options.size) {
+      if (this.#c.liveCount() < this.options.size) {
         // Backing off after failed connects: a query may still start one attempt
         // (one at a time, at most once a second), so the first query after the
         // path comes back is answered instead of waiting out the back-off.
         const lastError = this.#backoff.lastError;
         if (this.#backoff.backingOff() && lastError && !this.#queryMayConnect()) throw lastError;
-        best = this.#open();
+        best = this.#c.open();
       } else if (avoid?.available) {
         best = avoid;
       }
@@ -278,11 +271,11 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
   #openForBurst(answering: PoolConnection, windows: number): void {
     const want = Math.min(this.options.size + (this.options.burstConnections ?? 0), windows);
     // Connections already on their way count: one burst opens each extra once.
-    for (let n = this.#liveCount(); n < want; n++) {
+    for (let n = this.#c.liveCount(); n < want; n++) {
       const kept = n < this.options.size;
-      const conn = this.#newRace([answering.address]).start() as PoolConnection;
+      const conn = this.#c.race([answering.address]).start() as PoolConnection;
       if (!kept) {
-        this.#extras.add(conn);
+        this.#c.extras.add(conn);
         this.counters.burstConnections++;
       }
     }
@@ -316,7 +309,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     }
     if (first) first.conn.cancel(first.upstreamId);
     if (err || !answer) {
-      if (this.#losers.has(conn) && !this.#closed) {
+      if (this.#c.losers.has(conn) && !this.#closed) {
         // Held by an address that lost the race: never sent, so not this query's retry.
         flight.collateral++;
         this.#attempt(flight);
@@ -342,7 +335,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     this.#settle(flight, null, answer);
     // The copy answered and the first connection read nothing meanwhile: it is dead; its other queries are retried.
     if (first && stayedSilent(first)) {
-      this.#extras.delete(conn);
+      this.#c.extras.delete(conn);
       first.conn.close('unresponsive');
     }
   };
@@ -372,11 +365,11 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
   /** Sends the flight again on another connection (an idle one, else a new one to the same address); keeps the first attempt listening. */
   #hedge(flight: Flight, first: PoolConnection, since: number, now: number): boolean {
     if (this.#closed || this.#backoff.backingOff()) return false;
-    let to = pick(this.#connections, first, this.#window.queries()).conn;
-    if (!to && this.#liveCount() < this.options.size + Math.max(1, this.options.burstConnections ?? 0)) {
-      to = this.#newRace([first.address]).start();
+    let to = pick(this.#c.list, first, this.#window.queries()).conn;
+    if (!to && this.#c.liveCount() < this.options.size + Math.max(1, this.options.burstConnections ?? 0)) {
+      to = this.#c.race([first.address]).start();
       // Beyond the kept size it is an extra, until it replaces the silent one.
-      if (to && this.#liveCount() > this.options.size) this.#extras.add(to);
+      if (to && this.#c.liveCount() > this.options.size) this.#c.extras.add(to);
     }
     const sent = to?.send(Buffer.from(flight.req.wire), flight.req.question, this.#onAnswer, flight);
     if (!sent) return false;
@@ -434,101 +427,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     settle(flight, err, answer);
   }
 
-  #liveCount(): number {
-    let n = 0;
-    for (const c of this.#connections) if (c.state === 'connecting' || c.state === 'open') n++;
-    return n;
-  }
-
   #queryMayConnect(): boolean {
-    return this.#selfRetry && this.#liveCount() === 0 && this.#backoff.untilNextAttempt() <= 0;
-  }
-
-  /** Starts a connection race; returns its first racer (queries sent now are held there until one authenticates). */
-  #open(): PoolConnection {
-    this.#backoff.attempted();
-    const race = this.#newRace(raceAddresses(this.resolver.addresses, this.#addressIndex));
-    this.#race = race;
-    return race.start() as PoolConnection;
-  }
-
-  #newRace(addresses: readonly string[]): ConnectionRace {
-    const race: ConnectionRace = new ConnectionRace(addresses, this.options.attemptDelayMs ?? 250, (address) =>
-      this.#closed ? undefined : this.#openAddress(race, address),
-    );
-    return race;
-  }
-
-  #openAddress(race: ConnectionRace, address: string): PoolConnection {
-    const conn = this.#factory({ id: ++connectionCounter, address, session: this.#tickets.get(address) });
-    this.#connections.push(conn);
-    const counters = this.counters;
-    conn.on('ready', (info) => {
-      this.#quarantine.opened(conn);
-      this.#backoff.connected();
-      if (info.resumed) counters.handshakesResumed++;
-      else counters.handshakesFull++;
-      const won = race.won(conn, (rival) => {
-        this.#losers.add(rival);
-        rival.close('local');
-      });
-      if (this.#race === race) this.#race = undefined;
-      this.#up = true;
-      if (won) this.emit('race', { ...won, transport: this.#transport });
-      this.emit('open', { ...info, transport: this.#transport, burst: this.#extras.has(conn) });
-    });
-    conn.on('session', (ticket) => this.#tickets.set(address, ticket));
-    conn.on('keepalive', (ms) => this.emit('keepalive', { connectionId: conn.id, timeoutMs: ms }));
-    countConnection(conn, counters);
-    conn.on('close', (info) => this.#onClose(conn, info));
-    return conn;
-  }
-
-  #onClose(conn: PoolConnection, info: CloseInfo): void {
-    const idx = this.#connections.indexOf(conn);
-    if (idx >= 0) this.#connections.splice(idx, 1);
-    // Before the connection's failed queries are handed back (after this event, oldest first).
-    this.#quarantine.closed(conn, info);
-    if (!info.wasOpen && this.#extras.has(conn)) {
-      // An extra for a burst that didn't come up: the connection that is
-      // answering carries on; no back-off, no failure to report.
-      this.counters.burstConnectFailures++;
-    } else if (!info.wasOpen && !this.#closed && !this.#losers.has(conn)) {
-      const race = this.#race?.has(conn) ? this.#race : undefined;
-      if (race) {
-        if (race.failed(conn, info.error)) {
-          // The race goes on: what this address held moves to the others, as a loser's would.
-          this.#losers.add(conn);
-          this.#emitClose(conn, info);
-          return;
-        }
-        this.#race = undefined;
-      }
-      this.#connectFailed(conn, info, race);
-    }
-    this.#emitClose(conn, info);
-  }
-
-  /** After `conn` left #connections: lastClosed when it had opened and nothing is open or connecting now. */
-  #emitClose(conn: PoolConnection, info: CloseInfo): void {
-    this.emit('close', { ...info, transport: this.#transport, address: conn.address, lastClosed: info.wasOpen && this.#liveCount() === 0 });
-  }
-
-  /**
-   * The connection (every address of its race) never came up: the next
-   * race tries each family's next address, after a back-off; the pool keeps
-   * trying in the background so it comes back by itself.
-   */
-  #connectFailed(conn: PoolConnection, info: CloseInfo, race: ConnectionRace | undefined): void {
-    this.#addressIndex++;
-    const { error, ...lost } = lostRace(race, conn, info.error);
-    const { consecutive, backoffMs } = this.#backoff.failed(error);
-    if (error) {
-      this.counters.connectFailures++;
-      this.#up = false;
-      const failure = { resolverId: this.resolver.id, ...lost, error, consecutive, retryInMs: backoffMs, transport: this.#transport };
-      this.emit('connect-failed', { ...failure, speaks: true, message: error.message });
-    }
-    if (this.#selfRetry) this.#backoff.schedule(() => this.warm(), backoffMs + 5);
+    return this.#selfRetry && this.#c.liveCount() === 0 && this.#backoff.untilNextAttempt() <= 0;
   }
 }

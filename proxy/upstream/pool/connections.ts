@@ -1,0 +1,167 @@
+/**
+ * The pool's connections, pool.ts's other half: the pool sends queries and
+ * follows their flights; this opens the connections they go on and hears
+ * each one's end.
+ *
+ *   open()        a race across the resolver's address families (race.ts), each racer with its address's last
+ *                 session ticket, after the back-off allows it (backoff.ts); `race([address])` opens to one address
+ *   'ready'       the racer that authenticated first wins; the rest are losers, closed, their held queries re-sent
+ *   'close'       quarantine.ts hears first; a burst extra that never came up is no failure; a race whose every
+ *                 racer failed is: the next one tries each family's next address after a back-off, and keeps trying
+ *
+ * The events the pool emits about its connections ('open', 'race',
+ * 'keepalive', 'close', 'connect-failed') come from here, through `emit`.
+ */
+import type { EventEmitter } from 'node:events';
+import type { ResolverSpec } from '../../config/resolvers.js';
+import type { CloseInfo, ConnectionFactory, PoolConnection } from '../connection/contract.js';
+import { countConnection, type UpstreamCounters } from '../counters.js';
+import type { ManagedUpstreamEvents, Transport } from '../managed.js';
+import type { Backoff } from './backoff.js';
+import type { PoolOptions } from './options.js';
+import type { Quarantine } from './quarantine.js';
+import { ConnectionRace, lostRace, raceAddresses } from './race.js';
+
+let connectionCounter = 0;
+
+export interface PoolConnectionsInit {
+  readonly transport: Transport;
+  readonly resolver: ResolverSpec;
+  readonly options: PoolOptions;
+  readonly factory: ConnectionFactory;
+  readonly counters: UpstreamCounters;
+  readonly backoff: Backoff;
+  readonly quarantine: Quarantine;
+  /** The pool's own emitter: the connections' events are the pool's. */
+  readonly emit: EventEmitter<ManagedUpstreamEvents>['emit'];
+  /** After a failed race, the pool's warm(), once the back-off allows; absent: the owner re-probes (selfRetry off). */
+  readonly retry: (() => void) | undefined;
+}
+
+export class PoolConnections {
+  /** Live connections (connecting, open or draining); closed ones are removed at once. */
+  readonly list: PoolConnection[] = [];
+  /** Connections closed because another address won, or failed while another still raced: their held queries are re-sent without using a retry. */
+  readonly losers = new WeakSet<PoolConnection>();
+  /** Connections opened for a burst: not re-opened, and their failure to connect is no resolver failure. */
+  readonly extras = new WeakSet<PoolConnection>();
+  /** An authenticated connection opened since the last connect failure. */
+  up = false;
+  readonly #o: PoolConnectionsInit;
+  /** Latest session ticket per address. */
+  readonly #tickets = new Map<string, Buffer>();
+  /** Which address of each family the next race tries; moves on when a race fails. */
+  #addressIndex = 0;
+  /** The connection race started last, while it runs. */
+  #race: ConnectionRace | undefined;
+  #closed = false;
+
+  constructor(init: PoolConnectionsInit) {
+    this.#o = init;
+  }
+
+  /** Connecting or open: what counts against the pool's size (draining ones don't). */
+  liveCount(): number {
+    let n = 0;
+    for (const c of this.list) if (c.state === 'connecting' || c.state === 'open') n++;
+    return n;
+  }
+
+  /** Starts a connection race; returns its first racer (queries sent now are held there until one authenticates). */
+  open(): PoolConnection {
+    this.#o.backoff.attempted();
+    const race = this.race(raceAddresses(this.#o.resolver.addresses, this.#addressIndex));
+    this.#race = race;
+    return race.start() as PoolConnection;
+  }
+
+  /** A race over `addresses`, not started; its racers are opened only while the pool is open. */
+  race(addresses: readonly string[]): ConnectionRace {
+    const race: ConnectionRace = new ConnectionRace(addresses, this.#o.options.attemptDelayMs ?? 250, (address) =>
+      this.#closed ? undefined : this.#openAddress(race, address),
+    );
+    return race;
+  }
+
+  /** The pool closed: no racer opens any more. */
+  close(): void {
+    this.#closed = true;
+    this.#race?.cancel();
+  }
+
+  #openAddress(race: ConnectionRace, address: string): PoolConnection {
+    const o = this.#o;
+    const conn = o.factory({ id: ++connectionCounter, address, session: this.#tickets.get(address) });
+    this.list.push(conn);
+    const counters = o.counters;
+    conn.on('ready', (info) => {
+      o.quarantine.opened(conn);
+      o.backoff.connected();
+      if (info.resumed) counters.handshakesResumed++;
+      else counters.handshakesFull++;
+      const won = race.won(conn, (rival) => {
+        this.losers.add(rival);
+        rival.close('local');
+      });
+      if (this.#race === race) this.#race = undefined;
+      this.up = true;
+      if (won) o.emit('race', { ...won, transport: o.transport });
+      o.emit('open', { ...info, transport: o.transport, burst: this.extras.has(conn) });
+    });
+    conn.on('session', (ticket) => this.#tickets.set(address, ticket));
+    conn.on('keepalive', (ms) => o.emit('keepalive', { connectionId: conn.id, timeoutMs: ms }));
+    countConnection(conn, counters);
+    conn.on('close', (info) => this.#onClose(conn, info));
+    return conn;
+  }
+
+  #onClose(conn: PoolConnection, info: CloseInfo): void {
+    const idx = this.list.indexOf(conn);
+    if (idx >= 0) this.list.splice(idx, 1);
+    // Before the connection's failed queries are handed back (after this event, oldest first).
+    this.#o.quarantine.closed(conn, info);
+    if (!info.wasOpen && this.extras.has(conn)) {
+      // An extra for a burst that didn't come up: the connection that is
+      // answering carries on; no back-off, no failure to report.
+      this.#o.counters.burstConnectFailures++;
+    } else if (!info.wasOpen && !this.#closed && !this.losers.has(conn)) {
+      const race = this.#race?.has(conn) ? this.#race : undefined;
+      if (race) {
+        if (race.failed(conn, info.error)) {
+          // The race goes on: what this address held moves to the others, as a loser's would.
+          this.losers.add(conn);
+          this.#emitClose(conn, info);
+          return;
+        }
+        this.#race = undefined;
+      }
+      this.#connectFailed(conn, info, race);
+    }
+    this.#emitClose(conn, info);
+  }
+
+  /** After `conn` left the list: lastClosed when it had opened and nothing is open or connecting now. */
+  #emitClose(conn: PoolConnection, info: CloseInfo): void {
+    this.#o.emit('close', { ...info, transport: this.#o.transport, address: conn.address, lastClosed: info.wasOpen && this.liveCount() === 0 });
+  }
+
+  /**
+   * The connection (every address of its race) never came up: the next
+   * race tries each family's next address, after a back-off; the pool keeps
+   * trying in the background so it comes back by itself.
+   */
+  #connectFailed(conn: PoolConnection, info: CloseInfo, race: ConnectionRace | undefined): void {
+    const o = this.#o;
+    this.#addressIndex++;
+    const { error, ...lost } = lostRace(race, conn, info.error);
+    const { consecutive, backoffMs } = o.backoff.failed(error);
+    if (error) {
+      o.counters.connectFailures++;
+      this.up = false;
+      const failure = { resolverId: o.resolver.id, ...lost, error, consecutive, retryInMs: backoffMs, transport: o.transport };
+      o.emit('connect-failed', { ...failure, speaks: true, message: error.message });
+    }
+    const retry = o.retry;
+    if (retry) o.backoff.schedule(retry, backoffMs + 5);
+  }
+}
