@@ -10,7 +10,7 @@
  *   'warning'     something the user should know that didn't stop the proxy
  */
 import type { FailureKind } from '../network/classify.js';
-import type { AddressAttempt, ManagedKeepalive, ManagedOpen, Transport, TransportChange } from '../upstream/managed.js';
+import type { AddressAttempt, ManagedClose, ManagedConnectFailure, ManagedKeepalive, ManagedOpen, Transport, TransportChange } from '../upstream/managed.js';
 import type { CaptiveEvent } from './captive/session.js';
 import type { PrivacyState } from './privacy-words.js';
 import type { TakeoverCause } from '../system-dns/view.js';
@@ -32,51 +32,43 @@ interface Stamp<T extends string> {
   readonly resolverId: string;
 }
 
-/**
- * 'open' and 'keepalive' are the upstream's own events (upstream/managed.ts,
- * which extends the connection's handshake) stamped: a field added there
- * reaches the control API and the CLI's log with no copy here. 'close' and
- * 'connect-failed' are views: the error in words, the failure classified.
- */
-export type ConnectionEvent =
-  | (Stamp<'open'> & ManagedOpen)
-  | {
-      readonly type: 'close';
-      readonly at: number;
-      readonly connectionId: number;
-      readonly resolverId: string;
-      readonly reason: string;
-      readonly failed: number;
-      readonly queriesCarried: number;
-      readonly error: string | null;
-    }
-  | (Stamp<'keepalive'> & ManagedKeepalive)
-  | {
-      readonly type: 'connect-failed';
-      readonly at: number;
-      readonly resolverId: string;
-      readonly address: string;
-      readonly code: string;
-      readonly message: string;
-      readonly retryInMs: number;
-      /** Which transport's attempt failed. */
-      readonly transport: Transport;
-      /** How long the attempt took to fail, ms. */
-      readonly afterMs: number;
-      /** What the network did, in a stable code and a sentence (network/classify.ts). */
-      readonly kind: FailureKind;
-      readonly classification: string;
-      readonly sentence: string;
-    };
-
-/** The last thing the network did to the active resolver's connections (status API). */
-export interface NetworkView {
-  readonly at: number;
-  readonly transport: Transport;
-  readonly address: string;
+/** What network/classify.ts makes of a failure: a stable code and a sentence. */
+interface Classified {
+  /** What the network did, in a stable code and a sentence (network/classify.ts). */
   readonly kind: FailureKind;
   readonly classification: string;
   readonly sentence: string;
+}
+
+/**
+ * Every field is declared once, upstream, and stamped here: 'open' and
+ * 'keepalive' are the upstream's own events (upstream/managed.ts, which
+ * extends the connection's handshake); 'close' and 'connect-failed' pick
+ * the upstream's fields and add only what they make of them: the error in
+ * words, the failure classified. A field added upstream reaches the
+ * control API and the CLI's log with no copy here (picked, for the two views).
+ */
+export type ConnectionEvent =
+  | (Stamp<'open'> & ManagedOpen)
+  | (Stamp<'close'> &
+      Pick<ManagedClose, 'connectionId' | 'reason' | 'failed' | 'queriesCarried'> & {
+        /** The error's own words; null: it closed without one. */
+        readonly error: string | null;
+      })
+  | (Stamp<'keepalive'> & ManagedKeepalive)
+  | (Stamp<'connect-failed'> &
+      /** `transport`: which transport's attempt failed; `afterMs`: how long it took to fail. */
+      Pick<ManagedConnectFailure, 'address' | 'message' | 'retryInMs' | 'transport' | 'afterMs'> &
+      Classified & {
+        /** The error's stable code (error-codes.ts). */
+        readonly code: string;
+      });
+
+/** The last thing the network did to the active resolver's connections (status API). */
+export interface NetworkView extends Classified {
+  readonly at: number;
+  readonly transport: Transport;
+  readonly address: string;
   /** The error's own words, for the curious. */
   readonly detail: string;
   readonly afterMs: number;

@@ -89,7 +89,7 @@ export interface ManagedOpen extends HandshakeInfo {
   readonly burst: boolean;
 }
 
-interface ManagedClose extends CloseInfo {
+export interface ManagedClose extends CloseInfo {
   readonly transport: Transport;
   readonly address: string;
   /**
@@ -105,7 +105,7 @@ export interface ManagedKeepalive {
   readonly timeoutMs: number;
 }
 
-interface ManagedConnectFailure extends ConnectFailure {
+export interface ManagedConnectFailure extends ConnectFailure {
   readonly transport: Transport;
   /** The side that failed carries queries (a fallback's other side doesn't speak for the privacy state). */
   readonly speaks: boolean;

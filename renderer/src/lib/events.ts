@@ -22,6 +22,21 @@ function eventTime(e: TimelineEvent): number {
 /** resolver id → label, for readable lines; falls back to the id. */
 export type ResolverNames = (id: string) => string;
 
+type CloseReason = Extract<Extract<TimelineEvent, { kind: 'connection' }>['event'], { type: 'close' }>['reason'];
+
+/** Why a connection closed, in words (the proxy sends a stable code). */
+const CLOSED_BECAUSE: Record<CloseReason, string> = {
+  idle: 'idle for the idle timeout',
+  'server-close': 'the resolver closed it',
+  reset: 'reset (by the resolver or the network)',
+  error: 'an error',
+  local: 'closed by dotstub',
+  unresponsive: 'it stopped answering',
+  'keepalive-zero': 'the resolver asked to close idle connections at once',
+  desync: "the resolver's answers stopped matching the questions",
+  'network-change': 'the network changed',
+};
+
 export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => id): EventLine {
   const at = eventTime(e);
   switch (e.kind) {
@@ -52,7 +67,7 @@ export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => i
             kind: e.kind,
             icon: reset ? 'error' : 'unplug',
             tone: reset ? 'warning' : 'neutral',
-            title: `Connection #${c.connectionId} to ${names(c.resolverId)} closed: ${c.reason}`,
+            title: `Connection #${c.connectionId} to ${names(c.resolverId)} closed: ${CLOSED_BECAUSE[c.reason]}`,
             detail: [
               `carried ${c.queriesCarried} ${c.queriesCarried === 1 ? 'query' : 'queries'}`,
               c.failed > 0 ? `${c.failed} in flight retried or failed` : '',
