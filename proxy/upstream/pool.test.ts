@@ -82,7 +82,7 @@ describe('the connection pool (policy only, fake connections)', () => {
   });
 
   test('a burst that fills the open connection opens extra ones (at most burstConnections); they carry the next burst once open, not while connecting', () => {
-    const { pool, conns } = makePool();
+    const { pool, conns } = makePool({ burstConnections: 4 });
     pool.warm();
     conns[0]?.open();
     const first = resolveAll(pool, Array.from({ length: 140 }, (_, i) => `a${i}.test`));
@@ -104,6 +104,35 @@ describe('the connection pool (policy only, fake connections)', () => {
     conns.forEach((c) => c.answerAll());
     expect(second.outcomes.every((o) => o.err === null && o.req.trace.reused === true)).toBe(true);
     expect(new Set(second.outcomes.map((o) => o.req.trace.connectionId)).size).toBe(loads.filter((n) => n > 0).length);
+  });
+
+  test('the first lookup after a quiet spell, once a burst was seen, opens the connections that burst needed; before any burst, nothing', () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    const { pool, conns } = makePool({ burstConnections: 4 });
+    pool.warm();
+    conns[0]?.open();
+    // Lookups one at a time, a quiet spell between them: no burst seen, nothing opened for one.
+    for (const name of ['a.test', 'b.test']) {
+      vi.advanceTimersByTime(5_000);
+      resolveAll(pool, [name]);
+      conns[0]?.answerAll();
+    }
+    expect(conns).toHaveLength(1);
+    // A page: 140 names at once need five windows; the extras come up and, idle, close.
+    resolveAll(pool, Array.from({ length: 140 }, (_, i) => `p${i}.test`));
+    expect(conns).toHaveLength(5);
+    conns.slice(1).forEach((c) => c.open(true));
+    conns[0]?.answerAll();
+    conns.slice(1).forEach((c) => c.close('idle'));
+    // Read for two minutes, then click: the page's own name opens them again, before its subresources come.
+    vi.advanceTimersByTime(120_000);
+    resolveAll(pool, ['next-page.test']);
+    expect(conns).toHaveLength(9);
+    expect(conns.slice(5).every((c) => c.state === 'connecting')).toBe(true);
+    // Lookups close together are no click: nothing more opens.
+    vi.advanceTimersByTime(100);
+    resolveAll(pool, ['img.next-page.test']);
+    expect(conns).toHaveLength(9);
   });
 
   test('connections that die together (a reset path) blame no query: every query is answered, none quarantined', () => {

@@ -8,6 +8,8 @@
  *   'ready'       the racer that authenticated first wins; the rest are losers, closed, their held queries re-sent
  *   'close'       quarantine.ts hears first; a burst extra that never came up is no failure; a race whose every
  *                 racer failed is: the next one tries each family's next address after a back-off, and keeps trying
+ *   bursts        openForBurst(): the connections a burst's windows need, to the address that answers;
+ *                 prepareForBurst(): the same on the first lookup after a quiet spell, before the page's burst comes
  *
  * The events the pool emits about its connections ('open', 'race',
  * 'keepalive', 'close', 'connect-failed') come from here, through `emit`.
@@ -81,6 +83,38 @@ export class PoolConnections {
       this.#closed ? undefined : this.#openAddress(race, address),
     );
     return race;
+  }
+
+  /**
+   * Every open connection's window is full: open connections up to the
+   * `windows` the queries in flight need (one window each), up to `size` kept plus
+   * `burstConnections` extra, to the address that is answering. They take
+   * queries once open: the rest of this burst, and the next ones.
+   */
+  openForBurst(answering: PoolConnection, windows: number): void {
+    const { size, burstConnections } = this.#o.options;
+    const want = Math.min(size + (burstConnections ?? 0), windows);
+    // Connections already on their way count: one burst opens each extra once.
+    for (let n = this.liveCount(); n < want; n++) {
+      const conn = this.race([answering.address]).start() as PoolConnection;
+      if (n >= size) {
+        this.extras.add(conn);
+        this.#o.counters.burstConnections++;
+      }
+    }
+  }
+
+  /**
+   * The first lookup after a quiet spell, once bursts have been seen: a
+   * page's own name comes two or three round trips before its
+   * subresources, so the connections the last burst needed (`windows`) are
+   * opened now (those still open count), ready when the burst comes instead
+   * of a handshake into it. Nothing without an open connection to follow:
+   * the lookup's own race decides the address first.
+   */
+  prepareForBurst(windows: number): void {
+    const answering = this.list.find((c) => c.state === 'open');
+    if (answering && !this.#closed) this.openForBurst(answering, windows);
   }
 
   /** The pool closed: no racer opens any more. */

@@ -49,6 +49,9 @@ import { Quarantine } from './quarantine.js';
 import { snapshotOf } from './snapshot.js';
 import { AnswerWindow, pick } from './window.js';
 
+/** A lookup after this long without one may be a click: a page's burst may follow (connections.ts prepareForBurst). */
+const QUIET_MS = 1_000;
+
 export interface PoolInit {
   /** What its connections speak; names it too: `dot` gives `DoT(quad9)`. */
   readonly transport: Transport;
@@ -77,6 +80,10 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
   readonly #rtt: RttEstimator;
   readonly #deadlines = new DeadlineSlots<Flight>((f) => this.#onTimeout(f));
   readonly #window = new AnswerWindow();
+  /** The windows the last burst wanted (0: no burst seen in this run): what a lookup after a quiet spell prepares for. */
+  #burstWindows = 0;
+  /** performance.now() of the last resolve(). */
+  #lastResolveAt = 0;
   readonly #backoff: Backoff;
   readonly #quarantine: Quarantine;
   /** Its connections: opened in races, counted, heard closing (connections.ts). */
@@ -167,6 +174,9 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
   resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void {
     const flight = newFlight(req, done as UpstreamCallback<UpstreamRequest>);
     req.trace.resolverId = this.resolver.id;
+    const now = performance.now();
+    if (this.#burstWindows > 0 && now - this.#lastResolveAt >= QUIET_MS && !this.#backoff.backingOff()) this.#c.prepareForBurst(this.#burstWindows);
+    this.#lastResolveAt = now;
     const quarantined = this.#quarantine.check(req);
     if (quarantined) {
       this.#settle(flight, quarantined, null);
@@ -214,6 +224,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     }
     flight.conn = sent.connection;
     flight.upstreamId = sent.upstreamId;
+    this.#window.sent(sent.connection, sent.depth);
     trace.connectionId = sent.connection.id;
     trace.reused = sent.reused;
     trace.depth = sent.depth;
@@ -239,7 +250,10 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     if (this.#closed) throw new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`);
     const picked = pick(this.#c.list, avoid, this.#window.queries());
     let best = picked.conn;
-    if (best && picked.burstWindows > 0) this.#openForBurst(best, picked.burstWindows);
+    if (best && picked.burstWindows > 0) {
+      this.#burstWindows = picked.burstWindows;
+      this.#c.openForBurst(best, picked.burstWindows);
+    }
     if (!best) {
       if (this.#c.liveCount() < this.options.size) {
         // Backing off after failed connects: a query may still start one attempt
@@ -260,25 +274,6 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     const info = best.send(wire, flight.req.question, this.#onAnswer, flight);
     if (!info) throw new InFlightCapError(`connection ${best.id} cannot take more queries`);
     return info;
-  }
-
-  /**
-   * Every open connection's window is full: open connections up to the
-   * `windows` the queries in flight need (one window each), up to `size` kept plus
-   * `burstConnections` extra, to the address that is answering. They take
-   * queries once open: the rest of this burst, and the next ones.
-   */
-  #openForBurst(answering: PoolConnection, windows: number): void {
-    const want = Math.min(this.options.size + (this.options.burstConnections ?? 0), windows);
-    // Connections already on their way count: one burst opens each extra once.
-    for (let n = this.#c.liveCount(); n < want; n++) {
-      const kept = n < this.options.size;
-      const conn = this.#c.race([answering.address]).start() as PoolConnection;
-      if (!kept) {
-        this.#c.extras.add(conn);
-        this.counters.burstConnections++;
-      }
-    }
   }
 
   /** The one handler for every connection's results; the flight is the context. */
@@ -329,8 +324,10 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
       this.#onError(flight, err ?? new PoolClosedError('connection gave no answer'));
       return;
     }
-    this.#rtt.observe(performance.now() - trace.writtenAt);
+    const now = performance.now();
+    this.#rtt.observe(now - trace.writtenAt);
     this.#window.observe(answer.raw.length);
+    this.#window.answered(conn, now, this.#rtt.srttMs ?? 0);
     if (trace.reused === false && conn.handshake) trace.handshake = conn.handshake.resumed ? 'resumed' : 'full';
     this.#settle(flight, null, answer);
     // The copy answered and the first connection read nothing meanwhile: it is dead; its other queries are retried.

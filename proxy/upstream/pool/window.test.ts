@@ -26,6 +26,48 @@ describe('the window budget', () => {
   });
 });
 
+describe('the window from arrivals', () => {
+  /** A train of `sent` queries written from idle on `c`; answers at the times given (ms), the round trip `rtt`. */
+  function train(w: AnswerWindow, c: FakeConnection, sent: number, answersAt: readonly number[], rtt = 35): void {
+    for (let depth = 1; depth <= sent; depth++) w.sent(c, depth);
+    for (const at of answersAt) w.answered(c, at, rtt);
+  }
+  const flight = (n: number, at: number): number[] => Array.from({ length: n }, (_, i) => at + i * 0.1);
+
+  test('a server that sends 10 answers in its first round trip (Nagle off) gets a window of 9 (a tenth kept free), not the 26 the bytes suggest', () => {
+    const w = new AnswerWindow();
+    expect(w.queries()).toBe(26);
+    train(w, conn('open', 0), 30, [...flight(10, 35), ...flight(20, 70)]);
+    expect(w.queries()).toBe(9);
+    // Smoothed: one odd train moves it a quarter of the way (10 → 12).
+    train(w, conn('open', 0), 30, [...flight(18, 35), ...flight(12, 70)]);
+    expect(w.queries()).toBe(10);
+  });
+
+  test('a whole train in one flight says the window is at least that; a short one says nothing', () => {
+    const w = new AnswerWindow();
+    train(w, conn('open', 0), 30, flight(30, 35));
+    expect(w.queries()).toBe(26);
+    train(w, conn('open', 0), 40, [...flight(25, 35), ...flight(15, 70)]);
+    expect(w.queries()).toBe(22);
+    train(w, conn('open', 0), 32, flight(32, 35));
+    expect(w.queries()).toBe(28);
+    train(w, conn('open', 0), 3, [35, 70, 105]);
+    expect(w.queries()).toBe(28);
+  });
+
+  test('queries written after the first answer came are not the train\'s', () => {
+    const w = new AnswerWindow();
+    const c = conn('open', 0);
+    for (let depth = 1; depth <= 10; depth++) w.sent(c, depth);
+    w.answered(c, 35, 35);
+    for (let depth = 10; depth <= 40; depth++) w.sent(c, depth);
+    for (const at of [...flight(9, 35.1), ...flight(30, 70)]) w.answered(c, at, 35);
+    // All ten of the train came in its first flight: no cut, nothing measured.
+    expect(w.queries()).toBe(26);
+  });
+});
+
 describe('pick', () => {
   test('the first open connection with room, oldest first', () => {
     const a = conn('open', 3);
