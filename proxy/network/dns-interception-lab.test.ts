@@ -60,6 +60,8 @@ async function rewritePort53(): Promise<() => Promise<void>> {
 }
 
 interface Run {
+  /** When dotstub's ready file appeared (test clock, ms). */
+  readonly readyAt: number;
   networks(): Promise<NetworksView>;
   /** The network we're on, as GET /api/networks lists it, once `pred` holds (within `ms`). */
   waitForHere(pred: (n: RememberedNetworkView) => boolean, ms: number, what: string): Promise<RememberedNetworkView>;
@@ -92,6 +94,7 @@ async function startDotstubInClient(mode: 'strict' | 'opportunistic'): Promise<R
     if (Date.now() > deadline || proc.child.exitCode !== null) throw new Error(`dotstub did not start in the lab:\n${proc.output()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+  const readyAt = Date.now();
   const ready = JSON.parse(fs.readFileSync(readyFile, 'utf8')) as { control: string; token: string };
   const networks = async (): Promise<NetworksView> => {
     const r = await lab.client.exec(['curl', '-sS', '--max-time', '2', '-H', `Authorization: Bearer ${ready.token}`, `${ready.control}/api/networks`]);
@@ -99,6 +102,7 @@ async function startDotstubInClient(mode: 'strict' | 'opportunistic'): Promise<R
     return JSON.parse(r.stdout) as NetworksView;
   };
   return {
+    readyAt,
     networks,
     waitForHere: async (pred, ms, what) => {
       const end = Date.now() + ms;
@@ -146,6 +150,7 @@ describe('does this network answer DNS for every address?', skipWith(missing), (
         const run = await startDotstubInClient('opportunistic');
         try {
           const here = await run.waitForHere((n) => n.rewritesDns !== null, 10_000, 'listed as rewriting DNS');
+          const shownAt = Date.now();
           expect(here.rewritesDns).toMatchObject({ asked: '192.0.2.1', answeredWith: `NOERROR with ${lab.addresses.routerClientSide4}` });
           expect(here.dnsCheckedAt).toBe(here.rewritesDns?.seenAt);
           expect((await run.networks()).dnsCheck).toBe('every-network');
@@ -156,7 +161,7 @@ describe('does this network answer DNS for every address?', skipWith(missing), (
           expect(hotspotDns.output()).toContain(`Q ${CHECK_NAME} A`);
           // Nothing else on port 53: DoT carried the lookups.
           expect((await cap.packets()).filter((p) => p.qname !== CHECK_NAME)).toEqual([]);
-          console.log(`rewriting hotspot: ${here.rewritesDns?.asked} answered ${here.rewritesDns?.answeredWith}; capture:\n  ${[...queries, ...answers].map(line).join('\n  ')}`);
+          console.log(`rewriting hotspot: listed ${shownAt - run.readyAt} ms after dotstub was ready; ${here.rewritesDns?.asked} answered ${here.rewritesDns?.answeredWith}; capture:\n  ${[...queries, ...answers].map(line).join('\n  ')}`);
         } finally {
           await run.stop();
         }
@@ -171,11 +176,12 @@ describe('does this network answer DNS for every address?', skipWith(missing), (
       const run = await startDotstubInClient('opportunistic');
       try {
         const here = await run.waitForHere((n) => n.dnsCheckedAt !== null, 10_000, 'checked');
+        const shownAt = Date.now();
         expect(here.rewritesDns).toBeNull();
         const { queries, answers } = probes(await cap.packets());
         expect(queries.map((p) => p.dst).sort()).toEqual(['192.0.2.1', '2001:db8::1']);
         expect(answers).toEqual([]);
-        console.log(`clean network: checked at ${here.dnsCheckedAt}, no verdict; capture:\n  ${queries.map(line).join('\n  ')}`);
+        console.log(`clean network: listed as checked, no verdict, ${shownAt - run.readyAt} ms after dotstub was ready; capture:\n  ${queries.map(line).join('\n  ')}`);
       } finally {
         await run.stop();
       }

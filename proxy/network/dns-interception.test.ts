@@ -73,6 +73,19 @@ describe('checkDnsInterception', () => {
     expect(r.answered).toBeNull();
   });
 
+  test('one answer is enough: the other address is not waited for', async () => {
+    const srv = await serve((q) => [answer(q, { rcode: 'NXDOMAIN' })]);
+    // The same port on 127.0.0.2, bound and silent (nothing bound would answer with ICMP at once).
+    const quiet = dgram.createSocket('udp4');
+    sockets.push(quiet);
+    await new Promise<void>((r) => quiet.bind(srv.port, '127.0.0.2', r));
+    const t0 = Date.now();
+    const r = await checkDnsInterception({ addresses: ['127.0.0.2', '127.0.0.1'], port: srv.port, timeoutMs: 2000 });
+    expect(r.answered?.address).toBe('127.0.0.1');
+    expect(r.outcomes[0]).toMatchObject({ address: '127.0.0.2', answered: false, detail: 'not waited for: another address answered' });
+    expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
   test('nothing listening (ICMP port unreachable on loopback) is not a verdict', async () => {
     const srv = await serve(() => undefined);
     const port = srv.port;

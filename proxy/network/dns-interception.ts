@@ -67,14 +67,26 @@ export function answerWords(o: Extract<AddressOutcome, { answered: true }>): str
   return o.addresses.length > 0 ? `${o.rcode} with ${o.addresses.slice(0, 2).join(', ')}` : o.rcode;
 }
 
-/** Sends the one query to each address in parallel; settles within the timeout (plus a socket's close). */
+/**
+ * Sends the one query to each address in parallel; settles at the first
+ * answer (one is a verdict: the others are not waited for) or within the
+ * timeout.
+ */
 export async function checkDnsInterception(target: DnsCheckTarget = DEFAULT_DNS_CHECK): Promise<DnsCheckResult> {
-  const outcomes = await Promise.all(target.addresses.map((a) => askOne(a, target.port, target.timeoutMs)));
+  const stops: (() => void)[] = [];
+  const outcomes = await Promise.all(
+    target.addresses.map((a) =>
+      askOne(a, target.port, target.timeoutMs, (stop) => stops.push(stop)).then((o) => {
+        if (o.answered) for (const stop of stops) stop();
+        return o;
+      }),
+    ),
+  );
   const answered = outcomes.find((o): o is Extract<AddressOutcome, { answered: true }> => o.answered) ?? null;
   return { answered, outcomes };
 }
 
-function askOne(address: string, port: number, timeoutMs: number): Promise<AddressOutcome> {
+function askOne(address: string, port: number, timeoutMs: number, onStop: (stop: () => void) => void): Promise<AddressOutcome> {
   return new Promise((resolve) => {
     const family = net.isIP(address);
     if (family === 0) {
@@ -94,6 +106,7 @@ function askOne(address: string, port: number, timeoutMs: number): Promise<Addre
       resolve(o);
     };
     const timer = setTimeout(() => finish({ address, answered: false, detail: `no answer in ${timeoutMs} ms (as on a network that leaves port 53 alone)` }), timeoutMs);
+    onStop(() => finish({ address, answered: false, detail: 'not waited for: another address answered' }));
     socket.on('error', (err) => finish({ address, answered: false, detail: `not sent or not answered: ${err.message}` }));
     socket.on('message', (msg, rinfo) => {
       // Only the answer to this query counts: from the address asked, with its ID and its question.
@@ -112,6 +125,7 @@ function askOne(address: string, port: number, timeoutMs: number): Promise<Addre
     });
     // Connected: the kernel drops datagrams from anyone else, and an ICMP error for this query comes back as 'error'.
     socket.connect(port, address, () => {
+      if (done) return;
       socket.send(query, (err) => {
         if (err) finish({ address, answered: false, detail: `not sent: ${err.message}` });
       });
