@@ -2,11 +2,12 @@
  * "Networks dotstub remembers" in the Network view (issue 21, item 3), as a
  * user sees it, against the real proxy and a real unbound on loopback. The
  * memory file holds, from before this run, a café (853 dropped there, DoH
- * worked, a sign-in page) and an office; the network this machine is on is
- * remembered as the proxy connects (DoT). The user sees this network first
+ * worked, a sign-in page, its hotspot answering DNS for every address) and
+ * an office; the network this machine is on is remembered as the proxy
+ * connects (DoT). The user sees this network first
  * and marked, changes the café's local-names choice, forgets the office;
  * each change lands in the file and nowhere else; screenshots at 1280
- * (light) and 420 (dark).
+ * (light) and 420 (dark), and the café's card alone.
  */
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
@@ -43,6 +44,8 @@ const test = base.extend<{ remembered: { proxy: ProxyProcess; file: string; here
           [CAFE]: {
             label: 'gateway 10.20.0.1', worked: 'doh', port853: { kind: 'dropped', classification: 'NET_DROPPED', at: day(24) },
             portal: { seenAt: day(24), signedIn: true }, rttMs: 48.2, localNames: 'deny', firstSeenAt: day(3), seenAt: day(24),
+            // Its hotspot answered the DNS-interception check (issue 33, item 6): a DNS answer from where no DNS server can be.
+            rewritesDns: { seenAt: day(24), answeredWith: 'NOERROR with 10.20.0.1', asked: '192.0.2.1' }, dnsCheckedAt: day(24),
           },
           [OFFICE]: { label: 'gateway 172.16.4.1', worked: 'dot', rttMs: 23.1, localDomains: ['corp.example'], localNames: 'allow', firstSeenAt: day(2), seenAt: day(21, 17) },
         },
@@ -90,6 +93,14 @@ test('the networks dotstub remembers: this one first and marked, what worked on 
   await expect(cafe).toContainText('no answer there (blocked)');
   await expect(cafe).toContainText('48.2 ms (median)');
   await expect(cafe).toContainText('seen, signed in');
+  // It answers DNS for every address: said in words, on what it rests, and what it means; the others were not checked in this run.
+  await expect(cafe.getByTestId('port53')).toHaveAttribute('data-kind', 'rewrites');
+  await expect(cafe).toContainText('Rewrites DNS');
+  await expect(cafe).toContainText('This network answers DNS for every address: it intercepts port 53');
+  await expect(cafe).toContainText('192.0.2.1, where no DNS server can be, answered NOERROR with 10.20.0.1 (24 Nov 09:12)');
+  await expect(cafe).toContainText('dotstub’s encrypted DNS is not affected');
+  await expect(items.filter({ hasText: 'gateway 172.16.4.1' }).getByTestId('port53')).toHaveAttribute('data-kind', 'unchecked');
+  await cafe.screenshot({ path: path.join(SHOTS, 'network-memory-rewrites-card-1280-light.png') });
   await expect(items.filter({ hasText: 'gateway 172.16.4.1' })).toContainText('corp.example');
 
   await page.screenshot({ path: path.join(SHOTS, 'network-memory-1280-light.png'), fullPage: true });

@@ -1,6 +1,9 @@
 /** The command line's --doh flag: parsed beside --resolver, validated, documented. */
 import { describe, expect, test } from 'vitest';
 import { HELP, parseCli } from './cli/flags.js';
+import { DEFAULT_DNS_CHECK } from './network/dns-interception.js';
+import { resolveRun } from './run/run-config.js';
+import { DEFAULT_SETTINGS } from './run/settings.js';
 
 describe('--resolver of a retired preset (issue 29)', () => {
   // Parsed, not run: on code that still had the preset, running it would send queries to the Internet.
@@ -37,6 +40,15 @@ describe('captive-portal flags', () => {
     expect(parseCli(['--no-portal-check'], {}).overrides.portalCheck).toBe(false);
     expect(parseCli([], { DOTSTUB_PORTAL_CHECK: 'off' }).portalCheckAllowed).toBe(false);
     expect(HELP).toMatch(/--network-dns ADDR/);
+  });
+
+  test('the DNS-interception check goes with the portal checks: on as users run dotstub, off with --no-portal-check or DOTSTUB_PORTAL_CHECK=off', () => {
+    const run = (argv: string[], env: Record<string, string>) => resolveRun(parseCli(['--resolver', '127.0.0.1#dns.test', ...argv], env), DEFAULT_SETTINGS, undefined).config;
+    expect(run([], {}).dnsCheck).toEqual(DEFAULT_DNS_CHECK);
+    expect(DEFAULT_DNS_CHECK).toMatchObject({ addresses: ['192.0.2.1', '2001:db8::1'], port: 53 });
+    expect(run(['--no-portal-check'], {}).dnsCheck).toBeNull();
+    expect(run([], { DOTSTUB_PORTAL_CHECK: 'off' }).dnsCheck).toBeNull();
+    expect(HELP).toMatch(/nor check\s+whether a network answers DNS for every address/);
   });
 
   test('bad addresses and a non-HTTPS CAPPORT URL are refused with what to write instead', () => {

@@ -32,6 +32,7 @@ import { leakWatchFor, notMeasured, type LeakView, type LeakWatch } from './netw
 import { networkName } from './network/network-name.js';
 import { NetworkWatch, type NetworkChange } from './network/watch.js';
 import { CaptiveGate } from './privacy/captive/gate.js';
+import { DnsCheck, type DnsCheckPolicy } from './privacy/dns-check.js';
 import { PrivacyController, type CaptiveAction } from './privacy/privacy-controller.js';
 import { ActiveUpstream } from './upstream/active.js';
 import { upstreamFor } from './upstream/for-resolver.js';
@@ -56,6 +57,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #watch: NetworkWatch | null;
   readonly #routing: Routing | null; // by name owner (engine/router.ts); null: off
   readonly #leaks: LeakWatch | null; // paths around dotstub, read from the OS's state where names are (network/leak-watch.ts)
+  readonly #dnsCheck: DnsCheck | null; // whether the network answers DNS for every address, once per join (privacy/dns-check.ts); null: off
   #startedAt = 0;
 
   constructor(config: ProxyConfig) {
@@ -101,6 +103,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#watch?.on('change', (c) => this.networkChanged(c));
     this.#leaks = leakWatchFor(config.names, { watchingNetwork: this.#watch !== null, ours: (s) => this.#listeners.serves(s.host, s.port), network: this.#network });
     this.#leaks?.onChange((view) => this.emit('leaks', view));
+    this.#dnsCheck = config.dnsCheck ? new DnsCheck({ network: this.#network, mode: () => this.#config.auth.mode, target: config.dnsCheck }) : null;
   }
 
   get config(): ProxyConfig {
@@ -163,6 +166,10 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   get captive(): PrivacyController['captive'] {
     return this.#privacy.captive;
   }
+  /** Where the DNS-interception check runs in this run (every network, only where local names are allowed, or nowhere). */
+  get dnsCheck(): DnsCheckPolicy {
+    return this.#dnsCheck?.policy ?? 'off';
+  }
   /** Entries and bytes in the answer cache (null without one). */
   get cacheSize(): { readonly entries: number; readonly bytes: number; readonly maxBytes: number } | null {
     return this.#cache ? { entries: this.#cache.entries, bytes: this.#cache.bytes, maxBytes: this.#cache.options.maxBytes } : null;
@@ -187,6 +194,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#privacy.started();
     if (this.#config.warm) this.#upstream.current.warm();
     this.#watch?.start();
+    this.#dnsCheck?.start();
     await this.#leaks?.start();
     this.emit('listening', bound);
     return bound;
@@ -220,6 +228,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     });
     this.#config = withChanges(this.#config, changes, this.#engine.options);
     this.#privacy.settingsChanged();
+    this.#dnsCheck?.settingsChanged();
     if (changes.pool !== undefined || changes.auth !== undefined) await this.switchResolver(this.resolver);
   }
 
@@ -253,6 +262,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     if (!this.running) return;
     this.#startedAt = 0;
     this.#privacy.stopping();
+    this.#dnsCheck?.stop();
     this.#network.stop();
     this.#watch?.stop();
     this.#listeners.stopTcp();

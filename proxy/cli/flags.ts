@@ -70,7 +70,8 @@ Usage: dotstub [options]
                       "degraded"; off by default; back to encrypted DNS as soon as
                       it connects)
   --no-portal-check   don't look for Wi-Fi sign-in pages (captive portals) when
-                      encrypted DNS fails after a network change
+                      encrypted DNS fails after a network change, nor check
+                      whether a network answers DNS for every address
   --capport-url URL   this network's RFC 8908 captive-portal API (HTTPS), if known
   --log               print one line per query: latency, connection, reuse
   --control ADDR      control API and dashboard address, loopback only

@@ -333,6 +333,15 @@ export interface RememberedNetworkView {
   /** What that network did to port 853 when it last failed there; null: nothing (or DoT authenticated since). */
   readonly port853: { readonly kind: FailureKind; readonly classification: string; readonly at: string } | null;
   readonly portal: { readonly seenAt: string; readonly signedIn: boolean } | null;
+  /**
+   * Something answered DNS there for an address where no DNS server can be
+   * (a documentation address): the network intercepts port 53. When last
+   * seen, what came back ("NXDOMAIN", "NOERROR with 10.0.0.1") and the address
+   * asked; null: never seen there (see dnsCheckedAt for whether it was looked for).
+   */
+  readonly rewritesDns: { readonly seenAt: string; readonly answeredWith: string; readonly asked: string } | null;
+  /** When dotstub last checked that there (whatever it saw); null: never checked there. */
+  readonly dnsCheckedAt: string | null;
   /** Median round trip to the resolver from there, ms. */
   readonly rttMs: number | null;
   readonly localDomains: readonly string[];
@@ -353,6 +362,13 @@ export interface NetworksView {
   readonly max: number;
   /** Networks this machine has been on. */
   readonly networks: readonly RememberedNetworkView[];
+  /**
+   * Where this run checks whether a network answers DNS for every address:
+   * on every network joined (opportunistic mode), only where the user allowed
+   * local names (strict mode: the check is a cleartext packet), or nowhere
+   * (portal checks off).
+   */
+  readonly dnsCheck: 'every-network' | 'where-local-names-allowed' | 'off';
   /** Choices a settings import brought for networks this machine hasn't been on yet: kept, and applied there when it is. */
   readonly waiting: number;
 }

@@ -30,7 +30,7 @@ async function rig() {
   const file = path.join(dir, 'networks.json');
   // Remembered before this run: a café where 853 was dropped, and an office.
   fs.writeFileSync(file, JSON.stringify({ version: 1, networks: {
-    cafe0000000000000000000000000000: { label: 'gateway 10.1.1.1', worked: 'doh', port853: { kind: 'dropped', classification: 'NET_DROPPED', at: '2026-11-20T10:00:00.000Z' }, rttMs: 41.5, seenAt: '2026-11-20T10:00:00.000Z', firstSeenAt: '2026-11-01T10:00:00.000Z' },
+    cafe0000000000000000000000000000: { label: 'gateway 10.1.1.1', worked: 'doh', port853: { kind: 'dropped', classification: 'NET_DROPPED', at: '2026-11-20T10:00:00.000Z' }, rttMs: 41.5, rewritesDns: { seenAt: '2026-11-20T10:00:01.000Z', answeredWith: 'NXDOMAIN', asked: '2001:db8::1' }, dnsCheckedAt: '2026-11-20T10:00:01.000Z', seenAt: '2026-11-20T10:00:00.000Z', firstSeenAt: '2026-11-01T10:00:00.000Z' },
     '0ff1ce00000000000000000000000000': { label: 'gateway 10.2.2.1', worked: 'dot', localNames: 'deny', localDomains: ['corp.example'], seenAt: '2026-11-21T10:00:00.000Z' },
   } }));
   // Strict mode's sign-in answers, in their own file: the café's sign-in was allowed, the office's declined.
@@ -67,10 +67,11 @@ test('GET lists every remembered network, this one marked, most recently seen fi
   // As the other tests here: once the first connection on this network is remembered ("what worked there").
   await settled(file, '40e00000000000000000000000000000');
   const v = (await api.get('/api/networks')).json<NetworksView>();
-  expect(v).toMatchObject({ remembering: true, max: 50 });
+  // The control harness turns no network check on: the view says so rather than implying one ran.
+  expect(v).toMatchObject({ remembering: true, max: 50, dnsCheck: 'off' });
   expect(v.networks.map((n) => [n.label, n.current])).toEqual([['gateway 192.168.1.1', true], ['gateway 10.2.2.1', false], ['gateway 10.1.1.1', false]]);
-  expect(v.networks[2]).toMatchObject({ worked: 'doh', port853: { kind: 'dropped' }, rttMs: 41.5, localNames: 'ask' });
-  expect(v.networks[1]).toMatchObject({ worked: 'dot', port853: null, localNames: 'deny', localDomains: ['corp.example'] });
+  expect(v.networks[2]).toMatchObject({ worked: 'doh', port853: { kind: 'dropped' }, rttMs: 41.5, localNames: 'ask', rewritesDns: { answeredWith: 'NXDOMAIN', asked: '2001:db8::1' }, dnsCheckedAt: '2026-11-20T10:00:01.000Z' });
+  expect(v.networks[1]).toMatchObject({ worked: 'dot', port853: null, localNames: 'deny', localDomains: ['corp.example'], rewritesDns: null, dnsCheckedAt: null });
 });
 
 test("PUT changes one network's local-names choice; on this network the name router applies it at once; bad input is a 400 that changes nothing", async () => {

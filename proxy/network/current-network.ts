@@ -20,12 +20,14 @@
  *   dotFailed(c)        port 853's failure, classified
  *   portalSeen/SignedIn a sign-in page, and signing in
  *   answered(us)        a query answered on an open connection: the round trip's median
+ *   dnsChecked(r)       the DNS-interception check (dns-interception.ts): when, and what answered
  *
  * A network is remembered from its first fact, not before: a network nothing
  * happened on leaves nothing behind.
  */
 import { EventEmitter } from 'node:events';
 import type { FailureKind } from './classify.js';
+import { answerWords, type DnsCheckResult } from './dns-interception.js';
 import type { LocalNamesPolicy } from './name-owners.js';
 import { NetworkMemory, readNetworks, startHint, writeNetworks, type NetworkMemoryChanges, type NetworkMemoryEntry } from './network-memory.js';
 import { gatewayAddress, networkIdentity } from './network-key.js';
@@ -251,6 +253,18 @@ export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged] }> 
     if (!key || !this.#memory) return;
     const portal = this.#memory.get(key)?.portal;
     if (portal && !portal.signedIn) this.#write({ portal: { ...portal, signedIn: true } });
+  }
+
+  /**
+   * The DNS-interception check ran on the network we're on: when, and, when
+   * something answered where no DNS server can be, what and where. A check
+   * that saw nothing keeps the last sighting (with its date) and moves only
+   * the time checked: the card says what each check saw.
+   */
+  dnsChecked(result: DnsCheckResult): void {
+    const at = this.#now().toISOString();
+    const a = result.answered;
+    this.#write(a ? { dnsCheckedAt: at, rewritesDns: { seenAt: at, answeredWith: answerWords(a), asked: a.address } } : { dnsCheckedAt: at });
   }
 
   /** A query answered by the resolver on an open connection, `us` on the wire. */

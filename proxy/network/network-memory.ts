@@ -7,10 +7,12 @@
  *
  *   { "version": 1, "networks": { "<key>": { "label": "gateway 192.168.1.1", "worked": "doh",
  *       "port853": { "kind": "dropped", "classification": "NET_DROPPED" }, "rttMs": 23, "localNames": "allow",
- *       "localDomains": ["lan"], "portal": { "signedIn": true }, "firstSeenAt": "…", "seenAt": "…" } } }
+ *       "localDomains": ["lan"], "portal": { "signedIn": true }, "dnsCheckedAt": "…",
+ *       "rewritesDns": { "seenAt": "…", "answeredWith": "NXDOMAIN", "asked": "192.0.2.1" }, "firstSeenAt": "…", "seenAt": "…" } } }
  *
  * What worked there (the transport that last gave authenticated answers,
- * what the network did to port 853, a sign-in page), the median round trip
+ * what the network did to port 853, a sign-in page, whether it answers DNS
+ * for every address), the median round trip
  * to the resolver, the local domains its links owned, and the user's
  * local-names choice. Nothing else identifies the network: the label is
  * the gateway's address (what the user can see in their own settings), or
@@ -46,6 +48,14 @@ export interface NetworkMemoryEntry {
   readonly port853?: Port853Failure;
   /** A sign-in page seen here, and whether signing in got private DNS back. */
   readonly portal?: { readonly seenAt: string; readonly signedIn: boolean };
+  /**
+   * Something answered DNS here for an address where no DNS server can be
+   * (network/dns-interception.ts): the network intercepts port 53. When it
+   * was last seen, what came back, and the address asked.
+   */
+  readonly rewritesDns?: { readonly seenAt: string; readonly answeredWith: string; readonly asked: string };
+  /** When that check last ran here, whatever it saw (it saw nothing when this is later than rewritesDns.seenAt). */
+  readonly dnsCheckedAt?: string;
   /** Median round trip to the resolver from here (answers on open connections), ms. */
   readonly rttMs?: number;
   /** The user's choice; absent: not asked yet. */
@@ -80,6 +90,9 @@ function entryOf(v: unknown): NetworkMemoryEntry | undefined {
   }
   const portal = o.portal as Record<string, unknown> | null | undefined;
   if (typeof portal === 'object' && portal !== null && str(portal.seenAt)) out.portal = { seenAt: portal.seenAt, signedIn: portal.signedIn === true };
+  const r = o.rewritesDns as Record<string, unknown> | null | undefined;
+  if (typeof r === 'object' && r !== null && str(r.seenAt) && str(r.answeredWith) && str(r.asked)) out.rewritesDns = { seenAt: r.seenAt, answeredWith: r.answeredWith, asked: r.asked };
+  if (str(o.dnsCheckedAt)) out.dnsCheckedAt = o.dnsCheckedAt;
   if (typeof o.rttMs === 'number' && Number.isFinite(o.rttMs) && o.rttMs >= 0) out.rttMs = o.rttMs;
   if (o.localNames === 'allow' || o.localNames === 'deny') out.localNames = o.localNames;
   if (Array.isArray(o.localDomains)) out.localDomains = o.localDomains.filter(str);

@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { dotstubArgv, netlabMissing, startNetlab, unboundIn, waitForListening, type DnsPacket, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
+import { CHECK_NAME } from '../network/dns-interception.js';
 
 const missing = netlabMissing();
 const LOGIN = 'login.hotspot.test';
@@ -181,10 +182,17 @@ async function startHotspot(variant: 'drop' | 'intercept'): Promise<{ portal: Ne
   };
 }
 
-/** Cleartext DNS the client sent: where, and which names. */
-function cleartextQueries(packets: readonly DnsPacket[]): { to: Set<string>; names: Set<string> } {
-  const out = packets.filter((p) => !p.response && p.dstPort === 53);
-  return { to: new Set(out.map((p) => p.dst)), names: new Set(out.map((p) => (p.qname ?? '').toLowerCase()).filter(Boolean)) };
+/**
+ * Cleartext DNS the client sent: where, and which names. The DNS-interception
+ * check's probe (network/dns-interception.ts: the constant name to a
+ * documentation address, once per join in opportunistic mode) is no lookup:
+ * `checks` counts it apart.
+ */
+function cleartextQueries(packets: readonly DnsPacket[]): { to: Set<string>; names: Set<string>; checks: string[] } {
+  const isCheck = (p: DnsPacket): boolean => p.qname === CHECK_NAME && (p.dst === '192.0.2.1' || p.dst === '2001:db8::1');
+  const checks = packets.filter((p) => !p.response && p.dstPort === 53 && isCheck(p)).map((p) => p.dst);
+  const out = packets.filter((p) => !p.response && p.dstPort === 53 && !isCheck(p));
+  return { to: new Set(out.map((p) => p.dst)), names: new Set(out.map((p) => (p.qname ?? '').toLowerCase()).filter(Boolean)), checks };
 }
 
 describe('a fake hotspot in namespaces', skipWith(missing), () => {
@@ -236,7 +244,9 @@ describe('a fake hotspot in namespaces', skipWith(missing), () => {
         expect((await run.dig('news.example')).addresses).toEqual(['192.0.2.81']);
 
         const packets = await cap.stop();
-        const { to, names } = cleartextQueries(packets);
+        const { to, names, checks } = cleartextQueries(packets);
+        // The interception check: once at start in opportunistic mode (one packet per documentation address); never in strict mode, where no local names were allowed.
+        expect(checks.sort()).toEqual(mode === 'opportunistic' ? ['192.0.2.1', '2001:db8::1'] : []);
         // Cleartext only to the hotspot's resolver, only for allowed names.
         expect([...to]).toEqual([lab.addresses.routerClientSide4]);
         for (const name of names) expect(letThrough, `${name} left in cleartext`).toContain(name);
@@ -279,6 +289,7 @@ describe('a fake hotspot in namespaces', skipWith(missing), () => {
       const before = cleartextQueries(await cap.packets());
       expect([...before.names], 'names sent in cleartext before consent').toEqual([]);
       expect([...before.to], 'port-53 destinations before consent').toEqual([]);
+      expect(before.checks, 'DNS-interception probes in strict mode').toEqual([]);
 
       // Now the user allows it: the sign-in names, and only they, go to the hotspot's resolver.
       const allowedAt = Date.now() / 1000;

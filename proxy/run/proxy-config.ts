@@ -6,6 +6,7 @@
 import type { AnswerCacheOptions } from '../cache/answer-cache.js';
 import { DEFAULT_LISTEN, type ListenAddress } from '../listen/address.js';
 import type { ProbeTargets } from '../network/captive/probe.js';
+import type { DnsCheckTarget } from '../network/dns-interception.js';
 import type { NameRouting } from '../network/name-owners.js';
 import type { DiscoveryPaths } from '../network/network-resolver.js';
 import type { AuthPolicy } from '../upstream/auth-policy.js';
@@ -56,6 +57,12 @@ export interface ProxyConfig {
   /** Captive-portal detection and the sign-in exception; null: off (no probe ever leaves). */
   readonly captive: CaptiveConfig | null;
   /**
+   * Whether the network answers DNS for every address, checked once per
+   * network joined (privacy/dns-check.ts; in strict mode only where local
+   * names are allowed); null: off (no probe leaves). On with the portal checks.
+   */
+  readonly dnsCheck: DnsCheckTarget | null;
+  /**
    * Opportunistic mode only: while encrypted DNS is blocked, let the
    * network's own resolver answer in cleartext (state `degraded`). Off by
    * default; never in strict mode.
@@ -82,6 +89,7 @@ export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyCo
     warm: true,
     cache: {},
     captive: null,
+    dnsCheck: null,
     allowDegraded: false,
     networkDns: [],
     names: null,

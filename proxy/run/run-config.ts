@@ -10,6 +10,7 @@ import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { ListenAddress } from '../listen/address.js';
 import { DEFAULT_PROBES } from '../network/captive/probe.js';
+import { DEFAULT_DNS_CHECK } from '../network/dns-interception.js';
 import { SYSTEM_PATHS, type DiscoveryPaths } from '../network/network-resolver.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../upstream/pool/options.js';
 import { defaultConfig, type ProxyConfig } from './proxy-config.js';
@@ -78,6 +79,8 @@ export function resolveRun(flags: RunFlags, settings: Settings, savedResolver: R
             consentFile: path.join(flags.configDir, 'captive-consent.json'),
           }
         : null,
+    // The network checks go together: the one switch (and the test rigs' DOTSTUB_PORTAL_CHECK=off) keeps every probe in.
+    dnsCheck: effective.portalCheck && flags.portalCheckAllowed ? DEFAULT_DNS_CHECK : null,
     allowDegraded: effective.cleartextFallback && effective.mode === 'opportunistic',
     networkDns: effective.networkDns,
     // Routing by name owner: the networks' own names to their links (the journal may also be in the config dir, without root).

@@ -1,7 +1,8 @@
 /**
  * The networks dotstub remembers, through the control API (issue 21, item 3):
  *
- *   GET    /api/networks        every network remembered (the one we're on marked), what worked there
+ *   GET    /api/networks        every network remembered (the one we're on marked), what worked there,
+ *                                whether it answers DNS for every address, and where this run checks that
  *   PUT    /api/networks/:key   { "localNames": "allow" | "deny" | "ask" }: the user's choice for that network
  *   DELETE /api/networks/:key   "Forget this network"
  *
@@ -32,6 +33,8 @@ function networkView(key: string, e: NetworkMemoryEntry, current: string | null)
     worked: e.worked ?? null,
     port853: e.port853 ?? null,
     portal: e.portal ?? null,
+    rewritesDns: e.rewritesDns ?? null,
+    dnsCheckedAt: e.dnsCheckedAt ?? null,
     rttMs: e.rttMs ?? null,
     localDomains: e.localDomains ?? [],
     localNames: e.localNames ?? 'ask',
@@ -42,11 +45,11 @@ function networkView(key: string, e: NetworkMemoryEntry, current: string | null)
 
 export function networksView(proxy: StubProxy): NetworksView {
   const network = proxy.network;
-  if (!network.remembering) return { remembering: false, max: MAX_NETWORKS, networks: [], waiting: 0 };
+  if (!network.remembering) return { remembering: false, max: MAX_NETWORKS, networks: [], waiting: 0, dnsCheck: proxy.dnsCheck };
   const all = network.list();
   // An imported choice for a network never seen here is not a network the user has been on: not listed, counted.
   const seen = all.filter(({ entry }) => seenHere(entry));
-  return { remembering: true, max: MAX_NETWORKS, networks: seen.map(({ key, entry }) => networkView(key, entry, network.key)), waiting: all.length - seen.length };
+  return { remembering: true, max: MAX_NETWORKS, networks: seen.map(({ key, entry }) => networkView(key, entry, network.key)), waiting: all.length - seen.length, dnsCheck: proxy.dnsCheck };
 }
 
 /** The network's owner, for a known key, or the error that says why not. */

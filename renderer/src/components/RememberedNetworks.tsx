@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { api } from '../api/client.js';
 import type { NetworksView, RememberedNetworkView } from '../../../proxy/control/api-types.js';
 import { formatDateTime } from '../lib/format.js';
+import { port53Words } from '../lib/port53-words.js';
 import { SettingsTransfer } from './SettingsTransfer.js';
 import { Outcome } from './Outcome.js';
 
@@ -98,74 +99,85 @@ export function RememberedNetworks({ rev, onChange }: { readonly rev: number; re
         <p className="empty">No network remembered yet.</p>
       ) : (
         <ul className="memory-list">
-          {networks.map((n) => (
-            <li key={n.key} className={n.current ? 'memory-item current' : 'memory-item'} aria-current={n.current ? 'true' : undefined} data-testid="remembered-network">
-              <div className="memory-head">
-                <strong className="memory-label">{n.label}</strong>
-                {n.current && <span className="pill pill-good">This network</span>}
-                {/* The network in use is seen now: its stored "last seen" is when dotstub last wrote it down. */}
-                <span className="muted small">{n.current ? 'in use now' : `last seen ${when(n.seenAt)}`}</span>
-              </div>
-              <dl className="memory-facts">
-                <div>
-                  <dt>What worked</dt>
-                  <dd>{worked(n)}</dd>
+          {networks.map((n) => {
+            const port53 = port53Words(n, view.dnsCheck);
+            return (
+              <li key={n.key} className={n.current ? 'memory-item current' : 'memory-item'} aria-current={n.current ? 'true' : undefined} data-testid="remembered-network">
+                <div className="memory-head">
+                  <strong className="memory-label">{n.label}</strong>
+                  {n.current && <span className="pill pill-good">This network</span>}
+                  {port53.kind === 'rewrites' && <span className="pill pill-caution">Rewrites DNS</span>}
+                  {/* The network in use is seen now: its stored "last seen" is when dotstub last wrote it down. */}
+                  <span className="muted small">{n.current ? 'in use now' : `last seen ${when(n.seenAt)}`}</span>
                 </div>
-                {n.port853 && (
+                <dl className="memory-facts">
                   <div>
-                    <dt>Port 853</dt>
-                    <dd>{PORT_853[n.port853.kind]}</dd>
+                    <dt>What worked</dt>
+                    <dd>{worked(n)}</dd>
                   </div>
-                )}
-                <div>
-                  <dt>Round trip</dt>
-                  <dd>{n.rttMs === null ? 'not measured yet' : `${n.rttMs} ms (median)`}</dd>
-                </div>
-                <div>
-                  <dt>Local domains</dt>
-                  <dd className={n.localDomains.length ? 'mono' : undefined}>{n.localDomains.length ? n.localDomains.join(', ') : 'none'}</dd>
-                </div>
-                {n.portal && (
+                  {n.port853 && (
+                    <div>
+                      <dt>Port 853</dt>
+                      <dd>{PORT_853[n.port853.kind]}</dd>
+                    </div>
+                  )}
                   <div>
-                    <dt>Sign-in page</dt>
-                    <dd>{n.portal.signedIn ? 'seen, signed in' : 'seen'}</dd>
+                    <dt>Round trip</dt>
+                    <dd>{n.rttMs === null ? 'not measured yet' : `${n.rttMs} ms (median)`}</dd>
                   </div>
-                )}
-              </dl>
-              <div className="memory-actions">
-                <label className="memory-choice">
-                  <span title="Names this network owns (printer.lan, a VPN's intranet): sent to its own resolver, unencrypted, or never">Local names</span>
-                  <select
-                    value={n.localNames}
-                    disabled={busy === n.key}
-                    aria-label={`Local names on ${n.label}`}
-                    onChange={(e) => act(n.key, api.setNetworkLocalNames(n.key, e.target.value as RememberedNetworkView['localNames']))}
-                  >
-                    {(['ask', 'allow', 'deny'] as const).map((c) => (
-                      <option key={c} value={c}>
-                        {CHOICE_WORDS[c]}
-                      </option>
-                    ))}
-                  </select>
-                </label>
-                {confirming === n.key ? (
-                  <span className="memory-confirm" role="group" aria-label={`Forget ${n.label}?`}>
-                    <span>{n.current ? 'Forget it? dotstub starts learning it again, as you are on it.' : 'Forget everything about it?'}</span>
-                    <button type="button" className="btn btn-small" disabled={busy === n.key} onClick={() => act(n.key, api.forgetNetwork(n.key))}>
-                      Forget
+                  <div>
+                    <dt>Local domains</dt>
+                    <dd className={n.localDomains.length ? 'mono' : undefined}>{n.localDomains.length ? n.localDomains.join(', ') : 'none'}</dd>
+                  </div>
+                  {n.portal && (
+                    <div>
+                      <dt>Sign-in page</dt>
+                      <dd>{n.portal.signedIn ? 'seen, signed in' : 'seen'}</dd>
+                    </div>
+                  )}
+                  <div className={port53.detail ? 'memory-fact-wide' : undefined} data-testid="port53" data-kind={port53.kind}>
+                    <dt>Plain DNS (port 53)</dt>
+                    <dd>
+                      {port53.kind === 'rewrites' ? <strong>{port53.text}</strong> : port53.text}
+                      {port53.detail && <span className="muted small memory-fact-detail">{port53.detail}</span>}
+                    </dd>
+                  </div>
+                </dl>
+                <div className="memory-actions">
+                  <label className="memory-choice">
+                    <span title="Names this network owns (printer.lan, a VPN's intranet): sent to its own resolver, unencrypted, or never">Local names</span>
+                    <select
+                      value={n.localNames}
+                      disabled={busy === n.key}
+                      aria-label={`Local names on ${n.label}`}
+                      onChange={(e) => act(n.key, api.setNetworkLocalNames(n.key, e.target.value as RememberedNetworkView['localNames']))}
+                    >
+                      {(['ask', 'allow', 'deny'] as const).map((c) => (
+                        <option key={c} value={c}>
+                          {CHOICE_WORDS[c]}
+                        </option>
+                      ))}
+                    </select>
+                  </label>
+                  {confirming === n.key ? (
+                    <span className="memory-confirm" role="group" aria-label={`Forget ${n.label}?`}>
+                      <span>{n.current ? 'Forget it? dotstub starts learning it again, as you are on it.' : 'Forget everything about it?'}</span>
+                      <button type="button" className="btn btn-small" disabled={busy === n.key} onClick={() => act(n.key, api.forgetNetwork(n.key))}>
+                        Forget
+                      </button>
+                      <button type="button" className="btn btn-small btn-ghost" onClick={() => setConfirming(null)}>
+                        Keep
+                      </button>
+                    </span>
+                  ) : (
+                    <button type="button" className="btn btn-small btn-ghost" aria-label={`Forget this network: ${n.label}`} onClick={() => setConfirming(n.key)}>
+                      Forget this network
                     </button>
-                    <button type="button" className="btn btn-small btn-ghost" onClick={() => setConfirming(null)}>
-                      Keep
-                    </button>
-                  </span>
-                ) : (
-                  <button type="button" className="btn btn-small btn-ghost" aria-label={`Forget this network: ${n.label}`} onClick={() => setConfirming(n.key)}>
-                    Forget this network
-                  </button>
-                )}
-              </div>
-            </li>
-          ))}
+                  )}
+                </div>
+              </li>
+              );
+          })}
         </ul>
       )}
       {view.waiting > 0 && (

@@ -178,7 +178,7 @@ function SettingsEditor({ saved }: { saved: Settings }) {
         <Toggle
           id={`${id}-portalCheck`}
           label="Check for Wi-Fi sign-in pages"
-          help="When encrypted DNS fails right after joining a network, look for a hotel or café sign-in page and let only its names through, unencrypted, while you sign in (strict mode asks first)."
+          help="When encrypted DNS fails right after joining a network, look for a hotel or café sign-in page and let only its names through, unencrypted, while you sign in (strict mode asks first). Also checks once per network whether it answers DNS for every address (strict mode: only where you allowed local names)."
           checked={draft.portalCheck}
           onChange={(v) => set('portalCheck', v)}
           error={serverErrors.portalCheck}

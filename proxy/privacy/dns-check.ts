@@ -1,0 +1,108 @@
+/**
+ * When dotstub checks whether the network answers DNS for every address
+ * (network/dns-interception.ts measures; docs/networks.md#a-network-that-answers-dns-for-every-address):
+ *
+ *   - once per network joined (start, or a change of network), once its key
+ *     is known (a check can't be remembered under a key that may still
+ *     change; the key comes within milliseconds of the first traffic); never
+ *     per query, never on a timer. Each check is at most one UDP packet per
+ *     documentation address and lasts at most its timeout (1.5 s).
+ *   - what it saw is written to the network's memory (networks.json) by its
+ *     owner (network/current-network.ts), and only if we're still on the
+ *     network it was measured on.
+ *
+ * Strict mode: the check is a cleartext packet, a DNS query (if a
+ * meaningless one), and strict mode sends none the user didn't agree to. So
+ * there it runs only on a network where the user allowed local names: they
+ * agreed that this network sees plain DNS from this machine, and it is where
+ * the answer matters to them (those names go to port 53 unencrypted, and an
+ * interceptor would answer them). A sign-in allowed for a captive portal is
+ * not that agreement: it covers the sign-in's own names, for minutes. The
+ * user allowing local names while on the network runs the check then (the
+ * owner's 'changed' { why: 'choices' }); opportunistic mode checks every
+ * network. Off with the portal checks (`--no-portal-check`, the test rigs'
+ * DOTSTUB_PORTAL_CHECK=off): no probe leaves.
+ */
+import type { CurrentNetwork, NetworkChanged } from '../network/current-network.js';
+import { checkDnsInterception, type DnsCheckResult, type DnsCheckTarget } from '../network/dns-interception.js';
+import type { AuthMode } from '../upstream/auth-policy.js';
+
+/** Where the check runs in this run: the networks view says it next to each network's verdict. */
+export type DnsCheckPolicy = 'every-network' | 'where-local-names-allowed' | 'off';
+
+export interface DnsCheckInit {
+  readonly network: CurrentNetwork;
+  readonly mode: () => AuthMode;
+  readonly target: DnsCheckTarget;
+  /** The measurement (tests give their own); network/dns-interception.ts's otherwise. */
+  readonly check?: (target: DnsCheckTarget) => Promise<DnsCheckResult>;
+}
+
+export class DnsCheck {
+  readonly #network: CurrentNetwork;
+  readonly #mode: () => AuthMode;
+  readonly #target: DnsCheckTarget;
+  readonly #check: (target: DnsCheckTarget) => Promise<DnsCheckResult>;
+  /** Counts the networks joined; a result is written only while the join it was measured in lasts. */
+  #join = 0;
+  /** The join a check was started in (one per join). */
+  #checked = -1;
+  #running = false;
+  /** The check under way, if any (tests wait for it). */
+  #pending: Promise<void> | null = null;
+  readonly #onChanged = (c: NetworkChanged): void => {
+    if (c.why === 'moved') this.#join++;
+    this.#maybe();
+  };
+
+  constructor(init: DnsCheckInit) {
+    this.#network = init.network;
+    this.#mode = init.mode;
+    this.#target = init.target;
+    this.#check = init.check ?? checkDnsInterception;
+  }
+
+  get policy(): DnsCheckPolicy {
+    return this.#mode() === 'strict' ? 'where-local-names-allowed' : 'every-network';
+  }
+
+  /** The proxy started: the network we're on is checked (once its key is known, and strict mode allows it). */
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#network.on('changed', this.#onChanged);
+    this.#maybe();
+  }
+
+  stop(): void {
+    this.#running = false;
+    this.#network.off('changed', this.#onChanged);
+  }
+
+  /** Settings changed (strict → opportunistic allows a check this join had not been allowed). */
+  settingsChanged(): void {
+    this.#maybe();
+  }
+
+  /** Settles once the check under way (if any) is written. */
+  async settled(): Promise<void> {
+    await this.#pending;
+  }
+
+  #maybe(): void {
+    if (!this.#running || this.#checked === this.#join) return;
+    // Provisional (the gateway's MAC not known yet: 'known' follows) or no network to tell apart: nothing to remember it under.
+    if (this.#network.key === null) return;
+    if (this.#mode() === 'strict' && this.#network.localNames() !== 'allow') return;
+    const join = this.#join;
+    this.#checked = join;
+    this.#pending = this.#check(this.#target).then(
+      (result) => {
+        if (this.#running && join === this.#join) this.#network.dnsChecked(result);
+      },
+      () => {
+        // A check that could not run saw nothing: nothing to remember.
+      },
+    );
+  }
+}
