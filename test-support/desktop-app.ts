@@ -22,7 +22,7 @@ const HOOK = path.join(ROOT, 'test-support', 'electron-hook.cjs');
 /** A tray item as both show it. */
 export type TrayItem = Pick<MenuItem, 'id' | 'label' | 'enabled' | 'checked'> & { readonly submenu?: readonly TrayItem[] };
 
-export interface AppWindow {
+interface AppWindow {
   readonly url: string;
   readonly visible: boolean;
 }

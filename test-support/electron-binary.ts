@@ -22,7 +22,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** The reason the real Electron's tests skip without its binary (the suite's skip list shows it). */
 export const NO_ELECTRON_BINARY = "Electron's binary is not installed (npm run electron:install)";
 
-export type ElectronChoice = { readonly binary: string; readonly missing?: undefined } | { readonly binary?: undefined; readonly missing: string };
+type ElectronChoice = { readonly binary: string; readonly missing?: undefined } | { readonly binary?: undefined; readonly missing: string };
 
 /** What `require('electron')` says now: read afresh each time (its module reads the environment once, when loaded). */
 function electronPackagePath(): string {
