@@ -20,7 +20,7 @@ import type { ProxySupervisor, ReadyInfo } from './proxy-process/supervisor.js';
 import { ServiceConnection } from './proxy-process/service-connection.js';
 import { LiveTrayState, type LiveTrayStateOptions } from './tray/live-tray-state.js';
 import type { TrayAction, TrayState } from './tray/types.js';
-import { captiveNotice, type Notice } from './tray/captive-notices.js';
+import { captiveNotice, networkOpened, type Notice } from './tray/captive-notices.js';
 import { localNamesNotice } from './tray/local-names-question.js';
 import type { SignInView } from '../proxy/control/api-types.js';
 
@@ -41,6 +41,8 @@ interface Events {
   notice: [Notice];
   /** A proxy (re)started: its control origin and dashboard link changed. */
   ready: [ReadyInfo];
+  /** The Wi-Fi let us out (captive → private DNS): the sign-in is over, its window has nothing left to show. */
+  'network-open': [];
 }
 
 /** The sign-in proxy starts as the exception does: a moment after "Allow", ask again (three times, 100 ms apart). */
@@ -75,8 +77,10 @@ export class DesktopController extends EventEmitter<Events> {
       const notice = captiveNotice(this.#lastTray, s, this.#lastNoticeAt, Date.now());
       // Not rate-limited with the sign-in's: it comes once per question, and a question is once per network.
       const asking = localNamesNotice(this.#lastTray, s);
+      const opened = networkOpened(this.#lastTray, s);
       this.#lastTray = s;
       this.emit('tray', s);
+      if (opened) this.emit('network-open');
       if (notice) {
         this.#lastNoticeAt = Date.now();
         this.emit('notice', notice);

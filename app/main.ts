@@ -126,6 +126,8 @@ function run(): void {
     notification.on('click', showDashboard);
     notification.show();
   });
+  // Signed in: the portal's window has done its job (and its proxy is gone).
+  controller.on('network-open', () => signIn.close());
   controller.on('ready', () => {
     if (controller.client) dashboard.follow(controller.client);
   });

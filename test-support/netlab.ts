@@ -79,6 +79,8 @@ export interface Namespace {
   exec(argv: readonly string[], opts?: { timeoutMs?: number; env?: NodeJS.ProcessEnv }): Promise<ExecResult>;
   /** Starts a long-running program in this namespace; killed with the lab at the latest. */
   spawn(argv: readonly string[], opts?: { env?: NodeJS.ProcessEnv }): NetlabProcess;
+  /** The command line that runs `argv` in this namespace, for a program another tool starts (a browser Playwright launches); killed with the lab at the latest. */
+  command(argv: readonly string[]): string[];
 }
 
 /** One packet of cleartext DNS (port 53) seen leaving or arriving on the client's side. */
@@ -333,6 +335,7 @@ export async function startNetlab(opts: NetlabOptions = {}): Promise<Netlab> {
       return {
         place,
         name,
+        command: (argv) => ['nsenter', ...enter(name, argv)],
         exec: async (argv, o) => {
           const child = spawn('nsenter', enter(name, argv), { env: env(o?.env), stdio: ['ignore', 'pipe', 'pipe'] });
           processes.add(child);

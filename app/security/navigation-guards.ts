@@ -5,12 +5,14 @@
  * - the dashboard's pages may navigate and redirect only within the control
  *   origin; webviews are refused; new windows are refused, and allow-listed
  *   https links open in the user's browser instead;
- * - the sign-in window browses the portal (any host, its redirects): a new
- *   window it asks for opens in itself, never as a second window;
+ * - the sign-in window browses the portal (any host of the network, its
+ *   redirects) and nothing else: never this machine's pages (the
+ *   dashboard, local services) nor files or other schemes; a new window it
+ *   asks for opens in itself, never as a second window;
  * - no page is granted a permission.
  */
 import { app, session, shell, type WebContents } from 'electron';
-import { isAllowedExternal, isAllowedNavigation } from './urls.js';
+import { isAllowedExternal, isAllowedNavigation, isSignInPage } from './urls.js';
 
 export interface GuardOptions {
   /** The running proxy's control origin; undefined while none runs (then nothing may be navigated to). */
@@ -23,8 +25,15 @@ export interface GuardOptions {
 export function guardNavigation(options: GuardOptions): void {
   app.on('web-contents-created', (_event, contents) => {
     if (options.isSignIn(contents)) {
+      const keepToTheNetwork = (e: { preventDefault(): void }, url: string): void => {
+        if (!isSignInPage(url)) e.preventDefault();
+      };
+      contents.on('will-navigate', keepToTheNetwork);
+      contents.on('will-redirect', keepToTheNetwork);
+      contents.on('will-attach-webview', (e) => e.preventDefault());
       contents.setWindowOpenHandler(({ url }) => {
-        void contents.loadURL(url);
+        // loadURL is the app's own navigation (no will-navigate): checked here.
+        if (isSignInPage(url)) void contents.loadURL(url);
         return { action: 'deny' };
       });
       return;

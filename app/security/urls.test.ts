@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PRESETS } from '../../proxy/config/resolvers.js';
-import { isAllowedExternal, isAllowedNavigation, isTrustedSender, originOf } from './urls.js';
+import { isAllowedExternal, isAllowedNavigation, isSignInPage, isTrustedSender, originOf } from './urls.js';
 
 const control = 'http://127.0.0.1:45955';
 
@@ -24,6 +24,31 @@ describe('navigation and sender checks', () => {
     expect(isTrustedSender(undefined, control)).toBe(false);
     expect(isTrustedSender('http://127.0.0.1:45955/', undefined)).toBe(false);
     expect(originOf('data:text/html,hi')).toBeUndefined();
+  });
+});
+
+describe('isSignInPage', () => {
+  it("lets the sign-in window browse the network's pages, any host, and never this machine's or a file", () => {
+    for (const ok of ['http://192.0.2.1/', 'http://login.hotspot.test/login', 'https://pay.hotspot.example/card?x=1', 'http://10.53.1.1:8080/', 'https://[2001:db8::1]/']) expect(isSignInPage(ok), ok).toBe(true);
+    for (const no of [
+      'http://127.0.0.1:45955/#token=abc',
+      'http://127.9.9.9/',
+      'http://2130706433/',
+      'http://0x7f.1/',
+      'http://localhost:8080/',
+      'http://printer.localhost/',
+      'http://[::1]:631/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://0.0.0.0:5380/',
+      'file:///etc/passwd',
+      'javascript:alert(1)',
+      'data:text/html,hi',
+      'chrome://settings',
+      'smb://host/share',
+      'not a url',
+    ]) {
+      expect(isSignInPage(no), no).toBe(false);
+    }
   });
 });
 

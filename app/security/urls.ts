@@ -19,6 +19,31 @@ export function isAllowedNavigation(url: string, controlOrigin: string | undefin
   return controlOrigin !== undefined && originOf(url) === controlOrigin;
 }
 
+/** Loopback and "this host" addresses, as the URL parser writes them (it turns 2130706433, 0x7f.1 and the like into 127.0.0.1). */
+function isThisMachine(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  if (h === 'localhost' || h.endsWith('.localhost') || h === '0.0.0.0' || /^127\.\d+\.\d+\.\d+$/.test(h)) return true;
+  // IPv6: ::1, ::, and IPv4-mapped loopback or "this host" (::ffff:7f00:1, ::ffff:0:0).
+  return h === '::1' || h === '::' || /^::ffff:(7f[0-9a-f]{2}:[0-9a-f]{1,4}|0:0)$/.test(h);
+}
+
+/**
+ * What the "Sign in to network" window may show: the network's web pages
+ * (http or https, any host: a portal sends the user through its own hosts,
+ * a payment page, a social login), never this machine's (the dashboard, a
+ * local service: Chromium reaches loopback without the sign-in proxy), nor
+ * a file or another scheme a portal's page could have the app load.
+ */
+export function isSignInPage(url: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  return (u.protocol === 'http:' || u.protocol === 'https:') && !isThisMachine(u.hostname);
+}
+
 /**
  * Sites the dashboard may open in the user's browser: the project and the
  * references it cites, and the preset resolvers' own pages. https only, exact

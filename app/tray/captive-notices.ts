@@ -13,6 +13,17 @@ export interface Notice {
 
 export const NOTICE_INTERVAL_MS = 60_000;
 
+/**
+ * The Wi-Fi let us out: the proxy went from `captive` to private DNS. The
+ * sign-in is over then (its proxy is gone with the exception), so the app
+ * closes the sign-in window. Not rate-limited: it is a fact, not a notice.
+ */
+export function networkOpened(prev: TrayState, next: TrayState): boolean {
+  const was = prev.proxyRunning && prev.privacy === 'captive';
+  const is = next.proxyRunning && next.privacy === 'captive';
+  return was && !is && next.proxyRunning && (next.privacy === 'private' || next.privacy === 'private-unverified');
+}
+
 export function captiveNotice(prev: TrayState, next: TrayState, lastNoticeAt: number, now: number): Notice | null {
   if (now - lastNoticeAt < NOTICE_INTERVAL_MS) return null;
   const was = prev.proxyRunning && prev.privacy === 'captive';
@@ -26,7 +37,7 @@ export function captiveNotice(prev: TrayState, next: TrayState, lastNoticeAt: nu
         : `Sign-in page: ${next.captive.portalHost}. Choose “Sign in to network” in the tray. Private DNS resumes by itself afterwards.`,
     };
   }
-  if (was && !is && next.proxyRunning && (next.privacy === 'private' || next.privacy === 'private-unverified')) {
+  if (networkOpened(prev, next)) {
     return { title: 'Private DNS is back', body: 'Signed in to the Wi-Fi: every lookup is encrypted again.' };
   }
   return null;

@@ -1,8 +1,9 @@
 /**
  * The "Sign in to network" window against the stand-in `electron` (typed
  * against Electron's API): its own session partition through the sign-in
- * proxy, the proxy's 407 answered for its page only, and the guards that
- * let it browse the portal while the dashboard's rules stay for the rest.
+ * proxy, the proxy's 407 answered for its page only, the guards that let it
+ * browse the network's pages (and nothing of this machine's) while the
+ * dashboard's rules stay for the rest, and its close.
  */
 import { describe, expect, test, vi } from 'vitest';
 import { electronStandIn, rec, standInApp, type BrowserWindow } from '../../test-support/electron-stand-in.js';
@@ -41,6 +42,15 @@ describe('the sign-in window', () => {
     expect(win.webContents.openFromPage('https://pay.hotspot.example/')).toEqual({ action: 'deny' });
     expect(win.webContents.getURL()).toBe('https://pay.hotspot.example/');
     expect(rec.windows).toHaveLength(2);
+    // The network's pages only: not this machine's (the dashboard, a local service), not a file, by any way in.
+    for (const url of ['http://127.0.0.1:5380/#token=abc', 'http://localhost:631/', 'file:///etc/passwd']) {
+      expect(win.webContents.navigateFromPage(url), url).toBe(false);
+      expect(win.webContents.redirect(url), url).toBe(false);
+      expect(win.webContents.openFromPage(url), url).toEqual({ action: 'deny' });
+    }
+    expect(win.webContents.getURL()).toBe('https://pay.hotspot.example/');
+    expect(win.webContents.redirect('http://login.hotspot.test/login')).toBe(true);
+    expect(rec.windows).toHaveLength(2);
     // Any other page keeps the dashboard's rules.
     expect(other.webContents.navigateFromPage('https://auth.hotspot.example/sso')).toBe(false);
 
@@ -49,7 +59,13 @@ describe('the sign-in window', () => {
     await vi.waitUntil(() => win.webContents.getURL() === 'http://portal.hotspot.test/again');
     expect(rec.windows).toHaveLength(2);
     expect(standInApp.login(win.webContents, proxyAuth)).toEqual({ username: 'dotstub', password: 'n3w' });
-    win.close();
+
+    // The network let us out: the app closes it, and its credential is answered no more.
+    signIn.close();
+    expect(win.isDestroyed()).toBe(true);
+    expect(rec.events.slice(-2)).toEqual(['window close', 'window closed']);
+    expect(standInApp.login(win.webContents, proxyAuth)).toBeUndefined();
+    signIn.close();
     other.close();
   });
 });

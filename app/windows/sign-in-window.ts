@@ -7,7 +7,8 @@
  *
  * The sign-in proxy asks for its credential (407): the app's 'login' event
  * is answered for this window's page only, with the credential of the last
- * sign-in view.
+ * sign-in view. The app closes it once the network lets us out (captive →
+ * private DNS): the proxy it browsed through ends with the sign-in.
  */
 import { app, BrowserWindow, session, type NativeImage, type Session, type WebContents } from 'electron';
 import type { SignInView } from '../../proxy/control/api-types.js';
@@ -43,6 +44,11 @@ export class SignInWindow {
       void win.loadURL(view.portalUrl);
       win.show();
     });
+  }
+
+  /** Closes the window, if open: the network let us out, and the sign-in proxy it browsed through is gone. */
+  close(): void {
+    this.#win?.close();
   }
 
   /** Whether `contents` belongs to the sign-in session (the portal browses any host; the dashboard's guards don't apply). */

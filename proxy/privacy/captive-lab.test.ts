@@ -21,7 +21,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { dotstubArgv, netlabMissing, startNetlab, unboundIn, waitForListening, type DnsPacket, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
+import { startHotspot as startLabHotspot, type Hotspot } from '../../test-support/hotspot-lab.js';
+import { dotstubArgv, netlabMissing, startNetlab, unboundIn, type DnsPacket, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
 import { CHECK_NAME } from '../network/dns-interception.js';
@@ -131,56 +132,8 @@ async function startDotstubInClient(mode: 'strict' | 'opportunistic'): Promise<R
   };
 }
 
-/**
- * The hotspot in the router: its resolver, its sign-in server, and the
- * firewall that POST /login opens. `intercept`: 853/443 go to a TLS server of
- * the hotspot's own instead of being dropped.
- */
-async function startHotspot(variant: 'drop' | 'intercept'): Promise<{ portal: NetlabProcess; stop(): Promise<void> }> {
-  const a = lab.addresses;
-  const procs: NetlabProcess[] = [];
-  const dns = lab.router.spawn([process.execPath, path.resolve(import.meta.dirname, '../../test-support/lab-dns-server.mjs'), a.routerClientSide4, '53', a.routerClientSide4]);
-  procs.push(dns);
-  await dns.waitFor('READY');
-  const rules: string[][] = [
-    // All web traffic from the client goes to the sign-in server (192.0.2.1 included).
-    ['-t', 'nat', '-A', 'PREROUTING', '-i', 'lan0', '-p', 'tcp', '--dport', '80', '-j', 'DNAT', '--to-destination', `${a.routerClientSide4}:80`],
-  ];
-  if (variant === 'drop') {
-    rules.push(['-A', 'FORWARD', '-i', 'lan0', '-p', 'tcp', '--dport', '853', '-j', 'DROP'], ['-A', 'FORWARD', '-i', 'lan0', '-p', 'tcp', '--dport', '443', '-j', 'DROP']);
-  } else {
-    const cert = path.join(lab.dir, 'hotspot.pem');
-    const key = path.join(lab.dir, 'hotspot.key');
-    fs.writeFileSync(cert, unbound.pki.impostorCert);
-    fs.writeFileSync(key, unbound.pki.impostorKey, { mode: 0o600 });
-    for (const port of [8853, 8443]) {
-      const tlsServer = lab.router.spawn(['openssl', 's_server', '-quiet', '-accept', `${a.routerClientSide4}:${port}`, '-cert', cert, '-key', key]);
-      procs.push(tlsServer);
-    }
-    await waitForListening(lab.router, [8853, 8443]);
-    rules.push(
-      ['-t', 'nat', '-A', 'PREROUTING', '-i', 'lan0', '-p', 'tcp', '--dport', '853', '-j', 'DNAT', '--to-destination', `${a.routerClientSide4}:8853`],
-      ['-t', 'nat', '-A', 'PREROUTING', '-i', 'lan0', '-p', 'tcp', '--dport', '443', '-j', 'DNAT', '--to-destination', `${a.routerClientSide4}:8443`],
-    );
-  }
-  for (const r of rules) {
-    const res = await lab.router.exec(['iptables', ...r]);
-    if (res.code !== 0) throw new Error(`iptables ${r.join(' ')}: ${res.stderr}`);
-  }
-  // Signing in deletes the same rules (-A → -D): the hotspot lets the client out.
-  const open = rules.map((r) => `iptables ${r.map((x) => (x === '-A' ? '-D' : x)).join(' ')}`).join(' && ');
-  const portal = lab.router.spawn([process.execPath, '--import', 'tsx', path.resolve(import.meta.dirname, '../../test-support/fake-portal.ts'), a.routerClientSide4, '80', LOGIN, open]);
-  procs.push(portal);
-  await portal.waitFor('READY', 20_000);
-  return {
-    portal,
-    stop: async () => {
-      for (const p of procs.reverse()) await p.stop();
-      // Whatever the login didn't remove (a test that failed before it).
-      for (const r of rules) await lab.router.exec(['iptables', ...r.map((x) => (x === '-A' ? '-D' : x))]);
-    },
-  };
-}
+/** The hotspot (test-support/hotspot-lab.ts) in this file's lab. */
+const startHotspot = (variant: 'drop' | 'intercept'): Promise<Hotspot> => startLabHotspot(lab, { variant, loginHost: LOGIN, unbound });
 
 /**
  * Cleartext DNS the client sent: where, and which names. The DNS-interception
