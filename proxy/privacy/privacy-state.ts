@@ -15,7 +15,7 @@ export interface PrivacyStatus {
 }
 
 /** Whether the machine's DNS goes to dotstub (the system-DNS takeover), when this run manages it. */
-export interface TakeoverStatus {
+interface TakeoverStatus {
   readonly inForce: boolean;
   readonly reason: string;
 }

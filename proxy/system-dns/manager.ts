@@ -28,7 +28,7 @@ import { describeStep } from './steps.js';
 import type { PrivilegedHelper } from './unit-helper.js';
 import type { SystemDnsView, TakeoverCause, TakeoverChange } from './view.js';
 
-export type { SystemDnsView, TakeoverCause, TakeoverChange };
+export type { SystemDnsView, TakeoverCause };
 import { backendByName, detectBackend, enable, replayStaleJournal, restore, status, type TakeoverContext } from './takeover.js';
 
 
