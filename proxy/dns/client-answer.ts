@@ -3,7 +3,10 @@
  * a cached copy of one: the client's ID, its RD and AD rules, the TLS hop's
  * EDNS options taken out, fitted to the client's UDP size.
  *
- * Invariants: the client's OPT is there exactly when its query had one
+ * Invariants: AD reaches a client only as an authenticated resolver set it
+ * (answers from any other had it cleared on arrival: upstream-answer.ts
+ * withoutAuthenticData), and only when the client asked for it (AD or DO
+ * in its query, RFC 6840 §5.7); the client's OPT is there exactly when its query had one
  * (RFC 6891 §7) and never carries padding or keepalive; an answer too big
  * for UDP loses additional records first (whole RRsets, glue first) and
  * becomes an empty TC answer only when the answer and authority sections

@@ -14,7 +14,7 @@
 import { MalformedMessageError, QuestionMismatchError } from '../errors.js';
 import type { QuestionKey } from './client-query.js';
 import { dnsPacket } from './dns-packet.js';
-import { FLAG_QR, FLAG_TC, HEADER_LENGTH, OPTION_KEEPALIVE, OPTION_PADDING, TYPE_OPT } from './header.js';
+import { FLAG_AD, FLAG_QR, FLAG_TC, HEADER_LENGTH, OPTION_KEEPALIVE, OPTION_PADDING, TYPE_OPT } from './header.js';
 import { foldAscii } from './name.js';
 import { RECORD_FIXED_LENGTH, recordEnd, recordFixedAt } from './record.js';
 import type { UpstreamQuestion } from './upstream-query.js';
@@ -53,6 +53,21 @@ export interface UpstreamAnswer {
   /** Where the additional section starts in `raw` (the end of the authority section). */
   readonly additionalStart: number;
   readonly raw: Buffer;
+}
+
+/**
+ * Clears the AD bit of an answer from a resolver dotstub did not
+ * authenticate (the network's own, in cleartext; an opportunistic TLS
+ * connection that did not verify): "validated" from a server anyone on the
+ * path could be is a claim nobody can check (RFC 6840 §5.7: a stub trusts
+ * AD only from a resolver it trusts, over a secure channel). Glibc and the
+ * programs that read AD (ssh's VerifyHostKeyDNS) would otherwise believe
+ * it. In place, before the answer is cached or relayed.
+ */
+export function withoutAuthenticData(answer: UpstreamAnswer): UpstreamAnswer {
+  const raw = answer.raw;
+  if (raw.length >= HEADER_LENGTH) raw.writeUInt16BE(raw.readUInt16BE(2) & ~FLAG_AD, 2);
+  return answer;
 }
 
 /**

@@ -15,7 +15,7 @@
 import dgram from 'node:dgram';
 import { randomInt } from 'node:crypto';
 import net from 'node:net';
-import { readUpstreamAnswer, type UpstreamAnswer } from '../../dns/upstream-answer.js';
+import { readUpstreamAnswer, withoutAuthenticData, type UpstreamAnswer } from '../../dns/upstream-answer.js';
 import { cleartextQuery } from '../../dns/upstream-query.js';
 import { FLAG_TC, HEADER_LENGTH } from '../../dns/header.js';
 import { frame, FrameReader } from '../../dns/framing.js';
@@ -80,7 +80,8 @@ export class CleartextUpstream implements Upstream {
       req.trace.attempts++;
       req.trace.writtenAt = performance.now();
       cancel = this.#ask(req, server, (err, answer) => {
-        if (answer) finish(null, answer);
+        // The network's resolver, unauthenticated: its AD bit says nothing anyone can check (upstream-answer.ts).
+        if (answer) finish(null, withoutAuthenticData(answer));
         else attempt(i + 1, err);
       });
     };

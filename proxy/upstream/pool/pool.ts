@@ -31,7 +31,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { ResolverSpec } from '../../config/resolvers.js';
-import type { UpstreamAnswer } from '../../dns/upstream-answer.js';
+import { withoutAuthenticData, type UpstreamAnswer } from '../../dns/upstream-answer.js';
 import { InFlightCapError, isDotstubError, PoolClosedError, QueryTimeoutError, type DotstubError } from '../../errors.js';
 import type { AnswerHandler, ConnectionFactory, PoolConnection, SendInfo } from '../connection/contract.js';
 import { newUpstreamCounters, type UpstreamCounters } from '../counters.js';
@@ -329,7 +329,8 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     this.#window.observe(answer.raw.length);
     this.#window.answered(conn, now, this.#rtt.srttMs ?? 0);
     if (trace.reused === false && conn.handshake) trace.handshake = conn.handshake.resumed ? 'resumed' : 'full';
-    this.#settle(flight, null, answer);
+    // Opportunistic mode's unverified TLS: its "validated" is no one's word (upstream-answer.ts).
+    this.#settle(flight, null, conn.handshake?.verified === true ? answer : withoutAuthenticData(answer));
     // The copy answered and the first connection read nothing meanwhile: it is dead; its other queries are retried.
     if (first && stayedSilent(first)) {
       this.#c.extras.delete(conn);
