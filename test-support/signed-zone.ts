@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-export const SIGNED_ZONE = 'signed.example';
+const SIGNED_ZONE = 'signed.example';
 /** The zone's one name with an address. */
 export const SIGNED_NAME = `www.${SIGNED_ZONE}`;
 export const SIGNED_ADDRESS = '192.0.2.53';
