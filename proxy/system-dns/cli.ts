@@ -289,12 +289,20 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
           }
           out(`dotstub answers on 127.0.0.1:${parsed.probePort} (after ${Date.now() - t0} ms)`);
         }
-        await enable(ctx, detection, { port: parsed.port }, owner);
+        // Held by this process (no --owner-pid): Ctrl-C or SIGTERM from the moment the files may change gives them back,
+        // also one that comes while they are being written or before the watch below is up (a script that saw the line).
+        const stop = parsed.ownerPid === undefined ? stopSignals() : null;
+        try {
+          await enable(ctx, detection, { port: parsed.port }, owner);
+        } catch (e) {
+          stop?.dispose();
+          throw e;
+        }
         if (parsed.watchdog) {
           const pid = spawnWatchdog({ stateDir: parsed.stateDir, root: parsed.root, probePort: parsed.probePort, graceMs: parsed.graceMs, checkName: parsed.checkName, rewriteWatch: parsed.rewriteWatch });
           out(`liveness watchdog started (process ${pid})`);
         }
-        if (parsed.ownerPid !== undefined) {
+        if (stop === null) {
           out(`private DNS enabled for as long as process ${owner} runs; "dotstub system-dns disable" gives the old DNS back`);
           return 0;
         }
@@ -311,9 +319,10 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
         });
         watch.start();
         try {
-          return await holdUntilStopped(ctx, parsed.checkName, out, () => watch.close());
+          return await holdUntilStopped(ctx, parsed.checkName, out, stop, () => watch.close());
         } finally {
           watch.close();
+          stop.dispose();
         }
       }
     }
@@ -327,8 +336,30 @@ export async function runSystemDnsCli(argv: readonly string[], env: SystemDnsCli
 }
 
 
-/** Holds the takeover: restores on SIGINT/SIGTERM; exits when someone else ran disable (the journal is gone). */
-function holdUntilStopped(ctx: TakeoverContext, checkName: string, out: (l: string) => void, beforeRestore: () => void = () => {}): Promise<number> {
+/** SIGINT and SIGTERM, caught from now on: the first one's name, whenever it came (before or after `stopped` is asked). */
+interface StopSignals {
+  readonly stopped: Promise<string>;
+  dispose(): void;
+}
+
+function stopSignals(): StopSignals {
+  let said: (why: string) => void = () => undefined;
+  const stopped = new Promise<string>((resolve) => (said = resolve));
+  const onInt = (): void => said('SIGINT');
+  const onTerm = (): void => said('SIGTERM');
+  process.once('SIGINT', onInt);
+  process.once('SIGTERM', onTerm);
+  return {
+    stopped,
+    dispose() {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+    },
+  };
+}
+
+/** Holds the takeover: restores on SIGINT/SIGTERM (`stop`, caught since before the files changed); exits when someone else ran disable (the journal is gone). */
+function holdUntilStopped(ctx: TakeoverContext, checkName: string, out: (l: string) => void, stop: StopSignals, beforeRestore: () => void = () => {}): Promise<number> {
   const journal = new Journal(ctx.stateDir);
   return new Promise((resolve) => {
     let done = false;
@@ -355,7 +386,6 @@ function holdUntilStopped(ctx: TakeoverContext, checkName: string, out: (l: stri
         resolve(0);
       }
     }, 1000);
-    process.once('SIGINT', () => void finish('SIGINT'));
-    process.once('SIGTERM', () => void finish('SIGTERM'));
+    void stop.stopped.then((why) => finish(why));
   });
 }
