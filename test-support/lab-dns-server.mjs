@@ -4,11 +4,15 @@
 // line per query ("Q <name> <type>") so the test can count who was asked.
 // Usage: node lab-dns-server.mjs HOST PORT ANSWER_ADDRESS [LOG_FILE]
 // (LOG_FILE: the same lines appended to a file, for readers inside the lab.)
+// ANSWER_ADDRESS/ad (e.g. 10.0.0.53/ad): answers say "validated" (AD) to a query that asks (AD or DO), as a
+// validating resolver does.
 import fs from 'node:fs';
 import packet from 'dns-packet';
 import { serveDns } from './lab-dns-serve.mjs';
 
-const [host, portText, answer, logFile] = process.argv.slice(2);
+const [host, portText, answerArg, logFile] = process.argv.slice(2);
+const [answer, flag] = (answerArg ?? '').split('/');
+const validates = flag === 'ad';
 const port = Number(portText);
 
 function respond(buf) {
@@ -18,7 +22,9 @@ function respond(buf) {
   process.stdout.write(`Q ${question.name} ${question.type}\n`);
   if (logFile) fs.appendFileSync(logFile, `Q ${question.name} ${question.type}\n`);
   const answers = question.type === 'A' ? [{ type: 'A', name: question.name, ttl: 1, data: answer }] : [];
-  return packet.encode({ id: q.id, type: 'response', flags: packet.RECURSION_DESIRED | packet.RECURSION_AVAILABLE, questions: q.questions, answers });
+  const asksAd = (q.flags & packet.AUTHENTIC_DATA) !== 0 || (q.additionals ?? []).some((r) => r.type === 'OPT' && (r.flags & packet.DNSSEC_OK) !== 0);
+  const ad = validates && asksAd ? packet.AUTHENTIC_DATA : 0;
+  return packet.encode({ id: q.id, type: 'response', flags: packet.RECURSION_DESIRED | packet.RECURSION_AVAILABLE | ad, questions: q.questions, answers });
 }
 
 serveDns(host, port, respond);

@@ -105,7 +105,7 @@ describe('system-dns journal and takeover (temp root)', () => {
     const step = j?.steps[0]?.step;
     expect(step?.kind === 'file' && step.before.type === 'file' && Buffer.from(step.before.base64, 'base64').equals(original)).toBe(true);
     expect(fs.readFileSync(resolvPath, 'utf8')).toBe(
-      '# Managed by dotstub (private DNS).\n# Your original file is in the journal; `dotstub system-dns restore` puts it back.\nnameserver 127.0.0.1\nsearch corp.example\n',
+      '# Managed by dotstub (private DNS).\n# Your original file is in the journal; `dotstub system-dns restore` puts it back.\nnameserver 127.0.0.1\nsearch corp.example\noptions trust-ad\n',
     );
     await restore({ host, stateDir: state });
     expect(fs.readFileSync(resolvPath).equals(original)).toBe(true);

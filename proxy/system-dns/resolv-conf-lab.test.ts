@@ -38,7 +38,45 @@ function bytes(l: Lab, p = 'resolv.conf'): Buffer {
   return fs.readFileSync(path.join(l.etc, p));
 }
 
+/**
+ * What glibc hands a program that asks for `name`'s A record through
+ * res_query (as ssh's VerifyHostKeyDNS does): the answer's AD bit, read by
+ * Debian's python3 calling glibc through ctypes.
+ */
+async function glibcAd(l: Lab, name = NAME): Promise<string> {
+  const py = [
+    'import ctypes, sys',
+    "libc = ctypes.CDLL('libc.so.6')",
+    'buf = ctypes.create_string_buffer(4096)',
+    'n = libc.res_query(sys.argv[1].encode(), 1, 1, buf, 4096)',
+    "print('fail' if n < 4 else ('AD' if buf.raw[3] & 0x20 else 'no AD'))",
+  ].join('\n');
+  return (await l.exec(['/usr/bin/python3', '-c', py, name], { timeoutMs: 20_000 })).stdout.trim();
+}
+
 describe('system-dns, plain resolv.conf backend (lab)', skipWith(missing), () => {
+  test('trust-ad: with the file dotstub writes, glibc hands programs the AD bit its stub sets (dotstub relays it only from a resolver it authenticated); with the original file, glibc drops it', skipWith(fs.existsSync('/usr/bin/python3') ? null : '/usr/bin/python3 is missing (it calls glibc)'), async () => {
+    lab = await startLab({ resolvConf: { text: ORIGINAL } });
+    // Both say "validated" when asked: what differs is whether glibc passes it on.
+    await lab.dnsServer('127.0.0.1', 53, '10.0.0.53/ad');
+    await lab.dnsServer('10.99.0.1', 53, '10.0.0.67/ad');
+    expect(await glibcAd(lab)).toBe('no AD');
+
+    const held = lab.spawnDotstub(['system-dns', 'enable', '--state-dir', STATE, '--check-name', NAME]);
+    await held.waitFor('private DNS enabled');
+    expect(bytes(lab).toString()).toMatch(/^options trust-ad$/m);
+    expect(await glibcAd(lab)).toBe('AD');
+
+    // At once, as a script that saw the line would: the signal is caught from before the file changed (it once killed
+    // the process here, before its handler was set, and left the machine pointing at nothing).
+    await held.signal('TERM');
+    const code = await held.exited;
+    if (code !== 0) console.log(held.output());
+    expect(code).toBe(0);
+    expect(bytes(lab).toString()).toBe(ORIGINAL);
+    expect(await glibcAd(lab)).toBe('no AD');
+  });
+
   test('enable: every lookup goes to dotstub, none to the DHCP resolver (IPv6 server dropped too); SIGTERM gives the file back byte for byte', async () => {
     lab = await startLab({ resolvConf: { text: ORIGINAL } });
     const { stub, dhcp } = await servers(lab);

@@ -46,16 +46,25 @@ export function searchDomains(conf: ResolvConf): string[] {
  * search line so short names resolve as before: the search domains of the
  * links that registered with resolvconf (a VPN's hook, wg-quick: `extra`,
  * first, as resolvconf orders VPNs before the LAN), then the file's own.
+ *
+ * And `options trust-ad` (glibc 2.31+ hands programs the AD bit, "DNSSEC
+ * validated", only with it): dotstub relays AD only as a resolver it
+ * authenticated set it, and clears it from every other answer
+ * (dns/upstream-answer.ts withoutAuthenticData), so on this machine AD means
+ * what it says, which it can't where glibc would take it from a network's
+ * resolver. ssh's VerifyHostKeyDNS, for one, trusts SSHFP records only then.
  */
 export function renderStubResolvConf(original: ResolvConf, extra: readonly string[] = []): string {
   const search = [...new Set([...extra, ...searchDomains(original)].map((d) => d.replace(/\.$/, '')))];
   const others = original.otherLines.filter((l) => !/^(search|domain)(\s|$)/.test(l));
+  const trustAd = others.some((l) => /^options\s(.*\s)?trust-ad(\s|$)/.test(l));
   return [
     MANAGED_MARKER,
     '# Your original file is in the journal; `dotstub system-dns restore` puts it back.',
     'nameserver 127.0.0.1',
     ...(search.length ? [`search ${search.join(' ')}`] : []),
     ...others,
+    ...(trustAd ? [] : ['options trust-ad']),
     '',
   ].join('\n');
 }

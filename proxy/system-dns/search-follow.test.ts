@@ -54,7 +54,7 @@ async function takeOver(t: ReturnType<typeof tempRoot>): Promise<{ events: strin
 
 test('the stub keeps one search line: resolvconf records first (tunnels before the LAN), then the file’s own, without repeats', () => {
   expect(renderStubResolvConf(parseResolvConf(ORIGINAL), ['corp.example', 'lan'])).toBe(
-    '# Managed by dotstub (private DNS).\n# Your original file is in the journal; `dotstub system-dns restore` puts it back.\nnameserver 127.0.0.1\nsearch corp.example lan\noptions timeout:1 attempts:1\n',
+    '# Managed by dotstub (private DNS).\n# Your original file is in the journal; `dotstub system-dns restore` puts it back.\nnameserver 127.0.0.1\nsearch corp.example lan\noptions timeout:1 attempts:1\noptions trust-ad\n',
   );
   // glibc reads the last search/domain line only: so does the stub.
   expect(searchLine(writeTemp(renderStubResolvConf(parseResolvConf('nameserver 10.0.0.1\nsearch a.example\ndomain b.example\n'))))).toBe('search b.example');
