@@ -126,6 +126,10 @@ test.describe('dashboard against the real proxy and unbound', () => {
     // What every lookup says of this machine's network (ECS with prefix 0), beside the padding.
     await expect(dashboard.text('Your subnet')).toBeVisible();
     await expect(dashboard.text('never sent')).toBeVisible();
+    // Whether the resolver validates DNSSEC, measured: the rig's unbound has no validator, and the line says so.
+    await expect(dashboard.text('DNSSEC', { exact: true })).toBeVisible();
+    await expect(dashboard.text('not validated', { exact: true })).toBeVisible();
+    await expect(dashboard.text(/does not validate DNSSEC: a signed name came back without the validated \(AD\) mark/)).toBeVisible();
     await dashboard.page.screenshot({ path: path.join(import.meta.dirname, 'screenshots', 'connections-burst-light.png'), fullPage: true });
     await dashboard.goTo('Events');
     await expect(dashboard.events).toContainText(/Connection #\d+ opened to .* for a burst of lookups/);

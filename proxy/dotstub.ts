@@ -33,6 +33,7 @@ import { networkName } from './network/network-name.js';
 import { NetworkWatch, type NetworkChange } from './network/watch.js';
 import { CaptiveGate } from './privacy/captive/gate.js';
 import { DnsCheck, type DnsCheckPolicy } from './privacy/dns-check.js';
+import { DnssecCheck, type DnssecView } from './privacy/dnssec-check.js';
 import { PrivacyController, type CaptiveAction } from './privacy/privacy-controller.js';
 import { ActiveUpstream } from './upstream/active.js';
 import { upstreamFor } from './upstream/for-resolver.js';
@@ -58,6 +59,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #routing: Routing | null; // by name owner (engine/router.ts); null: off
   readonly #leaks: LeakWatch | null; // paths around dotstub, read from the OS's state where names are (network/leak-watch.ts)
   readonly #dnsCheck: DnsCheck | null; // whether the network answers DNS for every address, once per join (privacy/dns-check.ts); null: off
+  readonly #dnssec: DnssecCheck | null; // whether the resolver validates DNSSEC, measured once per resolver (privacy/dnssec-check.ts); null: not measured
   #startedAt = 0;
 
   constructor(config: ProxyConfig) {
@@ -81,7 +83,10 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     });
     // What the controller says is the proxy's to say.
     this.#privacy.on('state', (e) => this.emit('state', e));
-    this.#privacy.on('connection', (e) => this.emit('connection', e));
+    this.#privacy.on('connection', (e) => {
+      this.emit('connection', e);
+      if (e.type === 'open' && e.verified && e.resolverId === this.resolver.id) this.#dnssec?.opened(this.#upstream.current);
+    });
     this.#privacy.on('captive', (e) => this.emit('captive', e));
     this.#privacy.on('transport', (e) => this.emit('transport', e));
     this.#privacy.on('warning', (w) => this.emit('warning', w));
@@ -103,6 +108,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#watch?.on('change', (c) => this.networkChanged(c));
     this.#leaks = leakWatchFor(config.names, { watchingNetwork: this.#watch !== null, ours: (s) => this.#listeners.serves(s.host, s.port), network: this.#network });
     this.#leaks?.onChange((view) => this.emit('leaks', view));
+    this.#dnssec = config.dnssecCheck ? new DnssecCheck(config.dnssecCheck, (view) => this.emit('dnssec', view)) : null;
     this.#dnsCheck = config.dnsCheck ? new DnsCheck({ network: this.#network, mode: () => this.#config.auth.mode, target: config.dnsCheck }) : null;
   }
 
@@ -167,6 +173,11 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     return this.#privacy.captive;
   }
   /** Where the DNS-interception check runs in this run (every network, only where local names are allowed, or nowhere). */
+  /** Whether the resolver validates DNSSEC, as measured; null: not measured in this run. */
+  get dnssec(): DnssecView | null {
+    return this.#dnssec?.view ?? null;
+  }
+
   get dnsCheck(): DnsCheckPolicy {
     return this.#dnsCheck?.policy ?? 'off';
   }

@@ -11,6 +11,7 @@ import type { ListenAddress } from './listen/address.js';
 import type { LeakView } from './network/leak-watch.js';
 import type { NetworkChange } from './network/watch.js';
 import type { CaptiveEvent } from './privacy/captive/session.js';
+import type { DnssecView } from './privacy/dnssec-check.js';
 import type { PrivacyState } from './privacy/privacy-state.js';
 import type { ConnectionEvent, NetworkView, RaceView, StateChange } from './privacy/views.js';
 import type { TransportChange } from './upstream/managed.js';
@@ -33,4 +34,6 @@ export interface StubProxyEvents {
   captive: [CaptiveEvent];
   /** The leak watch read the OS's state again (or lost its watch): whether lookups can go around dotstub, now. */
   leaks: [LeakView];
+  /** Whether the resolver validates DNSSEC was measured (privacy/dnssec-check.ts). */
+  dnssec: [DnssecView];
 }

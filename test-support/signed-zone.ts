@@ -1,6 +1,7 @@
 /**
- * A DNSSEC-signed lab zone for Debian's unbound to validate (its answers
- * then carry AD): `signed.example` with a KSK and a ZSK made by ldnsutils'
+ * DNSSEC-signed lab zones for Debian's unbound to validate (its answers
+ * then carry AD, or SERVFAIL for the forged one): `signed.example` and
+ * `bogus.example`, each with a KSK and a ZSK made by ldnsutils'
  * ldns-keygen and signed by ldns-signzone, and the unbound lines that serve
  * it to unbound's own iterator (auth-zone for-upstream) with the KSK's DS as
  * the trust anchor, so unbound validates it as it would any signed zone, and
@@ -10,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-const SIGNED_ZONE = 'signed.example';
+export const SIGNED_ZONE = 'signed.example';
 /** The zone's one name with an address. */
 export const SIGNED_NAME = `www.${SIGNED_ZONE}`;
 export const SIGNED_ADDRESS = '192.0.2.53';
@@ -23,36 +24,51 @@ export function signedZoneMissing(): string | null {
   return null;
 }
 
-/** Signs the zone in `dir`; returns unbound's extra configuration lines (extraConfig) that serve and validate it. */
-export function signedZoneConfig(dir: string): string[] {
-  const zoneFile = path.join(dir, `${SIGNED_ZONE}.zone`);
+/** A name whose zone is signed, but whose address was changed after signing: a validating resolver answers SERVFAIL. */
+export const BOGUS_NAME = 'www.bogus.example';
+
+/** Writes and signs `zone` in `dir` (its `www` at `address`); returns the DS file of its KSK and the signed zone file. */
+function signZone(dir: string, zone: string, address: string): { readonly ds: string; readonly signed: string } {
+  const zoneFile = path.join(dir, `${zone}.zone`);
   fs.writeFileSync(
     zoneFile,
-    [
-      `$ORIGIN ${SIGNED_ZONE}.`,
-      '$TTL 300',
-      `@ IN SOA ns.${SIGNED_ZONE}. admin.${SIGNED_ZONE}. 1 3600 600 86400 300`,
-      `@ IN NS ns.${SIGNED_ZONE}.`,
-      'ns IN A 192.0.2.1',
-      `www IN A ${SIGNED_ADDRESS}`,
-      '',
-    ].join('\n'),
+    [`$ORIGIN ${zone}.`, '$TTL 300', `@ IN SOA ns.${zone}. admin.${zone}. 1 3600 600 86400 300`, `@ IN NS ns.${zone}.`, 'ns IN A 192.0.2.1', `www IN A ${address}`, ''].join('\n'),
   );
   const run = (cmd: string, args: string[]): string => execFileSync(cmd, args, { cwd: dir, encoding: 'utf8' }).trim();
-  const ksk = run('/usr/bin/ldns-keygen', ['-a', 'ED25519', '-k', SIGNED_ZONE]);
-  const zsk = run('/usr/bin/ldns-keygen', ['-a', 'ED25519', SIGNED_ZONE]);
+  const ksk = run('/usr/bin/ldns-keygen', ['-a', 'ED25519', '-k', zone]);
+  const zsk = run('/usr/bin/ldns-keygen', ['-a', 'ED25519', zone]);
   // Expiry within 2036: ldns-signzone's timestamps wrap past 2106 and unbound refuses what it then writes for 2099.
   run('/usr/bin/ldns-signzone', ['-e', '20361231000000', zoneFile, ksk, zsk]);
-  return [
-    '  module-config: "validator iterator"',
-    `  trust-anchor-file: "${path.join(dir, `${ksk}.ds`)}"`,
-    // The test zones answer everything else NXDOMAIN from a static root; this one is resolved (and validated) as any other.
-    `  local-zone: "${SIGNED_ZONE}." transparent`,
+  return { ds: path.join(dir, `${ksk}.ds`), signed: `${zoneFile}.signed` };
+}
+
+/**
+ * Signs the lab zones in `dir` (SIGNED_ZONE, and bogus.example with its
+ * address forged after signing); returns unbound's extra configuration lines
+ * (extraConfig) that serve them to its iterator and, unless `validate` is
+ * false, validate them.
+ */
+export function signedZoneConfig(dir: string, validate = true): string[] {
+  const good = signZone(dir, SIGNED_ZONE, SIGNED_ADDRESS);
+  const bogus = signZone(dir, 'bogus.example', '192.0.2.66');
+  const forged = fs.readFileSync(bogus.signed, 'utf8').replace(/^(www\.bogus\.example\.\s+\d+\s+IN\s+A\s+)192\.0\.2\.66$/m, '$1192.0.2.99');
+  if (!forged.includes('192.0.2.99')) throw new Error('could not forge the bogus zone');
+  fs.writeFileSync(bogus.signed, forged);
+  const zone = (name: string, file: string): string[] => [
+    // The test zones answer everything else NXDOMAIN from a static root; these are resolved (and validated) as any other.
     'auth-zone:',
-    `  name: "${SIGNED_ZONE}"`,
-    `  zonefile: "${zoneFile}.signed"`,
+    `  name: "${name}"`,
+    `  zonefile: "${file}"`,
     '  for-upstream: yes',
     '  for-downstream: no',
     '  fallback-enabled: no',
+  ];
+  return [
+    `  module-config: "${validate ? 'validator iterator' : 'iterator'}"`,
+    ...(validate ? [`  trust-anchor-file: "${good.ds}"`, `  trust-anchor-file: "${bogus.ds}"`] : []),
+    `  local-zone: "${SIGNED_ZONE}." transparent`,
+    '  local-zone: "bogus.example." transparent',
+    ...zone(SIGNED_ZONE, good.signed),
+    ...zone('bogus.example', bogus.signed),
   ];
 }

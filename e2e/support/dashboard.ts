@@ -95,8 +95,8 @@ export class Dashboard {
   }
 
   /** Words on the page as a person reads them: a hint, a field's error, a label. */
-  text(words: string | RegExp): Locator {
-    return this.page.getByText(words);
+  text(words: string | RegExp, options?: { readonly exact?: boolean }): Locator {
+    return this.page.getByText(words, options);
   }
 
   /** A status line (role status) saying `words`: "Saved.", "Added Lab resolver B.", "Now using …". */

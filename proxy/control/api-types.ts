@@ -34,6 +34,7 @@ import type { CustomResolverBody, StoredResolver } from '../config/resolver-stor
 import type { Settings } from '../run/settings.js';
 import type { ConnectionEvent, ConnectionSnapshot, NetworkView, PrivacyState, RaceView, StateChange } from '../dotstub.js';
 import type { CaptiveEvent, CaptiveView } from '../privacy/captive/session.js';
+import type { DnssecView } from '../privacy/dnssec-check.js';
 import type { Counters, QueryRecord } from '../engine/query-record.js';
 import type { SystemDnsView, TakeoverCause } from '../system-dns/manager.js';
 import type { LadderStep } from './ladder.js';
@@ -170,6 +171,13 @@ export interface StatusView {
    * when it could not be read. Never a default.
    */
   readonly leaks: LeakView;
+  /**
+   * Whether the resolver in use validates DNSSEC, measured over its first
+   * authenticated connection (privacy/dnssec-check.ts): a signed name with
+   * AD, a forged one refused. null: not measured in this run. AD reaches
+   * programs only from a verified connection either way.
+   */
+  readonly dnssec: DnssecView | null;
   /**
    * Config files that could not be used at start (corrupt or hand-edited
    * badly), what is wrong and what is used instead. Absent or empty when

@@ -135,13 +135,14 @@ export class ControlService {
     const onState = ({ takeover, ...event }: StateChange): void => this.#event({ kind: 'state', event, ...(takeover ? { takeover } : {}) });
     const onNetworkChange = (): void => this.#ladder.reset(this.proxy.resolver.id);
     const onCaptive = (event: CaptiveEvent): void => this.#event({ kind: 'captive', event });
-    // A new leak reading is pushed at once (the status view carries it), never left to the 15 s refresh.
+    // A new leak reading or DNSSEC measurement is pushed at once (the status view carries both), never left to the 15 s refresh.
     const onLeaks = (): void => this.stream.viewsChanged();
     this.proxy.on('query', onQuery);
     this.proxy.on('connection', onConnection);
     this.proxy.on('state', onState);
     this.proxy.on('captive', onCaptive);
     this.proxy.on('leaks', onLeaks);
+    this.proxy.on('dnssec', onLeaks);
     this.proxy.on('network-change', onNetworkChange);
     // Taken over again because a crash had ended it (at start, or whenever the manager says so): the timeline says so, once.
     let resumedTold: string | null = null;
@@ -164,6 +165,7 @@ export class ControlService {
       this.proxy.off('state', onState);
       this.proxy.off('captive', onCaptive);
       this.proxy.off('leaks', onLeaks);
+      this.proxy.off('dnssec', onLeaks);
       options.systemDns?.off('change', onTakeover);
       this.proxy.off('network-change', onNetworkChange);
     };
@@ -217,6 +219,7 @@ export class ControlService {
       inFlight: this.proxy.inFlight,
       counters: { ...this.proxy.counters },
       leaks: this.proxy.leaks,
+      dnssec: this.proxy.dnssec,
       ...(problems.length > 0 ? { problems } : {}),
       retiredNotice: this.#retiredNotice(),
       ...(this.controlUrl ? { control: this.controlUrl } : {}),

@@ -20,17 +20,18 @@ import { parseResolverArg } from '../config/resolvers.js';
 import { defaultConfig, startDotstub } from '../dotstub.js';
 import type { AuthMode } from '../upstream/auth-policy.js';
 import { testPki } from '../../test-support/certs.js';
-import { waitFor, waitForState } from '../../test-support/proxy-harness.js';
-import { SIGNED_ADDRESS, SIGNED_NAME, signedZoneConfig, signedZoneMissing } from '../../test-support/signed-zone.js';
+import { waitFor, waitForEvent, waitForState } from '../../test-support/proxy-harness.js';
+import { BOGUS_NAME, SIGNED_ADDRESS, SIGNED_NAME, SIGNED_ZONE, signedZoneConfig, signedZoneMissing } from '../../test-support/signed-zone.js';
+import type { DnssecView } from '../privacy/dnssec-check.js';
 import { skipWith } from '../../test-support/skips.js';
 import { freePort, startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 
 const run = promisify(execFile);
 const missing = signedZoneMissing() ?? (fs.existsSync('/usr/bin/dig') ? null : '/usr/bin/dig is missing (Debian package dnsutils)');
 
-/** dig's header flags and first address for SIGNED_NAME, asked at 127.0.0.1:`port` with AD set (as glibc does with trust-ad). */
-async function dig(port: number, adflag = true): Promise<{ flags: string[]; address: string | undefined; status: string | undefined }> {
-  const { stdout } = await run('/usr/bin/dig', ['@127.0.0.1', '-p', String(port), adflag ? '+adflag' : '+noadflag', '+tries=1', '+time=3', '+noall', '+comments', '+answer', SIGNED_NAME, 'A']);
+/** dig's header flags and first address for `name`, asked at 127.0.0.1:`port` with AD set (as glibc does with trust-ad). */
+async function dig(port: number, adflag = true, name = SIGNED_NAME): Promise<{ flags: string[]; address: string | undefined; status: string | undefined }> {
+  const { stdout } = await run('/usr/bin/dig', ['@127.0.0.1', '-p', String(port), adflag ? '+adflag' : '+noadflag', '+tries=1', '+time=3', '+noall', '+comments', '+answer', name, 'A']);
   const flags = /;; flags: ([a-z ]+);/.exec(stdout)?.[1]?.split(' ') ?? [];
   const status = /status: ([A-Z]+)/.exec(stdout)?.[1];
   const address = /\sIN\s+A\s+(\S+)/.exec(stdout)?.[1];
@@ -70,10 +71,44 @@ describe('the AD bit, with unbound validating a signed zone', skipWith(missing),
     return { port: bound[0]?.port ?? 0, proxy };
   }
 
-  test('unbound itself: the signed name validates (AD), the control for what follows', async () => {
+  test('unbound itself: the signed name validates (AD) and the forged one is refused, the control for what follows', async () => {
     const direct = await dig(plainPort);
     expect(direct).toMatchObject({ status: 'NOERROR', address: SIGNED_ADDRESS });
     expect(direct.flags).toContain('ad');
+    expect((await dig(plainPort, true, BOGUS_NAME)).status).toBe('SERVFAIL');
+  });
+
+  /** Waits for the proxy's DNSSEC measurement. */
+  async function measured(p: Awaited<ReturnType<typeof proxy>>['proxy']): Promise<DnssecView> {
+    await waitForEvent(p, 'dnssec', () => p.dnssec?.checkedAt !== null && p.dnssec?.checkedAt !== undefined, 10_000, 'the DNSSEC measurement');
+    return p.dnssec as DnssecView;
+  }
+  const probes = { dnssecCheck: { signed: SIGNED_ZONE, bogus: BOGUS_NAME } };
+
+  test('measured at the first authenticated connection: a validating resolver is "validated by … over an authenticated connection"', async () => {
+    const { proxy: p } = await proxy('strict', true, probes);
+    expect(p.dnssec).toMatchObject({ state: 'unknown', checkedAt: null });
+    const view = await measured(p);
+    expect(view).toMatchObject({ state: 'validated', resolverId: p.resolver.id });
+    expect(view.sentence).toMatch(/^validated by .* over an authenticated connection/);
+  });
+
+  test('a resolver that does not validate (unbound without its validator) is said not to, and why', async () => {
+    const plain = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-signed-novalidate-'));
+    const novalidate = await startUnbound({ names: 1, extraConfig: signedZoneConfig(plain, false) });
+    onTestFinished(async () => {
+      await novalidate.stop();
+      fs.rmSync(plain, { recursive: true, force: true });
+    });
+    const { proxy: px, bound } = await startDotstub(
+      defaultConfig(parseResolverArg(novalidate.resolverArg), { listen: [{ host: '127.0.0.1', port: 0 }], auth: { mode: 'strict', ca: [testPki().caPem] }, watchNetwork: false, ...probes }),
+    );
+    onTestFinished(() => px.stop(300));
+    const view = await measured(px);
+    expect(view.state).toBe('not-validated');
+    expect(view.sentence).toMatch(/does not validate DNSSEC: a signed name came back without the validated \(AD\) mark/);
+    // And it passes on no AD of its own: the signed name's answer, unmarked.
+    expect((await dig(bound[0]?.port ?? 0)).flags).not.toContain('ad');
   });
 
   test('through a verified DoT connection (strict): AD is relayed; a client that asks for neither AD nor DO gets none', async () => {

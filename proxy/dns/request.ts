@@ -11,9 +11,9 @@ import { parseClientQuery } from './client-query.js';
 import { dnsPacket } from './dns-packet.js';
 import { encodeUpstreamQuery, type UpstreamQueryOptions, type UpstreamQuestion } from './upstream-query.js';
 
-/** The framed upstream query for `name` and `type` (ID 0), and the question its answer must echo. Throws RangeError for a name no query can carry. */
-export function queryFor(name: string, type: RecordType, options: UpstreamQueryOptions): { readonly wire: Buffer; readonly question: UpstreamQuestion } {
-  const raw = dnsPacket.encode({ type: 'query', id: 0, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type, name }] });
+/** The framed upstream query for `name` and `type` (ID 0; header flags `flags`, RD by default), and the question its answer must echo. Throws RangeError for a name no query can carry. */
+export function queryFor(name: string, type: RecordType, options: UpstreamQueryOptions, flags: number = dnsPacket.RECURSION_DESIRED): { readonly wire: Buffer; readonly question: UpstreamQuestion } {
+  const raw = dnsPacket.encode({ type: 'query', id: 0, flags, questions: [{ type, name }] });
   const parsed = parseClientQuery(raw);
   if (!parsed.ok) throw new RangeError(`a query for ${name} ${type}: ${parsed.reason}`);
   const { wire } = encodeUpstreamQuery(parsed.query, options);

@@ -13,6 +13,14 @@ import type { AuthPolicy } from '../upstream/auth-policy.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../upstream/pool/options.js';
 import type { ResolverSpec } from '../config/resolvers.js';
 
+/** The two names the DNSSEC check asks the resolver (privacy/dnssec-check.ts). */
+export interface DnssecProbeNames {
+  /** A name in a signed zone: a validating resolver sets AD on its answer. */
+  readonly signed: string;
+  /** A name whose signatures are broken on purpose: a validating resolver answers SERVFAIL. */
+  readonly bogus: string;
+}
+
 /** Captive-portal handling (issue 9): where to probe and whom to ask in cleartext. */
 export interface CaptiveConfig {
   readonly probes: ProbeTargets;
@@ -63,6 +71,12 @@ export interface ProxyConfig {
    */
   readonly dnsCheck: DnsCheckTarget | null;
   /**
+   * Whether the resolver validates DNSSEC, measured once per resolver over
+   * its first authenticated connection (privacy/dnssec-check.ts): the names
+   * it asks; null: not measured (the dashboard says so).
+   */
+  readonly dnssecCheck: DnssecProbeNames | null;
+  /**
    * Opportunistic mode only: while encrypted DNS is blocked, let the
    * network's own resolver answer in cleartext (state `degraded`). Off by
    * default; never in strict mode.
@@ -90,6 +104,7 @@ export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyCo
     cache: {},
     captive: null,
     dnsCheck: null,
+    dnssecCheck: null,
     allowDegraded: false,
     networkDns: [],
     names: null,

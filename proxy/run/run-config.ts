@@ -81,6 +81,9 @@ export function resolveRun(flags: RunFlags, settings: Settings, savedResolver: R
         : null,
     // The network checks go together: the one switch (and the test rigs' DOTSTUB_PORTAL_CHECK=off) keeps every probe in.
     dnsCheck: effective.portalCheck && flags.portalCheckAllowed ? DEFAULT_DNS_CHECK : null,
+    // Over the encrypted connection to the chosen resolver, as the user's own lookups go: the root's SOA (the root zone
+    // is signed) and a domain kept broken on purpose for such checks since 2010.
+    dnssecCheck: { signed: '.', bogus: 'dnssec-failed.org' },
     allowDegraded: effective.cleartextFallback && effective.mode === 'opportunistic',
     networkDns: effective.networkDns,
     // Routing by name owner: the networks' own names to their links (the journal may also be in the config dir, without root).

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState, type RefObject } from 'react';
-import type { ConnectionView, ResolverView } from '../../../proxy/control/api-types.js';
+import type { ConnectionView, ResolverView, StatusView } from '../../../proxy/control/api-types.js';
 import { formatAge, formatCount, formatPercent } from '../lib/format.js';
-import { bannerState } from '../lib/banner.js';
+import { bannerState, sentence } from '../lib/banner.js';
 import { hitGauges } from '../lib/gauges.js';
 import { resolverLabel } from '../lib/query-row.js';
 import { useAsOf, useDashboard } from '../state/context.js';
@@ -135,10 +135,16 @@ function useMoreToTheRight(ref: RefObject<HTMLElement | null>): boolean {
   return more;
 }
 
+function dnssecWord(d: StatusView['dnssec']): string {
+  if (d === null) return 'not measured';
+  return d.state === 'validated' ? 'validated' : d.state === 'not-validated' ? 'not validated' : 'not measured yet';
+}
+
 /** Counters that explain the cost of privacy: handshakes, reordering, retries, padding. */
 export function ConnectionStats() {
   const metrics = useDashboard((s) => s.metrics);
   const counters = useDashboard((s) => s.counters);
+  const dnssec = useDashboard((s) => s.status?.dnssec ?? null);
   const items: [string, string, string][] = [
     ['Full handshakes', formatCount(metrics?.handshakes.full ?? counters?.handshakesFull ?? 0), 'New TLS sessions (3 round trips with TLS 1.3)'],
     ['Resumed handshakes', formatCount(metrics?.handshakes.resumed ?? counters?.handshakesResumed ?? 0), 'Reconnects that skipped the key exchange'],
@@ -149,6 +155,8 @@ export function ConnectionStats() {
     ['Padding overhead', formatPercent(metrics?.padding.overhead ?? null), 'Extra bytes so query sizes don’t reveal names'],
     // What every encrypted query carries (proxy/dns/upstream-query.ts), not a count.
     ['Your subnet', 'never sent', 'Each lookup carries EDNS Client Subnet with prefix 0: the resolver is asked not to pass your network’s address on to websites’ DNS servers'],
+    // Measured once per resolver (proxy/privacy/dnssec-check.ts); programs get "validated" (AD) only from a verified connection.
+    ['DNSSEC', dnssecWord(dnssec), dnssec ? sentence(dnssec.sentence) : 'Not measured in this run'],
   ];
   return (
     <dl className="stat-list">

@@ -55,6 +55,7 @@ export function status(over: Partial<StatusView> = {}): StatusView {
     inFlight: 0,
     counters: newCounters(),
     leaks: { measured: false, why: 'not read in this test', paths: [], cleanSince: null, networkChanges: 0, checkedAt: null },
+    dnssec: null,
     ...over,
   };
 }
