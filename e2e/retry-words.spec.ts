@@ -94,7 +94,7 @@ test('an outage is one line in Events, updated in place as attempts come, in the
     // One line, the same element, its count grown; no closes of connections that never opened between attempts.
     await expect(outage).toHaveCount(1);
     expect(await first?.evaluate((el) => el.isConnected)).toBe(true);
-    await expect(dashboard.events.getByRole('listitem').filter({ hasText: /Connection #\d+ to .* closed: an error/ })).toHaveCount(0);
+    await expect(dashboard.events.getByRole('listitem').filter({ hasText: /Connection #\d+ to .* closed: it failed/ })).toHaveCount(0);
     // Its words agree with the banner's: no "Retrying in 10 s" while the banner says about once a second.
     await expect(outage).toContainText('retrying with each lookup, about once a second');
     await expect(dashboard.events).not.toContainText('Retrying in');

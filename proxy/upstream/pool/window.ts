@@ -35,6 +35,13 @@ const MIN_WINDOW_QUERIES = 4;
 const MIN_TRAIN_QUERIES = 2 * MIN_WINDOW_QUERIES;
 /** Gain of the smoothed count per round trip (a cut train is one sample). */
 const ARRIVALS_GAIN = 1 / 4;
+/**
+ * Answers closer together than this are one flight, whatever the round trip:
+ * on a path of a millisecond or two, this process's own pauses are as long
+ * as a round trip, and would cut every train short (a window of 4 and a
+ * connection per handful of queries). There, windows hardly matter.
+ */
+const MIN_FLIGHT_GAP_MS = 5;
 /** The share of a measured window given to queries. */
 const ARRIVALS_MARGIN = 0.9;
 
@@ -87,7 +94,7 @@ export class AnswerWindow {
     const t = this.#trains.get(conn);
     if (!t || !(rttMs > 0)) return;
     if (t.firstAt === 0) t.firstAt = now;
-    else if (now - t.firstAt >= rttMs / 2) {
+    else if (now - t.firstAt >= Math.max(rttMs / 2, MIN_FLIGHT_GAP_MS)) {
       this.#trains.delete(conn);
       // The server stopped after `arrived` and went on a round trip later: its window, measured.
       if (t.sent >= MIN_TRAIN_QUERIES && t.arrived < t.sent) this.#arrivals += (t.arrived - this.#arrivals) * (this.#arrivals === 0 ? 1 : ARRIVALS_GAIN);

@@ -29,7 +29,7 @@ const CLOSED_BECAUSE: Record<CloseReason, string> = {
   idle: 'idle for the idle timeout',
   'server-close': 'the resolver closed it',
   reset: 'reset (by the resolver or the network)',
-  error: 'an error',
+  error: 'it failed',
   local: 'closed by dotstub',
   unresponsive: 'it stopped answering',
   'keepalive-zero': 'the resolver asked to close idle connections at once',

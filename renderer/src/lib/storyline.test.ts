@@ -66,7 +66,7 @@ describe('storyline', () => {
     };
     expect(storyline([open, closed(1, 1, 0), failed(2)], names, all).map((l) => l.line.title)).toEqual([
       'Could not connect to Lab at 127.0.0.1:1: couldn’t connect to the resolver',
-      'Connection #1 to Lab closed: error',
+      'Connection #1 to Lab closed: it failed',
       expect.stringMatching(/^Connection #1 opened/) as unknown,
     ]);
   });
