@@ -69,8 +69,8 @@ export class DnssecCheck {
       const refused = bogus.rcode === Rcode.SERVFAIL;
       const base = { resolverId: resolver.id, checkedAt: Date.now() };
       if (ad && refused) view = { ...base, state: 'validated', sentence: `validated by ${who} over an authenticated connection: a signed name came back marked validated, a forged one was refused` };
-      else if (!ad) view = { ...base, state: 'not-validated', sentence: `${who} does not validate DNSSEC: a signed name came back without the validated (AD) mark` };
-      else view = { ...base, state: 'not-validated', sentence: `${who} does not check DNSSEC fully: a name with forged signatures was answered (${rcodeWords(bogus.rcode)}), not refused` };
+      else if (!ad) view = { ...base, state: 'not-validated', sentence: `the resolver ${who} does not validate DNSSEC: a signed name came back without the validated (AD) mark` };
+      else view = { ...base, state: 'not-validated', sentence: `the resolver ${who} does not check DNSSEC fully: a name with forged signatures was answered (${rcodeWords(bogus.rcode)}), not refused` };
     } catch (err) {
       // No verdict without an answer: asked again with the next connection.
       this.#resolverId = null;
