@@ -56,6 +56,12 @@ describe('the window from arrivals', () => {
     expect(w.queries()).toBe(28);
   });
 
+  test('a path of a few milliseconds keeps the byte estimate: its flights are as short as this process\'s own pauses', () => {
+    const w = new AnswerWindow();
+    train(w, conn('open', 0), 30, [...flight(10, 1), ...flight(20, 2)], 1);
+    expect(w.queries()).toBe(26);
+  });
+
   test('queries written after the first answer came are not the train\'s', () => {
     const w = new AnswerWindow();
     const c = conn('open', 0);

@@ -36,12 +36,12 @@ const MIN_TRAIN_QUERIES = 2 * MIN_WINDOW_QUERIES;
 /** Gain of the smoothed count per round trip (a cut train is one sample). */
 const ARRIVALS_GAIN = 1 / 4;
 /**
- * Answers closer together than this are one flight, whatever the round trip:
- * on a path of a millisecond or two, this process's own pauses are as long
- * as a round trip, and would cut every train short (a window of 4 and a
- * connection per handful of queries). There, windows hardly matter.
+ * Windows are measured only on paths at least this long: on a path of a few
+ * milliseconds, this process's own pauses are as long as a round trip and
+ * would split or merge flights at random (a loopback or LAN resolver gets
+ * the byte estimate, and there a round trip more costs little).
  */
-const MIN_FLIGHT_GAP_MS = 5;
+const MIN_MEASURED_RTT_MS = 10;
 /** The share of a measured window given to queries. */
 const ARRIVALS_MARGIN = 0.9;
 
@@ -89,12 +89,17 @@ export class AnswerWindow {
    * An answer read on `conn` at `now` (ms, performance.now()), the path's
    * round trip `rttMs`: answers within half a round trip of the train's
    * first are its first flight; the first one after that ends the train.
+   * Paths under MIN_MEASURED_RTT_MS keep the byte estimate.
    */
   answered(conn: PoolConnection, now: number, rttMs: number): void {
     const t = this.#trains.get(conn);
-    if (!t || !(rttMs > 0)) return;
+    if (!t) return;
+    if (!(rttMs >= MIN_MEASURED_RTT_MS)) {
+      this.#trains.delete(conn);
+      return;
+    }
     if (t.firstAt === 0) t.firstAt = now;
-    else if (now - t.firstAt >= Math.max(rttMs / 2, MIN_FLIGHT_GAP_MS)) {
+    else if (now - t.firstAt >= rttMs / 2) {
       this.#trains.delete(conn);
       // The server stopped after `arrived` and went on a round trip later: its window, measured.
       if (t.sent >= MIN_TRAIN_QUERIES && t.arrived < t.sent) this.#arrivals += (t.arrived - this.#arrivals) * (this.#arrivals === 0 ? 1 : ARRIVALS_GAIN);
