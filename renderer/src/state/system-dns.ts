@@ -2,10 +2,12 @@
  * The system-DNS view shared by the header switch and the banner: fetched
  * once per privacy change (not per component), replaced by what each PUT
  * returns. undefined: not known yet; null: this dotstub does not manage
- * system DNS (404), or the view could not be read.
+ * system DNS (404), or answered the read with another error. A read that got
+ * no answer keeps the last view.
  */
 import { useEffect, useSyncExternalStore } from 'react';
 import type { SystemDnsView } from '../../../proxy/control/api-types.js';
+import { ControlError } from '../../../proxy/control/api-client/errors.js';
 import { api } from '../api/client.js';
 import { useDashboard, useStore } from './context.js';
 
@@ -25,8 +27,10 @@ function subscribe(l: () => void): () => void {
 async function refresh(): Promise<void> {
   try {
     set(await api.systemDns());
-  } catch {
-    set(null);
+  } catch (err) {
+    // An answer (404: this dotstub doesn't manage system DNS) is news; no answer (dotstub went, the link dropped
+    // mid-read) is not: the page keeps what it knew, so "Not connected" can still say private DNS was on.
+    if (!(err instanceof ControlError && err.status === 0)) set(null);
   }
 }
 
