@@ -1,7 +1,8 @@
 /**
  * The events timeline kept across restarts: what a new start reads back,
- * what it refuses to read, and when it writes (a lone event at once, a burst
- * at most once a second).
+ * what it refuses to read, and when it writes (a privacy change or a switch
+ * at once, always; connection events after a quiet second at once, in a
+ * burst at most once a second).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,6 +18,10 @@ function tempFile(): string {
 }
 
 const switched = (at: number): TimelineEvent => ({ kind: 'resolver', at, from: 'quad9', to: 'cloudflare' });
+const opened = (at: number, connectionId: number): TimelineEvent => ({
+  kind: 'connection',
+  event: { type: 'open', at, connectionId, resolverId: 'quad9', handshakeMs: 30, resumed: false, reused: false } as never,
+});
 const state = (at: number): TimelineEvent => ({ kind: 'state', event: { state: 'private', previous: 'off', reason: 'private DNS was turned on', at, resolverId: 'quad9' } });
 
 test('a new start reads back what the last one kept, oldest first, at most `size` events', () => {
@@ -29,20 +34,41 @@ test('a new start reads back what the last one kept, oldest first, at most `size
   expect(new Timeline(file, 2).all().map((e) => (e.kind === 'resolver' ? e.at : 0))).toEqual([4, 5]);
 });
 
-test('a lone event is written at once (a crash right after keeps it); a burst is written at most once a second, and at flush', () => {
+test('connection events: a lone one is written at once; a burst at most once a second, and at flush', () => {
   vi.useFakeTimers();
   onTestFinished(() => void vi.useRealTimers());
   const file = tempFile();
   const t = new Timeline(file, 100);
-  t.push(state(1));
+  t.push(opened(1, 1));
   expect(new Timeline(file, 100).all()).toHaveLength(1);
-  for (let i = 2; i <= 50; i++) t.push(switched(i));
+  for (let i = 2; i <= 50; i++) t.push(opened(i, i));
   expect(new Timeline(file, 100).all()).toHaveLength(1);
   vi.advanceTimersByTime(1000);
   expect(new Timeline(file, 100).all()).toHaveLength(50);
-  t.push(switched(51));
+  t.push(opened(51, 51));
   t.flush();
   expect(new Timeline(file, 100).all()).toHaveLength(51);
+});
+
+test('a privacy change, a switch, a setting are written at once even in a burst of connection events: a crash right after keeps them', () => {
+  vi.useFakeTimers();
+  onTestFinished(() => void vi.useRealTimers());
+  const file = tempFile();
+  const t = new Timeline(file, 100);
+  t.push(opened(1, 1));
+  t.push(opened(2, 2));
+  expect(new Timeline(file, 100).all()).toHaveLength(1);
+  // Turned on 200 ms after the start's connection opened: on disk now, with the connection event waiting before it.
+  vi.advanceTimersByTime(200);
+  t.push(state(3));
+  expect(new Timeline(file, 100).all()).toEqual([opened(1, 1), opened(2, 2), state(3)]);
+  t.push(switched(4));
+  expect(new Timeline(file, 100).all()).toHaveLength(4);
+  t.push({ kind: 'settings', at: 5, changed: ['cacheSize'] } as never);
+  expect(new Timeline(file, 100).all()).toHaveLength(5);
+  // Nothing left waiting: the timer that the burst set wrote nothing new.
+  vi.advanceTimersByTime(1000);
+  expect(new Timeline(file, 100).all()).toHaveLength(5);
 });
 
 test('a file that is not a timeline starts an empty one (never a crash); entries that are not events are dropped', () => {

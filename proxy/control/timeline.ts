@@ -8,11 +8,14 @@
  *   { "version": 1, "events": [ <TimelineEvent>, … ] }   oldest first
  *
  * Invariants:
- * - Written with the project's one atomic write (temp, fsync, rename): an
- *   event after a quiet second at once (a takeover, a switch: the event a
- *   crash right after must not lose), then at most once per `flushMs` while
- *   events keep arriving (never per event in a burst), and at close(). A
- *   crash loses at most the events of its last second of a burst.
+ * - Written with the project's one atomic write (temp, fsync, rename). An
+ *   event a crash right after must not lose (a privacy change, a takeover, a
+ *   switch, a setting, a portal: every kind but connections) is written at
+ *   once, whenever it comes: turned on, then killed half a second later, the
+ *   next start still says it was turned on. Connection opens and closes come
+ *   in bursts: written at once after a quiet `flushMs`, then at most once
+ *   per `flushMs` while they keep coming, and at close(). A crash loses at
+ *   most the connection events of its last second.
  * - A file that can't be read or isn't a timeline starts an empty one; it
  *   never stops the proxy. Entries that aren't events are dropped on load.
  */
@@ -38,6 +41,7 @@ export class Timeline {
   readonly #flushMs: number;
   #events: TimelineEvent[];
   #timer: NodeJS.Timeout | undefined;
+  #dirty = false;
   #lastWrite = 0;
 
   /** `file`: where the timeline is kept (null: this run keeps it in memory only). */
@@ -51,11 +55,15 @@ export class Timeline {
   push(e: TimelineEvent): void {
     this.#events.push(e);
     if (this.#events.length > this.#size) this.#events.splice(0, this.#events.length - this.#size);
-    if (!this.#file || this.#timer) return;
+    if (!this.#file) return;
+    this.#dirty = true;
     const wait = this.#lastWrite + this.#flushMs - Date.now();
-    this.#timer = setTimeout(() => this.flush(), Math.max(0, wait));
-    this.#timer.unref();
-    if (wait <= 0) this.flush();
+    if (wait <= 0 || e.kind !== 'connection') {
+      this.#write();
+    } else if (!this.#timer) {
+      this.#timer = setTimeout(() => this.#write(), wait);
+      this.#timer.unref();
+    }
   }
 
   /** Every event kept, oldest first (a copy). */
@@ -65,9 +73,13 @@ export class Timeline {
 
   /** Writes the file now if anything is waiting to be written. */
   flush(): void {
-    if (!this.#timer) return;
+    if (this.#dirty) this.#write();
+  }
+
+  #write(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#dirty = false;
     if (!this.#file) return;
     this.#lastWrite = Date.now();
     try {
