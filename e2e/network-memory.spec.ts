@@ -18,7 +18,7 @@ import { networkKey } from '../proxy/network/network-key.js';
 import { startUnbound, type UnboundServer } from '../test-support/unbound.js';
 import { Dashboard } from './support/dashboard.js';
 import { expect } from './support/fixtures.js';
-import { ProxyProcess, tempDir } from './support/lab.js';
+import { digManyAsync, ProxyProcess, tempDir } from './support/lab.js';
 
 const SHOTS = path.join(import.meta.dirname, 'screenshots');
 const CAFE = 'c0ffee00c0ffee00c0ffee00c0ffee00';
@@ -155,4 +155,24 @@ test('a settings import naming a network this computer has never been on creates
   expect((JSON.parse(fs.readFileSync(file, 'utf8')) as { networks: Record<string, { localNames?: string; seenAt?: string }> }).networks[ghost]).toMatchObject({ localNames: 'allow' });
   await page.screenshot({ path: path.join(SHOTS, 'network-memory-import-waiting-1280-light.png'), fullPage: true });
   expect(await violations(page)).toEqual([]);
+});
+
+test('a fact the proxy learns by itself reaches the card at once, never on a timer: this network’s round trip, from "not measured yet" to its median', async ({ remembered, page }) => {
+  const { proxy, file } = remembered;
+  test.skip(remembered.here === null, 'this machine has no default gateway: no network to be on');
+  const dashboard = new Dashboard(page);
+  await dashboard.open(proxy.dashboardUrl);
+  await dashboard.goTo('Network');
+  const here = page.getByTestId('network-memory').getByTestId('remembered-network').nth(0);
+  await expect(here).toHaveAttribute('aria-current', 'true');
+  await expect(here).toContainText('not measured yet');
+  // Answers on the open connection: the proxy writes this network's median once it has 16 (network/current-network.ts).
+  const names = Array.from({ length: 20 }, (_, i) => `n${i}.test`);
+  await digManyAsync(proxy.dnsPort, names);
+  const medianInFile = (): number | undefined =>
+    Object.values((JSON.parse(fs.readFileSync(file, 'utf8')) as { networks: Record<string, { rttMs?: number; seenAt?: string }> }).networks).find((n) => n.rttMs !== undefined && n.rttMs !== 48.2 && n.rttMs !== 23.1)?.rttMs;
+  await expect.poll(medianInFile, { timeout: 5_000 }).toBeGreaterThan(0);
+  // Pushed with the status (its networks revision), not left to a page's timer: on screen within 2 s of the file.
+  await expect(here).toContainText(/[\d.]+ ms \(median\)/, { timeout: 2_000 });
+  await expect(here).not.toContainText('not measured yet');
 });

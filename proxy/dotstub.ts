@@ -108,6 +108,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#watch?.on('change', (c) => this.networkChanged(c));
     this.#leaks = leakWatchFor(config.names, { watchingNetwork: this.#watch !== null, ours: (s) => this.#listeners.serves(s.host, s.port), network: this.#network });
     this.#leaks?.onChange((view) => this.emit('leaks', view));
+    this.#network.on('remembered', () => this.emit('networks'));
     this.#dnssec = config.dnssecCheck ? new DnssecCheck(config.dnssecCheck, (view) => this.emit('dnssec', view)) : null;
     this.#dnsCheck = config.dnsCheck ? new DnsCheck({ network: this.#network, mode: () => this.#config.auth.mode, target: config.dnsCheck }) : null;
   }

@@ -36,4 +36,6 @@ export interface StubProxyEvents {
   leaks: [LeakView];
   /** Whether the resolver validates DNSSEC was measured (privacy/dnssec-check.ts). */
   dnssec: [DnssecView];
+  /** What is remembered about the networks changed (a fact, a verdict, a choice, a network forgotten), or which one we're on: `network.revision` moved. */
+  networks: [];
 }

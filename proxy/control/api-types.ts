@@ -179,6 +179,12 @@ export interface StatusView {
    */
   readonly dnssec: DnssecView | null;
   /**
+   * Moves whenever what is remembered about the networks changes (a fact
+   * seen, the plain-DNS verdict, a choice, a network forgotten) or which one
+   * we're on: GET /api/networks then says something new. Pushed at once.
+   */
+  readonly networksRevision: number;
+  /**
    * Config files that could not be used at start (corrupt or hand-edited
    * badly), what is wrong and what is used instead. Absent or empty when
    * every file loaded. Cleared for a file once the app saves it.

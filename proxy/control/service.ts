@@ -135,7 +135,7 @@ export class ControlService {
     const onState = ({ takeover, ...event }: StateChange): void => this.#event({ kind: 'state', event, ...(takeover ? { takeover } : {}) });
     const onNetworkChange = (): void => this.#ladder.reset(this.proxy.resolver.id);
     const onCaptive = (event: CaptiveEvent): void => this.#event({ kind: 'captive', event });
-    // A new leak reading or DNSSEC measurement is pushed at once (the status view carries both), never left to the 15 s refresh.
+    // A new leak reading, DNSSEC measurement or networks revision is pushed at once (the status view carries them), never left to the 15 s refresh.
     const onLeaks = (): void => this.stream.viewsChanged();
     this.proxy.on('query', onQuery);
     this.proxy.on('connection', onConnection);
@@ -143,6 +143,7 @@ export class ControlService {
     this.proxy.on('captive', onCaptive);
     this.proxy.on('leaks', onLeaks);
     this.proxy.on('dnssec', onLeaks);
+    this.proxy.on('networks', onLeaks);
     this.proxy.on('network-change', onNetworkChange);
     // Taken over again because a crash had ended it (at start, or whenever the manager says so): the timeline says so, once.
     let resumedTold: string | null = null;
@@ -166,6 +167,7 @@ export class ControlService {
       this.proxy.off('captive', onCaptive);
       this.proxy.off('leaks', onLeaks);
       this.proxy.off('dnssec', onLeaks);
+      this.proxy.off('networks', onLeaks);
       options.systemDns?.off('change', onTakeover);
       this.proxy.off('network-change', onNetworkChange);
     };
@@ -220,6 +222,7 @@ export class ControlService {
       counters: { ...this.proxy.counters },
       leaks: this.proxy.leaks,
       dnssec: this.proxy.dnssec,
+      networksRevision: this.proxy.network.revision,
       ...(problems.length > 0 ? { problems } : {}),
       retiredNotice: this.#retiredNotice(),
       ...(this.controlUrl ? { control: this.controlUrl } : {}),

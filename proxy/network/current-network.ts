@@ -8,6 +8,10 @@
  *             { why: 'known' }    a rejoin's key became final (the gateway's MAC came): the memory applies now
  *             { why: 'choices' }  the user's choices for the network we're on changed (set, forgotten, imported)
  *
+ *   'remembered'                  what is remembered about any network changed, or which
+ *                                 one we're on: `revision` counts these, so a page that lists
+ *                                 the networks knows to read them again (never on a timer)
+ *
  * The name router, the leak watch and the privacy controller subscribe; a
  * control action calls a method here and nothing else.
  *
@@ -73,7 +77,7 @@ function osIdentity(): { readonly key: string; readonly final: boolean } | null 
   return id === null ? null : { key: id.key, final: id.byMac };
 }
 
-export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged] }> {
+export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged]; remembered: [] }> {
   readonly #memory: NetworkMemory | null;
   readonly #signInFile: string | null;
   readonly #identify: NonNullable<CurrentNetworkInit['identify']>;
@@ -90,10 +94,11 @@ export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged] }> 
   /** The network's name, once read for the network we're on (null: not known); `#joins` tells a late answer from an old network. */
   #label: string | null = null;
   #joins = 0;
+  #revision = 0;
 
   constructor(init: CurrentNetworkInit) {
     super();
-    this.#memory = init.file ? new NetworkMemory(init.file) : null;
+    this.#memory = init.file ? new NetworkMemory(init.file, () => this.#remembered()) : null;
     this.#signInFile = init.signInFile ?? null;
     this.#identify = init.identify ?? osIdentity;
     this.#gateway = init.gateway ?? (() => gatewayAddress());
@@ -150,6 +155,17 @@ export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged] }> 
     this.joined();
     this.#settle();
     this.emit('changed', { why: 'moved' });
+    this.#remembered();
+  }
+
+  /** Counts every change to what is remembered about the networks, or to which one we're on ('remembered'). */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  #remembered(): void {
+    this.#revision++;
+    this.emit('remembered');
   }
 
   /** The proxy stops: the network's median and last-seen time are written. */
@@ -201,6 +217,7 @@ export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged] }> 
       if (this.provisional) return;
       clearInterval(this.#settling);
       this.emit('changed', { why: 'known' });
+      this.#remembered();
     }, SETTLE_POLL_MS);
     this.#settling.unref();
   }

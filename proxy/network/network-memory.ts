@@ -114,10 +114,13 @@ export function startHint(entry: NetworkMemoryEntry | undefined): { readonly sta
 }
 
 export class NetworkMemory {
+  readonly #written: () => void;
   readonly #file: string;
 
-  constructor(file: string) {
+  /** `written`: called after each write of the file (a fact or a choice that changed something, a network forgotten). */
+  constructor(file: string, written: () => void = () => {}) {
     this.#file = file;
+    this.#written = written;
   }
 
   get file(): string {
@@ -173,6 +176,7 @@ export class NetworkMemory {
 
   #write(networks: Record<string, unknown>): void {
     writeNetworks(this.#file, networks);
+    this.#written();
   }
 
   #read(): Record<string, unknown> {

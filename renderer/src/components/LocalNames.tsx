@@ -14,7 +14,7 @@ const POLICY_WORDS: Record<LocalNamesView['policy'], string> = {
  * lookups): where each goes, and the user's choice for this network,
  * remembered for it (issue 21). Absent when routing by name owner is off.
  */
-export function LocalNames({ rev = 0, onChange }: { readonly rev?: number; readonly onChange?: () => void } = {}) {
+export function LocalNames({ rev = '', onChange }: { readonly rev?: string; readonly onChange?: () => void } = {}) {
   const [view, setView] = useState<LocalNamesView | null>(null);
   const [off, setOff] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);

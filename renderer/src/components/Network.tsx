@@ -40,6 +40,8 @@ export function NetworkView() {
   const [memoryRev, setMemoryRev] = useState(0);
   if (!status) return null;
   const remembered = (): void => setMemoryRev((r) => r + 1);
+  // What the proxy remembers moves by itself too (a Wi-Fi switch, the plain-DNS verdict, a fact seen): its revision comes pushed with the status.
+  const rev = `${memoryRev}.${status.networksRevision}`;
   const t = transportModel(status);
   const lines = ladderLines(status);
   const race = raceModel(status.race);
@@ -132,8 +134,8 @@ export function NetworkView() {
           <p className="muted small">at {formatDateTime(race.at)}</p>
         </section>
       )}
-      <LocalNames rev={memoryRev} onChange={remembered} />
-      <RememberedNetworks rev={memoryRev} onChange={remembered} />
+      <LocalNames rev={rev} onChange={remembered} />
+      <RememberedNetworks rev={rev} onChange={remembered} />
       {status.network && (
         <section className="card" aria-labelledby="net-problem">
           <h2 id="net-problem">Last problem</h2>

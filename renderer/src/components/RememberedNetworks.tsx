@@ -45,7 +45,7 @@ function when(iso: string | null): string {
  * choice, editable; "Forget this network". The one we're on comes first and
  * is marked. The choices go out with a settings export.
  */
-export function RememberedNetworks({ rev, onChange }: { readonly rev: number; readonly onChange: () => void }) {
+export function RememberedNetworks({ rev, onChange }: { readonly rev: string; readonly onChange: () => void }) {
   const [view, setView] = useState<NetworksView | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -59,12 +59,10 @@ export function RememberedNetworks({ rev, onChange }: { readonly rev: number; re
         (e: unknown) => live && setError(e instanceof Error ? e.message : String(e)),
       );
     };
+    // Read again whenever the proxy says what it remembers moved (`rev` follows the pushed status's networksRevision): a Wi-Fi switch, a verdict, a fact.
     load();
-    // The network we're on changes by itself (a Wi-Fi switch): look again now and then.
-    const timer = window.setInterval(load, 15_000);
     return () => {
       live = false;
-      window.clearInterval(timer);
     };
   }, [rev]);
 

@@ -56,6 +56,7 @@ export function status(over: Partial<StatusView> = {}): StatusView {
     counters: newCounters(),
     leaks: { measured: false, why: 'not read in this test', paths: [], cleanSince: null, networkChanges: 0, checkedAt: null },
     dnssec: null,
+    networksRevision: 0,
     ...over,
   };
 }
