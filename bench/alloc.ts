@@ -9,6 +9,8 @@
  *   npm run bench:alloc                 # hit, miss and no-cache paths; 5 rounds of 4,000 queries each
  *   npm run bench:alloc -- --rounds 9 --queries 6000
  *   npm run bench:alloc -- --sites      # also: where the bytes are allocated (V8's sampling heap profiler)
+ *   npm run bench:alloc -- --cpu        # instead: CPU per cache hit, engine + cache in one process, run with
+ *                                       # the flags dotstub runs with (collections included), median of rounds
 
  * The last row adds the UDP listener (proxy/listen/udp.ts) and Node's
  * datagram socket: a client in a child process sends the queries over
@@ -38,14 +40,17 @@ import { InFlightMap } from '../proxy/upstream/connection/in-flight.js';
 import { Pool } from '../proxy/upstream/pool/pool.js';
 import { DEFAULT_POOL_OPTIONS } from '../proxy/upstream/pool/options.js';
 import type { Upstream } from '../proxy/upstream/upstream.js';
+import { PROXY_NODE_FLAGS } from '../proxy/runtime/node-flags.js';
+
+const { values } = parseArgs({ options: { rounds: { type: 'string' }, queries: { type: 'string' }, sites: { type: 'boolean' }, cpu: { type: 'boolean' } } });
 
 const SEMI_SPACE_MB = 128;
 if (!process.execArgv.some((a) => a.startsWith('--max-semi-space-size'))) {
-  const r = spawnSync(process.execPath, [...process.execArgv, `--max-semi-space-size=${SEMI_SPACE_MB}`, `--min-semi-space-size=${SEMI_SPACE_MB}`, '--expose-gc', ...process.argv.slice(1)], { stdio: 'inherit' });
+  // Bytes: a young generation large enough that a round runs without a collection. CPU: as dotstub runs (proxy/runtime/node-flags.ts).
+  const flags = values.cpu ? PROXY_NODE_FLAGS : [`--max-semi-space-size=${SEMI_SPACE_MB}`, `--min-semi-space-size=${SEMI_SPACE_MB}`, '--expose-gc'];
+  const r = spawnSync(process.execPath, [...process.execArgv, ...flags, ...process.argv.slice(1)], { stdio: 'inherit' });
   process.exit(r.status ?? 1);
 }
-
-const { values } = parseArgs({ options: { rounds: { type: 'string' }, queries: { type: 'string' }, sites: { type: 'boolean' } } });
 const ROUNDS = Number(values.rounds ?? 5);
 const QUERIES = Number(values.queries ?? 4000);
 const NAMES = 10_000;
@@ -300,6 +305,35 @@ async function measureUdp(label: string): Promise<void> {
   console.log(`| ${label} | ${Math.round(median(heap))} | ${Math.round(median(buffers))} | ${heap.length} |`);
   if (values.sites) await sites(async () => void (await drive(0, QUERIES)));
   await udp.close();
+}
+
+/**
+ * CPU per cache hit: every name cached first, then rounds of QUERIES hits
+ * (the engine's parse, the cache lookup, the answer for the client, the
+ * query record for a listener), timed with process.cpuUsage, collections
+ * included. Median of ROUNDS, in microseconds.
+ */
+async function measureCpu(): Promise<void> {
+  const setup = setUp(true);
+  await new Promise((r) => setTimeout(r, 10));
+  await round(setup, 0, NAMES, false);
+  await round(setup, 0, NAMES, false);
+  const perHit: number[] = [];
+  const hitsBefore = setup.conns.reduce((a, c) => a + c.queriesCarried, 0);
+  for (let r = 0; r < ROUNDS; r++) {
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < QUERIES; i++) setup.engine.handle(queries[(r * QUERIES + i) % NAMES] as Buffer, 'udp', reply);
+    const c = process.cpuUsage(c0);
+    perHit.push((c.user + c.system) / QUERIES);
+  }
+  const upstream = setup.conns.reduce((a, c) => a + c.queriesCarried, 0) - hitsBefore;
+  if (upstream !== 0) throw new Error(`${upstream} of the timed queries were not cache hits`);
+  console.log(`CPU per cache hit, engine + cache in one process (node ${process.version}, ${PROXY_NODE_FLAGS.join(' ')}): median ${median(perHit).toFixed(2)} µs over ${ROUNDS} rounds of ${QUERIES} (min ${Math.min(...perHit).toFixed(2)}, max ${Math.max(...perHit).toFixed(2)})`);
+}
+
+if (values.cpu) {
+  await measureCpu();
+  process.exit(0);
 }
 
 console.log(`Bytes allocated per query, engine + cache + pool in one process (node ${process.version}; ${QUERIES} queries a round, median of ${ROUNDS} rounds)\n`);

@@ -123,7 +123,7 @@ async function main(): Promise<void> {
   const warm = int(values.warm, 'warm', 5000, 0, 100_000);
   const rate = int(values.rate, 'rate', 20, 1, 1000);
   const names = (values.peers ?? 'dotstub,stubby,unbound-fwd').split(',').map((s) => s.trim()) as PeerName[];
-  for (const n of names) if (!PEER_NAMES.includes(n)) throw new Error(`--peers: unknown peer "${n}"; choose from ${PEER_NAMES.join(', ')}\n${USAGE}`);
+  for (const n of names) if (!(PEER_NAMES as readonly string[]).includes(n)) throw new Error(`--peers: unknown peer "${n}"; choose from ${PEER_NAMES.join(', ')}\n${USAGE}`);
   const out = path.resolve(values.out ?? path.join(ROOT, 'bench', 'results'));
   const nodeFlags = (values['node-flags'] ?? '').split(' ').filter(Boolean);
   const lab = await openLab(1000);

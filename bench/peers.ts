@@ -18,7 +18,13 @@ import { quickAckSupport } from '../proxy/upstream/quick-ack.js';
 import { DEFAULT_POOL_OPTIONS } from '../proxy/upstream/pool/options.js';
 
 export const PEER_NAMES = ['dotstub', 'stubby', 'dnsdist', 'unbound-fwd'] as const;
-export type PeerName = (typeof PEER_NAMES)[number];
+/**
+ * Not a peer but the floor (bench/floor-server.mjs): a Node UDP server that
+ * only flips the header, driven the same way. The throughput bench runs it
+ * beside the peers unless --peers leaves it out.
+ */
+export const FLOOR = 'floor';
+export type PeerName = (typeof PEER_NAMES)[number] | typeof FLOOR;
 
 export interface Peer {
   readonly name: PeerName;
@@ -125,7 +131,8 @@ export async function waitReady(peer: Peer, timeoutMs = 15_000): Promise<void> {
           try {
             const a = dnsPacket.decode(msg);
             // RCODE is the low 4 bits of the flags word; 0 is NOERROR.
-            if (a.id === id) done(((a.flags ?? 0) & 0x0f) === 0 && (a.answers?.length ?? 0) > 0);
+            // The floor answers every question with its own header flipped, never an address.
+            if (a.id === id) done(((a.flags ?? 0) & 0x0f) === 0 && (peer.name === FLOOR || (a.answers?.length ?? 0) > 0));
           } catch {
             // not a DNS message: keep waiting
           }
@@ -329,7 +336,16 @@ const starters: Record<PeerName, (ctx: PeerContext) => Promise<Peer>> = {
   stubby: startStubby,
   dnsdist: startDnsdist,
   'unbound-fwd': startUnboundForwarder,
+  [FLOOR]: startFloor,
 };
+
+async function startFloor(ctx: PeerContext): Promise<Peer> {
+  const { host, port } = await listenOf(ctx);
+  if (host !== '127.0.0.1') throw new PeerStartError('the floor listens on 127.0.0.1 only');
+  // The same node and the same flags as dotstub's: the floor differs from it only in doing no DNS work.
+  const args = [...PROXY_NODE_FLAGS, path.join(ctx.root, 'bench', 'floor-server.mjs'), String(port)];
+  return launch(ctx, FLOOR, port, 'no DNS work: the query back with its header flipped (one Node thread, same flags as dotstub)', process.execPath, args, ctx.root);
+}
 
 /** Starts one peer and waits until it answers through the upstream. */
 export async function startPeer(name: PeerName, ctx: PeerContext): Promise<Peer> {

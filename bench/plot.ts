@@ -10,7 +10,7 @@ import type { PeerSummary } from './summary.js';
 
 const W = 1000;
 const H = 480;
-export const COLORS: Record<string, string> = { dotstub: '#2563eb', stubby: '#ea580c', dnsdist: '#16a34a', 'unbound-fwd': '#7c3aed' };
+export const COLORS: Record<string, string> = { dotstub: '#2563eb', stubby: '#ea580c', dnsdist: '#16a34a', 'unbound-fwd': '#7c3aed', floor: '#9ca3af' };
 
 export function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

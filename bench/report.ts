@@ -89,6 +89,12 @@ export function markdown(r: BenchResults): string {
     ['peer', 'peer CPU (% of a core)', 'upstream unbound (%)', 'dnsperf (%)', 'other programs (%)', `machine busy (% of ${r.meta.cores} cores)`],
     r.summary.map((p) => [p.name, f(p.peerCpuPct), f(p.upstreamCpuPct), f(p.dnsperfCpuPct), f(p.otherCpuPct), f(p.machineBusyPct)]),
   );
+  const floor = r.summary.some((p) => p.name === 'floor')
+    ? table(
+        ['peer', 'CPU µs/query (max)', 'CPU per query × the floor', 'max qps × the floor', 'max qps × dnsdist'],
+        r.summary.filter((p) => p.name !== 'floor').map((p) => [p.name, f(p.cpuUsPerQueryAtMax, 1), x(p.cpuVsFloor), x(p.qpsVsFloor), x(p.qpsVsDnsdist)]),
+      )
+    : '';
   const t = r.target;
   const target = t
     ? [
@@ -108,6 +114,16 @@ export function markdown(r: BenchResults): string {
     '',
     target,
     '',
+    ...(floor
+      ? [
+          '## Against the floor',
+          '',
+          'The floor is a Node UDP server on the same runtime and flags that sends each query back with its header flipped and does no DNS work (bench/floor-server.mjs): what one Node thread reaches here. Ratios per round, then the median.',
+          '',
+          floor,
+          '',
+        ]
+      : []),
     '## Where the CPU went during the unthrottled runs (medians)',
     '',
     cpu,

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { runDnsperf, writeQueryFile } from './dnsperf.js';
 import { benchMeta, buildProxy, closeOnSignal, openLab, ROOT, versionOf, type Lab } from './lab.js';
 import { measure, type MeasureOptions, type RunSample } from './measure.js';
-import { PEER_NAMES, startPeer, type Peer, type PeerName } from './peers.js';
+import { FLOOR, PEER_NAMES, startPeer, type Peer, type PeerName } from './peers.js';
 import { renderPng, svgChart } from './plot.js';
 import { processMemory } from './procstat.js';
 import { profileMarkdown, summariseProfile } from './profile.js';
@@ -34,7 +34,7 @@ interface Options extends BenchSettings {
 
 const USAGE = `usage: npm run bench -- paper|desktop [--quick] [--only …]   (the link-lab experiments; see bench/README.md)
        npm run bench -- [--quick] [--rounds N] [--seconds S] [--rate-seconds S] [--rate QPS]
-                        [--peers dotstub,stubby,dnsdist,unbound-fwd] [--outstanding N] [--clients N]
+                        [--peers dotstub,stubby,dnsdist,unbound-fwd,floor] [--outstanding N] [--clients N]
                         [--names N] [--caches]   (each peer's own cache on, as users start it: latest-caches.md)
                         [--dotstub-root DIR]     (the dotstub of another checkout, built, e.g. an older commit's worktree)
                         [--out DIR] [--no-build] [--profile]`;
@@ -69,9 +69,11 @@ function parseOptions(argv: readonly string[]): Options {
     process.exit(0);
   }
   const quick = values.quick ?? false;
-  const peers = (values.peers ?? PEER_NAMES.join(',')).split(',').map((p) => p.trim());
+  // The floor (a Node server that only flips the header) runs beside the peers unless --peers leaves it out.
+  const known: readonly string[] = [...PEER_NAMES, FLOOR];
+  const peers = (values.peers ?? known.join(',')).split(',').map((p) => p.trim());
   for (const p of peers) {
-    if (!(PEER_NAMES as readonly string[]).includes(p)) throw new Error(`--peers: unknown peer "${p}"; choose from ${PEER_NAMES.join(', ')}`);
+    if (!known.includes(p)) throw new Error(`--peers: unknown peer "${p}"; choose from ${known.join(', ')}`);
   }
   return {
     rounds: int(values.rounds, 'rounds', quick ? 2 : 5, 1, 20),

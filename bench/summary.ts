@@ -35,6 +35,11 @@ export interface PeerSummary {
   readonly p99VsStubby: number;
   readonly cpuUsPerQueryAtMax: number;
   readonly cpuUsPerQueryAtRate: number;
+  /** Median over rounds of this peer's CPU per query (unthrottled) / the floor's in the same round (NaN without the floor). */
+  readonly cpuVsFloor: number;
+  /** Median over rounds of this peer's max qps / the floor's, and / dnsdist's, in the same round. */
+  readonly qpsVsFloor: number;
+  readonly qpsVsDnsdist: number;
   /** Shares of one core (100 = one core busy) during the max runs. */
   readonly peerCpuPct: number;
   readonly upstreamCpuPct: number;
@@ -80,6 +85,8 @@ const pct = (cpu: (s: RunSample) => number) => (s: RunSample) => (cpu(s) / s.wal
 
 export function summarise(records: readonly PeerRecord[]): PeerSummary[] {
   const stubby = records.find((r) => r.name === 'stubby');
+  const floor = records.find((r) => r.name === 'floor');
+  const dnsdist = records.find((r) => r.name === 'dnsdist');
   return records.map((raw) => {
     const all = [...raw.max, ...raw.latency];
     // Medians only over runs where the peer answered (almost) everything.
@@ -98,6 +105,9 @@ export function summarise(records: readonly PeerRecord[]): PeerSummary[] {
       p99VsStubby: ratio(r.latency, stubby?.latency, (s) => s.p99Ms),
       cpuUsPerQueryAtMax: median(r.max.map((s) => s.cpuUsPerQuery)),
       cpuUsPerQueryAtRate: median(r.latency.map((s) => s.cpuUsPerQuery)),
+      cpuVsFloor: ratio(r.max, floor?.max, (s) => s.cpuUsPerQuery),
+      qpsVsFloor: ratio(r.max, floor?.max, (s) => s.qps),
+      qpsVsDnsdist: ratio(r.max, dnsdist?.max, (s) => s.qps),
       peerCpuPct: median(r.max.map(pct((s) => s.peerCpuSeconds))),
       upstreamCpuPct: median(r.max.map(pct((s) => s.upstreamCpuSeconds))),
       dnsperfCpuPct: median(r.max.map(pct((s) => s.dnsperfCpuSeconds))),

@@ -28,6 +28,7 @@
  *   so nothing from before a flush is ever stored after it.
  */
 import { foldAscii } from '../dns/name.js';
+import type { AnswerLayout, AnswerOpt, UpstreamAnswer } from '../dns/upstream-answer.js';
 import { ttlLayout } from '../dns/ttl.js';
 import { QUERY_BIT_AUTHENTIC_DATA, QUERY_BIT_CHECKING_DISABLED, QUERY_BIT_DNSSEC_OK } from '../dns/upstream-query.js';
 
@@ -155,6 +156,18 @@ interface Entry {
   readonly ttlSec: number;
   /** Length of the stored question section. */
   readonly questionLength: number;
+  /**
+   * What reading `wire` found, when the caller read it once at store time
+   * (readUpstreamAnswer), so a hit needs no walk: kept as numbers on the
+   * entry and one shared OPT description, not an object per entry (a
+   * layout object and its OPT would cost ~140 octets each).
+   */
+  readonly laidOut: boolean;
+  readonly rcode: number;
+  readonly opt: AnswerOpt | undefined;
+  readonly optStart: number;
+  readonly optEnd: number;
+  readonly additionalStart: number;
   hits: number;
   prefetching: boolean;
   /** Neighbours in use order (null at the ends): the recency list, kept without allocating. */
@@ -250,9 +263,10 @@ export class AnswerCache {
    * and NODATA for the SOA's negative TTL, SERVFAIL for a few seconds; never
    * a truncated answer, other rcodes, TTL 0, or a message that doesn't walk;
    * never one whose question was asked before the last clear() (`askedIn`).
-   * Returns whether it was stored.
+   * `read`: what reading `message` found, kept with it for the hits (null:
+   * they read it again). Returns whether it was stored.
    */
-  set(question: Buffer, bits: number, message: Buffer, rcode: number, askedIn: number, now = Date.now()): boolean {
+  set(question: Buffer, bits: number, message: Buffer, rcode: number, askedIn: number, now = Date.now(), read: AnswerLayout | null = null): boolean {
     if (askedIn !== this.#generation) return false;
     if (message.length < 12 || (message.readUInt16BE(2) & 0x0200) !== 0) return false;
     let layout;
@@ -284,6 +298,12 @@ export class AnswerCache {
       storedAt: now,
       ttlSec: ttl,
       questionLength: question.length,
+      laidOut: read !== null,
+      rcode,
+      opt: read?.opt ? sharedOpt(read.opt) : undefined,
+      optStart: read?.optStart ?? -1,
+      optEnd: read?.optEnd ?? -1,
+      additionalStart: read?.additionalStart ?? -1,
       hits: old && answers(old, question, bits) ? old.hits : 0,
       prefetching: false,
       older: null,
@@ -312,6 +332,19 @@ export class AnswerCache {
     }
     if (e.questionLength === questionBytes.length) questionBytes.copy(out, 12);
     return out;
+  }
+
+  /**
+   * The answer to serve now, as readUpstreamAnswer would have read it
+   * (materialize's copy, and what the store-time read found); null when
+   * the entry was stored without that read: the caller reads the copy.
+   */
+  answer(lookup: CacheLookup, questionBytes: Buffer, now = Date.now()): UpstreamAnswer | null {
+    const e = lookup.entry as Entry;
+    if (!e.laidOut) return null;
+    const raw = this.materialize(lookup, questionBytes, now);
+    // Same shape as readUpstreamAnswer's (one hidden class on the engine's path). A stored answer is never truncated (set refuses TC) and carries no keepalive of its own.
+    return { id: raw.readUInt16BE(0), rcode: e.rcode, truncated: false, keepaliveMs: undefined, opt: e.opt, optStart: e.optStart, optEnd: e.optEnd, additionalStart: e.additionalStart, raw };
   }
 
   /**
@@ -351,6 +384,19 @@ export class AnswerCache {
       this.#bytes -= costOf(e);
     }
   }
+}
+
+/** OPT descriptions by their three fields: a handful exist, so every entry shares one. */
+const opts = new Map<number, AnswerOpt>();
+
+function sharedOpt(opt: AnswerOpt): AnswerOpt {
+  const key = (opt.flags << 9) | (opt.extendedRcode << 1) | (opt.endToEndOptions ? 1 : 0);
+  let shared = opts.get(key);
+  if (!shared) {
+    shared = { extendedRcode: opt.extendedRcode, flags: opt.flags, endToEndOptions: opt.endToEndOptions };
+    opts.set(key, shared);
+  }
+  return shared;
 }
 
 /** What an entry counts against maxBytes: its message, its TTL offsets, ENTRY_OVERHEAD. */

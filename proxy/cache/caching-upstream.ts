@@ -14,7 +14,7 @@
  * from the wrapped upstream (authenticated, encrypted) are stored — the
  * cache never sees a synthesised SERVFAIL.
  */
-import { readUpstreamAnswer, type UpstreamAnswer } from '../dns/upstream-answer.js';
+import { readUpstreamAnswer, type AnswerLayout, type UpstreamAnswer } from '../dns/upstream-answer.js';
 import { upstreamQueryBits } from '../dns/upstream-query.js';
 import type { DotstubError } from '../errors.js';
 import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest, type UpstreamTrace } from '../upstream/upstream.js';
@@ -141,7 +141,7 @@ export class CachingUpstream implements Upstream {
     if (answer) {
       // The engine rewrites the answer's bytes in place (ID, OPT): store a copy first.
       // Never an answer obtained in cleartext (captive sign-in, degraded mode): the cache holds private answers only.
-      if (!miss.trace.cleartext) this.#cache.set(miss.question.bytes, miss.bits, storedForm(answer), answer.rcode, miss.generation);
+      if (!miss.trace.cleartext) this.#store(miss, answer);
       if (!miss.settled && miss.done) {
         miss.settled = true;
         miss.done(miss.outer, null, answer);
@@ -166,9 +166,27 @@ export class CachingUpstream implements Upstream {
     return true;
   }
 
+  /**
+   * Stores the answer in the form the cache keeps (storedForm), read once
+   * here: its layout is kept beside it, so a hit is a copy and a patch, not
+   * another walk of every record (issue 32: the hit path at the floor).
+   */
+  #store(miss: Miss, answer: UpstreamAnswer): void {
+    const stored = storedForm(answer);
+    let layout: AnswerLayout | null = null;
+    try {
+      const { raw: _raw, ...rest } = readUpstreamAnswer(stored, miss.question);
+      layout = rest;
+    } catch {
+      // It read as the resolver's answer a moment ago: a stored form that doesn't is stored without a layout (hits read it again, and fail as misses).
+    }
+    this.#cache.set(miss.question.bytes, miss.bits, stored, answer.rcode, miss.generation, undefined, layout);
+  }
+
   #answerFrom(found: CacheLookup, req: UpstreamRequest, now = Date.now()): UpstreamAnswer | null {
     try {
-      return readUpstreamAnswer(this.#cache.materialize(found, req.question.bytes, now), req.question);
+      // The copy has the asker's question (same length: same offsets) and lower TTLs: nothing the store-time read found moved.
+      return this.#cache.answer(found, req.question.bytes, now) ?? readUpstreamAnswer(this.#cache.materialize(found, req.question.bytes, now), req.question);
     } catch {
       return null;
     }
@@ -196,7 +214,7 @@ export class CachingUpstream implements Upstream {
     };
     this.#inner.resolve(background, (m, _err, answer) => {
       e.prefetching = false;
-      if (answer && !m.trace.cleartext) this.#cache.set(m.question.bytes, m.bits, storedForm(answer), answer.rcode, m.generation);
+      if (answer && !m.trace.cleartext) this.#store(m, answer);
     });
   }
 }

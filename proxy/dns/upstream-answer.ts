@@ -55,6 +55,9 @@ export interface UpstreamAnswer {
   readonly raw: Buffer;
 }
 
+/** What readUpstreamAnswer found in a message, without the message: kept beside a cached copy, so a hit is not walked again. */
+export type AnswerLayout = Omit<UpstreamAnswer, 'raw'>;
+
 /**
  * Clears the AD bit of an answer from a resolver dotstub did not
  * authenticate (the network's own, in cleartext; an opportunistic TLS
