@@ -114,6 +114,8 @@ export interface Upstream {
   readonly port: number;
   /** Plain DNS port (UDP and TCP) when this one serves it. */
   readonly plainPort: number | undefined;
+  /** `https://dns.test:PORT/dns-query` when this one serves DoH. */
+  readonly dohUrl: string | undefined;
   readonly pki: TestPki;
   readonly resolverArg: string;
   readonly nodelay: boolean;
@@ -125,6 +127,8 @@ export interface UpstreamOptions {
   /** LD_PRELOAD nodelay.so: Nagle off on its DoT sockets. */
   readonly nodelay: boolean;
   readonly plainPort?: number;
+  /** DNS-over-HTTPS (HTTP/2, /dns-query) on this port too, with the same certificate. */
+  readonly dohPort?: number;
   /** unbound's tcp-idle-timeout (ms): when it closes an idle connection. Default 30 s, unbound's own default. */
   readonly idleMs?: number;
   readonly names?: number;
@@ -318,6 +322,8 @@ export class LinkLab {
     const conf = [
       ...unboundServerBase(dir, o.port, 1, [SERVER_ADDR]),
       ...(o.plainPort ? [`  interface: ${SERVER_ADDR}@${o.plainPort}`] : []),
+      // unbound serves DoH only on an interface line of its own with the https-port (unbound.conf(5)); http-nodelay as shipped (yes).
+      ...(o.dohPort ? [`  interface: ${SERVER_ADDR}@${o.dohPort}`, `  https-port: ${o.dohPort}`, '  http-endpoint: "/dns-query"'] : []),
       '  access-control: 10.77.0.0/24 allow',
       `  tls-port: ${o.port}`,
       `  tls-service-key: "${this.pki.serverKeyFile}"`,
@@ -362,6 +368,7 @@ export class LinkLab {
       host: SERVER_ADDR,
       port: o.port,
       plainPort: o.plainPort,
+      dohUrl: o.dohPort ? `https://${this.pki.authName}:${o.dohPort}/dns-query` : undefined,
       pki: this.pki,
       resolverArg: `${SERVER_ADDR}:${o.port}#${this.pki.authName}`,
       nodelay: o.nodelay,

@@ -24,6 +24,13 @@ export interface PeerSpec {
   readonly label: string;
   readonly caches?: boolean;
   readonly dotstubFlags?: readonly string[];
+  /**
+   * dotstub over DNS-over-HTTPS (the web study's DoH column): its upstream
+   * serves DoH too, and the resolver's DoT port on the path refuses (a port
+   * nothing listens on: RST at once), as on a network that blocks 853, so
+   * every query goes over dotstub's DoH upstream.
+   */
+  readonly doh?: boolean;
 }
 
 export interface RunningPeer {
@@ -54,28 +61,31 @@ export class Ctx {
     return JSON.parse(r.stdout) as T;
   }
 
-  /** A DoT upstream of its own on a fresh port; plain DNS too when `plain` (on port 53 if `plain` is 53: glibc knows no other). */
-  upstream(nodelay: boolean, plain: boolean | 53 = false, idleMs?: number): Promise<Upstream> {
+  /** A DoT upstream of its own on a fresh port; plain DNS too when `plain` (on port 53 if `plain` is 53: glibc knows no other); DoH too when `doh`. */
+  upstream(nodelay: boolean, plain: boolean | 53 = false, idleMs?: number, doh = false): Promise<Upstream> {
     const port = this.#nextPort++;
-    return this.lab.startUpstream({ port, nodelay, plainPort: plain === 53 ? 53 : plain ? port + 1000 : undefined, idleMs });
+    return this.lab.startUpstream({ port, nodelay, plainPort: plain === 53 ? 53 : plain ? port + 1000 : undefined, dohPort: doh ? port + 2000 : undefined, idleMs });
   }
 
   /** Starts each peer with an upstream of its own, on 127.0.0.N:53 in the client ns. */
   async peers(specs: readonly PeerSpec[], nodelay: boolean, idleMs?: number): Promise<RunningPeer[]> {
     const out: RunningPeer[] = [];
     for (const spec of specs) {
-      const upstream = await this.upstream(nodelay, false, idleMs);
+      const upstream = await this.upstream(nodelay, false, idleMs, spec.doh ?? false);
       const host = `127.0.0.${this.#nextAddr++}`;
+      if (spec.doh && (spec.name !== 'dotstub' || !upstream.dohUrl)) throw new Error(`${spec.label}: only dotstub runs over DoH here`);
+      // Over DoH: the resolver's DoT port is one nothing listens on (port + 3000 in the server ns), so 853 "is blocked" from the first query.
+      const via = spec.doh ? { ...upstream, resolverArg: `${upstream.host}:${upstream.port + 3000}#${upstream.pki.authName}` } : upstream;
       const peer = await startPeer(spec.name, {
-        upstream,
+        upstream: via,
         dir: this.lab.dir,
         root: LAB_ROOT,
         netns: this.lab.ns.client,
         listen: { host, port: 53 },
         caches: spec.caches ?? false,
-        dotstubFlags: spec.dotstubFlags,
+        dotstubFlags: spec.doh ? ['--doh', upstream.dohUrl as string, ...(spec.dotstubFlags ?? [])] : spec.dotstubFlags,
       });
-      this.log(`  started ${spec.label} on ${host}:53 → ${upstream.name} unbound :${upstream.port}`);
+      this.log(`  started ${spec.label} on ${host}:53 → ${upstream.name} unbound ${spec.doh ? `${upstream.dohUrl} (DoT refused)` : `:${upstream.port}`}`);
       out.push({ spec, peer, upstream });
     }
     return out;

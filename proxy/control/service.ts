@@ -135,15 +135,16 @@ export class ControlService {
     const onState = ({ takeover, ...event }: StateChange): void => this.#event({ kind: 'state', event, ...(takeover ? { takeover } : {}) });
     const onNetworkChange = (): void => this.#ladder.reset(this.proxy.resolver.id);
     const onCaptive = (event: CaptiveEvent): void => this.#event({ kind: 'captive', event });
-    // A new leak reading, DNSSEC measurement or networks revision is pushed at once (the status view carries them), never left to the 15 s refresh.
-    const onLeaks = (): void => this.stream.viewsChanged();
+    // A new leak reading, DNSSEC measurement, networks revision or transport is pushed at once (the status view carries them), never left to the 15 s refresh.
+    const pushViews = (): void => this.stream.viewsChanged();
     this.proxy.on('query', onQuery);
     this.proxy.on('connection', onConnection);
     this.proxy.on('state', onState);
     this.proxy.on('captive', onCaptive);
-    this.proxy.on('leaks', onLeaks);
-    this.proxy.on('dnssec', onLeaks);
-    this.proxy.on('networks', onLeaks);
+    this.proxy.on('leaks', pushViews);
+    this.proxy.on('dnssec', pushViews);
+    this.proxy.on('networks', pushViews);
+    this.proxy.on('transport', pushViews);
     this.proxy.on('network-change', onNetworkChange);
     // Taken over again because a crash had ended it (at start, or whenever the manager says so): the timeline says so, once.
     let resumedTold: string | null = null;
@@ -165,9 +166,10 @@ export class ControlService {
       this.proxy.off('connection', onConnection);
       this.proxy.off('state', onState);
       this.proxy.off('captive', onCaptive);
-      this.proxy.off('leaks', onLeaks);
-      this.proxy.off('dnssec', onLeaks);
-      this.proxy.off('networks', onLeaks);
+      this.proxy.off('leaks', pushViews);
+      this.proxy.off('dnssec', pushViews);
+      this.proxy.off('networks', pushViews);
+      this.proxy.off('transport', pushViews);
       options.systemDns?.off('change', onTakeover);
       this.proxy.off('network-change', onNetworkChange);
     };
