@@ -34,6 +34,10 @@ export interface UnboundOptions {
    * with the same PKI: a port number, or 0 for a free one. Off by default.
    */
   readonly dohPort?: number;
+  /** Its own TLS key and certificate (certs.ts leafFrom) instead of the PKI's dns.test one. */
+  readonly tls?: { readonly keyFile: string; readonly certFile: string };
+  /** Also answer plain DNS (UDP and TCP) on this port at its addresses, e.g. 53 for a network's own resolver. */
+  readonly plainPort?: number;
   /** Run it elsewhere than beside this process on 127.0.0.1, e.g. in a netlab namespace (netlab.ts `unboundIn`). */
   readonly launch?: UnboundLaunch;
 }
@@ -166,8 +170,9 @@ async function startUnboundOnce(options: UnboundOptions): Promise<UnboundServer>
     ...unboundServerBase(dir, port, options.threads ?? 1, addresses),
     ...doh,
     `  tls-port: ${port}`,
-    `  tls-service-key: "${pki.serverKeyFile}"`,
-    `  tls-service-pem: "${pki.serverCertFile}"`,
+    ...(options.plainPort === undefined ? [] : addresses.map((a) => `  interface: ${a}@${options.plainPort}`)),
+    `  tls-service-key: "${options.tls?.keyFile ?? pki.serverKeyFile}"`,
+    `  tls-service-pem: "${options.tls?.certFile ?? pki.serverCertFile}"`,
     '  do-udp: yes',
     '  edns-tcp-keepalive: yes',
     `  edns-tcp-keepalive-timeout: ${keepalive}`,
