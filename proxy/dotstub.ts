@@ -63,7 +63,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #leaks: LeakWatch | null; // paths around dotstub, read from the OS's state where names are (network/leak-watch.ts)
   readonly #dnsCheck: DnsCheck | null; // whether the network answers DNS for every address, once per join (privacy/dns-check.ts); null: off
   readonly #dnssec: DnssecCheck | null; // whether the resolver validates DNSSEC, measured once per resolver (privacy/dnssec-check.ts); null: not measured
-  readonly #ddr: DdrCheck | null; // the network's own encrypted resolver, asked for once per join, used where the user chose it (privacy/ddr-check.ts); null: off
+  readonly #ddr: DdrCheck; // the network's own encrypted resolver, asked for once per join (with the network checks), used where the user chose it (privacy/ddr-check.ts)
   /** The user's own resolver (switchResolver): what runs unless the network's own was chosen for the network we're on. */
   #chosen: ResolverSpec;
   /** The network's own encrypted resolver in use now instead (the user chose it for this network); null: the user's own. */
@@ -120,18 +120,16 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#dnssec = config.dnssecCheck ? new DnssecCheck(config.dnssecCheck, (view) => this.emit('dnssec', view)) : null;
     this.#dnsCheck = config.dnsCheck ? new DnsCheck({ network: this.#network, mode: () => this.#config.auth.mode, target: config.dnsCheck }) : null;
     const ddr = config.ddrCheck;
-    this.#ddr = ddr
-      ? new DdrCheck({
-          network: this.#network,
-          mode: () => this.#config.auth.mode,
-          networkResolver: () => {
-            const captiveDns = this.#config.captive?.networkDns ?? [];
-            return discoverNetworkResolver(captiveDns.length ? captiveDns : this.#config.networkDns, this.#config.captive?.paths)?.servers[0] ?? null;
-          },
-          options: () => ({ ca: this.#config.auth.ca, timeoutMs: ddr.timeoutMs }),
-          use: (offer) => this.#useNetworkOwn(offer),
-        })
-      : null;
+    this.#ddr = new DdrCheck({
+      network: this.#network,
+      mode: () => this.#config.auth.mode,
+      networkResolver: () => {
+        const captiveDns = this.#config.captive?.networkDns ?? [];
+        return discoverNetworkResolver(captiveDns.length ? captiveDns : this.#config.networkDns, this.#config.captive?.paths)?.servers[0] ?? null;
+      },
+      options: ddr ? () => ({ ca: this.#config.auth.ca, timeoutMs: ddr.timeoutMs }) : null,
+      use: (offer) => this.#useNetworkOwn(offer),
+    });
   }
 
   get config(): ProxyConfig {
@@ -205,7 +203,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   }
   /** Where this run asks networks for their own encrypted resolver (every network, only where local names are allowed, or nowhere). */
   get ddrCheck(): DdrPolicy {
-    return this.#ddr?.policy ?? 'off';
+    return this.#ddr.policy ?? 'off';
   }
   /** The resolver the user chose (the one in use unless this network's own was chosen for it). */
   get chosenResolver(): ResolverSpec {
@@ -236,7 +234,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     if (this.#config.warm) this.#upstream.current.warm();
     this.#watch?.start();
     this.#dnsCheck?.start();
-    this.#ddr?.start();
+    this.#ddr.start();
     await this.#leaks?.start();
     this.emit('listening', bound);
     return bound;
@@ -293,7 +291,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#config = withChanges(this.#config, changes, this.#engine.options);
     this.#privacy.settingsChanged();
     this.#dnsCheck?.settingsChanged();
-    this.#ddr?.settingsChanged();
+    this.#ddr.settingsChanged();
     if (changes.pool !== undefined || changes.auth !== undefined) await this.#switchTo(this.resolver);
   }
 
@@ -328,7 +326,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#startedAt = 0;
     this.#privacy.stopping();
     this.#dnsCheck?.stop();
-    this.#ddr?.stop();
+    this.#ddr.stop();
     this.#network.stop();
     this.#watch?.stop();
     this.#listeners.stopTcp();

@@ -22,7 +22,8 @@
  * only on a network where the user allowed local names (they agreed that it
  * sees plain DNS from this machine), or chose its own resolver before (they
  * asked to use it; the check only confirms it still holds). Opportunistic
- * mode asks every network. Off with the portal checks (`--no-portal-check`).
+ * mode asks every network. Off with the portal checks (`--no-portal-check`):
+ * then no network is asked, and a choice remembered before still applies.
  */
 import type { CurrentNetwork, NetworkChanged } from '../network/current-network.js';
 import { discoverDesignatedResolver, type DdrOptions, type DdrResult } from '../network/ddr.js';
@@ -55,7 +56,8 @@ export interface DdrCheckInit {
   readonly mode: () => AuthMode;
   /** The network's resolver now (network-resolver.ts); null: not known (nothing to ask). */
   readonly networkResolver: () => NetworkServer | null;
-  readonly options: () => DdrOptions;
+  /** How long each step may take; null: the network is never asked (network checks off), a remembered choice still applies. */
+  readonly options: (() => DdrOptions) | null;
   /** The offer to use now, or null for the user's own resolver; called when that may have changed. */
   readonly use: (offer: DdrOffer | null) => void;
   /** The measurement (tests give their own). */
@@ -81,6 +83,7 @@ export class DdrCheck {
   }
 
   get policy(): DdrPolicy {
+    if (!this.#o.options) return 'off';
     return this.#o.mode() === 'strict' ? 'where-local-names-allowed' : 'every-network';
   }
 
@@ -111,14 +114,15 @@ export class DdrCheck {
 
   #maybe(): void {
     const network = this.#o.network;
-    if (!this.#running || this.#checked === this.#join || network.key === null) return;
+    const options = this.#o.options;
+    if (!options || !this.#running || this.#checked === this.#join || network.key === null) return;
     const key = network.key;
     if (this.#o.mode() === 'strict' && network.localNames() !== 'allow' && network.remembered(key)?.ownResolver !== 'use') return;
     const server = this.#o.networkResolver();
     if (!server) return;
     const join = this.#join;
     this.#checked = join;
-    this.#pending = this.#discover(server, this.#o.options()).then(
+    this.#pending = this.#discover(server, options()).then(
       (result) => {
         if (!this.#running || join !== this.#join) return;
         network.ddrChecked(result);
