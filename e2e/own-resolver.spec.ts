@@ -7,7 +7,7 @@
  * when it asked this network's resolver (its gateway here; the namespace lab,
  * proxy/network/ddr-lab.test.ts, runs the check itself): a designation
  * verified for that address. The card offers it; nothing switches until the
- * user clicks "Use it on this network"; then the lookups go to it, and
+ * user clicks "Use it on this network"; then it is the resolver in use, and
  * "Stop using it here" goes back. Screenshots of the offer and of it in use.
  */
 import { AxeBuilder } from '@axe-core/playwright';
