@@ -233,19 +233,30 @@ describe("the network's own encrypted resolver (DDR)", skipWith(missing), () => 
     }
   }, 60_000);
 
-  test('strict mode, nothing allowed on this network: not one port-53 packet, the network not asked', async () => {
+  test('strict mode: not one port-53 packet while nothing is allowed on this network; local names allowed, the network is asked and its offer listed', async () => {
     const a = lab.addresses;
     const own = await networkResolver(`1 dns.lab.test. alpn=dot port=853 ipv4hint=${a.routerClientSide4}`);
     try {
       await withCapture(async (cap) => {
         const run = await startDotstubInClient('strict');
         try {
-          await run.waitForHere((n) => n.worked === 'dot', 10_000, 'remembered (DoT worked)');
+          const remembered = await run.waitForHere((n) => n.worked === 'dot', 10_000, 'remembered (DoT worked)');
           // Time for a question to have gone had it been allowed (the opportunistic run asks within a second).
           await new Promise((r) => setTimeout(r, 3000));
           expect((await run.networks()).ddrCheck).toBe('where-local-names-allowed');
           expect((await run.networks()).networks.find((n) => n.current)?.ownResolver).toBeNull();
           expect((await cap.packets()).map(line), 'port-53 packets in strict mode').toEqual([]);
+
+          // "Allow" local names on this network: the agreement that it sees plain DNS from here; the question goes now.
+          const allowedAt = Date.now() / 1000;
+          expect((await run.put(`/api/networks/${remembered.key}`, { localNames: 'allow' })).code).toBe(200);
+          const here = await run.waitForHere((n) => n.ownResolver !== null, 10_000, 'asked once local names were allowed');
+          expect(here.ownResolver?.offer?.verifiedFor).toBe(a.routerClientSide4);
+          const packets = await cap.packets();
+          expect(packets.filter((p) => p.time < allowedAt).map(line)).toEqual([]);
+          expect(ddrPackets(packets)).toHaveLength(2);
+          // Offered, not taken, in strict mode too.
+          expect((await run.status()).resolver.id).toBe(`custom:${a.server4}:853`);
         } finally {
           await run.stop();
         }
