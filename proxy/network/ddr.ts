@@ -47,7 +47,7 @@ export interface DdrOptions {
 export const DEFAULT_DDR_TIMEOUT_MS = 1500;
 
 /** A designated resolver that verified: what the offer says and what a connection to it needs. */
-export interface Designation {
+interface Designation {
   /** Its name, checked in its certificate as well: what every connection to it authenticates. */
   readonly name: string;
   readonly protocol: 'dot';

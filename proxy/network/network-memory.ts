@@ -87,7 +87,7 @@ export interface DdrOffer {
   readonly verifiedFor: string;
 }
 
-export interface DdrMemory {
+interface DdrMemory {
   readonly checkedAt: string;
   /** The network resolver asked. */
   readonly asked: string;
