@@ -263,7 +263,11 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     if (same(next, this.#networkOwn) || (next === null && this.#networkOwn === null)) return;
     this.#networkOwn = next;
     const to = next ?? this.#chosen;
-    if (same(to, this.resolver)) return;
+    const from = this.resolver;
+    if (same(to, from)) return;
+    // Said on the timeline: a switch the user chose, made now (joining the network, or the click), never a silent one.
+    const reason = next ? `Now using ${next.label}, as you chose for this network` : `Back to ${to.label}: ${from.label} was your choice for another network, or you stopped it`;
+    this.emit('network-resolver', { from: { id: from.id, label: from.label }, to: { id: to.id, label: to.label }, reason });
     void this.#switchTo(to).catch((err: unknown) => this.emit('warning', `could not switch to ${to.label}: ${(err as Error).message}`));
   }
 

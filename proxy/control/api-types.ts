@@ -288,6 +288,10 @@ export type TimelineEvent =
       readonly reason?: string;
       /** The resolver switched from, by name, when it is no longer listed (a retired preset). */
       readonly fromLabel?: string;
+      /** The resolver switched to, by name, when it isn't listed (a network's own). */
+      readonly toLabel?: string;
+      /** The switch followed the user's choice for the network we're on (its own encrypted resolver, or back from it). */
+      readonly networkChoice?: true;
     }
   | { readonly kind: 'settings'; readonly at: number; readonly changed: readonly string[] }
   | { readonly kind: 'captive'; readonly event: CaptiveEvent };

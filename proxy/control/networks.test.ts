@@ -13,7 +13,7 @@ import { afterAll, beforeAll, expect, onTestFinished, test } from 'vitest';
 import { UdpClient } from '../../test-support/dns-client.js';
 import { apiClient, startControl } from '../../test-support/control-harness.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
-import type { NetworksView, RememberedNetworkView, SettingsExport } from './api-types.js';
+import type { NetworksView, RememberedNetworkView, SettingsExport, TimelineEvent } from './api-types.js';
 
 let upstream: UnboundServer;
 beforeAll(async () => {
@@ -146,6 +146,12 @@ test("PUT { ownResolver }: 'use' takes the network's verified offer on this netw
   const back = await api.put(`/api/networks/${home}`, { ownResolver: 'ask' });
   expect(back.json<RememberedNetworkView>().ownResolver).toMatchObject({ choice: 'ask', inUse: false });
   expect(h.proxy.resolver.id).toBe(userOwn);
+  // Both switches are said on the timeline, as the user's choice for this network: never a silent one.
+  const said = (await api.get('/api/events/recent')).json<TimelineEvent[]>().filter((e) => e.kind === 'resolver');
+  expect(said).toMatchObject([
+    { from: userOwn, to: 'network:dns.test', networkChoice: true, reason: "Now using dns.test (this network's own), as you chose for this network" },
+    { from: 'network:dns.test', to: userOwn, networkChoice: true },
+  ]);
 });
 
 test('DELETE forgets a network (404 the second time); on this network its choice stops applying at once; its sign-in answer goes too', async () => {
