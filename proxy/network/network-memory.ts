@@ -13,8 +13,10 @@
  * What worked there (the transport that last gave authenticated answers,
  * what the network did to port 853, a sign-in page, whether it answers DNS
  * for every address), the median round trip
- * to the resolver, the local domains its links owned, and the user's
- * local-names choice. Nothing else identifies the network: the label is
+ * to the resolver, the local domains its links owned, the user's
+ * local-names choice, and the network's own encrypted resolver (`ddr`: what
+ * its resolver designated and whether it verified, ddr.ts) with the user's
+ * choice to use it there (`ownResolver`). Nothing else identifies the network: the label is
  * the gateway's address (what the user can see in their own settings), or
  * the day it was first seen.
  *
