@@ -214,6 +214,18 @@ export class DesktopController extends EventEmitter<Events> {
         await this.#tray.refresh();
         return;
       }
+      case 'own-resolver': {
+        const client = this.#client;
+        if (!client) return ui.report('dotstub is not running: resume it first');
+        try {
+          // The Network view's choice for this network, remembered for it: the proxy switches at once (and back on leaving it).
+          await client.setNetworkOwnResolver(action.key, action.use ? 'use' : 'ask');
+        } catch (err) {
+          ui.report(`Couldn't change this network's encrypted resolver: ${failureWords(err)}`);
+        }
+        await this.#tray.refresh();
+        return;
+      }
       case 'captive': {
         const client = this.#client;
         if (!client) return ui.report('dotstub is not running: resume it first');

@@ -29,9 +29,12 @@ import { ClientShares } from './listen/client-shares.js';
 import { Listeners } from './listen/listeners.js';
 import { CurrentNetwork } from './network/current-network.js';
 import { leakWatchFor, notMeasured, type LeakView, type LeakWatch } from './network/leak-watch.js';
+import type { DdrOffer } from './network/network-memory.js';
 import { networkName } from './network/network-name.js';
+import { discoverNetworkResolver } from './network/network-resolver.js';
 import { NetworkWatch, type NetworkChange } from './network/watch.js';
 import { CaptiveGate } from './privacy/captive/gate.js';
+import { DdrCheck, resolverForOffer, type DdrPolicy } from './privacy/ddr-check.js';
 import { DnsCheck, type DnsCheckPolicy } from './privacy/dns-check.js';
 import { DnssecCheck, type DnssecView } from './privacy/dnssec-check.js';
 import { PrivacyController, type CaptiveAction } from './privacy/privacy-controller.js';
@@ -60,11 +63,17 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #leaks: LeakWatch | null; // paths around dotstub, read from the OS's state where names are (network/leak-watch.ts)
   readonly #dnsCheck: DnsCheck | null; // whether the network answers DNS for every address, once per join (privacy/dns-check.ts); null: off
   readonly #dnssec: DnssecCheck | null; // whether the resolver validates DNSSEC, measured once per resolver (privacy/dnssec-check.ts); null: not measured
+  readonly #ddr: DdrCheck; // the network's own encrypted resolver, asked for once per join (with the network checks), used where the user chose it (privacy/ddr-check.ts)
+  /** The user's own resolver (switchResolver): what runs unless the network's own was chosen for the network we're on. */
+  #chosen: ResolverSpec;
+  /** The network's own encrypted resolver in use now instead (the user chose it for this network); null: the user's own. */
+  #networkOwn: ResolverSpec | null = null;
   #startedAt = 0;
 
   constructor(config: ProxyConfig) {
     super();
     this.#config = config;
+    this.#chosen = config.resolver;
     this.#cache = config.cache ? new AnswerCache(config.cache) : null;
     const first = this.#makeUpstream(config.resolver);
     this.#upstream = new ActiveUpstream(first);
@@ -111,6 +120,17 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#network.on('remembered', () => this.emit('networks'));
     this.#dnssec = config.dnssecCheck ? new DnssecCheck(config.dnssecCheck, (view) => this.emit('dnssec', view)) : null;
     this.#dnsCheck = config.dnsCheck ? new DnsCheck({ network: this.#network, mode: () => this.#config.auth.mode, target: config.dnsCheck }) : null;
+    const ddr = config.ddrCheck;
+    this.#ddr = new DdrCheck({
+      network: this.#network,
+      mode: () => this.#config.auth.mode,
+      networkResolver: () => {
+        const captiveDns = this.#config.captive?.networkDns ?? [];
+        return discoverNetworkResolver(captiveDns.length ? captiveDns : this.#config.networkDns, this.#config.captive?.paths)?.servers[0] ?? null;
+      },
+      options: ddr ? () => ({ ca: this.#config.auth.ca, timeoutMs: ddr.timeoutMs }) : null,
+      use: (offer) => this.#useNetworkOwn(offer),
+    });
   }
 
   get config(): ProxyConfig {
@@ -182,6 +202,14 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   get dnsCheck(): DnsCheckPolicy {
     return this.#dnsCheck?.policy ?? 'off';
   }
+  /** Where this run asks networks for their own encrypted resolver (every network, only where local names are allowed, or nowhere). */
+  get ddrCheck(): DdrPolicy {
+    return this.#ddr.policy ?? 'off';
+  }
+  /** The resolver the user chose (the one in use unless this network's own was chosen for it). */
+  get chosenResolver(): ResolverSpec {
+    return this.#chosen;
+  }
   /** Entries and bytes in the answer cache (null without one). */
   get cacheSize(): { readonly entries: number; readonly bytes: number; readonly maxBytes: number } | null {
     return this.#cache ? { entries: this.#cache.entries, bytes: this.#cache.bytes, maxBytes: this.#cache.options.maxBytes } : null;
@@ -207,6 +235,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     if (this.#config.warm) this.#upstream.current.warm();
     this.#watch?.start();
     this.#dnsCheck?.start();
+    this.#ddr.start();
     await this.#leaks?.start();
     this.emit('listening', bound);
     return bound;
@@ -218,6 +247,32 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
    * then closes.
    */
   async switchResolver(resolver: ResolverSpec): Promise<void> {
+    // The user's choice: it is what runs now, on this network too, until the network's own is chosen again (or on the next join).
+    this.#chosen = resolver;
+    this.#networkOwn = null;
+    await this.#switchTo(resolver);
+  }
+
+  /**
+   * The network's own encrypted resolver, chosen by the user for the network
+   * we're on (privacy/ddr-check.ts), or null: back to the user's own. Never
+   * called but for such a choice: nothing here switches by itself.
+   */
+  #useNetworkOwn(offer: DdrOffer | null): void {
+    const next = offer ? resolverForOffer(offer) : null;
+    const same = (a: ResolverSpec | null, b: ResolverSpec | null): boolean => JSON.stringify(a) === JSON.stringify(b);
+    if (same(next, this.#networkOwn) || (next === null && this.#networkOwn === null)) return;
+    this.#networkOwn = next;
+    const to = next ?? this.#chosen;
+    const from = this.resolver;
+    if (same(to, from)) return;
+    // Said on the timeline: a switch the user chose, made now (joining the network, or the click), never a silent one.
+    const reason = next ? `Now using ${next.label}, as you chose for this network` : `Back to ${to.label}: ${from.label} was your choice for another network, or you stopped it`;
+    this.emit('network-resolver', { from: { id: from.id, label: from.label }, to: { id: to.id, label: to.label }, reason });
+    void this.#switchTo(to).catch((err: unknown) => this.emit('warning', `could not switch to ${to.label}: ${(err as Error).message}`));
+  }
+
+  async #switchTo(resolver: ResolverSpec): Promise<void> {
     const next = this.#makeUpstream(resolver);
     // Answers from the old resolver must not be served as the new one's.
     this.#cache?.clear();
@@ -241,7 +296,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#config = withChanges(this.#config, changes, this.#engine.options);
     this.#privacy.settingsChanged();
     this.#dnsCheck?.settingsChanged();
-    if (changes.pool !== undefined || changes.auth !== undefined) await this.switchResolver(this.resolver);
+    this.#ddr.settingsChanged();
+    if (changes.pool !== undefined || changes.auth !== undefined) await this.#switchTo(this.resolver);
   }
 
   /**
@@ -275,6 +331,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#startedAt = 0;
     this.#privacy.stopping();
     this.#dnsCheck?.stop();
+    this.#ddr.stop();
     this.#network.stop();
     this.#watch?.stop();
     this.#listeners.stopTcp();

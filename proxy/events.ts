@@ -34,6 +34,13 @@ export interface StubProxyEvents {
   captive: [CaptiveEvent];
   /** The leak watch read the OS's state again (or lost its watch): whether lookups can go around dotstub, now. */
   leaks: [LeakView];
+  /**
+   * The resolver changed by the user's choice for the network we're on
+   * (privacy/ddr-check.ts): to the network's own encrypted resolver on
+   * joining it or choosing it, back to the user's own on leaving it or
+   * stopping it; why, in words.
+   */
+  'network-resolver': [{ readonly from: { readonly id: string; readonly label: string }; readonly to: { readonly id: string; readonly label: string }; readonly reason: string }];
   /** Whether the resolver validates DNSSEC was measured (privacy/dnssec-check.ts). */
   dnssec: [DnssecView];
   /** What is remembered about the networks changed (a fact, a verdict, a choice, a network forgotten), or which one we're on: `network.revision` moved. */

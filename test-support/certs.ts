@@ -44,6 +44,21 @@ function makeLeaf(dir: string, ca: string, leaf: string, authName: string): void
   openssl(['x509', '-req', '-in', `${leaf}.csr`, '-CA', `${ca}.pem`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-days', '2', '-sha256', '-extfile', `${leaf}.ext`, '-out', `${leaf}.pem`], dir);
 }
 
+/**
+ * One more server certificate from the test CA, for `names` and `ips` (its
+ * subjectAltName), e.g. a network's own resolver with its IP address in it
+ * (RFC 9462's verified discovery). Files in the PKI's directory.
+ */
+export function leafFrom(pki: TestPki, leaf: string, names: readonly string[], ips: readonly string[]): { readonly keyFile: string; readonly certFile: string } {
+  const dir = pki.dir;
+  openssl(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', `${leaf}.key`], dir);
+  openssl(['req', '-new', '-key', `${leaf}.key`, '-subj', `/CN=${names[0] ?? ips[0] ?? leaf}`, '-out', `${leaf}.csr`], dir);
+  const san = [...names.map((n) => `DNS:${n}`), ...ips.map((a) => `IP:${a}`)].join(',');
+  fs.writeFileSync(path.join(dir, `${leaf}.ext`), `subjectAltName=${san}\nextendedKeyUsage=serverAuth\n`);
+  openssl(['x509', '-req', '-in', `${leaf}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-sha256', '-extfile', `${leaf}.ext`, '-out', `${leaf}.pem`], dir);
+  return { keyFile: path.join(dir, `${leaf}.key`), certFile: path.join(dir, `${leaf}.pem`) };
+}
+
 /** Creates (once per process) the test PKI under a temporary directory. */
 export function testPki(authName = 'dns.test'): TestPki {
   if (cached && cached.authName === authName) return cached;

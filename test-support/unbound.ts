@@ -34,6 +34,10 @@ export interface UnboundOptions {
    * with the same PKI: a port number, or 0 for a free one. Off by default.
    */
   readonly dohPort?: number;
+  /** Its own TLS key and certificate (certs.ts leafFrom) instead of the PKI's dns.test one, and the name in it (readiness is checked against it). */
+  readonly tls?: { readonly keyFile: string; readonly certFile: string; readonly name?: string };
+  /** Also answer plain DNS (UDP and TCP) on this port at its addresses, e.g. 53 for a network's own resolver. */
+  readonly plainPort?: number;
   /** Run it elsewhere than beside this process on 127.0.0.1, e.g. in a netlab namespace (netlab.ts `unboundIn`). */
   readonly launch?: UnboundLaunch;
 }
@@ -92,10 +96,10 @@ export function zoneLines(names: number, extra: Readonly<Record<string, string>>
   return lines;
 }
 
-async function waitForTls(port: number, pki: TestPki, deadline: number, alpn?: string): Promise<void> {
+async function waitForTls(port: number, pki: TestPki, deadline: number, alpn?: string, name = pki.authName): Promise<void> {
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
-      const s = tls.connect({ host: '127.0.0.1', port, servername: pki.authName, ca: pki.caPem, ...(alpn ? { ALPNProtocols: [alpn] } : {}) }, () => {
+      const s = tls.connect({ host: '127.0.0.1', port, servername: name, ca: pki.caPem, ...(alpn ? { ALPNProtocols: [alpn] } : {}) }, () => {
         s.destroy();
         resolve(true);
       });
@@ -166,8 +170,9 @@ async function startUnboundOnce(options: UnboundOptions): Promise<UnboundServer>
     ...unboundServerBase(dir, port, options.threads ?? 1, addresses),
     ...doh,
     `  tls-port: ${port}`,
-    `  tls-service-key: "${pki.serverKeyFile}"`,
-    `  tls-service-pem: "${pki.serverCertFile}"`,
+    ...(options.plainPort === undefined ? [] : addresses.map((a) => `  interface: ${a}@${options.plainPort}`)),
+    `  tls-service-key: "${options.tls?.keyFile ?? pki.serverKeyFile}"`,
+    `  tls-service-pem: "${options.tls?.certFile ?? pki.serverCertFile}"`,
     '  do-udp: yes',
     '  edns-tcp-keepalive: yes',
     `  edns-tcp-keepalive-timeout: ${keepalive}`,
@@ -204,7 +209,7 @@ async function startUnboundOnce(options: UnboundOptions): Promise<UnboundServer>
       launch
         ? launch.ready(dohPort === undefined ? [port] : [port, dohPort])
         : Promise.all([
-            waitForTls(port, pki, Date.now() + 10_000),
+            waitForTls(port, pki, Date.now() + 10_000, undefined, options.tls?.name),
             dohPort !== undefined ? waitForTls(dohPort, pki, Date.now() + 10_000, 'h2') : undefined,
           ]),
       exited.then(() => {

@@ -20,7 +20,7 @@
  *   15 s), so a stuck stream is noticed and the caller can reconnect.
  */
 import http from 'node:http';
-import type { DashboardLinkView, LocalNamesView, MetricsView, ResolversView, Settings, SignInView, StatusView, SystemDnsView, StreamBatch, TimelineEvent } from '../../proxy/control/api-types.js';
+import type { DashboardLinkView, LocalNamesView, MetricsView, NetworksView, RememberedNetworkView, ResolversView, Settings, SignInView, StatusView, SystemDnsView, StreamBatch, TimelineEvent } from '../../proxy/control/api-types.js';
 import { API, endpointPath, type Endpoint, type RequestOf, type ResponseOf } from '../../proxy/control/api-client/endpoints.js';
 import { answerError, ControlError } from '../../proxy/control/api-client/errors.js';
 import { SseParser } from '../../proxy/control/api-client/sse.js';
@@ -219,6 +219,16 @@ export class ControlClient {
     return this.#call(API.setLocalNames, { allow }, signal);
   }
 
+  /** The networks remembered (the one we're on marked), with what each offers: its own encrypted resolver among them. */
+  networks(signal?: AbortSignal): Promise<NetworksView> {
+    return this.#call(API.networks, undefined, signal);
+  }
+
+  /** The network's own encrypted resolver on network `key`: 'use' its verified offer there, or 'ask' (the user's own resolver). */
+  setNetworkOwnResolver(key: string, ownResolver: 'use' | 'ask', signal?: AbortSignal): Promise<RememberedNetworkView> {
+    return this.#call(API.setNetworkLocalNames, { ownResolver }, signal, { key });
+  }
+
   updateSettings(patch: Partial<Settings>, signal?: AbortSignal): Promise<Settings> {
     return this.#call(API.updateSettings, patch, signal);
   }
@@ -339,10 +349,10 @@ export class ControlClient {
   }
 
   /** One call of an endpoint of the table, with its JSON body (undefined: none) and answer. */
-  async #call<E extends Endpoint>(endpoint: E, body: RequestOf<E>, signal: AbortSignal | undefined): Promise<ResponseOf<E>> {
+  async #call<E extends Endpoint>(endpoint: E, body: RequestOf<E>, signal: AbortSignal | undefined, params?: Readonly<Record<string, string>>): Promise<ResponseOf<E>> {
     type T = ResponseOf<E>;
     const { method } = endpoint;
-    const path = endpointPath(endpoint);
+    const path = endpointPath(endpoint, params);
     if (this.#closed) throw failure('aborted', `${method} ${path}: control client closed`);
     if (signal?.aborted) throw failure('aborted', `${method} ${path}: aborted`);
     const headers: Record<string, string> = { Accept: 'application/json' };

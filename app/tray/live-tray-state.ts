@@ -14,7 +14,7 @@
  * Electron-free: the tray adapter listens to 'change'.
  */
 import { EventEmitter } from 'node:events';
-import type { LocalNamesView, MetricsView, ResolversView, StatusView, StreamBatch, SystemDnsView } from '../../proxy/control/api-types.js';
+import type { LocalNamesView, MetricsView, NetworksView, ResolversView, StatusView, StreamBatch, SystemDnsView } from '../../proxy/control/api-types.js';
 import type { ControlClient, StreamHandle } from '../control/client.js';
 import type { SupervisorState } from '../proxy-process/supervisor.js';
 import { trayStateFrom } from './tray-state.js';
@@ -44,6 +44,7 @@ export class LiveTrayState extends EventEmitter<Events> {
   #metrics: MetricsView | undefined;
   #systemDns: SystemDnsView | null | undefined;
   #localNames: LocalNamesView | null | undefined;
+  #networks: NetworksView | undefined;
   #client: ControlClient | undefined;
   #stream: StreamHandle | undefined;
   #streamUp = false;
@@ -106,6 +107,7 @@ export class LiveTrayState extends EventEmitter<Events> {
     this.#metrics = undefined;
     this.#systemDns = undefined;
     this.#localNames = undefined;
+    this.#networks = undefined;
   }
 
   /** Fetches status, resolvers and metrics now (one at a time: calls while one runs share it). */
@@ -120,18 +122,26 @@ export class LiveTrayState extends EventEmitter<Events> {
     this.#lastRefresh = Date.now();
     // null once: routing by name owner is off in this proxy, and stays so for it.
     const asking = this.#localNames === null ? Promise.resolve(null) : client.localNames();
-    const [status, resolvers, metrics, systemDns, localNames] = await Promise.allSettled([client.status(), client.resolvers(), client.metrics(), client.systemDns(), asking]);
+    const [status, resolvers, metrics, systemDns, localNames, networks] = await Promise.allSettled([
+      client.status(),
+      client.resolvers(),
+      client.metrics(),
+      client.systemDns(),
+      asking,
+      client.networks(),
+    ]);
     if (client !== this.#client) return; // detached or replaced meanwhile
     if (systemDns.status === 'fulfilled') this.#systemDns = systemDns.value;
     if (localNames.status === 'fulfilled') this.#localNames = localNames.value;
     if (status.status === 'fulfilled') this.#status = status.value;
     if (resolvers.status === 'fulfilled') this.#resolvers = resolvers.value;
     if (metrics.status === 'fulfilled') this.#metrics = metrics.value;
+    if (networks.status === 'fulfilled') this.#networks = networks.value;
     this.#publish();
   }
 
   #publish(): void {
-    const next = trayStateFrom({ supervisor: this.#supervisor, status: this.#status, resolvers: this.#resolvers, metrics: this.#metrics, systemDns: this.#systemDns, localNames: this.#localNames, service: this.#service });
+    const next = trayStateFrom({ supervisor: this.#supervisor, status: this.#status, resolvers: this.#resolvers, metrics: this.#metrics, systemDns: this.#systemDns, localNames: this.#localNames, networks: this.#networks, service: this.#service });
     const key = JSON.stringify(next);
     if (key === this.#currentKey) return;
     this.#current = next;

@@ -105,6 +105,19 @@ export function createTemplate(state: TrayState): MenuItemSpec[] {
     );
   }
 
+  // This network's own encrypted resolver, verified: offered, never taken without the user's click.
+  const own = state.ownResolver;
+  if (state.proxyRunning && own) {
+    items.push(
+      { type: 'label', id: 'own-resolver', label: clip(own.inUse ? `Using this network's encrypted DNS: ${own.name}` : `This network offers encrypted DNS: ${own.name}`, MAX_LINE) },
+      { type: 'label', id: 'own-resolver-verified', label: clip(`DNS-over-TLS, verified for ${own.verifiedFor}`, MAX_LINE) },
+      own.inUse
+        ? { type: 'normal', id: 'own-resolver-stop', label: 'Stop using it here', enabled: true, action: { type: 'own-resolver', key: own.key, use: false } }
+        : { type: 'normal', id: 'own-resolver-use', label: 'Use it on this network', enabled: true, action: { type: 'own-resolver', key: own.key, use: true } },
+      { type: 'separator' },
+    );
+  }
+
   if (state.resolvers.length > 0) {
     const active = activeResolverLabel(state);
     items.push({

@@ -5,9 +5,10 @@
  * state (the menu shows them, disabled) and the supervisor's words become
  * the reason: "paused", "restarting in 2 s (exited with code 1: …)".
  */
-import type { LocalNamesView, MetricsView, ResolversView, StatusView, SystemDnsView } from '../../proxy/control/api-types.js';
+import type { LocalNamesView, MetricsView, NetworksView, ResolversView, StatusView, SystemDnsView } from '../../proxy/control/api-types.js';
 import type { SupervisorState } from '../proxy-process/supervisor.js';
 import { localNamesQuestion } from './local-names-question.js';
+import { ownResolverOffer } from './own-resolver-offer.js';
 import type { TrayResolver, TrayService, TrayState, TraySystemDns } from './types.js';
 
 export interface TrayInputs {
@@ -19,6 +20,8 @@ export interface TrayInputs {
   readonly systemDns?: SystemDnsView | null | undefined;
   /** null: routing by name owner is off in this proxy. */
   readonly localNames?: LocalNamesView | null | undefined;
+  /** The networks remembered (GET /api/networks): the one we're on may offer its own encrypted resolver. */
+  readonly networks?: NetworksView | undefined;
   /** The installed service this app drives; absent when the app runs its own proxy. */
   readonly service?: TrayService | undefined;
 }
@@ -66,6 +69,7 @@ function ownProxyState(input: TrayInputs): TrayState {
   const c = input.status.captive;
   const captive = c ? { portalHost: c.portalHost, exception: c.exception } : null;
   const localNames = localNamesQuestion(input.status, input.localNames);
+  const ownResolver = ownResolverOffer(input.networks);
   return {
     privacy: input.status.state,
     reason: input.status.reason,
@@ -76,5 +80,6 @@ function ownProxyState(input: TrayInputs): TrayState {
     captive,
     ...(input.systemDns ? { systemDns: traySystemDns(input.systemDns) } : {}),
     ...(localNames ? { localNames } : {}),
+    ...(ownResolver ? { ownResolver } : {}),
   };
 }

@@ -38,6 +38,12 @@ export interface TrayState {
    */
   readonly localNames?: TrayLocalNames;
   /**
+   * The network we're on offers its own encrypted resolver, verified (RFC
+   * 9462, DDR; own-resolver-offer.ts): the tray offers it, and never takes
+   * it by itself; absent otherwise.
+   */
+  readonly ownResolver?: TrayOwnResolver;
+  /**
    * The installed dotstub service, when there is one: then it is the proxy
    * and the app only drives it (absent: no service; the app runs its own,
    * unprivileged proxy).
@@ -50,6 +56,17 @@ export interface TrayLocalNames {
   readonly name: string;
   /** When it was refused (a new refusal is a new question). */
   readonly at: number;
+}
+
+export interface TrayOwnResolver {
+  /** The network's key (what the choice is remembered under). */
+  readonly key: string;
+  /** Its name, `dns.lab.test`. */
+  readonly name: string;
+  /** The network resolver's address its certificate was verified for. */
+  readonly verifiedFor: string;
+  /** The user chose it for this network and it carries the lookups now. */
+  readonly inUse: boolean;
 }
 
 export interface TrayService {
@@ -91,7 +108,9 @@ export type TrayAction =
   /** Strict mode's answer, remembered for this network. */
   | { readonly type: 'captive'; readonly action: 'allow' | 'decline' }
   /** This network's own names: to its resolver, unencrypted (true), or never (false); remembered for this network. */
-  | { readonly type: 'local-names'; readonly allow: boolean };
+  | { readonly type: 'local-names'; readonly allow: boolean }
+  /** This network's own encrypted resolver, on this network (true), or the user's own again (false); remembered for network `key`. */
+  | { readonly type: 'own-resolver'; readonly key: string; readonly use: boolean };
 
 /** A subset of Electron's MenuItemConstructorOptions, as plain data. */
 export type MenuItemSpec =

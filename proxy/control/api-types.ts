@@ -294,6 +294,10 @@ export type TimelineEvent =
       readonly reason?: string;
       /** The resolver switched from, by name, when it is no longer listed (a retired preset). */
       readonly fromLabel?: string;
+      /** The resolver switched to, by name, when it isn't listed (a network's own). */
+      readonly toLabel?: string;
+      /** The switch followed the user's choice for the network we're on (its own encrypted resolver, or back from it). */
+      readonly networkChoice?: true;
     }
   | { readonly kind: 'settings'; readonly at: number; readonly changed: readonly string[] }
   | { readonly kind: 'captive'; readonly event: CaptiveEvent };
@@ -361,12 +365,42 @@ export interface RememberedNetworkView {
   readonly localDomains: readonly string[];
   /** The user's choice for local names there ('ask': not decided). */
   readonly localNames: LocalNamesPolicy;
+  /**
+   * The network's own encrypted resolver (RFC 9462, DDR): what its resolver
+   * designated when last asked, whether it verified, and the user's choice;
+   * null: never asked there.
+   */
+  readonly ownResolver: OwnResolverView | null;
   readonly firstSeenAt: string | null;
   readonly seenAt: string | null;
 }
 
+/** A network's own encrypted resolver, as its card offers it. */
+export interface OwnResolverView {
+  /** When its resolver was last asked (`_dns.resolver.arpa` SVCB), and which address. */
+  readonly checkedAt: string;
+  readonly asked: string;
+  /** The designation that verified: its certificate covers the address asked and its own name; null: none did. */
+  readonly offer: {
+    readonly name: string;
+    readonly protocol: 'dot';
+    readonly port: number;
+    readonly addresses: readonly string[];
+    readonly dohUrl: string | null;
+    readonly verifiedFor: string;
+  } | null;
+  /** The first designation refused (none verified), and why: a forged one's certificate doesn't cover the address asked. */
+  readonly rejected: { readonly name: string; readonly why: string } | null;
+  /** Why nothing was offered, in words ("NXDOMAIN: no designated resolver"). */
+  readonly detail: string;
+  /** The user's choice there: 'use' the offer on that network, or 'ask' (not chosen: the user's own resolver). */
+  readonly choice: 'use' | 'ask';
+  /** It carries this machine's lookups now (the network we're on, chosen, verified). */
+  readonly inUse: boolean;
+}
+
 /**
- * GET /api/networks → NetworksView; PUT /api/networks/:key { localNames: 'allow'|'deny'|'ask' } → RememberedNetworkView
+ * GET /api/networks → NetworksView; PUT /api/networks/:key { localNames: 'allow'|'deny'|'ask' } or { ownResolver: 'use'|'ask' } → RememberedNetworkView
  * | 400 | 404; DELETE /api/networks/:key → 204 | 404.
  */
 export interface NetworksView {
@@ -383,6 +417,8 @@ export interface NetworksView {
    * (portal checks off).
    */
   readonly dnsCheck: 'every-network' | 'where-local-names-allowed' | 'off';
+  /** Where this run asks a network for its own encrypted resolver: the same rule as dnsCheck (the query is cleartext to the network's resolver). */
+  readonly ddrCheck: 'every-network' | 'where-local-names-allowed' | 'off';
   /** Choices a settings import brought for networks this machine hasn't been on yet: kept, and applied there when it is. */
   readonly waiting: number;
 }

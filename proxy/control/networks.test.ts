@@ -13,7 +13,7 @@ import { afterAll, beforeAll, expect, onTestFinished, test } from 'vitest';
 import { UdpClient } from '../../test-support/dns-client.js';
 import { apiClient, startControl } from '../../test-support/control-harness.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
-import type { NetworksView, RememberedNetworkView, SettingsExport } from './api-types.js';
+import type { NetworksView, RememberedNetworkView, SettingsExport, TimelineEvent } from './api-types.js';
 
 let upstream: UnboundServer;
 beforeAll(async () => {
@@ -102,6 +102,56 @@ test("PUT changes one network's local-names choice; on this network the name rou
   const office = await api.put('/api/networks/0ff1ce00000000000000000000000000', { localNames: 'ask' });
   expect(office.json<RememberedNetworkView>().localNames).toBe('ask');
   expect(JSON.parse(fs.readFileSync(file, 'utf8')).networks['0ff1ce00000000000000000000000000'].localNames).toBeUndefined();
+});
+
+test("PUT { ownResolver }: 'use' takes the network's verified offer on this network at once, 'ask' goes back to the user's own; no offer, a bad value or two choices at once is a 400 that changes nothing", async () => {
+  const { h, api, file } = await rig();
+  const home = '40e00000000000000000000000000000';
+  await settled(file, home);
+  const userOwn = h.proxy.resolver.id;
+  // What the network's resolver designated when asked, as the check writes it: the test's unbound, under its own name.
+  const all = JSON.parse(fs.readFileSync(file, 'utf8')) as { version: 1; networks: Record<string, object> };
+  const offer = { name: 'dns.test', protocol: 'dot', port: upstream.port, addresses: ['127.0.0.1'], verifiedFor: '127.0.0.1' };
+  all.networks[home] = { ...all.networks[home], ddr: { checkedAt: '2026-12-01T10:00:00.000Z', asked: '127.0.0.1', detail: 'dns.test verified for 127.0.0.1', offer } };
+  fs.writeFileSync(file, JSON.stringify(all));
+  const listed = (await api.get('/api/networks')).json<NetworksView>().networks.find((n) => n.current);
+  expect(listed?.ownResolver).toMatchObject({ offer: { name: 'dns.test', verifiedFor: '127.0.0.1', dohUrl: null }, rejected: null, choice: 'ask', inUse: false });
+  // An offer is only an offer: nothing switched.
+  expect(h.proxy.resolver.id).toBe(userOwn);
+
+  const before = fs.readFileSync(file, 'utf8');
+  for (const [key, body, field] of [
+    [home, { ownResolver: 'yes' }, 'ownResolver'],
+    [home, { ownResolver: 'use', localNames: 'allow' }, 'ownResolver'],
+    ['0ff1ce00000000000000000000000000', { ownResolver: 'use' }, 'ownResolver'],
+  ] as const) {
+    const r = await api.put(`/api/networks/${key}`, body);
+    expect(r.status).toBe(400);
+    const error = r.json<{ error: { code: string; field: string; fields: Record<string, string> } }>().error;
+    expect(error).toMatchObject({ code: 'validation', field });
+    expect(error.fields[field]).toMatch(/nothing was changed$/);
+  }
+  expect(fs.readFileSync(file, 'utf8')).toBe(before);
+  expect(h.proxy.resolver.id).toBe(userOwn);
+
+  const used = await api.put(`/api/networks/${home}`, { ownResolver: 'use' });
+  expect(used.status).toBe(200);
+  expect(h.proxy.resolver).toMatchObject({ id: 'network:dns.test', addresses: ['127.0.0.1'], port: upstream.port, authName: 'dns.test' });
+  expect(used.json<RememberedNetworkView>().ownResolver).toMatchObject({ choice: 'use', inUse: true });
+  const c = await UdpClient.open(h.dnsPort);
+  onTestFinished(() => c.close());
+  expect((await c.query('n1.test', { timeoutMs: 5000 })).rcode).toBe('NOERROR');
+  expect(h.proxy.chosenResolver.id).toBe(userOwn);
+
+  const back = await api.put(`/api/networks/${home}`, { ownResolver: 'ask' });
+  expect(back.json<RememberedNetworkView>().ownResolver).toMatchObject({ choice: 'ask', inUse: false });
+  expect(h.proxy.resolver.id).toBe(userOwn);
+  // Both switches are said on the timeline, as the user's choice for this network: never a silent one.
+  const said = (await api.get('/api/events/recent')).json<TimelineEvent[]>().filter((e) => e.kind === 'resolver');
+  expect(said).toMatchObject([
+    { from: userOwn, to: 'network:dns.test', networkChoice: true, reason: "Now using dns.test (this network's own), as you chose for this network" },
+    { from: 'network:dns.test', to: userOwn, networkChoice: true },
+  ]);
 });
 
 test('DELETE forgets a network (404 the second time); on this network its choice stops applying at once; its sign-in answer goes too', async () => {

@@ -16,6 +16,7 @@ import type { ConfigProblem } from '../files/config-file.js';
 import { MetricsWindow } from './metrics-window.js';
 import type { QueryRecord } from '../engine/query-record.js';
 import type { ConnectionEvent, StateChange, StubProxy } from '../dotstub.js';
+import type { StubProxyEvents } from '../events.js';
 import { QueryLog, type QueryFilter } from './query-log.js';
 import type { ResolverStore } from '../config/resolver-store.js';
 import { closedSentence, PRESETS, retiredPreset, type ResolverSpec } from '../config/resolvers.js';
@@ -135,6 +136,8 @@ export class ControlService {
     const onState = ({ takeover, ...event }: StateChange): void => this.#event({ kind: 'state', event, ...(takeover ? { takeover } : {}) });
     const onNetworkChange = (): void => this.#ladder.reset(this.proxy.resolver.id);
     const onCaptive = (event: CaptiveEvent): void => this.#event({ kind: 'captive', event });
+    const onNetworkResolver = (e: StubProxyEvents['network-resolver'][0]): void =>
+      this.#event({ kind: 'resolver', at: Date.now(), from: e.from.id, to: e.to.id, reason: e.reason, fromLabel: e.from.label, toLabel: e.to.label, networkChoice: true });
     // A new leak reading, DNSSEC measurement, networks revision or transport is pushed at once (the status view carries them), never left to the 15 s refresh.
     const pushViews = (): void => this.stream.viewsChanged();
     this.proxy.on('query', onQuery);
@@ -146,6 +149,7 @@ export class ControlService {
     this.proxy.on('networks', pushViews);
     this.proxy.on('transport', pushViews);
     this.proxy.on('network-change', onNetworkChange);
+    this.proxy.on('network-resolver', onNetworkResolver);
     // Taken over again because a crash had ended it (at start, or whenever the manager says so): the timeline says so, once.
     let resumedTold: string | null = null;
     const tellResumed = (): void => {
@@ -172,6 +176,7 @@ export class ControlService {
       this.proxy.off('transport', pushViews);
       options.systemDns?.off('change', onTakeover);
       this.proxy.off('network-change', onNetworkChange);
+      this.proxy.off('network-resolver', onNetworkResolver);
     };
   }
 

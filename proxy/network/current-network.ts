@@ -25,15 +25,17 @@
  *   portalSeen/SignedIn a sign-in page, and signing in
  *   answered(us)        a query answered on an open connection: the round trip's median
  *   dnsChecked(r)       the DNS-interception check (dns-interception.ts): when, and what answered
+ *   ddrChecked(r)       the network's own encrypted resolver (ddr.ts): what it designated, verified or refused
  *
  * A network is remembered from its first fact, not before: a network nothing
  * happened on leaves nothing behind.
  */
 import { EventEmitter } from 'node:events';
 import type { FailureKind } from './classify.js';
+import type { DdrResult } from './ddr.js';
 import { answerWords, type DnsCheckResult } from './dns-interception.js';
 import type { LocalNamesPolicy } from './name-owners.js';
-import { NetworkMemory, readNetworks, startHint, writeNetworks, type NetworkMemoryChanges, type NetworkMemoryEntry } from './network-memory.js';
+import { NetworkMemory, readNetworks, startHint, writeNetworks, type DdrOffer, type NetworkMemoryChanges, type NetworkMemoryEntry } from './network-memory.js';
 import { gatewayAddress, networkIdentity } from './network-key.js';
 
 /** Answers kept for the median. */
@@ -282,6 +284,32 @@ export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged]; re
     const at = this.#now().toISOString();
     const a = result.answered;
     this.#write(a ? { dnsCheckedAt: at, rewritesDns: { seenAt: at, answeredWith: answerWords(a), asked: a.address } } : { dnsCheckedAt: at });
+  }
+
+  /**
+   * The network's resolver was asked for its designated resolvers (ddr.ts):
+   * the offer that verified, or the first refused. A designation seen before
+   * and gone now is gone from the card too (the user's choice stays, and
+   * applies again if it comes back).
+   */
+  ddrChecked(result: DdrResult): void {
+    const first = result.rejected[0];
+    this.#write({
+      ddr: {
+        checkedAt: this.#now().toISOString(),
+        asked: result.asked,
+        detail: result.detail,
+        ...(result.offer ? { offer: result.offer } : {}),
+        ...(first && !result.offer ? { rejected: { name: first.name, why: first.why } } : {}),
+      },
+    });
+  }
+
+  /** The network's own encrypted resolver, when the user chose it for the network we're on and it verified here; null otherwise. */
+  ownResolver(): DdrOffer | null {
+    const key = this.key;
+    const e = key ? this.#memory?.get(key) : undefined;
+    return e?.ownResolver === 'use' && e.ddr?.offer ? e.ddr.offer : null;
   }
 
   /** A query answered by the resolver on an open connection, `us` on the wire. */

@@ -13,8 +13,10 @@
  * What worked there (the transport that last gave authenticated answers,
  * what the network did to port 853, a sign-in page, whether it answers DNS
  * for every address), the median round trip
- * to the resolver, the local domains its links owned, and the user's
- * local-names choice. Nothing else identifies the network: the label is
+ * to the resolver, the local domains its links owned, the user's
+ * local-names choice, and the network's own encrypted resolver (`ddr`: what
+ * its resolver designated and whether it verified, ddr.ts) with the user's
+ * choice to use it there (`ownResolver`). Nothing else identifies the network: the label is
  * the gateway's address (what the user can see in their own settings), or
  * the day it was first seen.
  *
@@ -60,6 +62,14 @@ export interface NetworkMemoryEntry {
   readonly rttMs?: number;
   /** The user's choice; absent: not asked yet. */
   readonly localNames?: Exclude<LocalNamesPolicy, 'ask'>;
+  /**
+   * The network's own encrypted resolver (network/ddr.ts, RFC 9462): when it
+   * was last asked, the designation that verified (the offer), or the first
+   * one refused and why. Absent: never asked here.
+   */
+  readonly ddr?: DdrMemory;
+  /** The user's choice: use the offer on this network ("use"); absent: not chosen (the user's own resolver). */
+  readonly ownResolver?: 'use';
   /** The suffixes the network's links owned when last seen (for the Network view). */
   readonly localDomains?: readonly string[];
   readonly firstSeenAt?: string;
@@ -67,6 +77,27 @@ export interface NetworkMemoryEntry {
   readonly seenAt?: string;
   /** ISO time a settings import brought its choice, before this machine had been on it (seenAt absent until it is). */
   readonly importedAt?: string;
+}
+
+/** What the network's resolver designated, as remembered (network/ddr.ts's Designation). */
+export interface DdrOffer {
+  readonly name: string;
+  readonly protocol: 'dot';
+  readonly port: number;
+  readonly addresses: readonly string[];
+  readonly dohUrl?: string;
+  readonly verifiedFor: string;
+}
+
+interface DdrMemory {
+  readonly checkedAt: string;
+  /** The network resolver asked. */
+  readonly asked: string;
+  readonly offer?: DdrOffer;
+  /** The first designation refused (none verified), and why. */
+  readonly rejected?: { readonly name: string; readonly why: string };
+  /** Why nothing was designated, when nothing was ("NXDOMAIN: no designated resolver"). */
+  readonly detail: string;
 }
 
 /** Changes to an entry: a field set to undefined is removed. */
@@ -93,6 +124,9 @@ function entryOf(v: unknown): NetworkMemoryEntry | undefined {
   const r = o.rewritesDns as Record<string, unknown> | null | undefined;
   if (typeof r === 'object' && r !== null && str(r.seenAt) && str(r.answeredWith) && str(r.asked)) out.rewritesDns = { seenAt: r.seenAt, answeredWith: r.answeredWith, asked: r.asked };
   if (str(o.dnsCheckedAt)) out.dnsCheckedAt = o.dnsCheckedAt;
+  const ddr = ddrOf(o.ddr);
+  if (ddr) out.ddr = ddr;
+  if (o.ownResolver === 'use') out.ownResolver = 'use';
   if (typeof o.rttMs === 'number' && Number.isFinite(o.rttMs) && o.rttMs >= 0) out.rttMs = o.rttMs;
   if (o.localNames === 'allow' || o.localNames === 'deny') out.localNames = o.localNames;
   if (Array.isArray(o.localDomains)) out.localDomains = o.localDomains.filter(str);
@@ -100,6 +134,25 @@ function entryOf(v: unknown): NetworkMemoryEntry | undefined {
   if (str(o.seenAt)) out.seenAt = o.seenAt;
   if (str(o.importedAt)) out.importedAt = o.importedAt;
   return out;
+}
+
+const long = (v: unknown): v is string => typeof v === 'string' && v.length <= 600;
+
+function ddrOf(v: unknown): DdrMemory | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const d = v as Record<string, unknown>;
+  if (!str(d.checkedAt) || !str(d.asked) || !long(d.detail)) return undefined;
+  const out: { -readonly [K in keyof DdrMemory]?: DdrMemory[K] } = { checkedAt: d.checkedAt, asked: d.asked, detail: d.detail };
+  const f = d.offer as Record<string, unknown> | null | undefined;
+  if (
+    typeof f === 'object' && f !== null && str(f.name) && f.protocol === 'dot' && Number.isInteger(f.port) &&
+    (f.port as number) > 0 && (f.port as number) < 65536 && Array.isArray(f.addresses) && f.addresses.length > 0 && f.addresses.every(str) && str(f.verifiedFor)
+  ) {
+    out.offer = { name: f.name, protocol: f.protocol, port: f.port as number, addresses: f.addresses as string[], ...(str(f.dohUrl) ? { dohUrl: f.dohUrl } : {}), verifiedFor: f.verifiedFor };
+  }
+  const r = d.rejected as Record<string, unknown> | null | undefined;
+  if (typeof r === 'object' && r !== null && str(r.name) && long(r.why)) out.rejected = { name: r.name, why: r.why };
+  return out as DdrMemory;
 }
 
 /** Where to start on a network: DNS-over-HTTPS at once when port 853 was blocked there (not intercepted) and DoH worked. */

@@ -71,6 +71,13 @@ export interface ProxyConfig {
    */
   readonly dnsCheck: DnsCheckTarget | null;
   /**
+   * Ask the network for its own encrypted resolver (privacy/ddr-check.ts,
+   * RFC 9462), once per network joined (in strict mode only where local
+   * names are allowed or it was chosen): how long to wait for each step;
+   * null: off (no query leaves). On with the portal checks.
+   */
+  readonly ddrCheck: { readonly timeoutMs: number } | null;
+  /**
    * Whether the resolver validates DNSSEC, measured once per resolver over
    * its first authenticated connection (privacy/dnssec-check.ts): the names
    * it asks; null: not measured (the dashboard says so).
@@ -104,6 +111,7 @@ export function defaultConfig(resolver: ResolverSpec, overrides: Partial<ProxyCo
     cache: {},
     captive: null,
     dnsCheck: null,
+    ddrCheck: null,
     dnssecCheck: null,
     allowDegraded: false,
     networkDns: [],

@@ -11,6 +11,7 @@ import { ConfigError } from '../errors.js';
 import type { ListenAddress } from '../listen/address.js';
 import { DEFAULT_PROBES } from '../network/captive/probe.js';
 import { DEFAULT_DNS_CHECK } from '../network/dns-interception.js';
+import { DEFAULT_DDR_TIMEOUT_MS } from '../network/ddr.js';
 import { SYSTEM_PATHS, type DiscoveryPaths } from '../network/network-resolver.js';
 import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../upstream/pool/options.js';
 import { defaultConfig, type ProxyConfig } from './proxy-config.js';
@@ -81,6 +82,7 @@ export function resolveRun(flags: RunFlags, settings: Settings, savedResolver: R
         : null,
     // The network checks go together: the one switch (and the test rigs' DOTSTUB_PORTAL_CHECK=off) keeps every probe in.
     dnsCheck: effective.portalCheck && flags.portalCheckAllowed ? DEFAULT_DNS_CHECK : null,
+    ddrCheck: effective.portalCheck && flags.portalCheckAllowed ? { timeoutMs: DEFAULT_DDR_TIMEOUT_MS } : null,
     // Over the encrypted connection to the chosen resolver, as the user's own lookups go: the root's SOA (the root zone
     // is signed) and a domain kept broken on purpose for such checks since 2010.
     dnssecCheck: { signed: '.', bogus: 'dnssec-failed.org' },

@@ -87,6 +87,8 @@ export const api = {
   setLocalNames: (allow: boolean) => call(API.setLocalNames, { allow }),
   networks: () => call(API.networks, undefined),
   setNetworkLocalNames: (key: string, localNames: 'allow' | 'deny' | 'ask') => call(API.setNetworkLocalNames, { localNames }, { params: { key } }),
+  /** The network's own encrypted resolver on that network: 'use' its verified offer, or 'ask' (your own resolver). */
+  setNetworkOwnResolver: (key: string, ownResolver: 'use' | 'ask') => call(API.setNetworkLocalNames, { ownResolver }, { params: { key } }),
   forgetNetwork: (key: string) => call(API.forgetNetwork, undefined, { params: { key } }),
   exportSettings: () => call(API.exportSettings, undefined),
   // The file as exported, checked whole by the proxy (a bad one is refused with a sentence).

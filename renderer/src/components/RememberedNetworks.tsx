@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { api } from '../api/client.js';
 import type { NetworksView, RememberedNetworkView } from '../../../proxy/control/api-types.js';
 import { formatDateTime } from '../lib/format.js';
+import { ownResolverWords } from '../lib/own-resolver-words.js';
 import { port53Words } from '../lib/port53-words.js';
 import { SettingsTransfer } from './SettingsTransfer.js';
 import { Outcome } from './Outcome.js';
@@ -99,12 +100,14 @@ export function RememberedNetworks({ rev, onChange }: { readonly rev: string; re
         <ul className="memory-list">
           {networks.map((n) => {
             const port53 = port53Words(n, view.dnsCheck);
+            const own = ownResolverWords(n.ownResolver, view.ddrCheck);
             return (
               <li key={n.key} className={n.current ? 'memory-item current' : 'memory-item'} aria-current={n.current ? 'true' : undefined} data-testid="remembered-network">
                 <div className="memory-head">
                   <strong className="memory-label">{n.label}</strong>
                   {n.current && <span className="pill pill-good">This network</span>}
                   {port53.kind === 'rewrites' && <span className="pill pill-caution">Rewrites DNS</span>}
+                  {own.kind === 'offer' && <span className="pill pill-good">Offers encrypted DNS</span>}
                   {/* The network in use is seen now: its stored "last seen" is when dotstub last wrote it down. */}
                   <span className="muted small">{n.current ? 'in use now' : `last seen ${when(n.seenAt)}`}</span>
                 </div>
@@ -140,8 +143,25 @@ export function RememberedNetworks({ rev, onChange }: { readonly rev: string; re
                       {port53.detail && <span className="muted small memory-fact-detail">{port53.detail}</span>}
                     </dd>
                   </div>
+                  <div className="memory-fact-wide" data-testid="own-resolver" data-kind={own.kind}>
+                    <dt>Its own encrypted resolver</dt>
+                    <dd>
+                      {own.kind === 'offer' || own.kind === 'in-use' ? <strong>{own.text}</strong> : own.text}
+                      {own.detail && <span className="muted small memory-fact-detail">{own.detail}</span>}
+                    </dd>
+                  </div>
                 </dl>
                 <div className="memory-actions">
+                  {(own.kind === 'offer' || own.kind === 'in-use' || own.kind === 'chosen') && (
+                    <button
+                      type="button"
+                      className={own.kind === 'offer' ? 'btn btn-small' : 'btn btn-small btn-ghost'}
+                      disabled={busy === n.key}
+                      onClick={() => act(n.key, api.setNetworkOwnResolver(n.key, own.kind === 'offer' ? 'use' : 'ask'))}
+                    >
+                      {own.kind === 'offer' ? 'Use it on this network' : 'Stop using it here'}
+                    </button>
+                  )}
                   <label className="memory-choice">
                     <span title="Names this network owns (printer.lan, a VPN's intranet): sent to its own resolver, unencrypted, or never">Local names</span>
                     <select

@@ -91,6 +91,16 @@ describe('describeEvent', () => {
       'Mullvad DNS closed on 2 Nov 2026; now using Quad9',
       'Your saved resolver, Mullvad DNS, was moved to Quad9 once; pick another on the Resolvers page.',
     ]);
+    // The user's choice for this network (its own encrypted resolver, issue 33 item 5): the reason, and where it is undone.
+    const own = describeEvent(
+      { kind: 'resolver', at: 1, from: 'quad9', to: 'network:dns.lab.test', reason: "Now using dns.lab.test (this network's own), as you chose for this network", fromLabel: 'Quad9', toLabel: "dns.lab.test (this network's own)", networkChoice: true },
+      names,
+    );
+    expect([own.title, own.tone, own.detail]).toEqual([
+      "Now using dns.lab.test (this network's own), as you chose for this network",
+      'neutral',
+      "From Quad9 to dns.lab.test (this network's own): your choice for this network, in the Network view (“Stop using it here” goes back).",
+    ]);
     expect(describeEvent({ kind: 'settings', at: 1, changed: ['padding', 'recordNames'] }).detail).toBe('padding, recordNames');
   });
 });

@@ -115,6 +115,17 @@ export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => i
       };
     }
     case 'resolver':
+      // The user's choice for this network (its own encrypted resolver), applied on joining it or on the click.
+      if (e.networkChoice) {
+        return {
+          at,
+          kind: e.kind,
+          icon: 'switch',
+          tone: 'neutral',
+          title: e.reason ?? `Resolver switched to ${e.toLabel ?? names(e.to)}`,
+          detail: `From ${e.fromLabel ?? names(e.from)} to ${e.toLabel ?? names(e.to)}: your choice for this network, in the Network view (“Stop using it here” goes back).`,
+        };
+      }
       // dotstub made this switch itself (a retired preset): the reason is the title, and the user is told where to choose.
       if (e.reason !== undefined) {
         return {

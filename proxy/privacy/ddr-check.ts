@@ -1,0 +1,136 @@
+/**
+ * When dotstub asks the network for its own encrypted resolver, and when it
+ * uses it (network/ddr.ts measures; docs/networks.md#the-networks-own-encrypted-resolver):
+ *
+ *   - asked once per network joined, once its key is known (what it says is
+ *     remembered under the key): one constant query, `_dns.resolver.arpa`
+ *     SVCB, to the network's resolver, and a TLS handshake with each
+ *     designation until one verifies; never per query, never on a timer.
+ *   - what it found is written to the network's memory by its owner
+ *     (network/current-network.ts), only if we're still on that network:
+ *     an offer the Network view and the tray show. Nothing switches then.
+ *   - used only where the user chose it for this network ("Use it on this
+ *     network"): on joining such a network the remembered offer is used at
+ *     once (every connection to it is authenticated by its name, as any
+ *     resolver's), and the check runs again; should the network stop
+ *     designating it, or its certificate stop covering the network
+ *     resolver's address, dotstub goes back to the user's own resolver. On
+ *     leaving the network, likewise.
+ *
+ * Strict mode: the query is a cleartext packet to the network's resolver,
+ * and strict mode sends none the user didn't agree to. So there it is sent
+ * only on a network where the user allowed local names (they agreed that it
+ * sees plain DNS from this machine), or chose its own resolver before (they
+ * asked to use it; the check only confirms it still holds). Opportunistic
+ * mode asks every network. Off with the portal checks (`--no-portal-check`):
+ * then no network is asked, and a choice remembered before still applies.
+ */
+import type { CurrentNetwork, NetworkChanged } from '../network/current-network.js';
+import { discoverDesignatedResolver, type DdrOptions, type DdrResult } from '../network/ddr.js';
+import type { NetworkServer } from '../network/network-resolver.js';
+import type { DdrOffer } from '../network/network-memory.js';
+import type { ResolverSpec } from '../config/resolvers.js';
+import type { AuthMode } from '../upstream/auth-policy.js';
+
+/**
+ * The offer as a resolver: its addresses and port, authenticated by its name
+ * (verified in its certificate with the network resolver's address), its DoH
+ * URL as the fallback when the network designated one.
+ */
+export function resolverForOffer(offer: DdrOffer): ResolverSpec {
+  return {
+    id: `network:${offer.name}`,
+    label: `${offer.name} (this network's own)`,
+    addresses: offer.addresses,
+    port: offer.port,
+    authName: offer.name,
+    pins: [],
+    ...(offer.dohUrl ? { dohUrl: offer.dohUrl } : {}),
+  };
+}
+
+export type DdrPolicy = 'every-network' | 'where-local-names-allowed' | 'off';
+
+export interface DdrCheckInit {
+  readonly network: CurrentNetwork;
+  readonly mode: () => AuthMode;
+  /** The network's resolver now (network-resolver.ts); null: not known (nothing to ask). */
+  readonly networkResolver: () => NetworkServer | null;
+  /** How long each step may take; null: the network is never asked (network checks off), a remembered choice still applies. */
+  readonly options: (() => DdrOptions) | null;
+  /** The offer to use now, or null for the user's own resolver; called when that may have changed. */
+  readonly use: (offer: DdrOffer | null) => void;
+  /** The measurement (tests give their own). */
+  readonly discover?: (server: NetworkServer, o: DdrOptions) => Promise<DdrResult>;
+}
+
+export class DdrCheck {
+  readonly #o: DdrCheckInit;
+  readonly #discover: NonNullable<DdrCheckInit['discover']>;
+  #join = 0;
+  #checked = -1;
+  #running = false;
+  #pending: Promise<void> | null = null;
+  readonly #onChanged = (c: NetworkChanged): void => {
+    if (c.why === 'moved') this.#join++;
+    this.#apply();
+    this.#maybe();
+  };
+
+  constructor(init: DdrCheckInit) {
+    this.#o = init;
+    this.#discover = init.discover ?? discoverDesignatedResolver;
+  }
+
+  get policy(): DdrPolicy {
+    if (!this.#o.options) return 'off';
+    return this.#o.mode() === 'strict' ? 'where-local-names-allowed' : 'every-network';
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#o.network.on('changed', this.#onChanged);
+    this.#apply();
+    this.#maybe();
+  }
+
+  stop(): void {
+    this.#running = false;
+    this.#o.network.off('changed', this.#onChanged);
+  }
+
+  settingsChanged(): void {
+    this.#maybe();
+  }
+
+  async settled(): Promise<void> {
+    await this.#pending;
+  }
+
+  #apply(): void {
+    if (this.#running) this.#o.use(this.#o.network.ownResolver());
+  }
+
+  #maybe(): void {
+    const network = this.#o.network;
+    const options = this.#o.options;
+    if (!options || !this.#running || this.#checked === this.#join || network.key === null) return;
+    const key = network.key;
+    if (this.#o.mode() === 'strict' && network.localNames() !== 'allow' && network.remembered(key)?.ownResolver !== 'use') return;
+    const server = this.#o.networkResolver();
+    if (!server) return;
+    const join = this.#join;
+    this.#checked = join;
+    this.#pending = this.#discover(server, options()).then(
+      (result) => {
+        if (!this.#running || join !== this.#join) return;
+        network.ddrChecked(result);
+        this.#apply();
+      },
+      () => {
+        // A check that could not run found nothing: nothing to remember.
+      },
+    );
+  }
+}
