@@ -40,6 +40,7 @@ const SHIPPED_RUNTIME_FILES = [
   'proxy/privacy/captive/gate-contract.test.ts',
   'proxy/upstream/quick-ack.test.ts',
   'proxy/upstream/connection/lifecycle.test.ts',
+  'proxy/upstream/connection/key-agreement-lab.test.ts',
 ];
 
 // DOTSTUB_PORTAL_CHECK=off: no dotstub started by a test probes for captive portals beyond this machine.
