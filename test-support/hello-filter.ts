@@ -5,7 +5,9 @@
  * drops what doesn't fit one packet): TCP connects, the ClientHello goes,
  * and nothing ever comes back; the connection stays open. A ClientHello that
  * fits is passed on, and the connection relayed both ways. The size is the
- * first TLS record's (its header says how long it is).
+ * first TLS record's (its header says how long it is). `serverBytes`: pass
+ * on only that many of the server's bytes, then nothing (a server that
+ * began to answer and stalled).
  */
 import net from 'node:net';
 
@@ -18,7 +20,7 @@ export interface HelloFilter {
   close(): Promise<void>;
 }
 
-export async function startHelloFilter(targetPort: number, maxHelloBytes: number): Promise<HelloFilter> {
+export async function startHelloFilter(targetPort: number, maxHelloBytes: number, serverBytes = Infinity): Promise<HelloFilter> {
   const sockets = new Set<net.Socket>();
   const passed: number[] = [];
   const swallowed: number[] = [];
@@ -48,7 +50,11 @@ export async function startHelloFilter(targetPort: number, maxHelloBytes: number
       const upstream = track(net.connect(targetPort, '127.0.0.1'));
       upstream.write(head);
       client.pipe(upstream);
-      upstream.pipe(client);
+      let left = serverBytes;
+      upstream.on('data', (d: Buffer) => {
+        if (left > 0) client.write(d.subarray(0, left));
+        left -= d.length;
+      });
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     };

@@ -158,6 +158,18 @@ describe.each(transports)('$name', ({ name, factory }) => {
     }
   }, 10_000);
 
+  test('a server that began to answer and stalled gets no classical retry: the ClientHello arrived', async () => {
+    const server = await ticketServer();
+    const filter = await startHelloFilter(server.port, 65_535, 20);
+    onTestFinished(() => filter.close());
+    const startedAt = performance.now();
+    const err = await closeError(connect(factory, filter.port, { ...DEFAULT_POOL_OPTIONS, handshakeTimeoutMs: 600 }));
+    expect(err).toBeInstanceOf(ConnectTimeoutError);
+    expect(err?.message).toMatch(/stalled for 600 ms/);
+    expect(filter.passed).toHaveLength(1);
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(590);
+  }, 10_000);
+
   test('on a network that lost a post-quantum ClientHello before, the first one is classical', async () => {
     const server = await ticketServer();
     const filter = await startHelloFilter(server.port, MIN_PATH_PACKET);
