@@ -80,7 +80,7 @@ class StandInConnection extends EventEmitter<PoolConnectionEvents> implements Po
     readonly answers: ReadonlyMap<string, Buffer>,
   ) {
     super();
-    this.handshake = { connectionId: spec.id, address: spec.address, resumed: false, verified: true, authError: null, tlsVersion: 'TLSv1.3', cipher: 'x', handshakeMs: 1 };
+    this.handshake = { connectionId: spec.id, address: spec.address, resumed: false, verified: true, authError: null, tlsVersion: 'TLSv1.3', cipher: 'x', keyGroup: 'X25519', classicalOnly: null, handshakeMs: 1 };
     setImmediate(() => this.emit('ready', this.handshake));
   }
   get id(): number {

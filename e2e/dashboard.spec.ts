@@ -108,6 +108,8 @@ test.describe('dashboard against the real proxy and unbound', () => {
 
     await dashboard.goTo('Connections');
     await expect(dashboard.connectionRow('Lab resolver B')).toHaveCount(1);
+    // The key agreement in words: unbound here is built on OpenSSL 3.0 (no ML-KEM), so classical.
+    await expect(dashboard.connectionRow('Lab resolver B').getByTestId('key-agreement')).toHaveText('Key agreement: X25519 (classical)');
     await expect(dashboard.connectionRow('dns.test (127.0.0.1)')).toHaveCount(0);
 
     await dashboard.goTo('Events');

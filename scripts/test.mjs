@@ -24,7 +24,9 @@ const VITEST_REPORTER = path.join(import.meta.dirname, 'vitest-line-reporter.mjs
  * the cache and captive gate in front of them: TLS, HTTP/2, sockets against
  * real unbound), what its TLS library decides (resumption never launders
  * authentication, hostile servers) and quick ACKs (the sockopt addon under
- * that runtime). The install lab boots the package itself, so it runs on it
+ * that runtime), and key agreement (post-quantum where the runtime's
+ * OpenSSL offers it, the classical retry where a path loses that
+ * ClientHello). The install lab boots the package itself, so it runs on it
  * already.
  */
 const SHIPPED_RUNTIME_FILES = [
@@ -37,6 +39,8 @@ const SHIPPED_RUNTIME_FILES = [
   'proxy/cache/caching-upstream.test.ts',
   'proxy/privacy/captive/gate-contract.test.ts',
   'proxy/upstream/quick-ack.test.ts',
+  'proxy/upstream/connection/lifecycle.test.ts',
+  'proxy/upstream/connection/key-agreement-lab.test.ts',
 ];
 
 // DOTSTUB_PORTAL_CHECK=off: no dotstub started by a test probes for captive portals beyond this machine.

@@ -72,10 +72,10 @@ export class FakeConnection extends EventEmitter<PoolConnectionEvents> implement
   }
 
   // What the test does to it:
-  open(resumed = false, ticket?: Buffer): void {
+  open(resumed = false, ticket?: Buffer, classicalOnly: HandshakeInfo['classicalOnly'] = null): void {
     this.state = 'open';
     for (const s of this.sent.values()) if (s.writtenAt === 0) s.writtenAt = performance.now();
-    this.handshake = { connectionId: this.id, address: this.address, resumed, verified: true, authError: null, tlsVersion: 'TLSv1.3', cipher: 'x', handshakeMs: 1 };
+    this.handshake = { connectionId: this.id, address: this.address, resumed, verified: true, authError: null, tlsVersion: 'TLSv1.3', cipher: 'x', keyGroup: 'X25519', classicalOnly, handshakeMs: 1 };
     this.emit('ready', this.handshake);
     if (ticket) this.emit('session', ticket);
   }

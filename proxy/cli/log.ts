@@ -29,7 +29,14 @@ export function logProxy(proxy: StubProxy, queries: boolean): void {
   proxy.on('captive', (e) => say(`Wi-Fi sign-in: ${e.sentence}`));
   proxy.on('connection', (e) => {
     if (e.type === 'open') {
-      say(`connection ${e.connectionId} to ${e.address} open (${e.resumed ? 'resumed' : 'full'} handshake, ${e.tlsVersion}, ${e.handshakeMs.toFixed(1)} ms)`);
+      const group = e.keyGroup === null ? '' : `, ${e.keyGroup}`;
+      const why =
+        e.classicalOnly === 'retried'
+          ? ': the post-quantum ClientHello got no answer on this network; classical key agreement'
+          : e.classicalOnly === 'network'
+            ? ': a post-quantum ClientHello got no answer on this network before; classical key agreement'
+            : '';
+      say(`connection ${e.connectionId} to ${e.address} open (${e.resumed ? 'resumed' : 'full'} handshake, ${e.tlsVersion}${group}, ${e.handshakeMs.toFixed(1)} ms)${why}`);
     } else if (e.type === 'close') {
       say(`connection ${e.connectionId} closed (${e.reason}, carried ${e.queriesCarried} ${e.queriesCarried === 1 ? 'query' : 'queries'})`);
     } else if (e.type === 'connect-failed') {

@@ -29,6 +29,8 @@ const opened = (at: number, transport: 'dot' | 'doh', address: string): Connecti
   authError: null,
   tlsVersion: 'TLSv1.3',
   cipher: 'c',
+  keyGroup: 'X25519',
+  classicalOnly: null,
   handshakeMs: 142,
   burst: false,
 });

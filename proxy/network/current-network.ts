@@ -19,9 +19,11 @@
  * changes; the median round trip when leaving a network and once it first has
  * enough samples, never per query):
  *
- *   hint()              { startOn: 'doh' } on a network where 853 was blocked and DoH worked
+ *   hint()              { startOn: 'doh' } on a network where 853 was blocked and DoH worked;
+ *                       { classicalOnly: true } where a post-quantum ClientHello got no answer
  *   opened(t)           an authenticated connection: what worked (DoT clears 853's failure)
  *   dotFailed(c)        port 853's failure, classified
+ *   pqHelloLost()       a post-quantum ClientHello got no answer, a classical one did
  *   portalSeen/SignedIn a sign-in page, and signing in
  *   answered(us)        a query answered on an open connection: the round trip's median
  *   dnsChecked(r)       the DNS-interception check (dns-interception.ts): when, and what answered
@@ -35,7 +37,7 @@ import type { FailureKind } from './classify.js';
 import type { DdrResult } from './ddr.js';
 import { answerWords, type DnsCheckResult } from './dns-interception.js';
 import type { LocalNamesPolicy } from './name-owners.js';
-import { NetworkMemory, readNetworks, startHint, writeNetworks, type DdrOffer, type NetworkMemoryChanges, type NetworkMemoryEntry } from './network-memory.js';
+import { NetworkMemory, readNetworks, startHint, writeNetworks, type DdrOffer, type NetworkMemoryChanges, type NetworkMemoryEntry, type StartHint } from './network-memory.js';
 import { gatewayAddress, networkIdentity } from './network-key.js';
 
 /** Answers kept for the median. */
@@ -246,7 +248,7 @@ export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged]; re
   }
 
   /** Where the upstream should start on this network. */
-  hint(): { readonly startOn?: 'doh' } {
+  hint(): StartHint {
     const key = this.key;
     return key && this.#memory ? startHint(this.#memory.get(key)) : {};
   }
@@ -261,6 +263,13 @@ export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged]; re
     const was = this.#memory.get(key)?.port853;
     if (was?.kind === kind) return;
     this.#write({ port853: { kind, classification, at: this.#now().toISOString() } });
+  }
+
+  /** A post-quantum ClientHello got no answer here and a classical one opened the connection. */
+  pqHelloLost(): void {
+    const key = this.current();
+    if (!key || !this.#memory || this.#memory.get(key)?.pqHelloLost) return;
+    this.#write({ pqHelloLost: { at: this.#now().toISOString() } });
   }
 
   portalSeen(): void {

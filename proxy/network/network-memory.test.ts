@@ -57,6 +57,18 @@ test('fields that are not what they should be are dropped, not trusted; the hint
   expect(startHint(undefined)).toEqual({});
 });
 
+test('a network that lost a post-quantum ClientHello is remembered so, and its hint says classical key agreement', () => {
+  const m = new NetworkMemory(file());
+  m.update('k', { pqHelloLost: { at: '2026-12-02T01:00:00.000Z' }, worked: 'dot' });
+  expect(m.get('k')).toMatchObject({ pqHelloLost: { at: '2026-12-02T01:00:00.000Z' } });
+  expect(startHint(m.get('k'))).toEqual({ classicalOnly: true });
+  expect(startHint({ worked: 'dot' })).toEqual({});
+  // A malformed record is no record.
+  const f = file();
+  fs.writeFileSync(f, JSON.stringify({ version: 1, networks: { k: { pqHelloLost: true } } }));
+  expect(startHint(new NetworkMemory(f).get('k'))).toEqual({});
+});
+
 test('a network is remembered from its first fact, under the key read then: the MAC-based one once the ARP table has it, not the address-based one read at the change', () => {
   const f = file();
   let id = { key: 'keyed-by-address', final: false };

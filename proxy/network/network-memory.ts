@@ -8,11 +8,12 @@
  *   { "version": 1, "networks": { "<key>": { "label": "gateway 192.168.1.1", "worked": "doh",
  *       "port853": { "kind": "dropped", "classification": "NET_DROPPED" }, "rttMs": 23, "localNames": "allow",
  *       "localDomains": ["lan"], "portal": { "signedIn": true }, "dnsCheckedAt": "…",
- *       "rewritesDns": { "seenAt": "…", "answeredWith": "NXDOMAIN", "asked": "192.0.2.1" }, "firstSeenAt": "…", "seenAt": "…" } } }
+ *       "rewritesDns": { "seenAt": "…", "answeredWith": "NXDOMAIN", "asked": "192.0.2.1" }, "pqHelloLost": { "at": "…" },
+ *       "firstSeenAt": "…", "seenAt": "…" } } }
  *
  * What worked there (the transport that last gave authenticated answers,
  * what the network did to port 853, a sign-in page, whether it answers DNS
- * for every address), the median round trip
+ * for every address, whether it loses a post-quantum ClientHello), the median round trip
  * to the resolver, the local domains its links owned, the user's
  * local-names choice, and the network's own encrypted resolver (`ddr`: what
  * its resolver designated and whether it verified, ddr.ts) with the user's
@@ -58,6 +59,12 @@ export interface NetworkMemoryEntry {
   readonly rewritesDns?: { readonly seenAt: string; readonly answeredWith: string; readonly asked: string };
   /** When that check last ran here, whatever it saw (it saw nothing when this is later than rewritesDns.seenAt). */
   readonly dnsCheckedAt?: string;
+  /**
+   * A post-quantum ClientHello got no answer here and the classical one did
+   * (upstream/connection/key-agreement.ts): connections here offer classical
+   * key agreement at once. When it was seen.
+   */
+  readonly pqHelloLost?: { readonly at: string };
   /** Median round trip to the resolver from here (answers on open connections), ms. */
   readonly rttMs?: number;
   /** The user's choice; absent: not asked yet. */
@@ -123,6 +130,8 @@ function entryOf(v: unknown): NetworkMemoryEntry | undefined {
   if (typeof portal === 'object' && portal !== null && str(portal.seenAt)) out.portal = { seenAt: portal.seenAt, signedIn: portal.signedIn === true };
   const r = o.rewritesDns as Record<string, unknown> | null | undefined;
   if (typeof r === 'object' && r !== null && str(r.seenAt) && str(r.answeredWith) && str(r.asked)) out.rewritesDns = { seenAt: r.seenAt, answeredWith: r.answeredWith, asked: r.asked };
+  const lost = o.pqHelloLost as Record<string, unknown> | null | undefined;
+  if (typeof lost === 'object' && lost !== null && str(lost.at)) out.pqHelloLost = { at: lost.at };
   if (str(o.dnsCheckedAt)) out.dnsCheckedAt = o.dnsCheckedAt;
   const ddr = ddrOf(o.ddr);
   if (ddr) out.ddr = ddr;
@@ -155,15 +164,26 @@ function ddrOf(v: unknown): DdrMemory | undefined {
   return out as DdrMemory;
 }
 
-/** Where to start on a network: DNS-over-HTTPS at once when port 853 was blocked there (not intercepted) and DoH worked. */
+
 /** This machine has been on the network (not only told of it by a settings import). */
 export function seenHere(entry: NetworkMemoryEntry): boolean {
   return entry.seenAt !== undefined || entry.firstSeenAt !== undefined;
 }
 
-export function startHint(entry: NetworkMemoryEntry | undefined): { readonly startOn?: 'doh' } {
-  if (entry?.worked === 'doh' && entry.port853 && !INTERCEPTION.has(entry.port853.kind)) return { startOn: 'doh' };
-  return {};
+/**
+ * Where to start on a network: DNS-over-HTTPS at once when port 853 was
+ * blocked there (not intercepted) and DoH worked; classical key agreement at
+ * once where a post-quantum ClientHello got no answer.
+ */
+export function startHint(entry: NetworkMemoryEntry | undefined): StartHint {
+  const doh = entry?.worked === 'doh' && entry.port853 !== undefined && !INTERCEPTION.has(entry.port853.kind);
+  return { ...(doh ? { startOn: 'doh' as const } : {}), ...(entry?.pqHelloLost ? { classicalOnly: true } : {}) };
+}
+
+/** What the memory tells the upstream about a network (upstream/managed.ts NetworkHint). */
+export interface StartHint {
+  readonly startOn?: 'doh';
+  readonly classicalOnly?: boolean;
 }
 
 export class NetworkMemory {

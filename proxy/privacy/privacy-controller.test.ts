@@ -68,7 +68,7 @@ function setup(lastQueryAt = () => Date.now()) {
   return { out, upstream, controller };
 }
 
-const opened: ManagedOpen = { transport: 'dot', connectionId: 1, address: '127.0.0.1', resumed: false, verified: true, authError: null, tlsVersion: 'TLSv1.3', cipher: 'x', handshakeMs: 3, burst: false };
+const opened: ManagedOpen = { transport: 'dot', connectionId: 1, address: '127.0.0.1', resumed: false, verified: true, authError: null, tlsVersion: 'TLSv1.3', cipher: 'x', keyGroup: 'X25519', classicalOnly: null, handshakeMs: 3, burst: false };
 const closed = { transport: 'dot' as const, connectionId: 1, address: '127.0.0.1', reason: 'server-close' as const, failed: 0, error: undefined, wasOpen: true, lastClosed: true };
 
 test('an authenticated open is private; a failure of the carrying side blocks, the other side stays silent', () => {

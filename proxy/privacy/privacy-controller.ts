@@ -239,6 +239,7 @@ export class PrivacyController extends EventEmitter<PrivacyEvents> {
       if (this.#lastFailure?.transport === e.transport) this.#lastFailure = null;
       if (e.verified) this.captivePortal?.authenticated();
       if (e.verified) this.#network.opened(e.transport);
+      if (e.classicalOnly === 'retried') this.#network.pqHelloLost();
       this.#endDegraded();
       const name = resolver.authName && !resolver.label.includes(resolver.authName) ? `${resolver.label} (${resolver.authName})` : resolver.label;
       const who = e.transport === 'doh' ? `${name} via DNS-over-HTTPS` : name;

@@ -168,8 +168,8 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
    */
   networkChanged(hint: NetworkHint = {}): void {
     if (this.#closed) return;
-    this.#primary.networkChanged();
-    this.#secondary.networkChanged();
+    this.#primary.networkChanged(hint);
+    this.#secondary.networkChanged(hint);
     this.#stopProbing();
     // What was up belonged to the old network's connections; its switches too (no
     // flapping is a rule per network: a block found on the new one is acted on at once).
@@ -191,6 +191,8 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
 
   /** Before the first connection (start, a resolver switch): hinted `startOn: 'doh'`, DoH carries queries from the start. */
   prefer(hint: NetworkHint): void {
+    this.#primary.prefer(hint);
+    this.#secondary.prefer(hint);
     if (this.#closed || hint.startOn !== 'doh' || this.#active === 'doh' || this.#up.dot) return;
     this.#startOnSecondary();
   }

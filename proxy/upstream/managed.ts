@@ -41,6 +41,11 @@ export type Transport = 'dot' | 'doh';
  */
 export interface NetworkHint {
   readonly startOn?: Transport;
+  /**
+   * A post-quantum ClientHello got no answer on this network: connections
+   * offer classical key agreement at once (connection/key-agreement.ts).
+   */
+  readonly classicalOnly?: boolean;
 }
 
 export interface TransportChange {
@@ -68,6 +73,8 @@ export interface ConnectionSnapshot {
   readonly verified: boolean | null;
   readonly tlsVersion: string | null;
   readonly cipher: string | null;
+  readonly keyGroup: HandshakeInfo['keyGroup'];
+  readonly classicalOnly: HandshakeInfo['classicalOnly'];
   readonly keepaliveMs: number | null;
   readonly idleTimeoutMs: number;
   /** Opened for a burst of queries: closes when idle and isn't re-opened. */

@@ -504,3 +504,25 @@ describe('the connection pool (policy only, fake connections)', () => {
     expect(conns[0]?.state).toBe('closed');
   });
 });
+
+describe('key agreement (connection/key-agreement.ts)', () => {
+  test('after a classical retry worked, the next connections offer classical at once; a new network starts post-quantum again, unless its memory says otherwise', () => {
+    const { pool, conns } = makePool({ size: 1 });
+    const last = (): FakeConnection => conns[conns.length - 1] as FakeConnection;
+    pool.warm();
+    expect(last().spec.classical).toBe(false);
+    last().open(false, undefined, 'retried');
+    last().close('server-close');
+    pool.warm();
+    expect(conns).toHaveLength(2);
+    expect(last().spec.classical).toBe(true);
+    last().open(false, undefined, 'network');
+    pool.networkChanged();
+    expect(conns).toHaveLength(3);
+    expect(last().spec.classical).toBe(false);
+    last().open();
+    pool.networkChanged({ classicalOnly: true });
+    expect(conns).toHaveLength(4);
+    expect(last().spec.classical).toBe(true);
+  });
+});

@@ -39,6 +39,18 @@ export interface HandshakeInfo {
   readonly authError: string | null;
   readonly tlsVersion: string;
   readonly cipher: string;
+  /**
+   * The key-agreement group the handshake agreed, as OpenSSL names it:
+   * 'X25519MLKEM768' (post-quantum hybrid), 'X25519', 'prime256v1' (classical);
+   * null when the TLS library doesn't say.
+   */
+  readonly keyGroup: string | null;
+  /**
+   * Why only classical groups were offered (key-agreement.ts): 'retried', this
+   * connection's post-quantum ClientHello got no answer; 'network', one did
+   * on this network before. null: the TLS library's own offer.
+   */
+  readonly classicalOnly: 'retried' | 'network' | null;
   readonly handshakeMs: number;
 }
 
@@ -123,6 +135,8 @@ export interface ConnectionSpec {
   readonly address: string;
   /** The latest session ticket from an authenticated connection to this address. */
   readonly session: Buffer | undefined;
+  /** Offer classical key agreement only: a post-quantum ClientHello got no answer on this network (key-agreement.ts). */
+  readonly classical?: boolean;
 }
 
 export type ConnectionFactory = (spec: ConnectionSpec) => PoolConnection;

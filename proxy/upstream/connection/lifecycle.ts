@@ -7,10 +7,11 @@
  * written and answers read; it never decides the connection's state.
  *
  *   connecting ──TCP──► (handshake deadline) ──TLS──► authenticated? ──no──► closed (error)
- *       │ connect                                         │ yes
- *       │ deadline                               half.start() refuses? ──yes──► closed (error)
- *       ▼                                                 │ no
- *     closed ('connect' phase)              open ──► 'ready', held queries written
+ *       │ connect        │ a post-quantum ClientHello           │ yes
+ *       │ deadline       │ unanswered for half of it:   half.start() refuses? ──yes──► closed (error)
+ *       ▼                └► dialled again once,                   │ no
+ *     closed ('connect'     classical only          open ──► 'ready', held queries written
+ *       phase)              (key-agreement.ts)
  *                                             │ drain() / server going away / keepalive 0
  *                                             ▼
  *                                          draining ──last answer──► closed
@@ -35,9 +36,8 @@
  */
 import { EventEmitter } from 'node:events';
 import tls from 'node:tls';
+import net from 'node:net';
 import type { ResolverSpec } from '../../config/resolvers.js';
-import type { QuestionKey } from '../../dns/client-query.js';
-import type { UpstreamAnswer } from '../../dns/upstream-answer.js';
 import type { UpstreamQuestion } from '../../dns/upstream-query.js';
 import { ConnectionClosedError, ConnectTimeoutError, type DotstubError } from '../../errors.js';
 import type { AuthPolicy } from '../auth-policy.js';
@@ -54,69 +54,9 @@ import type {
   SendInfo,
 } from './contract.js';
 import { InFlightMap } from './in-flight.js';
+import { agreedGroup, firstFlightWaitMs, offersPostQuantum } from './key-agreement.js';
+import type { Link, Protocol, ProtocolHalf, Query } from './protocol.js';
 import { authenticatePeer, secureContextFor, socketFailure } from './tls.js';
-
-/** One query in flight; `own` is the protocol half's state for it (DoH: its stream). */
-export interface Query<S> {
-  readonly question: UpstreamQuestion;
-  readonly handler: AnswerHandler<unknown>;
-  readonly ctx: unknown;
-  /** The query as the engine framed it (two-octet length first), its ID octets written. */
-  readonly framed: Buffer;
-  /** performance.now() when it was handed to the protocol half (0 while held for the handshake). */
-  writtenAt: number;
-  own: S | undefined;
-}
-
-/** What a connection offers the protocol half plugged into it. */
-export interface Link<S> {
-  readonly address: string;
-  readonly socket: tls.TLSSocket;
-  state(): ConnectionState;
-  readonly queries: InFlightMap<Query<S>>;
-  /** A query's answer, its entry already taken out of the map (match or take). */
-  answered(id: number, query: Query<S>, answer: UpstreamAnswer, outOfOrder: boolean): void;
-  /** A query ended with an error of its own (DoH: its stream's); the connection carries on. */
-  settle(id: number, err: DotstubError): void;
-  /** The connection is broken: close it now, failing what is in flight. */
-  fail(reason: CloseReason, error?: DotstubError): void;
-  /** The server ends the session (DoH: GOAWAY): take no more queries, close once the in-flight ones settled. */
-  goAway(reason: CloseReason): void;
-  /** The session closed under us: the reason goAway() gave, else 'server-close'. */
-  serverClosed(): void;
-  /** RFC 7828: the server's idle timeout (DoT); 0 asks us to close once the in-flight queries are answered. */
-  keepalive(ms: number): void;
-  bytes(written: number, read: number): void;
-  mismatch(asked: QuestionKey, got: QuestionKey | undefined): void;
-}
-
-/** What is particular to one protocol, for every connection a factory makes. */
-export interface Protocol<S> {
-  /** The port dialled (853, or the DoH URL's). */
-  readonly port: number;
-  /** The name the certificate must be valid for (DoT: the auth name; DoH: the URL host); undefined: none configured. */
-  readonly authName: string | undefined;
-  /** Its own part of tls.connect's options: SNI, ALPN, identity check. */
-  readonly tls: Pick<tls.ConnectionOptions, 'servername' | 'ALPNProtocols' | 'checkServerIdentity'>;
-  /** What the server closed, in "resolver at … closed …". */
-  readonly closedWhat: string;
-  /** The message ID written on the wire for a query this connection numbered `upstreamId`. */
-  wireId(upstreamId: number): number;
-  /** Plugs a new half into a connection; called once, as its socket is created. */
-  attach(link: Link<S>): ProtocolHalf<S>;
-}
-
-/** One connection's protocol half. */
-export interface ProtocolHalf<S> {
-  /** The server is authenticated; nothing written yet. An error refuses the connection; else get ready to write. */
-  start(): DotstubError | undefined;
-  /** Writes a query (only once started). */
-  write(id: number, query: Query<S>): void;
-  /** A query taken back or failed by close: stop working on it (DoH: RST_STREAM). */
-  abandon(query: Query<S>): void;
-  /** Closes the transport, gracefully or at once as `reason` wants. */
-  shutdown(reason: CloseReason): void;
-}
 
 type Limits = Pick<PoolOptions, 'maxInFlight' | 'idleTimeoutMs' | 'connectTimeoutMs' | 'handshakeTimeoutMs'>;
 
@@ -146,7 +86,10 @@ class Connection<S> extends EventEmitter<PoolConnectionEvents> implements PoolCo
   readonly createdAt = Date.now();
   readonly #setup: Setup;
   readonly #protocol: Protocol<S>;
-  readonly #socket: tls.TLSSocket;
+  /** Replaced once, before any query was written, when the classical retry dials again. */
+  #socket: tls.TLSSocket;
+  /** Why only classical groups are offered (contract.ts HandshakeInfo); null: the library's own offer. */
+  #classicalOnly: HandshakeInfo['classicalOnly'];
   readonly #half: ProtocolHalf<S>;
   readonly #queries = new InFlightMap<Query<S>>();
   #state: ConnectionState = 'connecting';
@@ -173,58 +116,99 @@ class Connection<S> extends EventEmitter<PoolConnectionEvents> implements PoolCo
     this.#setup = setup;
     this.#protocol = protocol;
     this.#idleTimeoutMs = setup.limits.idleTimeoutMs;
-    this.#socket = tls.connect({
+    this.#classicalOnly = spec.classical === true && offersPostQuantum() ? 'network' : null;
+    this.#socket = this.#dial(spec, setup.limits.handshakeTimeoutMs);
+    this.#half = protocol.attach(this.#link());
+  }
+
+  /**
+   * Opens the TCP connection and the TLS handshake over it, with their two
+   * deadlines, as browsers have (docs/networks.md#middleboxes): the TCP
+   * connect, then the TLS handshake (`handshakeMs`). A dropped port and a
+   * stalled handshake are different problems. Dialled again once, offering
+   * classical groups only, when a post-quantum ClientHello got no answer
+   * (key-agreement.ts); each socket's events count only while it is the
+   * connection's.
+   */
+  #dial(spec: ConnectionSpec, handshakeMs: number): tls.TLSSocket {
+    const setup = this.#setup;
+    const protocol = this.#protocol;
+    const classical = this.#classicalOnly !== null;
+    // A TCP socket of our own under the TLS one: its bytesRead says whether the server answered the ClientHello.
+    const raw = net.connect({ host: spec.address, port: protocol.port });
+    raw.on('error', () => undefined); // the TLS socket over it reports it
+    raw.setNoDelay(true);
+    const socket = tls.connect({
+      socket: raw,
       host: spec.address,
-      port: protocol.port,
       ...protocol.tls,
       minVersion: 'TLSv1.2',
-      secureContext: setup.secureContext,
+      secureContext: classical ? secureContextFor(setup.auth, true) : setup.secureContext,
       // Authenticated on 'secureConnect' (tls.ts) so that opportunistic mode
       // can proceed and strict mode can say why it refused.
       rejectUnauthorized: false,
       session: spec.session,
-      // No ecdhCurve: the runtime's TLS library offers its own groups. On the
-      // packaged Node 24 (OpenSSL 3.5) that is the post-quantum hybrid
-      // X25519MLKEM768 first, with an X25519 key share beside it, so a
-      // resolver that has ML-KEM protects the queries against recording now
-      // and decrypting later, and one that hasn't takes X25519 without a
-      // HelloRetryRequest (unbound 1.17 on OpenSSL 3.0 does). The cost, measured
-      // (bench/results/tls-handshake.md): a ClientHello of ~1.6 KB instead of
-      // ~0.4 (two segments at a 1500-byte MTU), handshake time within noise.
-      // A list of our own would tie the proxy to one library's group names:
-      // OpenSSL 3.0 (Node 20) rejects a list naming X25519MLKEM768.
+      // No ecdhCurve unless the network lost a post-quantum ClientHello: the
+      // runtime's TLS library offers its own groups. On the packaged Node 24
+      // (OpenSSL 3.5) that is the post-quantum hybrid X25519MLKEM768 first,
+      // with an X25519 key share beside it, so a resolver that has ML-KEM
+      // protects the queries against recording now and decrypting later, and
+      // one that hasn't takes X25519 without a HelloRetryRequest (unbound 1.17
+      // on OpenSSL 3.0 does). The cost, measured (bench/results/pq-handshake.md):
+      // a ClientHello of ~1.6 KB instead of ~0.3 (two segments at a 1500-byte
+      // MTU), handshake time within noise. A list of our own would tie the
+      // proxy to one library's group names: OpenSSL 3.0 (Node 20) rejects a
+      // list naming X25519MLKEM768. The classical groups are the context's (tls.ts).
     });
-    this.#socket.setNoDelay(true);
-    this.#half = protocol.attach(this.#link());
-    // Two deadlines, as browsers have (docs/networks.md#middleboxes): the TCP connect, then the
-    // TLS handshake. A dropped port and a stalled handshake are different problems.
-    const { connectTimeoutMs, handshakeTimeoutMs } = setup.limits;
+    const mine = (): boolean => socket === this.#socket && this.#state !== 'closed';
+    const { connectTimeoutMs } = setup.limits;
+    this.#tcpConnected = false;
+    clearTimeout(this.#connectTimer);
     this.#connectTimer = setTimeout(() => {
       this.#fail(
         'error',
         new ConnectTimeoutError(`port ${protocol.port} at ${spec.address} gave no answer within ${connectTimeoutMs} ms: probably blocked on this network`, 'connect'),
       );
     }, connectTimeoutMs);
-    this.#socket.once('connect', () => {
+    raw.once('connect', () => {
+      if (!mine()) return;
       this.#tcpConnected = true;
       clearTimeout(this.#connectTimer);
       if (this.#state !== 'connecting') return;
-      this.#connectTimer = setTimeout(() => {
+      const stalled = (): void =>
         this.#fail(
           'error',
-          new ConnectTimeoutError(`the TLS handshake with ${spec.address} stalled for ${handshakeTimeoutMs} ms after the connection opened`, 'handshake'),
+          new ConnectTimeoutError(`the TLS handshake with ${spec.address} stalled for ${setup.limits.handshakeTimeoutMs} ms after the connection opened`, 'handshake'),
         );
-      }, handshakeTimeoutMs);
+      if (classical || !offersPostQuantum()) {
+        this.#connectTimer = setTimeout(stalled, handshakeMs);
+        return;
+      }
+      const waitMs = firstFlightWaitMs(handshakeMs);
+      this.#connectTimer = setTimeout(() => {
+        if (!mine() || this.#state !== 'connecting') return;
+        if (raw.bytesRead > 0) {
+          // The server answered: the ClientHello arrived, whatever stalls now is no size of ours.
+          this.#connectTimer = setTimeout(stalled, handshakeMs - waitMs);
+          return;
+        }
+        this.#classicalOnly = 'retried';
+        this.#socket = this.#dial(spec, handshakeMs - waitMs);
+        socket.destroy();
+      }, waitMs);
     });
-    this.#socket.once('secureConnect', () => this.#onSecureConnect());
-    this.#socket.on('error', (err: NodeJS.ErrnoException) => {
-      if (this.#state === 'closed') return;
+    socket.once('secureConnect', () => {
+      if (mine()) this.#onSecureConnect();
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      if (!mine()) return;
       const f = socketFailure(err, { connecting: this.#state === 'connecting', tcpConnected: this.#tcpConnected, address: spec.address, port: protocol.port });
       this.#fail(f.reason, f.error);
     });
-    this.#socket.on('close', () => {
-      if (this.#state !== 'closed') this.#fail(this.#state === 'connecting' ? 'error' : 'reset', undefined);
+    socket.on('close', () => {
+      if (mine()) this.#fail(this.#state === 'connecting' ? 'error' : 'reset', undefined);
     });
+    return socket;
   }
 
   get state(): ConnectionState {
@@ -295,9 +279,13 @@ class Connection<S> extends EventEmitter<PoolConnectionEvents> implements PoolCo
 
   /** The half's view of this connection: the only way it changes state or settles a query. */
   #link(): Link<S> {
+    const current = (): tls.TLSSocket => this.#socket;
     return {
       address: this.address,
-      socket: this.#socket,
+      // The socket in use: the classical retry replaces it before the half starts.
+      get socket() {
+        return current();
+      },
       state: () => this.#state,
       queries: this.#queries,
       answered: (id, query, answer, outOfOrder) => {
@@ -373,6 +361,8 @@ class Connection<S> extends EventEmitter<PoolConnectionEvents> implements PoolCo
       authError: peer.authError ?? null,
       tlsVersion: socket.getProtocol() ?? 'unknown',
       cipher: cipher.standardName ?? cipher.name,
+      keyGroup: agreedGroup(socket),
+      classicalOnly: this.#classicalOnly,
       handshakeMs: performance.now() - this.#startedAt,
     };
     this.emit('ready', this.#handshake);

@@ -17,6 +17,7 @@ import { formatHostPort } from '../../runtime/host-port.js';
 import { CertificateError, ConnectFailedError, ConnectionClosedError, PinMismatchError, UNKNOWN_ISSUER_CODES, type DotstubError } from '../../errors.js';
 import type { AuthMode, AuthPolicy } from '../auth-policy.js';
 import type { CloseReason } from './contract.js';
+import { CLASSICAL_GROUPS } from './key-agreement.js';
 
 export interface PeerIdentity {
   readonly mode: AuthMode;
@@ -92,16 +93,26 @@ export function socketFailure(
  * per connection parsed all ~140 system roots each time: ~20 ms of CPU and
  * 0.6–0.9 MB of native memory per reconnect that OpenSSL never gave back.
  * Undefined without extra anchors: Node's default context already holds the
- * system roots and is shared.
+ * system roots and is shared. The groups offered are the context's
+ * (tls.connect ignores `ecdhCurve` beside a `secureContext`), so a
+ * connection that offers classical key agreement only (key-agreement.ts) has
+ * a context of its own, shared the same way.
  */
 const contexts = new WeakMap<readonly (string | Buffer)[], tls.SecureContext>();
+const classicalContexts = new WeakMap<readonly (string | Buffer)[], tls.SecureContext>();
+let classicalDefault: tls.SecureContext | undefined;
 
-export function secureContextFor(auth: AuthPolicy): tls.SecureContext | undefined {
-  if (auth.ca.length === 0) return undefined;
-  let ctx = contexts.get(auth.ca);
+export function secureContextFor(auth: AuthPolicy, classical = false): tls.SecureContext | undefined {
+  if (auth.ca.length === 0) {
+    if (!classical) return undefined;
+    classicalDefault ??= tls.createSecureContext({ minVersion: 'TLSv1.2', ecdhCurve: CLASSICAL_GROUPS });
+    return classicalDefault;
+  }
+  const cache = classical ? classicalContexts : contexts;
+  let ctx = cache.get(auth.ca);
   if (!ctx) {
-    ctx = tls.createSecureContext({ ca: [...tls.rootCertificates, ...auth.ca], minVersion: 'TLSv1.2' });
-    contexts.set(auth.ca, ctx);
+    ctx = tls.createSecureContext({ ca: [...tls.rootCertificates, ...auth.ca], minVersion: 'TLSv1.2', ...(classical ? { ecdhCurve: CLASSICAL_GROUPS } : {}) });
+    cache.set(auth.ca, ctx);
   }
   return ctx;
 }

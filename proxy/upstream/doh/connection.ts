@@ -48,7 +48,8 @@ import {
 } from '../../errors.js';
 import type { AuthPolicy } from '../auth-policy.js';
 import type { CloseReason, ConnectionFactory } from '../connection/contract.js';
-import { connectionFactory, type Link, type Protocol, type ProtocolHalf, type Query } from '../connection/lifecycle.js';
+import { connectionFactory } from '../connection/lifecycle.js';
+import type { Link, Protocol, ProtocolHalf, Query } from '../connection/protocol.js';
 import type { PoolOptions } from '../pool/options.js';
 
 /** RFC 8484 §6: the media type of a DNS message in wire format. */

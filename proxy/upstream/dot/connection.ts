@@ -21,7 +21,8 @@ import { FrameReader } from '../../dns/framing.js';
 import { ConnectionClosedError } from '../../errors.js';
 import type { AuthPolicy } from '../auth-policy.js';
 import type { CloseReason, ConnectionFactory } from '../connection/contract.js';
-import { connectionFactory, type Link, type Protocol, type ProtocolHalf, type Query } from '../connection/lifecycle.js';
+import { connectionFactory } from '../connection/lifecycle.js';
+import type { Link, Protocol, ProtocolHalf, Query } from '../connection/protocol.js';
 import type { PoolOptions } from '../pool/options.js';
 import { ackNow } from '../quick-ack.js';
 
@@ -57,14 +58,16 @@ class DotHalf implements ProtocolHalf<never> {
   constructor(link: Link<never>, quickAck: boolean) {
     this.#link = link;
     this.#quickAck = quickAck;
+  }
+
+  /** Reads from the socket the connection authenticated (a classical retry replaced the first one: connection/key-agreement.ts). */
+  start(): undefined {
+    const link = this.#link;
     link.socket.on('data', (chunk: Buffer) => this.#onData(chunk));
     link.socket.on('end', () => {
       // The server closed its side (RFC 7766 §6.2.4): nothing more will be answered.
       if (link.state() !== 'closed') link.fail('server-close');
     });
-  }
-
-  start(): undefined {
     return undefined;
   }
 

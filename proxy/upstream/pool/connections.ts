@@ -49,6 +49,12 @@ export class PoolConnections {
   readonly extras = new WeakSet<PoolConnection>();
   /** An authenticated connection opened since the last connect failure. */
   up = false;
+  /**
+   * New connections offer classical key agreement only: a post-quantum
+   * ClientHello got no answer on this network, here or (the network's
+   * memory, through the pool's hint) before. The pool sets it per network.
+   */
+  classical = false;
   readonly #o: PoolConnectionsInit;
   /** Latest session ticket per address. */
   readonly #tickets = new Map<string, Buffer>();
@@ -125,7 +131,7 @@ export class PoolConnections {
 
   #openAddress(race: ConnectionRace, address: string): PoolConnection {
     const o = this.#o;
-    const conn = o.factory({ id: ++connectionCounter, address, session: this.#tickets.get(address) });
+    const conn = o.factory({ id: ++connectionCounter, address, session: this.#tickets.get(address), classical: this.classical });
     this.list.push(conn);
     const counters = o.counters;
     conn.on('ready', (info) => {
@@ -133,6 +139,8 @@ export class PoolConnections {
       o.backoff.connected();
       if (info.resumed) counters.handshakesResumed++;
       else counters.handshakesFull++;
+      // The classical retry worked where the post-quantum ClientHello got no answer: the next connections here skip the wait.
+      if (info.classicalOnly === 'retried') this.classical = true;
       const won = race.won(conn, (rival) => {
         this.losers.add(rival);
         rival.close('local');

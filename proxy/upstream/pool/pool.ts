@@ -36,7 +36,7 @@ import { InFlightCapError, isDotstubError, PoolClosedError, QueryTimeoutError, t
 import type { AnswerHandler, ConnectionFactory, PoolConnection, SendInfo } from '../connection/contract.js';
 import { newUpstreamCounters, type UpstreamCounters } from '../counters.js';
 import { DeadlineSlots } from '../deadlines.js';
-import type { ManagedUpstream, ManagedUpstreamEvents, RetryOutcome, Transport, TransportChange, UpstreamSnapshot } from '../managed.js';
+import type { ManagedUpstream, ManagedUpstreamEvents, NetworkHint, RetryOutcome, Transport, TransportChange, UpstreamSnapshot } from '../managed.js';
 import { RttEstimator } from '../rtt.js';
 import type { UpstreamCallback, UpstreamRequest } from '../upstream.js';
 import { Backoff } from './backoff.js';
@@ -122,9 +122,11 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
    * the old network. Close them (their queries are retried on new ones),
    * forget the back-off, and connect again at once.
    */
-  networkChanged(): void {
+  networkChanged(hint: NetworkHint = {}): void {
     if (this.#closed) return;
     this.#backoff.reset();
+    // A new network offers post-quantum key agreement again, unless its memory says its paths lose that ClientHello.
+    this.#c.classical = hint.classicalOnly === true;
     for (const c of [...this.#c.list]) c.close('network-change');
     if (this.#selfRetry) this.warm();
     // Waiting for a route: the network is back (or changed), try them now.
@@ -157,7 +159,10 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     while (!this.#closed && this.#c.list.length < this.options.size && !this.#backoff.backingOff()) this.#c.open();
   }
 
-  prefer(): void {}
+  /** Before its first connection (start, a switch): the network's memory on key agreement. */
+  prefer(hint: NetworkHint): void {
+    if (hint.classicalOnly === true) this.#c.classical = true;
+  }
 
   get transport(): Transport | null {
     return this.#c.up ? this.#transport : null;

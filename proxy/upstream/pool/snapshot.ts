@@ -28,6 +28,8 @@ export function snapshotOf(live: readonly PoolConnection[], extras: WeakSet<Pool
       verified: c.handshake ? c.handshake.verified : null,
       tlsVersion: c.handshake ? c.handshake.tlsVersion : null,
       cipher: c.handshake ? c.handshake.cipher : null,
+      keyGroup: c.handshake ? c.handshake.keyGroup : null,
+      classicalOnly: c.handshake ? c.handshake.classicalOnly : null,
       keepaliveMs: c.keepaliveMs ?? null,
       idleTimeoutMs: c.idleTimeoutMs,
       burst: extras.has(c),

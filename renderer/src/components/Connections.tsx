@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState, type RefObject } from 'react';
 import type { ConnectionView, ResolverView, StatusView } from '../../../proxy/control/api-types.js';
 import { formatAge, formatCount, formatPercent } from '../lib/format.js';
+import { classicalWords, keyGroupWords } from '../lib/key-agreement.js';
 import { bannerState, sentence } from '../lib/banner.js';
 import { hitGauges } from '../lib/gauges.js';
 import { resolverLabel } from '../lib/query-row.js';
@@ -57,6 +58,12 @@ function ConnectionRow({ c, resolvers, age }: { c: ConnectionView; resolvers: re
       <td>
         <div>{c.tlsVersion ?? '—'}</div>
         <div className="muted small mono">{c.cipher ?? ''}</div>
+        {keyGroupWords(c.keyGroup) && (
+          <div className="muted small" data-testid="key-agreement">
+            Key agreement: {keyGroupWords(c.keyGroup)}
+          </div>
+        )}
+        {c.classicalOnly && <div className="muted small">{classicalWords(c.classicalOnly)}</div>}
       </td>
       <td className="num">
         {c.keepaliveMs === null ? <span className="muted">not sent</span> : formatAge(c.keepaliveMs)}
@@ -66,7 +73,7 @@ function ConnectionRow({ c, resolvers, age }: { c: ConnectionView; resolvers: re
   );
 }
 
-/** Every open connection, live: resolver, age, queries carried, in flight, handshake, TLS, keepalive. */
+/** Every open connection, live: resolver, age, queries carried, in flight, handshake, TLS (key agreement too), keepalive. */
 export function ConnectionsTable() {
   const connections = useDashboard((s) => s.connections);
   const connectionsAt = useDashboard((s) => s.connectionsAt);

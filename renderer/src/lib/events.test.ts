@@ -20,6 +20,8 @@ describe('describeEvent', () => {
           authError: null,
           tlsVersion: 'TLSv1.3',
           cipher: 'TLS_AES_256_GCM_SHA384',
+          keyGroup: 'X25519MLKEM768',
+          classicalOnly: null,
           handshakeMs: 4.2,
           burst: false,
         },
@@ -30,6 +32,31 @@ describe('describeEvent', () => {
     expect(l.icon).toBe('resume');
     expect(l.detail).toContain('certificate verified');
     expect(l.detail).toContain('4.20 ms');
+    expect(l.detail).toContain('key agreement X25519MLKEM768 (post-quantum hybrid)');
+  });
+
+  it('a connection that fell back to classical key agreement says why', () => {
+    const l = describeEvent({
+      kind: 'connection',
+      event: {
+        type: 'open',
+        at: 1,
+        connectionId: 4,
+        resolverId: 'lab',
+        address: '10.0.0.1',
+        transport: 'dot',
+        resumed: false,
+        verified: true,
+        authError: null,
+        tlsVersion: 'TLSv1.3',
+        cipher: 'TLS_AES_256_GCM_SHA384',
+        keyGroup: 'X25519',
+        classicalOnly: 'retried',
+        handshakeMs: 1600,
+        burst: false,
+      },
+    });
+    expect(l.detail).toContain('key agreement X25519 (classical) · the post-quantum ClientHello got no answer on this network; classical key agreement');
   });
 
   it('a close with failures is a reset', () => {

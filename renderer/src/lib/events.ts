@@ -3,6 +3,7 @@ import type { TimelineEvent } from '../../../proxy/control/api-types.js';
 import { formatAge, formatClockShort, formatLatencyMs } from './format.js';
 import { sentence, stateText, type Tone } from './banner.js';
 import { errorWords } from './error-words.js';
+import { classicalWords, keyGroupWords } from './key-agreement.js';
 
 export type EventIcon = 'plug' | 'resume' | 'unplug' | 'heart' | 'error' | 'state' | 'switch' | 'gear';
 
@@ -54,6 +55,8 @@ export function describeEvent(e: TimelineEvent, names: ResolverNames = (id) => i
               c.address,
               c.tlsVersion,
               c.cipher,
+              c.keyGroup === null ? '' : `key agreement ${keyGroupWords(c.keyGroup)}`,
+              classicalWords(c.classicalOnly) ?? '',
               `handshake ${formatLatencyMs(c.handshakeMs)}`,
               c.verified ? 'certificate verified' : `not verified${c.authError ? `: ${c.authError}` : ''}`,
             ]

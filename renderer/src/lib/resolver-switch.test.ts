@@ -18,6 +18,8 @@ function conn(over: Partial<ConnectionView> = {}): ConnectionView {
     verified: true,
     tlsVersion: 'TLSv1.3',
     cipher: null,
+    keyGroup: null,
+    classicalOnly: null,
     keepaliveMs: null,
     idleTimeoutMs: 60_000,
     burst: false,
@@ -58,7 +60,7 @@ describe('switchOutcome', () => {
   it('a later open connection wins over an earlier failure; an earlier one does not', () => {
     const opened: TimelineEvent = {
       kind: 'connection',
-      event: { type: 'open', at: 12_000, resolverId: 'dead', connectionId: 7, address: '127.0.0.1:1', transport: 'dot', resumed: false, verified: true, authError: null, tlsVersion: 'TLSv1.3', cipher: 'TLS_AES_128_GCM_SHA256', handshakeMs: 2, burst: false },
+      event: { type: 'open', at: 12_000, resolverId: 'dead', connectionId: 7, address: '127.0.0.1:1', transport: 'dot', resumed: false, verified: true, authError: null, tlsVersion: 'TLSv1.3', cipher: 'TLS_AES_128_GCM_SHA256', keyGroup: 'X25519', classicalOnly: null, handshakeMs: 2, burst: false },
     };
     expect(switchOutcome(attempt, [conn()], [failed(11_000), opened], status()).kind).toBe('connected');
     expect(switchOutcome(attempt, [conn()], [failed(13_000), opened], status()).kind).toBe('failed');

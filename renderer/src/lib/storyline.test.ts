@@ -62,7 +62,7 @@ describe('storyline', () => {
   it('a connection that opened and closed is a line of its own', () => {
     const open: TimelineEvent = {
       kind: 'connection',
-      event: { type: 'open', at: at(0), connectionId: 1, resolverId: 'lab', address: 'a', transport: 'dot', resumed: false, verified: true, authError: null, tlsVersion: 'TLSv1.3', cipher: 'c', handshakeMs: 2, burst: false },
+      event: { type: 'open', at: at(0), connectionId: 1, resolverId: 'lab', address: 'a', transport: 'dot', resumed: false, verified: true, authError: null, tlsVersion: 'TLSv1.3', cipher: 'c', keyGroup: 'X25519', classicalOnly: null, handshakeMs: 2, burst: false },
     };
     expect(storyline([open, closed(1, 1, 0), failed(2)], names, all).map((l) => l.line.title)).toEqual([
       'Could not connect to Lab at 127.0.0.1:1: couldn’t connect to the resolver',

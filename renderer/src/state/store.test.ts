@@ -85,6 +85,8 @@ describe('DashboardStore', () => {
               authError: null,
               tlsVersion: 'TLSv1.3',
               cipher: 'c',
+              keyGroup: 'X25519',
+              classicalOnly: null,
               handshakeMs: 2.5,
               burst: false,
             },
