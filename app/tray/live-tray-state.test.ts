@@ -17,12 +17,15 @@ interface Fake {
   reason: string;
   active: string;
   p50: number | null;
+  networksRevision: number;
+  /** The network we're on offers its own encrypted resolver (GET /api/networks). */
+  offer: boolean;
   streams: http.ServerResponse[];
   requests: string[];
 }
 
 async function fakeControl(): Promise<{ url: string; fake: Fake }> {
-  const fake: Fake = { state: 'private', reason: 'authenticated TLS to dns.quad9.net', active: 'quad9', p50: 7, streams: [], requests: [] };
+  const fake: Fake = { state: 'private', reason: 'authenticated TLS to dns.quad9.net', active: 'quad9', p50: 7, networksRevision: 1, offer: false, streams: [], requests: [] };
   const resolver = (id: string): object => ({ id, label: id === 'quad9' ? 'Quad9' : 'Cloudflare', medianLatencyMs: id === 'quad9' ? 11 : null });
   const server = http.createServer((req, res) => {
     fake.requests.push(req.url ?? '');
@@ -36,7 +39,15 @@ async function fakeControl(): Promise<{ url: string; fake: Fake }> {
     };
     switch (req.url) {
       case '/api/status':
-        return send({ state: fake.state, reason: fake.reason, resolver: resolver(fake.active) });
+        return send({ state: fake.state, reason: fake.reason, resolver: resolver(fake.active), networksRevision: fake.networksRevision });
+      case '/api/networks':
+        return send({
+          remembering: true,
+          max: 64,
+          waiting: 0,
+          dnsCheck: 'off',
+          networks: [{ key: 'a'.repeat(32), label: 'gateway 10.53.1.1', current: true, ...(fake.offer ? { ownResolver: { offer: { name: 'dns.lab.test', verifiedFor: '10.53.1.1' }, inUse: false } } : {}) }],
+        });
       case '/api/resolvers':
         return send({ active: fake.active, resolvers: [resolver('quad9'), resolver('cloudflare')] });
       case '/api/metrics':
@@ -155,5 +166,28 @@ describe('LiveTrayState', () => {
     const later = await next(live, (s) => s.p50Ms === 42);
     expect(later.privacy).toBe('private');
     expect(fake.requests.filter((u) => u === '/api/stream')).toHaveLength(1);
+  });
+
+  it('an offer of the network’s own resolver shows at once: a pushed status whose networks revision moved refreshes the tray, not the minute’s timer', async () => {
+    const { url, fake } = await fakeControl();
+    const client = new ControlClient({ baseUrl: url, token: TOKEN });
+    onTestFinished(() => client.close());
+    const live = new LiveTrayState({ refreshMs: 60_000, eventDelayMs: 10 });
+    onTestFinished(() => live.detach());
+    live.setSupervisor(running);
+    live.attach(client);
+    await next(live, (s) => s.privacy === 'private');
+    expect(live.current.ownResolver).toBeUndefined();
+    await new Promise<void>((resolve) => {
+      const wait = (): void => (fake.streams.length > 0 ? resolve() : void setTimeout(wait, 10));
+      wait();
+    });
+    // The proxy verified the network's designation: its memory moved, and the status it pushes says so (no event on the timeline).
+    fake.offer = true;
+    fake.networksRevision = 2;
+    const status = { state: 'private', reason: fake.reason, resolver: { id: 'quad9', label: 'Quad9', medianLatencyMs: 11 }, networksRevision: 2 };
+    for (const res of fake.streams) res.write(`event: batch\ndata: ${JSON.stringify({ at: 2, queries: [], skipped: 0, events: [], inFlight: 0, views: { status } })}\n\n`);
+    const offered = await next(live, (s) => s.ownResolver !== undefined, 2000);
+    expect(offered.ownResolver).toMatchObject({ name: 'dns.lab.test', verifiedFor: '10.53.1.1', inUse: false });
   });
 });

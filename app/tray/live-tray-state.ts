@@ -8,7 +8,9 @@
  * - While the stream is down, polls every `refreshMs` and retries the stream
  *   after `streamRetryMs`.
  * - A refused local name, while the tray may have to ask about it, refreshes
- *   soon too (local-names-question.ts).
+ *   soon too (local-names-question.ts), and so does a pushed status whose
+ *   networks revision moved (the network we're on changed, or what is known
+ *   about it: an offer of its own encrypted resolver appears at once).
  * - Emits 'change' only when the TrayState differs from the last one.
  *
  * Electron-free: the tray adapter listens to 'change'.
@@ -166,7 +168,9 @@ export class LiveTrayState extends EventEmitter<Events> {
   }
 
   #onBatch(batch: StreamBatch): void {
-    const important = batch.events.some((e) => e.kind === 'state' || e.kind === 'resolver' || e.kind === 'settings' || e.kind === 'captive') || this.#mayAsk(batch);
+    const revision = batch.views?.status?.networksRevision;
+    const networksMoved = revision !== undefined && revision !== this.#status?.networksRevision;
+    const important = batch.events.some((e) => e.kind === 'state' || e.kind === 'resolver' || e.kind === 'settings' || e.kind === 'captive') || networksMoved || this.#mayAsk(batch);
     const wait = important ? this.#eventDelayMs : Math.max(0, this.#lastRefresh + this.#refreshMs - Date.now());
     if (this.#refreshTimer && !important) return;
     clearTimeout(this.#refreshTimer);
