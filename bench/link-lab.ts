@@ -122,6 +122,9 @@ export interface Upstream {
   readonly pid: number;
 }
 
+/** Names in an upstream's zone unless told otherwise: n0.test … n5999.test (A and AAAA). */
+export const LAB_ZONE_NAMES = 6000;
+
 export interface UpstreamOptions {
   readonly port: number;
   /** LD_PRELOAD nodelay.so: Nagle off on its DoT sockets. */
@@ -338,7 +341,7 @@ export class LinkLab {
       '  msg-cache-size: 4m',
       '  rrset-cache-size: 4m',
       '  outgoing-range: 64',
-      ...zoneLines(o.names ?? 6000).map((l) => `  ${l}`),
+      ...zoneLines(o.names ?? LAB_ZONE_NAMES).map((l) => `  ${l}`),
       // Every name under web.test is the page server; slow.test names come from the slow server.
       '  local-zone: "web.test." redirect',
       `  local-data: "web.test. 300 IN A ${SERVER_ADDR}"`,

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from '@playwright/test';
-import { PROFILES, SERVER_ADDR, WEB_PORT, type LinkProfile } from '../link-lab.js';
+import { LAB_ZONE_NAMES, PROFILES, SERVER_ADDR, WEB_PORT, type LinkProfile } from '../link-lab.js';
 import { median, percentile } from '../stats.js';
 import { barsSvg } from './chart.js';
 import type { Ctx, RunningPeer } from './context.js';
@@ -47,9 +47,13 @@ export async function getentExperiment(ctx: Ctx): Promise<ExperimentReport> {
   const one = new Map<string, { ms: number[]; failed: number }>();
   const twenty = new Map<string, { ms: number[]; failed: number }>();
   try {
-    const next = new Map<string, number>(list.map((r, i) => [r.label, i * 2000]));
+    // Fresh names per resolver, each its own range of the lab zone's n0…n(LAB_ZONE_NAMES - 1): a name past it would be NXDOMAIN and count as a failure.
+    const span = Math.floor(LAB_ZONE_NAMES / list.length);
+    const next = new Map<string, number>(list.map((r, i) => [r.label, i * span]));
     const names = (r: Resolver, n: number): string[] => {
       const b = next.get(r.label) ?? 0;
+      const first = list.findIndex((x) => x.label === r.label) * span;
+      if (b + n > first + span) throw new Error(`getent: ${r.label} needs more than its ${span} names of the lab zone`);
       next.set(r.label, b + n);
       return Array.from({ length: n }, (_, i) => `n${b + i}.test`);
     };

@@ -23,7 +23,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { NetworksView, RememberedNetworkView, StatusView } from '../control/api-types.js';
 import { leafFrom, testPki } from '../../test-support/certs.js';
-import { dotstubArgv, netlabMissing, startNetlab, unboundIn, type Capture, type DnsPacket, type Netlab } from '../../test-support/netlab.js';
+import { netlabMissing, startNetlab, unboundIn, type Capture, type DnsPacket, type Netlab } from '../../test-support/netlab.js';
+import { startLabDotstub } from '../../test-support/lab-dotstub.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
 import { DDR_NAME } from './ddr.js';
@@ -75,65 +76,23 @@ interface Run {
 
 let runs = 0;
 async function startDotstubInClient(mode: 'strict' | 'opportunistic'): Promise<Run> {
-  const dir = path.join(lab.dir, `ddr-${runs++}`);
-  fs.mkdirSync(dir);
-  const readyFile = path.join(dir, 'ready.json');
   const a = lab.addresses;
-  const proc = lab.client.spawn(
-    dotstubArgv([
-      '--listen', `127.0.0.1:${LISTEN_PORT}`,
-      '--resolver', `${a.server4}:853#dns.test`,
-      '--ca', chosen.pki.caFile,
-      `--${mode}`,
-      '--network-dns', a.routerClientSide4,
-      '--control', '127.0.0.1:0',
-      '--config-dir', path.join(dir, 'config'),
-      '--ready-file', readyFile,
-    ]),
-    // The network checks are on inside the lab, as users get them: every address they can reach is the lab's own.
-    { env: { DOTSTUB_PORTAL_CHECK: 'on' } },
-  );
-  const deadline = Date.now() + 20_000;
-  while (!fs.existsSync(readyFile)) {
-    if (Date.now() > deadline || proc.child.exitCode !== null) throw new Error(`dotstub did not start in the lab:\n${proc.output()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const readyAt = Date.now();
-  const ready = JSON.parse(fs.readFileSync(readyFile, 'utf8')) as { control: string; token: string };
-  const get = async <T,>(p: string): Promise<T> => {
-    const r = await lab.client.exec(['curl', '-sS', '--max-time', '2', '-H', `Authorization: Bearer ${ready.token}`, `${ready.control}${p}`]);
-    if (r.code !== 0) throw new Error(`${p}: ${r.stderr}`);
-    return JSON.parse(r.stdout) as T;
-  };
-  const networks = (): Promise<NetworksView> => get<NetworksView>('/api/networks');
+  const d = await startLabDotstub(lab, {
+    dir: path.join(lab.dir, `ddr-${runs++}`),
+    args: ['--listen', `127.0.0.1:${LISTEN_PORT}`, '--resolver', `${a.server4}:853#dns.test`, '--ca', chosen.pki.caFile, `--${mode}`, '--network-dns', a.routerClientSide4],
+  });
   return {
-    readyAt,
-    networks,
-    status: () => get<StatusView>('/api/status'),
-    waitForHere: async (pred, ms, what) => {
-      const end = Date.now() + ms;
-      for (;;) {
-        const here = (await networks()).networks.find((n) => n.current);
-        if (here && pred(here)) return here;
-        if (Date.now() > end) throw new Error(`never ${what} within ${ms} ms; this network: ${JSON.stringify(here)}\ndotstub said:\n${proc.output()}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    },
-    put: async (pathname, body) => {
-      const out = path.join(dir, `put-${Date.now()}.json`);
-      const r = await lab.client.exec([
-        'curl', '-sS', '-o', out, '-w', '%{http_code}', '--max-time', '3', '-X', 'PUT',
-        '-H', `Authorization: Bearer ${ready.token}`, '-H', `Origin: ${ready.control}`, '-H', 'Content-Type: application/json',
-        '--data', JSON.stringify(body), `${ready.control}${pathname}`,
-      ]);
-      return { code: Number(r.stdout), body: fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '' };
-    },
+    readyAt: d.readyAt,
+    networks: () => d.get<NetworksView>('/api/networks'),
+    status: () => d.get<StatusView>('/api/status'),
+    waitForHere: d.waitForHere,
+    put: (pathname, body) => d.send('PUT', pathname, body),
     lookup: async (name) => {
       const r = await lab.client.exec(['dig', '+time=2', '+tries=1', '-p', String(LISTEN_PORT), '@127.0.0.1', name, 'A']);
       const addrs = [...r.stdout.matchAll(/\sIN\s+A\s+([\d.]+)/g)].map((m) => m[1]);
       return addrs.length ? addrs.join(',') : (/status: (\w+)/.exec(r.stdout)?.[1] ?? `no answer: ${r.stdout}${r.stderr}`);
     },
-    stop: () => proc.stop(),
+    stop: d.stop,
   };
 }
 

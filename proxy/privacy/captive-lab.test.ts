@@ -18,13 +18,14 @@
  * names; after POST /login `private` within 10 s, with no cleartext DNS
  * afterwards and no cleartext answer left in the cache.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startHotspot as startLabHotspot, type Hotspot } from '../../test-support/hotspot-lab.js';
-import { dotstubArgv, netlabMissing, startNetlab, unboundIn, type DnsPacket, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
+import { netlabMissing, startNetlab, unboundIn, type DnsPacket, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
+import { startLabDotstub } from '../../test-support/lab-dotstub.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
+import { DDR_NAME } from '../network/ddr.js';
 import { CHECK_NAME } from '../network/dns-interception.js';
 
 const missing = netlabMissing();
@@ -66,48 +67,17 @@ interface Run {
 
 let runs = 0;
 async function startDotstubInClient(mode: 'strict' | 'opportunistic'): Promise<Run> {
-  const n = runs++;
-  const dir = path.join(lab.dir, `captive-${n}`);
-  fs.mkdirSync(dir);
-  const readyFile = path.join(dir, 'ready.json');
   const a = lab.addresses;
-  const proc = lab.client.spawn(
-    dotstubArgv([
-      '--listen', `127.0.0.1:${LISTEN_PORT}`,
-      '--resolver', `${a.server4}:853#dns.test`,
-      '--doh', 'https://dns.test:443/dns-query',
-      '--ca', unbound.pki.caFile,
-      `--${mode}`,
-      '--network-dns', a.routerClientSide4,
-      '--control', '127.0.0.1:0',
-      '--config-dir', path.join(dir, 'config'),
-      '--ready-file', readyFile,
-    ]),
-    // Probing is on inside the lab: every address it can reach is the lab's own.
-    { env: { DOTSTUB_PORTAL_CHECK: 'on' } },
-  );
-  const deadline = Date.now() + 20_000;
-  while (!fs.existsSync(readyFile)) {
-    if (Date.now() > deadline || proc.child.exitCode !== null) throw new Error(`dotstub did not start in the lab:\n${proc.output()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const ready = JSON.parse(fs.readFileSync(readyFile, 'utf8')) as { control: string; token: string };
-  const status = async (): Promise<Status> => {
-    const r = await lab.client.exec(['curl', '-sS', '--max-time', '2', '-H', `Authorization: Bearer ${ready.token}`, `${ready.control}/api/status`]);
-    if (r.code !== 0) throw new Error(`status: ${r.stderr}`);
-    return JSON.parse(r.stdout) as Status;
-  };
+  const d = await startLabDotstub(lab, {
+    dir: path.join(lab.dir, `captive-${runs++}`),
+    args: ['--listen', `127.0.0.1:${LISTEN_PORT}`, '--resolver', `${a.server4}:853#dns.test`, '--doh', 'https://dns.test:443/dns-query', '--ca', unbound.pki.caFile, `--${mode}`, '--network-dns', a.routerClientSide4],
+  });
+  const proc = d.proc;
+  const status = (): Promise<Status> => d.get<Status>('/api/status');
   return {
     proc,
     status,
-    post: async (pathname, body) => {
-      const r = await lab.client.exec([
-        'curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '3', '-X', 'POST',
-        '-H', `Authorization: Bearer ${ready.token}`, '-H', `Origin: ${ready.control}`, '-H', 'Content-Type: application/json',
-        '--data', JSON.stringify(body), `${ready.control}${pathname}`,
-      ]);
-      return Number(r.stdout);
-    },
+    post: async (pathname, body) => (await d.send('POST', pathname, body)).code,
     dig: async (name) => {
       const at = Date.now();
       const r = await lab.client.exec(['dig', '@127.0.0.1', '-p', String(LISTEN_PORT), '+time=5', '+tries=1', '+nocookie', name, 'A']);
@@ -139,13 +109,19 @@ const startHotspot = (variant: 'drop' | 'intercept'): Promise<Hotspot> => startL
  * Cleartext DNS the client sent: where, and which names. The DNS-interception
  * check's probe (network/dns-interception.ts: the constant name to a
  * documentation address, once per join in opportunistic mode) is no lookup:
- * `checks` counts it apart.
+ * `checks` counts it apart; so does the question for the network's own
+ * encrypted resolver (network/ddr.ts: `_dns.resolver.arpa` to the network's
+ * resolver, once per join in opportunistic mode, never in strict mode
+ * unless local names were allowed there), `ddr`, by destination.
  */
-function cleartextQueries(packets: readonly DnsPacket[]): { to: Set<string>; names: Set<string>; checks: string[] } {
+function cleartextQueries(packets: readonly DnsPacket[]): { to: Set<string>; names: Set<string>; checks: string[]; ddr: string[] } {
   const isCheck = (p: DnsPacket): boolean => p.qname === CHECK_NAME && (p.dst === '192.0.2.1' || p.dst === '2001:db8::1');
-  const checks = packets.filter((p) => !p.response && p.dstPort === 53 && isCheck(p)).map((p) => p.dst);
-  const out = packets.filter((p) => !p.response && p.dstPort === 53 && !isCheck(p));
-  return { to: new Set(out.map((p) => p.dst)), names: new Set(out.map((p) => (p.qname ?? '').toLowerCase()).filter(Boolean)), checks };
+  const isDdr = (p: DnsPacket): boolean => p.qname === DDR_NAME;
+  const queries = packets.filter((p) => !p.response && p.dstPort === 53);
+  const checks = queries.filter(isCheck).map((p) => p.dst);
+  const ddr = queries.filter(isDdr).map((p) => p.dst);
+  const out = queries.filter((p) => !isCheck(p) && !isDdr(p));
+  return { to: new Set(out.map((p) => p.dst)), names: new Set(out.map((p) => (p.qname ?? '').toLowerCase()).filter(Boolean)), checks, ddr };
 }
 
 describe('a fake hotspot in namespaces', skipWith(missing), () => {
@@ -197,9 +173,13 @@ describe('a fake hotspot in namespaces', skipWith(missing), () => {
         expect((await run.dig('news.example')).addresses).toEqual(['192.0.2.81']);
 
         const packets = await cap.stop();
-        const { to, names, checks } = cleartextQueries(packets);
+        const { to, names, checks, ddr } = cleartextQueries(packets);
         // The interception check: once at start in opportunistic mode (one packet per documentation address); never in strict mode, where no local names were allowed.
         expect(checks.sort()).toEqual(mode === 'opportunistic' ? ['192.0.2.1', '2001:db8::1'] : []);
+        // The question for the network's own encrypted resolver: the same rule, to the network's resolver only (a retry at most).
+        if (mode === 'opportunistic') expect(ddr.length === 1 || ddr.length === 2, `DDR queries: ${ddr.join(', ')}`).toBe(true);
+        expect(ddr.filter((d) => d !== lab.addresses.routerClientSide4)).toEqual([]);
+        if (mode === 'strict') expect(ddr).toEqual([]);
         // Cleartext only to the hotspot's resolver, only for allowed names.
         expect([...to]).toEqual([lab.addresses.routerClientSide4]);
         for (const name of names) expect(letThrough, `${name} left in cleartext`).toContain(name);
@@ -208,6 +188,7 @@ describe('a fake hotspot in namespaces', skipWith(missing), () => {
         // Nothing in cleartext once private (allowing for the status poll's 100 ms step).
         const late = cleartextQueries(packets.filter((p) => p.time > privateAt + 0.2));
         expect([...late.names]).toEqual([]);
+        expect(late.ddr).toEqual([]);
         console.log(
           `hotspot (${variant}, ${mode}): captive after ${detectedMs} ms (by ${captive.status.captive?.detectedBy}); ` +
             `let through in cleartext: ${[...names].join(', ')}; private ${privateMs} ms after the sign-in; ` +
@@ -243,6 +224,7 @@ describe('a fake hotspot in namespaces', skipWith(missing), () => {
       expect([...before.names], 'names sent in cleartext before consent').toEqual([]);
       expect([...before.to], 'port-53 destinations before consent').toEqual([]);
       expect(before.checks, 'DNS-interception probes in strict mode').toEqual([]);
+      expect(before.ddr, 'questions for the network\'s own resolver in strict mode').toEqual([]);
 
       // Now the user allows it: the sign-in names, and only they, go to the hotspot's resolver.
       const allowedAt = Date.now() / 1000;

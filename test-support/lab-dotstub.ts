@@ -1,0 +1,92 @@
+/**
+ * dotstub started in a network lab's client namespace (netlab.ts) the way
+ * the lab tests start it: its own config dir, a control API on a free
+ * loopback port, and a ready file to wait on; the control API reached with
+ * curl inside the namespace (its loopback is the namespace's own). One place
+ * for what the captive-portal, DNS-interception, DDR and network-memory labs
+ * each wrote out before.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { RememberedNetworkView } from '../proxy/control/api-types.js';
+import { dotstubArgv, type Netlab, type NetlabProcess } from './netlab.js';
+
+export interface LabDotstub {
+  readonly proc: NetlabProcess;
+  /** Its own directory in the lab (config dir, ready file, bodies read back). */
+  readonly dir: string;
+  /** When its ready file appeared (test clock, ms). */
+  readonly readyAt: number;
+  /** GET a control API route; throws with curl's error when it can't be read. */
+  get<T>(route: string): Promise<T>;
+  /** PUT or POST a JSON body (with the page's Origin, as the dashboard sends it): the HTTP status and the body. */
+  send(method: 'PUT' | 'POST', route: string, body: unknown): Promise<{ readonly code: number; readonly body: string }>;
+  /** The network we're on, as GET /api/networks lists it, once `pred` holds (within `ms`). */
+  waitForHere(pred: (n: RememberedNetworkView) => boolean, ms: number, what: string): Promise<RememberedNetworkView>;
+  stop(): Promise<void>;
+}
+
+export interface LabDotstubOptions {
+  /** A directory of its own under the lab's (made here). */
+  readonly dir: string;
+  /** dotstub's flags besides --control, --config-dir and --ready-file (which this adds). */
+  readonly args: readonly string[];
+  /**
+   * The network checks (portal probes, the DNS-interception and DDR checks)
+   * on, as users get them: inside the lab every address they can reach is
+   * the lab's own. Default true.
+   */
+  readonly networkChecks?: boolean;
+  readonly readyWithinMs?: number;
+}
+
+export async function startLabDotstub(lab: Netlab, o: LabDotstubOptions): Promise<LabDotstub> {
+  fs.mkdirSync(o.dir, { recursive: true });
+  const readyFile = path.join(o.dir, 'ready.json');
+  const proc = lab.client.spawn(
+    dotstubArgv([...o.args, '--control', '127.0.0.1:0', '--config-dir', path.join(o.dir, 'config'), '--ready-file', readyFile]),
+    o.networkChecks === false ? {} : { env: { DOTSTUB_PORTAL_CHECK: 'on' } },
+  );
+  const deadline = Date.now() + (o.readyWithinMs ?? 20_000);
+  while (!fs.existsSync(readyFile)) {
+    if (Date.now() > deadline || proc.child.exitCode !== null) {
+      await proc.stop();
+      throw new Error(`dotstub did not start in the lab:\n${proc.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const readyAt = Date.now();
+  const ready = JSON.parse(fs.readFileSync(readyFile, 'utf8')) as { control: string; token: string };
+  const auth = `Authorization: Bearer ${ready.token}`;
+  const get = async <T>(route: string): Promise<T> => {
+    const r = await lab.client.exec(['curl', '-sS', '--max-time', '2', '-H', auth, `${ready.control}${route}`]);
+    if (r.code !== 0) throw new Error(`GET ${route}: ${r.stderr}`);
+    return JSON.parse(r.stdout) as T;
+  };
+  let bodies = 0;
+  return {
+    proc,
+    dir: o.dir,
+    readyAt,
+    get,
+    send: async (method, route, body) => {
+      const out = path.join(o.dir, `response-${bodies++}.json`);
+      const r = await lab.client.exec([
+        'curl', '-sS', '-o', out, '-w', '%{http_code}', '--max-time', '3', '-X', method,
+        '-H', auth, '-H', `Origin: ${ready.control}`, '-H', 'Content-Type: application/json',
+        '--data', JSON.stringify(body), `${ready.control}${route}`,
+      ]);
+      return { code: Number(r.stdout), body: fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '' };
+    },
+    waitForHere: async (pred, ms, what) => {
+      const end = Date.now() + ms;
+      for (;;) {
+        const here = (await get<{ networks: RememberedNetworkView[] }>('/api/networks')).networks.find((n) => n.current);
+        if (here && pred(here)) return here;
+        if (Date.now() > end) throw new Error(`never ${what} within ${ms} ms; this network: ${JSON.stringify(here)}\ndotstub said:\n${proc.output()}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    stop: () => proc.stop(),
+  };
+}
