@@ -42,6 +42,12 @@ const SHIPPED_RUNTIME_FILES = [
   'proxy/upstream/connection/lifecycle.test.ts',
   'proxy/upstream/connection/key-agreement-lab.test.ts',
 ];
+/**
+ * Of those, what only the shipped runtime can run (post-quantum key
+ * agreement needs its OpenSSL 3.5): left out of the first run, not counted
+ * there as skipped, and run (and counted) on the shipped runtime.
+ */
+const SHIPPED_RUNTIME_ONLY = ['proxy/upstream/connection/key-agreement-lab.test.ts'];
 
 // DOTSTUB_PORTAL_CHECK=off: no dotstub started by a test probes for captive portals beyond this machine.
 const env = { ...process.env, NO_COLOR: '1', DOTSTUB_PORTAL_CHECK: 'off', DOTSTUB_NAME_ROUTING: 'off' };
@@ -82,7 +88,7 @@ if (!only) {
 
 if (!only || only === 'unit') {
   const out = path.join(tmp, 'vitest.json');
-  const ok = run('unit and integration tests (vitest)', 'npx', ['vitest', 'run', '--reporter=default', `--reporter=${VITEST_REPORTER}`], {
+  const ok = run('unit and integration tests (vitest)', 'npx', ['vitest', 'run', ...SHIPPED_RUNTIME_ONLY.flatMap((f) => ['--exclude', f]), '--reporter=default', `--reporter=${VITEST_REPORTER}`], {
     DOTSTUB_VITEST_REPORT: out,
   });
   line.addVitest(readReport(out), process.cwd(), ok);
