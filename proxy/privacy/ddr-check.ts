@@ -25,12 +25,13 @@
  * mode asks every network. Off with the portal checks (`--no-portal-check`):
  * then no network is asked, and a choice remembered before still applies.
  */
-import type { CurrentNetwork, NetworkChanged } from '../network/current-network.js';
+import type { CurrentNetwork } from '../network/current-network.js';
 import { discoverDesignatedResolver, type DdrOptions, type DdrResult } from '../network/ddr.js';
 import type { NetworkServer } from '../network/network-resolver.js';
 import type { DdrOffer } from '../network/network-memory.js';
 import type { ResolverSpec } from '../config/resolvers.js';
 import type { AuthMode } from '../upstream/auth-policy.js';
+import { OncePerJoin } from './once-per-join.js';
 
 /**
  * The offer as a resolver: its addresses and port, authenticated by its name
@@ -64,22 +65,33 @@ export interface DdrCheckInit {
   readonly discover?: (server: NetworkServer, o: DdrOptions) => Promise<DdrResult>;
 }
 
+/** The question for the network's own resolver, asked once per network joined (once-per-join.ts), and the choice applied. */
 export class DdrCheck {
   readonly #o: DdrCheckInit;
-  readonly #discover: NonNullable<DdrCheckInit['discover']>;
-  #join = 0;
-  #checked = -1;
-  #running = false;
-  #pending: Promise<void> | null = null;
-  readonly #onChanged = (c: NetworkChanged): void => {
-    if (c.why === 'moved') this.#join++;
-    this.#apply();
-    this.#maybe();
-  };
+  readonly #runs: OncePerJoin<DdrResult>;
 
   constructor(init: DdrCheckInit) {
     this.#o = init;
-    this.#discover = init.discover ?? discoverDesignatedResolver;
+    const discover = init.discover ?? discoverDesignatedResolver;
+    const network = init.network;
+    this.#runs = new OncePerJoin({
+      network,
+      allowed: () => {
+        if (!init.options) return false;
+        // Strict: where local names are allowed, or the user chose this network's own resolver before (the check confirms it).
+        const key = network.key;
+        return init.mode() !== 'strict' || network.localNames() === 'allow' || (key !== null && network.remembered(key)?.ownResolver === 'use');
+      },
+      measure: () => {
+        const server = init.networkResolver();
+        return server && init.options ? discover(server, init.options()) : null;
+      },
+      done: (result) => {
+        network.ddrChecked(result);
+        this.#apply();
+      },
+      changed: () => this.#apply(),
+    });
   }
 
   get policy(): DdrPolicy {
@@ -88,49 +100,23 @@ export class DdrCheck {
   }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#o.network.on('changed', this.#onChanged);
-    this.#apply();
-    this.#maybe();
+    this.#runs.start();
   }
 
   stop(): void {
-    this.#running = false;
-    this.#o.network.off('changed', this.#onChanged);
+    this.#runs.stop();
   }
 
   settingsChanged(): void {
-    this.#maybe();
+    this.#runs.settingsChanged();
   }
 
-  async settled(): Promise<void> {
-    await this.#pending;
+  settled(): Promise<void> {
+    return this.#runs.settled();
   }
 
+  /** The choice for the network we're on, applied (the remembered offer, or the user's own resolver). */
   #apply(): void {
-    if (this.#running) this.#o.use(this.#o.network.ownResolver());
-  }
-
-  #maybe(): void {
-    const network = this.#o.network;
-    const options = this.#o.options;
-    if (!options || !this.#running || this.#checked === this.#join || network.key === null) return;
-    const key = network.key;
-    if (this.#o.mode() === 'strict' && network.localNames() !== 'allow' && network.remembered(key)?.ownResolver !== 'use') return;
-    const server = this.#o.networkResolver();
-    if (!server) return;
-    const join = this.#join;
-    this.#checked = join;
-    this.#pending = this.#discover(server, options()).then(
-      (result) => {
-        if (!this.#running || join !== this.#join) return;
-        network.ddrChecked(result);
-        this.#apply();
-      },
-      () => {
-        // A check that could not run found nothing: nothing to remember.
-      },
-    );
+    if (this.#runs.running) this.#o.use(this.#o.network.ownResolver());
   }
 }

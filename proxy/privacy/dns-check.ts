@@ -23,9 +23,10 @@
  * network. Off with the portal checks (`--no-portal-check`, the test rigs'
  * DOTSTUB_PORTAL_CHECK=off): no probe leaves.
  */
-import type { CurrentNetwork, NetworkChanged } from '../network/current-network.js';
+import type { CurrentNetwork } from '../network/current-network.js';
 import { checkDnsInterception, type DnsCheckResult, type DnsCheckTarget } from '../network/dns-interception.js';
 import type { AuthMode } from '../upstream/auth-policy.js';
+import { OncePerJoin } from './once-per-join.js';
 
 /** Where the check runs in this run: the networks view says it next to each network's verdict. */
 export type DnsCheckPolicy = 'every-network' | 'where-local-names-allowed' | 'off';
@@ -38,28 +39,20 @@ export interface DnsCheckInit {
   readonly check?: (target: DnsCheckTarget) => Promise<DnsCheckResult>;
 }
 
+/** The DNS-interception check, run once per network joined (once-per-join.ts), where strict mode allows it. */
 export class DnsCheck {
-  readonly #network: CurrentNetwork;
   readonly #mode: () => AuthMode;
-  readonly #target: DnsCheckTarget;
-  readonly #check: (target: DnsCheckTarget) => Promise<DnsCheckResult>;
-  /** Counts the networks joined; a result is written only while the join it was measured in lasts. */
-  #join = 0;
-  /** The join a check was started in (one per join). */
-  #checked = -1;
-  #running = false;
-  /** The check under way, if any (tests wait for it). */
-  #pending: Promise<void> | null = null;
-  readonly #onChanged = (c: NetworkChanged): void => {
-    if (c.why === 'moved') this.#join++;
-    this.#maybe();
-  };
+  readonly #runs: OncePerJoin<DnsCheckResult>;
 
   constructor(init: DnsCheckInit) {
-    this.#network = init.network;
+    const check = init.check ?? checkDnsInterception;
     this.#mode = init.mode;
-    this.#target = init.target;
-    this.#check = init.check ?? checkDnsInterception;
+    this.#runs = new OncePerJoin({
+      network: init.network,
+      allowed: () => init.mode() !== 'strict' || init.network.localNames() === 'allow',
+      measure: () => check(init.target),
+      done: (result) => init.network.dnsChecked(result),
+    });
   }
 
   get policy(): DnsCheckPolicy {
@@ -68,41 +61,20 @@ export class DnsCheck {
 
   /** The proxy started: the network we're on is checked (once its key is known, and strict mode allows it). */
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#network.on('changed', this.#onChanged);
-    this.#maybe();
+    this.#runs.start();
   }
 
   stop(): void {
-    this.#running = false;
-    this.#network.off('changed', this.#onChanged);
+    this.#runs.stop();
   }
 
   /** Settings changed (strict → opportunistic allows a check this join had not been allowed). */
   settingsChanged(): void {
-    this.#maybe();
+    this.#runs.settingsChanged();
   }
 
   /** Settles once the check under way (if any) is written. */
-  async settled(): Promise<void> {
-    await this.#pending;
-  }
-
-  #maybe(): void {
-    if (!this.#running || this.#checked === this.#join) return;
-    // Provisional (the gateway's MAC not known yet: 'known' follows) or no network to tell apart: nothing to remember it under.
-    if (this.#network.key === null) return;
-    if (this.#mode() === 'strict' && this.#network.localNames() !== 'allow') return;
-    const join = this.#join;
-    this.#checked = join;
-    this.#pending = this.#check(this.#target).then(
-      (result) => {
-        if (this.#running && join === this.#join) this.#network.dnsChecked(result);
-      },
-      () => {
-        // A check that could not run saw nothing: nothing to remember.
-      },
-    );
+  settled(): Promise<void> {
+    return this.#runs.settled();
   }
 }
