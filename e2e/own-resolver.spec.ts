@@ -113,6 +113,15 @@ test("this network's own encrypted resolver: offered on its card, verified for t
   const memory = (): { ownResolver?: string } => (JSON.parse(fs.readFileSync(file, 'utf8')) as { networks: Record<string, { ownResolver?: string }> }).networks[here as string] ?? {};
   expect(memory().ownResolver).toBe('use');
   await card.screenshot({ path: path.join(SHOTS, 'network-own-resolver-in-use-card-1280-light.png') });
+  // The Resolvers page says what carries the lookups here (it is not one of its cards), and where the user's own choice applies.
+  await dashboard.goTo('Resolvers');
+  const inUse = page.getByTestId('network-own-in-use');
+  await expect(inUse).toContainText("In use on this network: dns.lab.test (this network's own), its own encrypted resolver, as you chose for it.");
+  await expect(inUse).toContainText('is your choice on every other network');
+  await expect(page.getByRole('listitem').filter({ has: page.getByTestId('chosen-elsewhere') })).toHaveCount(1);
+  await expect(page.locator('.resolver-card[aria-current="true"]')).toHaveCount(0);
+  await page.screenshot({ path: path.join(SHOTS, 'resolvers-network-own-in-use-1280-light.png'), fullPage: true });
+  await dashboard.goTo('Network');
 
   // "Stop using it here": the user's own again.
   await card.getByRole('button', { name: 'Stop using it here' }).click();

@@ -92,7 +92,14 @@ export interface ResolverView extends StoredResolver {
 }
 
 export interface ResolversView {
+  /** The resolver in use now. */
   readonly active: string;
+  /**
+   * The user's own choice (one of `resolvers`). It is `active` except on a
+   * network whose own encrypted resolver the user chose for it (DDR): then
+   * `active` is that one, not listed here, and this applies elsewhere.
+   */
+  readonly chosen: string;
   /**
    * The id of the resolver in use before the last switch (made from any page
    * or `dotstub ctl use`), while it is listed; null before any switch since

@@ -20,7 +20,7 @@ async function hubOnServer(refreshMs = REFRESH_MS): Promise<{ hub: StreamHub; ur
   let built = 0;
   const views = (): Required<StreamViews> => {
     built++;
-    return { status: {} as never, resolvers: { active: 'a', previous: null, resolvers: [] }, connections: [], metrics: {} as never, settings: {} as never };
+    return { status: {} as never, resolvers: { active: 'a', chosen: 'a', previous: null, resolvers: [] }, connections: [], metrics: {} as never, settings: {} as never };
   };
   const hub = new StreamHub({ intervalMs: 20, pingMs: 60_000, liveMs: LIVE_MS, refreshMs, snapshot: () => ({ counters: {} as Counters, inFlight: 0 }), views });
   const server = http.createServer((_req, res) => hub.add(res));

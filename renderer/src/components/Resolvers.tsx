@@ -9,6 +9,7 @@ import { nameWithPort, switchOutcome, type SwitchAttempt } from '../lib/resolver
 import { lastFailure, recovery } from '../lib/retry.js';
 import { cardMeasures, cardOrder, cardScale, testModel, type CardMeasure } from '../lib/resolver-test.js';
 import { errorWords } from '../lib/error-words.js';
+import { networkOwnInUse } from '../lib/own-resolver-words.js';
 import { formatClockShort } from '../lib/format.js';
 import { useTestResult } from '../state/test-result.js';
 import { useAsOf, useDashboard, useStore } from '../state/context.js';
@@ -196,6 +197,8 @@ export function ResolverSwitcher() {
   // The last test's figures, merged into the cards; the one in use first, then fastest first.
   const measures = tested ? cardMeasures(testModel(tested, resolvers.active), tested, formatClockShort) : null;
   const ordered = cardOrder(resolvers.resolvers, resolvers.active, tested);
+  // A network's own encrypted resolver in use (chosen for this network): not a card here, so said above them.
+  const networkOwn = networkOwnInUse(resolvers, status?.resolver.label);
 
   return (
     <div className="resolvers">
@@ -231,9 +234,15 @@ export function ResolverSwitcher() {
             ? `Bars: median latency of each resolver’s answers over the last 5 minutes, on one scale: a full bar is ${scale.label}.`
             : 'Bars: median latency of each resolver’s answers over the last 5 minutes (none answered yet).'}
       </p>
+      {networkOwn && (
+        <p className="notice notice-good" data-testid="network-own-in-use">
+          <Icon name="check" className="good" /> {networkOwn.text}
+        </p>
+      )}
       <ul className="resolver-list" aria-label="Resolvers">
         {ordered.map((r) => {
           const active = r.id === resolvers.active;
+          const chosenElsewhere = networkOwn !== null && r.id === resolvers.chosen;
           const target = (sw.phase === 'switching' || sw.phase === 'probing') && sw.to.id === r.id;
           const failing = active && failingId === r.id;
           const asked = sw.phase === 'unanswered' && sw.to.id === r.id ? sw : null;
@@ -257,6 +266,11 @@ export function ResolverSwitcher() {
                   {measure?.kind === 'ranked' && measure.fastest && (
                     <span className="badge badge-good" data-testid="fastest">
                       fastest
+                    </span>
+                  )}
+                  {chosenElsewhere && (
+                    <span className="badge" data-testid="chosen-elsewhere">
+                      your choice, on other networks
                     </span>
                   )}
                   {active &&

@@ -5,7 +5,7 @@
  * nothing was asked, and why. Pure. The offer is only ever an offer: the
  * card's button is the one way to take it.
  */
-import type { NetworksView, OwnResolverView } from '../../../proxy/control/api-types.js';
+import type { NetworksView, OwnResolverView, ResolversView } from '../../../proxy/control/api-types.js';
 
 export interface OwnResolverWords {
   /** offer: verified, not chosen; in-use: chosen and carrying lookups; chosen: chosen, not on it now; forged: refused; none; unasked. */
@@ -38,4 +38,22 @@ export function ownResolverWords(o: OwnResolverView | null, policy: NetworksView
     };
   }
   return { kind: 'none', text: 'No encrypted resolver of its own', detail: `Its resolver (${o.asked}) was asked: ${o.detail}.` };
+}
+
+/**
+ * The Resolvers page while a network's own encrypted resolver carries the
+ * lookups: it is not one of the listed resolvers, so no card could say "in
+ * use"; this line does, and says where the user's own choice applies. Null
+ * when the resolver in use is listed (the card says it).
+ */
+export function networkOwnInUse(resolvers: ResolversView, inUseLabel: string | undefined): { readonly text: string; readonly chosenLabel: string } | null {
+  if (resolvers.resolvers.some((r) => r.id === resolvers.active)) return null;
+  const chosen = resolvers.resolvers.find((r) => r.id === resolvers.chosen);
+  const chosenLabel = chosen?.label ?? resolvers.chosen;
+  return {
+    chosenLabel,
+    text:
+      `In use on this network: ${inUseLabel ?? resolvers.active}, its own encrypted resolver, as you chose for it. ` +
+      `${chosenLabel} is your choice on every other network. Choosing a resolver below uses it here now; joining this network again goes back to its own (Network page: “Stop using it here”).`,
+  };
 }

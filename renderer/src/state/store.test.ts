@@ -123,7 +123,7 @@ describe('DashboardStore', () => {
         ...env.api,
         resolvers: async () => {
           if (fail) throw fail;
-          return { active: 'quad9', previous: null, resolvers: [] };
+          return { active: 'quad9', chosen: 'quad9', previous: null, resolvers: [] };
         },
       },
     });
@@ -188,7 +188,7 @@ describe('DashboardStore', () => {
     const api = { ...env.api, status: counted, resolvers: counted, connections: counted, metrics: counted, settings: counted };
     const store = new DashboardStore({ ...env, api });
     const s = status({ state: 'degraded', reason: 'port 853 timed out' });
-    const resolvers = { active: s.resolver.id, previous: null, resolvers: [s.resolver] };
+    const resolvers = { active: s.resolver.id, chosen: s.resolver.id, previous: null, resolvers: [s.resolver] };
     store.ingestBatch(
       batch({
         events: [{ kind: 'state', event: { state: 'degraded', previous: 'private', reason: 'port 853 timed out', at: 0, resolverId: s.resolver.id } }],
@@ -205,7 +205,7 @@ describe('DashboardStore', () => {
     const env = fakeEnv();
     const store = new DashboardStore(env);
     const before = status();
-    store.ingestBatch(batch({ views: { status: before, resolvers: { active: before.resolver.id, previous: null, resolvers: [before.resolver, { ...before.resolver, id: 'b', label: 'B' }] } } }));
+    store.ingestBatch(batch({ views: { status: before, resolvers: { active: before.resolver.id, chosen: before.resolver.id, previous: null, resolvers: [before.resolver, { ...before.resolver, id: 'b', label: 'B' }] } } }));
     store.applyStatus(status({ resolver: { ...before.resolver, id: 'b', label: 'B' } }));
     store.flush();
     expect(store.getSnapshot().status?.resolver.id).toBe('b');
