@@ -156,7 +156,8 @@ export class ControlService {
       const resumed = options.systemDns?.resumed ?? null;
       if (resumed === null || resumed === resumedTold) return;
       resumedTold = resumed;
-      this.#event({ kind: 'state', event: { state: this.status().state, previous: 'off', reason: resumed, at: Date.now(), resolverId: this.proxy.resolver.id } });
+      // The user's choice restored, said whatever the state is this instant (the first connection may still be opening: "still Off" then, and the change follows as its own line).
+      this.#event({ kind: 'state', event: { state: this.status().state, previous: 'off', reason: resumed, at: Date.now(), resolverId: this.proxy.resolver.id }, takeover: { action: 'turned-back-on' } });
     };
     tellResumed();
     const onTakeover = (): void => {

@@ -155,7 +155,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
         ? `dotstub (process ${owner}) stopped unexpectedly at ${when}`
         : `it ended at ${when} without your say (${ended.why})`;
     try {
-      await this.#enable({ action: 'resumed', early: false });
+      await this.#enable({ action: 'turned-back-on' });
       this.#resumed = `private DNS was turned back on at ${new Date().toLocaleTimeString('en-GB').slice(0, 5)}: ${what}, and the old DNS had been given back meanwhile`;
       this.#o.log?.(this.#resumed);
     } catch (err) {

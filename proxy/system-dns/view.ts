@@ -42,10 +42,13 @@ export interface SystemDnsView {
  * read the same afterwards): turned on, turned off, paused (until when),
  * resumed (before the pause's end, or by itself at its end). Absent when
  * the change was found rather than made here (the CLI, the watchdog, a
- * rewrite, a start).
+ * rewrite, a start); turned back on: the user's "on" restored at a start
+ * after a crash had ended it.
  */
 export type TakeoverCause =
   | { readonly action: 'turned-on' | 'turned-off' }
+  /** Taken over again at a start because a crash (or a reboot) had ended the user's "on" (manager.ts #resume). */
+  | { readonly action: 'turned-back-on' }
   | { readonly action: 'paused'; readonly forMs: number; readonly until: number }
   | { readonly action: 'resumed'; readonly early: boolean };
 

@@ -173,6 +173,8 @@ function takeoverTitle(c: TakeoverCause): string {
       return 'Turned on';
     case 'turned-off':
       return 'Turned off';
+    case 'turned-back-on':
+      return 'Turned back on';
     case 'paused':
       return `Paused for ${formatAge(c.forMs)} (until ${formatClockShort(c.until).slice(0, 5)})`;
     case 'resumed':

@@ -18,6 +18,17 @@ const names = (id: string): string => (id === 'lab' ? 'Lab' : id);
 const all = { kind: 'all', hideKeepalive: true } as const;
 
 describe('storyline', () => {
+  it('private DNS turned back on after a crash is a line even while the state has not moved yet (the first connection still opening): its reason says why', () => {
+    const resumed: TimelineEvent = {
+      kind: 'state',
+      event: { state: 'off', previous: 'off', reason: 'private DNS was turned back on at 07:45: dotstub (process 7) stopped unexpectedly at 07:44, and the old DNS had been given back meanwhile', at: at(1), resolverId: 'lab' },
+      takeover: { action: 'turned-back-on' },
+    };
+    const lines = storyline([resumed, state(2, 'blocked', 'private')], names, all);
+    expect(lines.map((l) => l.line.title)).toEqual(['Privacy: Stopped → Private', 'Turned back on']);
+    expect(lines[1]!.line.detail).toContain('Privacy: still Off. Private DNS was turned back on at 07:45: dotstub (process 7) stopped unexpectedly');
+  });
+
   it('one line per retry cycle, counting its attempts, and no "still blocked" non-changes', () => {
     const events = [
       state(0, 'private', 'blocked'),

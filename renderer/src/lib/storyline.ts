@@ -48,7 +48,8 @@ export function storyline(events: readonly TimelineEvent[], names: ResolverNames
     const e = events[i]!;
     if (opts.kind !== 'all' && e.kind !== opts.kind) continue;
     if (opts.hideKeepalive && e.kind === 'connection' && e.event.type === 'keepalive') continue;
-    if (e.kind === 'state' && e.event.previous === e.event.state) continue;
+    // A state event that changed nothing is noise, unless the user's choice made it (a turn-on whose connection is still opening).
+    if (e.kind === 'state' && e.event.previous === e.event.state && !e.takeover) continue;
     if (e.kind === 'connection' && e.event.type === 'close' && !opened.has(e.event.connectionId)) continue;
     const f = connectFailed(e);
     if (f && group && group.newest.resolverId === f.resolverId && group.newest.code === f.code) {
