@@ -27,12 +27,22 @@ export function signedZoneMissing(): string | null {
 /** A name whose zone is signed, but whose address was changed after signing: a validating resolver answers SERVFAIL. */
 export const BOGUS_NAME = 'www.bogus.example';
 
-/** Writes and signs `zone` in `dir` (its `www` at `address`); returns the DS file of its KSK and the signed zone file. */
-function signZone(dir: string, zone: string, address: string): { readonly ds: string; readonly signed: string } {
+/** More records for the lab zones, e.g. a host's address and its SSHFP records (`ssh-keygen -r host`). */
+export interface ZoneExtras {
+  /** Zone-file lines for SIGNED_ZONE, names relative to it (`host IN A 10.99.0.1`). */
+  readonly signed?: readonly string[];
+  /** Zone-file lines for bogus.example, signed as they are. */
+  readonly bogus?: readonly string[];
+  /** Then, in bogus.example's signed file, each `from` replaced by `to` (case ignored): its signatures no longer match. */
+  readonly bogusForgeries?: readonly { readonly from: string; readonly to: string }[];
+}
+
+/** Writes and signs `zone` in `dir` (its `www` at `address`, and `extra` lines); returns the DS file of its KSK and the signed zone file. */
+function signZone(dir: string, zone: string, address: string, extra: readonly string[] = []): { readonly ds: string; readonly signed: string } {
   const zoneFile = path.join(dir, `${zone}.zone`);
   fs.writeFileSync(
     zoneFile,
-    [`$ORIGIN ${zone}.`, '$TTL 300', `@ IN SOA ns.${zone}. admin.${zone}. 1 3600 600 86400 300`, `@ IN NS ns.${zone}.`, 'ns IN A 192.0.2.1', `www IN A ${address}`, ''].join('\n'),
+    [`$ORIGIN ${zone}.`, '$TTL 300', `@ IN SOA ns.${zone}. admin.${zone}. 1 3600 600 86400 300`, `@ IN NS ns.${zone}.`, 'ns IN A 192.0.2.1', `www IN A ${address}`, ...extra, ''].join('\n'),
   );
   const run = (cmd: string, args: string[]): string => execFileSync(cmd, args, { cwd: dir, encoding: 'utf8' }).trim();
   const ksk = run('/usr/bin/ldns-keygen', ['-a', 'ED25519', '-k', zone]);
@@ -44,15 +54,19 @@ function signZone(dir: string, zone: string, address: string): { readonly ds: st
 
 /**
  * Signs the lab zones in `dir` (SIGNED_ZONE, and bogus.example with its
- * address forged after signing); returns unbound's extra configuration lines
- * (extraConfig) that serve them to its iterator and, unless `validate` is
- * false, validate them.
+ * address forged after signing), with `extras` in them; returns unbound's
+ * extra configuration lines (extraConfig) that serve them to its iterator
+ * and, unless `validate` is false, validate them.
  */
-export function signedZoneConfig(dir: string, validate = true): string[] {
-  const good = signZone(dir, SIGNED_ZONE, SIGNED_ADDRESS);
-  const bogus = signZone(dir, 'bogus.example', '192.0.2.66');
-  const forged = fs.readFileSync(bogus.signed, 'utf8').replace(/^(www\.bogus\.example\.\s+\d+\s+IN\s+A\s+)192\.0\.2\.66$/m, '$1192.0.2.99');
+export function signedZoneConfig(dir: string, validate = true, extras: ZoneExtras = {}): string[] {
+  const good = signZone(dir, SIGNED_ZONE, SIGNED_ADDRESS, extras.signed);
+  const bogus = signZone(dir, 'bogus.example', '192.0.2.66', extras.bogus);
+  let forged = fs.readFileSync(bogus.signed, 'utf8').replace(/^(www\.bogus\.example\.\s+\d+\s+IN\s+A\s+)192\.0\.2\.66$/m, '$1192.0.2.99');
   if (!forged.includes('192.0.2.99')) throw new Error('could not forge the bogus zone');
+  for (const { from, to } of extras.bogusForgeries ?? []) {
+    if (!forged.toLowerCase().includes(from.toLowerCase())) throw new Error(`could not forge the bogus zone: no "${from}" in it`);
+    forged = forged.replace(new RegExp(from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi'), to);
+  }
   fs.writeFileSync(bogus.signed, forged);
   const zone = (name: string, file: string): string[] => [
     // The test zones answer everything else NXDOMAIN from a static root; these are resolved (and validated) as any other.
