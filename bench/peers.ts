@@ -24,7 +24,13 @@ export const PEER_NAMES = ['dotstub', 'stubby', 'dnsdist', 'unbound-fwd'] as con
  * beside the peers unless --peers leaves it out.
  */
 export const FLOOR = 'floor';
-export type PeerName = (typeof PEER_NAMES)[number] | typeof FLOOR;
+/**
+ * The low-rate bench's floor (bench/floor-dot.mjs): a Node forwarder from UDP
+ * to one verified DoT connection that only swaps IDs, on dotstub's node and
+ * flags. What Node itself costs per query on that path.
+ */
+export const FLOOR_DOT = 'floor-dot';
+export type PeerName = (typeof PEER_NAMES)[number] | typeof FLOOR | typeof FLOOR_DOT;
 
 export interface Peer {
   readonly name: PeerName;
@@ -337,6 +343,7 @@ const starters: Record<PeerName, (ctx: PeerContext) => Promise<Peer>> = {
   dnsdist: startDnsdist,
   'unbound-fwd': startUnboundForwarder,
   [FLOOR]: startFloor,
+  [FLOOR_DOT]: startFloorDot,
 };
 
 async function startFloor(ctx: PeerContext): Promise<Peer> {
@@ -345,6 +352,14 @@ async function startFloor(ctx: PeerContext): Promise<Peer> {
   // The same node and the same flags as dotstub's: the floor differs from it only in doing no DNS work.
   const args = [...PROXY_NODE_FLAGS, path.join(ctx.root, 'bench', 'floor-server.mjs'), String(port)];
   return launch(ctx, FLOOR, port, 'no DNS work: the query back with its header flipped (one Node thread, same flags as dotstub)', process.execPath, args, ctx.root);
+}
+
+async function startFloorDot(ctx: PeerContext): Promise<Peer> {
+  const { host, port } = await listenOf(ctx);
+  if (host !== '127.0.0.1') throw new PeerStartError('the DoT floor listens on 127.0.0.1 only');
+  const to = targetOf(ctx.upstream);
+  const args = [...PROXY_NODE_FLAGS, path.join(ctx.root, 'bench', 'floor-dot.mjs'), String(port), `${to.address}:${to.port}`, to.authName, to.caFile];
+  return launch(ctx, FLOOR_DOT, port, 'no DNS work: UDP to one verified DoT connection, IDs swapped (one Node thread, same flags as dotstub)', process.execPath, args, ctx.root);
 }
 
 /** Starts one peer and waits until it answers through the upstream. */
