@@ -23,6 +23,7 @@ import { startDotstub, type StubProxy } from './dotstub.js';
 import { exposedGc, IdleCollector } from './runtime/idle-collect.js';
 import type { ListenAddress } from './listen/address.js';
 import type { SystemDnsManager } from './system-dns/manager.js';
+import { warmQueryPath, type WarmUpResult } from './warm-up.js';
 
 interface ControlPlace {
   readonly host: string;
@@ -60,6 +61,12 @@ export interface AppRun {
   readonly listening?: (proxy: StubProxy, bound: readonly ListenAddress[]) => void;
   /** Lines for the user (the CLI prints them on stderr). */
   readonly log?: (line: string) => void;
+  /**
+   * Warm the query path once DNS listens (warm-up.ts): made-up questions to
+   * a DoT server of dotstub's own on loopback, so the first real lookups run
+   * optimized code. The CLI (every way users start dotstub) turns it on.
+   */
+  readonly warmUp?: boolean;
 }
 
 export interface App {
@@ -68,6 +75,8 @@ export interface App {
   readonly service: ControlService | null;
   readonly server: ControlServer | null;
   readonly token: string | null;
+  /** The start's warm-up (warm-up.ts), when this run asked for one; null: none. */
+  readonly warmedUp: Promise<WarmUpResult> | null;
   stop(drainMs?: number): Promise<void>;
 }
 
@@ -84,6 +93,8 @@ export async function startApp(run: AppRun): Promise<App> {
   const log = run.log ?? (() => undefined);
   const { proxy, bound } = await startDotstub(run.config, run.observe);
   run.listening?.(proxy, bound);
+  const warming = new AbortController();
+  const warmedUp = run.warmUp ? warmQueryPath(run.config, { signal: warming.signal }) : null;
   const collector = new IdleCollector({ activity: () => proxy.counters.queries + proxy.counters.malformed, gc: exposedGc(), wake: (fn) => proxy.engine.onNextMessage(fn) });
   let service: ControlService | null = null;
   let server: ControlServer | null = null;
@@ -126,6 +137,7 @@ export async function startApp(run: AppRun): Promise<App> {
       log(`dashboard at ${server.dashboardUrl}`);
       if (server.socketPath) log(`control socket at ${server.socketPath} (for members of its group: dotstub ctl status)`);
     } catch (err) {
+      warming.abort();
       service?.close();
       collector.close();
       await systemDns?.close();
@@ -139,7 +151,9 @@ export async function startApp(run: AppRun): Promise<App> {
     service,
     server,
     token,
+    warmedUp,
     async stop(drainMs?: number) {
+      warming.abort();
       await systemDns?.close();
       await server?.close();
       service?.close();

@@ -101,6 +101,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       observe: (proxy) => logProxy(proxy, flags.log),
       listening: logListening,
       log: say,
+      warmUp: true,
     });
   } catch (err) {
     forgetEarly();

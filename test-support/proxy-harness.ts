@@ -8,6 +8,7 @@ import { startApp } from '../proxy/app.js';
 import { defaultConfig, type PrivacyState, type StubProxy } from '../proxy/dotstub.js';
 import { parseResolverArg } from '../proxy/config/resolvers.js';
 import type { AuthMode } from '../proxy/upstream/auth-policy.js';
+import type { WarmUpResult } from '../proxy/warm-up.js';
 import { testPki } from './certs.js';
 
 export interface HarnessOptions {
@@ -22,11 +23,15 @@ export interface HarnessOptions {
   readonly warm?: boolean;
   /** The answer cache (default on, as dotstub ships); off for tests of the resolver path under load. */
   readonly cache?: boolean;
+  /** The start's warm-up of the query path (proxy/warm-up.ts; the CLI always runs it); off unless asked. */
+  readonly warmUp?: boolean;
 }
 
 export interface Harness {
   readonly proxy: StubProxy;
   readonly port: number;
+  /** The warm-up's outcome (null: not asked for). */
+  readonly warmedUp: Promise<WarmUpResult> | null;
   stop(): Promise<void>;
 }
 
@@ -41,10 +46,10 @@ export async function startProxy(options: HarnessOptions): Promise<Harness> {
     cache: options.cache === false ? null : {},
   });
   // The app without its control API: the proxy alone, started and stopped as the CLI does.
-  const app = await startApp({ config, control: null });
+  const app = await startApp({ config, control: null, warmUp: options.warmUp ?? false });
   const [bound] = app.bound;
   if (!bound) throw new Error('proxy bound no address');
-  return { proxy: app.proxy, port: bound.port, stop: () => app.stop(1000) };
+  return { proxy: app.proxy, port: bound.port, warmedUp: app.warmedUp, stop: () => app.stop(1000) };
 }
 
 /**

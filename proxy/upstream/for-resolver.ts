@@ -20,6 +20,8 @@ export interface UpstreamSettings {
   readonly options: PoolOptions;
   /** Shared with the engine; the pools are the only writers of their fields. */
   readonly counters?: UpstreamCounters;
+  /** Numbers the pool's connections; absent: the process's one sequence (the start's warm-up keeps its own). */
+  readonly connectionIds?: () => number;
 }
 
 /** One transport's pool to `resolver`; `selfRetry` false when its owner re-probes it (a fallback, a test). */
@@ -31,6 +33,7 @@ export function poolFor(resolver: ResolverSpec, transport: Transport, s: Upstrea
     options: s.options,
     factory,
     ...(s.counters ? { counters: s.counters } : {}),
+    ...(s.connectionIds ? { connectionIds: s.connectionIds } : {}),
     selfRetry,
   });
 }

@@ -25,12 +25,16 @@ import type { Quarantine } from './quarantine.js';
 import { ConnectionRace, lostRace, raceAddresses } from './race.js';
 
 let connectionCounter = 0;
+/** The process's one sequence of connection numbers (what logs and the Connections page show). */
+const nextConnectionId = (): number => ++connectionCounter;
 
 export interface PoolConnectionsInit {
   readonly transport: Transport;
   readonly resolver: ResolverSpec;
   readonly options: PoolOptions;
   readonly factory: ConnectionFactory;
+  /** Numbers each new connection; absent: the process's one sequence. */
+  readonly connectionIds?: (() => number) | undefined;
   readonly counters: UpstreamCounters;
   readonly backoff: Backoff;
   readonly quarantine: Quarantine;
@@ -131,7 +135,7 @@ export class PoolConnections {
 
   #openAddress(race: ConnectionRace, address: string): PoolConnection {
     const o = this.#o;
-    const conn = o.factory({ id: ++connectionCounter, address, session: this.#tickets.get(address), classical: this.classical });
+    const conn = o.factory({ id: (o.connectionIds ?? nextConnectionId)(), address, session: this.#tickets.get(address), classical: this.classical });
     this.list.push(conn);
     const counters = o.counters;
     conn.on('ready', (info) => {

@@ -66,6 +66,8 @@ export interface PoolInit {
    * does, 5 s → 60 s); queries still fail at once during the back-off.
    */
   readonly selfRetry?: boolean;
+  /** Numbers its connections (default: the process's one sequence, as users see them); the start's warm-up has its own. */
+  readonly connectionIds?: () => number;
 }
 
 export class Pool extends EventEmitter<ManagedUpstreamEvents> implements ManagedUpstream {
