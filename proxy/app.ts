@@ -93,9 +93,10 @@ export async function startApp(run: AppRun): Promise<App> {
   const log = run.log ?? (() => undefined);
   const { proxy, bound } = await startDotstub(run.config, run.observe);
   run.listening?.(proxy, bound);
-  const warming = new AbortController();
-  const warmedUp = run.warmUp ? warmQueryPath(run.config, { signal: warming.signal }) : null;
   const collector = new IdleCollector({ activity: () => proxy.counters.queries + proxy.counters.malformed, gc: exposedGc(), wake: (fn) => proxy.engine.onNextMessage(fn) });
+  const warming = new AbortController();
+  // What the warm-up allocated is given back like a burst's: once it has been quiet a while.
+  const warmedUp = run.warmUp ? warmQueryPath(run.config, { signal: warming.signal }).finally(() => collector.worked()) : null;
   let service: ControlService | null = null;
   let server: ControlServer | null = null;
   let token: string | null = null;

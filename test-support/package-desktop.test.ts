@@ -123,7 +123,7 @@ describe('npm run package:deb: dotstub and dotstub-desktop', { ...skipWith(missi
     expect(NODE_RUNTIME.version.split('.')[0]).toBe('24');
     // The launcher's own line, with /opt/dotstub pointed at the unpacked copy: every flag is one this Node knows.
     const exec = /^exec (.*) "\$@"$/m.exec(fs.readFileSync(path.join(opt, 'dotstub-cli'), 'utf8'))?.[1] as string;
-    expect(exec.split(' ').slice(1, -1)).toEqual(['--max-semi-space-size=1', '--heap-growing-percent=10', '--v8-pool-size=1', '--expose-gc']);
+    expect(exec.split(' ').slice(1, -1)).toEqual(['--max-semi-space-size=1', '--heap-growing-percent=10', '--v8-pool-size=1', '--no-concurrent-recompilation', '--expose-gc']);
     const [bin, ...args] = exec.replaceAll('/opt/dotstub', opt).split(' ');
     expect(execFileSync(bin as string, [...args, '--version'], { encoding: 'utf8' }).trim()).toBe(VERSION);
     // The addon is a Linux shared object (not the Mach-O prebuild), and the proxy finds quick ACKs available with it.

@@ -94,6 +94,24 @@ describe('IdleCollector', () => {
     expect(c.ticking).toBe(false);
   });
 
+  test("work its activity count doesn't see (the start's warm-up) brings one collection once quiet, as queries do", () => {
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
+    let gcs = 0;
+    const c = new IdleCollector({ activity: () => 0, gc: () => gcs++, wake: () => undefined });
+    collectors.push(c);
+    vi.advanceTimersByTime(40_000);
+    expect(gcs).toBe(1); // start-up's
+    expect(c.ticking).toBe(false);
+    c.worked();
+    expect(c.ticking).toBe(true);
+    vi.advanceTimersByTime(5_000);
+    expect(gcs).toBe(1);
+    vi.advanceTimersByTime(5_000);
+    expect(gcs).toBe(2);
+    expect(c.ticking).toBe(false);
+  });
+
   test('without a gc function it does nothing and holds no timer', () => {
     const c = new IdleCollector({ activity: () => 0, gc: undefined, now: () => 1e9 });
     collectors.push(c);

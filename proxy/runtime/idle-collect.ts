@@ -138,6 +138,17 @@ export class IdleCollector {
     this.#timer.unref();
   }
 
+  /**
+   * Work done that `activity` does not count (the start's warm-up,
+   * warm-up.ts): collect once it has been quiet for QUIET_MS, as after
+   * queries.
+   */
+  worked(): void {
+    if (this.#closed) return;
+    clearTimeout(this.#timer);
+    this.#onMessage();
+  }
+
   /** The first message after a clean, quiet spell: work again, so tick until it has been quiet for QUIET_MS. */
   readonly #onMessage = (): void => {
     this.#waiting = false;

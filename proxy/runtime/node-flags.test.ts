@@ -55,7 +55,9 @@ describe('the proxy process flags', () => {
     const withFlags = Number(execFileSync(process.execPath, [...PROXY_NODE_FLAGS, '-e', OLD_GENERATION_CHURN], { encoding: 'utf8', timeout: 30_000 }));
     const without = Number(execFileSync(process.execPath, ['-e', OLD_GENERATION_CHURN], { encoding: 'utf8', timeout: 30_000 }));
     // Measured: ~31 MiB with them; 48 without; 60 with issue 11's flags (a 4 MiB semi-space, V8's own growth factor).
-    expect(withFlags).toBeLessThanOrEqual(40);
+    // On this machine later (Node 20): 38.5 with issue 23's flags, 41.2 with --no-concurrent-recompilation added
+    // (issue 32: V8's optimized code is compiled on the main thread, and this loop is optimized meanwhile).
+    expect(withFlags).toBeLessThanOrEqual(44);
     expect(without).toBeGreaterThan(withFlags);
   });
 

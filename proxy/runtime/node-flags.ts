@@ -47,7 +47,20 @@
  * can't set it for itself.) A node option, read at start only: a process
  * started without it keeps 4.
  *
+ * --no-concurrent-recompilation (issue 32): V8 compiles optimized code
+ * (Maglev, TurboFan) on the main thread instead of its helper thread. On
+ * Node 24 the helper's compiles left ~13 MiB of freed compiler memory in its
+ * own glibc arena for good, and malloc never gave it back. With the
+ * query path warmed at start (warm-up.ts: most of the compiling done there,
+ * before the first lookup), measured with `npm run bench -- desktop --quick
+ * --only memory` on Node 24: RSS idle / peak at 2,000 q/s / 20 s after a flood
+ * 74.9 / 96.6 / 100.3 MiB before either, 100.2 / 101.3 / 106.6 with the
+ * warm-up alone, 83.6 / 85.7 / 91.2 with both; the low-rate bench's p50 the
+ * same (bench/results/lowrate-issue32.md). What it costs: a function
+ * optimized later (a path first taken after the warm-up) holds the event
+ * loop for its compile, a millisecond or two, once.
+ *
  * --expose-gc: the proxy runs one full collection when it goes quiet after
  * work (idle-collect.ts), which is what gives a burst's memory back.
  */
-export const PROXY_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1', '--heap-growing-percent=10', '--v8-pool-size=1', '--expose-gc'];
+export const PROXY_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1', '--heap-growing-percent=10', '--v8-pool-size=1', '--no-concurrent-recompilation', '--expose-gc'];
