@@ -37,7 +37,7 @@ import type { FailureKind } from './classify.js';
 import type { DdrResult } from './ddr.js';
 import { answerWords, type DnsCheckResult } from './dns-interception.js';
 import type { LocalNamesPolicy } from './name-owners.js';
-import { NetworkMemory, readNetworks, startHint, writeNetworks, type DdrOffer, type NetworkMemoryChanges, type NetworkMemoryEntry, type StartHint } from './network-memory.js';
+import { NetworkMemory, pqHelloLostHolds, readNetworks, startHint, writeNetworks, type DdrOffer, type NetworkMemoryChanges, type NetworkMemoryEntry, type StartHint } from './network-memory.js';
 import { gatewayAddress, networkIdentity } from './network-key.js';
 
 /** Answers kept for the median. */
@@ -250,7 +250,7 @@ export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged]; re
   /** Where the upstream should start on this network. */
   hint(): StartHint {
     const key = this.key;
-    return key && this.#memory ? startHint(this.#memory.get(key)) : {};
+    return key && this.#memory ? startHint(this.#memory.get(key), this.#now().getTime()) : {};
   }
 
   opened(transport: 'dot' | 'doh'): void {
@@ -268,8 +268,10 @@ export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged]; re
   /** A post-quantum ClientHello got no answer here and a classical one opened the connection. */
   pqHelloLost(): void {
     const key = this.current();
-    if (!key || !this.#memory || this.#memory.get(key)?.pqHelloLost) return;
-    this.#write({ pqHelloLost: { at: this.#now().toISOString() } });
+    const now = this.#now();
+    // Written again once the last one has run out: the day starts over.
+    if (!key || !this.#memory || pqHelloLostHolds(this.#memory.get(key), now.getTime())) return;
+    this.#write({ pqHelloLost: { at: now.toISOString() } });
   }
 
   portalSeen(): void {

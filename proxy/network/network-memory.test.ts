@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, onTestFinished, test } from 'vitest';
-import { MAX_NETWORKS, NetworkMemory, startHint } from './network-memory.js';
+import { MAX_NETWORKS, NetworkMemory, PQ_HELLO_LOST_FOR_MS, pqHelloLostHolds, startHint } from './network-memory.js';
 import { networkIdentity, networkKey } from './network-key.js';
 import { CurrentNetwork } from './current-network.js';
 
@@ -61,12 +61,39 @@ test('a network that lost a post-quantum ClientHello is remembered so, and its h
   const m = new NetworkMemory(file());
   m.update('k', { pqHelloLost: { at: '2026-12-02T01:00:00.000Z' }, worked: 'dot' });
   expect(m.get('k')).toMatchObject({ pqHelloLost: { at: '2026-12-02T01:00:00.000Z' } });
-  expect(startHint(m.get('k'))).toEqual({ classicalOnly: true });
+  expect(startHint(m.get('k'), Date.parse('2026-12-02T01:00:00.000Z') + 60_000)).toEqual({ classicalOnly: true });
   expect(startHint({ worked: 'dot' })).toEqual({});
   // A malformed record is no record.
   const f = file();
   fs.writeFileSync(f, JSON.stringify({ version: 1, networks: { k: { pqHelloLost: true } } }));
   expect(startHint(new NetworkMemory(f).get('k'))).toEqual({});
+});
+
+test('a lost post-quantum hello holds for a day: then the network is tried with the post-quantum group again', () => {
+  const at = Date.parse('2026-12-02T01:00:00.000Z');
+  const entry = { pqHelloLost: { at: '2026-12-02T01:00:00.000Z' } };
+  expect(startHint(entry, at + PQ_HELLO_LOST_FOR_MS - 1000)).toEqual({ classicalOnly: true });
+  expect(startHint(entry, at + PQ_HELLO_LOST_FOR_MS)).toEqual({});
+  expect(pqHelloLostHolds(entry, at + 2 * PQ_HELLO_LOST_FOR_MS)).toBe(false);
+  // An unreadable time is no record.
+  expect(startHint({ pqHelloLost: { at: 'yesterday' } }, at)).toEqual({});
+});
+
+test('on the network: a lost hello is written once, holds for a day, and is written again when lost again after that', () => {
+  const f = file();
+  let now = Date.parse('2026-11-26T04:00:00.000Z');
+  const r = new CurrentNetwork({ file: f, identify: () => ({ key: 'home', final: true }), gateway: () => '192.168.1.1', now: () => new Date(now) });
+  r.joined();
+  r.pqHelloLost();
+  expect(r.hint()).toEqual({ classicalOnly: true });
+  now += 60_000;
+  r.pqHelloLost(); // still holding: not written again
+  expect(new NetworkMemory(f).get('home')?.pqHelloLost).toEqual({ at: '2026-11-26T04:00:00.000Z' });
+  now += PQ_HELLO_LOST_FOR_MS;
+  expect(r.hint()).toEqual({});
+  r.pqHelloLost();
+  expect(new NetworkMemory(f).get('home')?.pqHelloLost).toEqual({ at: new Date(now).toISOString() });
+  expect(r.hint()).toEqual({ classicalOnly: true });
 });
 
 test('a network is remembered from its first fact, under the key read then: the MAC-based one once the ARP table has it, not the address-based one read at the change', () => {

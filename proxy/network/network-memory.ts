@@ -171,13 +171,28 @@ export function seenHere(entry: NetworkMemoryEntry): boolean {
 }
 
 /**
+ * How long a network's lost post-quantum ClientHello keeps it on classical
+ * key agreement. One lost hello may have been a lossy moment, and a
+ * middlebox may be fixed: a day later the network is tried with the
+ * post-quantum group again (if it is lost again, the classical retry costs
+ * that join 1.5 s once, and the day starts over).
+ */
+export const PQ_HELLO_LOST_FOR_MS = 24 * 60 * 60 * 1000;
+
+/** Whether the network's lost post-quantum hello (if any) still holds at `now`. */
+export function pqHelloLostHolds(entry: NetworkMemoryEntry | undefined, now: number): boolean {
+  const at = entry?.pqHelloLost ? Date.parse(entry.pqHelloLost.at) : Number.NaN;
+  return Number.isFinite(at) && now - at < PQ_HELLO_LOST_FOR_MS;
+}
+
+/**
  * Where to start on a network: DNS-over-HTTPS at once when port 853 was
  * blocked there (not intercepted) and DoH worked; classical key agreement at
- * once where a post-quantum ClientHello got no answer.
+ * once where a post-quantum ClientHello got no answer within the last day.
  */
-export function startHint(entry: NetworkMemoryEntry | undefined): StartHint {
+export function startHint(entry: NetworkMemoryEntry | undefined, now = Date.now()): StartHint {
   const doh = entry?.worked === 'doh' && entry.port853 !== undefined && !INTERCEPTION.has(entry.port853.kind);
-  return { ...(doh ? { startOn: 'doh' as const } : {}), ...(entry?.pqHelloLost ? { classicalOnly: true } : {}) };
+  return { ...(doh ? { startOn: 'doh' as const } : {}), ...(pqHelloLostHolds(entry, now) ? { classicalOnly: true } : {}) };
 }
 
 /** What the memory tells the upstream about a network (upstream/managed.ts NetworkHint). */
