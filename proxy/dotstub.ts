@@ -247,7 +247,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
    * then closes.
    */
   async switchResolver(resolver: ResolverSpec): Promise<void> {
-    // The user's choice: it is what runs now, on this network too, until the network's own is chosen again (or on the next join).
+    // The user's choice: it is what runs now, on this network too (the control API's switch also makes it this network's choice: actions/resolvers.ts).
     this.#chosen = resolver;
     this.#networkOwn = null;
     await this.#switchTo(resolver);

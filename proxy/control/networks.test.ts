@@ -154,6 +154,28 @@ test("PUT { ownResolver }: 'use' takes the network's verified offer on this netw
   ]);
 });
 
+test("a resolver picked (the tray, the Resolvers page) while this network's own is in use is the choice here now: the card no longer says the network's own is, and a rejoin keeps the pick", async () => {
+  const { h, api, file } = await rig();
+  const home = '40e00000000000000000000000000000';
+  await settled(file, home);
+  const userOwn = h.proxy.resolver.id;
+  const all = JSON.parse(fs.readFileSync(file, 'utf8')) as { version: 1; networks: Record<string, object> };
+  const offer = { name: 'dns.test', protocol: 'dot', port: upstream.port, addresses: ['127.0.0.1'], verifiedFor: '127.0.0.1' };
+  all.networks[home] = { ...all.networks[home], ddr: { checkedAt: '2026-12-01T10:00:00.000Z', asked: '127.0.0.1', detail: 'dns.test verified for 127.0.0.1', offer } };
+  fs.writeFileSync(file, JSON.stringify(all));
+  expect((await api.put(`/api/networks/${home}`, { ownResolver: 'use' })).status).toBe(200);
+  expect(h.proxy.resolver.id).toBe('network:dns.test');
+
+  expect((await api.put('/api/resolvers/active', { id: userOwn })).status).toBe(200);
+  expect(h.proxy.resolver.id).toBe(userOwn);
+  const card = (await api.get('/api/networks')).json<NetworksView>().networks.find((n) => n.current)?.ownResolver;
+  expect(card).toMatchObject({ choice: 'ask', inUse: false });
+  // Joining this network again keeps the user's pick.
+  h.proxy.network.joined();
+  await new Promise((r) => setTimeout(r, 200));
+  expect(h.proxy.resolver.id).toBe(userOwn);
+});
+
 test('DELETE forgets a network (404 the second time); on this network its choice stops applying at once; its sign-in answer goes too', async () => {
   const { h, api, consent } = await rig();
   const answers = (): Record<string, string> => (JSON.parse(fs.readFileSync(consent, 'utf8')) as { networks: Record<string, string> }).networks;

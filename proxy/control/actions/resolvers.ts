@@ -156,6 +156,11 @@ export class ResolverActions {
       if (from !== id) {
         this.#o.ladder.reset(id);
         this.#o.background(this.#o.proxy.switchResolver(spec));
+        // A pick made on a network whose own resolver was chosen there is this network's choice now: its card must
+        // not go on saying "your choice here", nor the next join undo the pick.
+        const network = this.#o.proxy.network;
+        const here = network.key;
+        if (here !== null && network.remembered(here)?.ownResolver === 'use') network.remember(here, { ownResolver: undefined });
         this.#o.event({ kind: 'resolver', at: Date.now(), from, to: id });
       }
       return this.#o.status();
