@@ -267,7 +267,13 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     const from = this.resolver;
     if (same(to, from)) return;
     // Said on the timeline: a switch the user chose, made now (joining the network, or the click), never a silent one.
-    const reason = next ? `Now using ${next.label}, as you chose for this network` : `Back to ${to.label}: ${from.label} was your choice for another network, or you stopped it`;
+    // Just after a change of network its key is not known yet (network/current-network.ts: at most 3 s), so the
+    // choice made for a network can't apply yet: say that, not that it was another network's (it may be this one).
+    const reason = next
+      ? `Now using ${next.label}, as you chose for this network`
+      : this.#network.provisional
+        ? `Back to ${to.label} while the network is identified: ${from.label} is used only on the network you chose it for`
+        : `Back to ${to.label}: ${from.label} was your choice for another network, or you stopped it`;
     this.emit('network-resolver', { from: { id: from.id, label: from.label }, to: { id: to.id, label: to.label }, reason });
     void this.#switchTo(to).catch((err: unknown) => this.emit('warning', `could not switch to ${to.label}: ${(err as Error).message}`));
   }
