@@ -10,6 +10,7 @@ import { formatRecord } from '../engine/query-record.js';
 import { formatHostPort } from '../runtime/host-port.js';
 import type { ListenAddress } from '../listen/address.js';
 import { quickAckSupport } from '../upstream/quick-ack.js';
+import { classicalWords } from '../control/api-client/key-agreement.js';
 
 export function say(line: string): void {
   console.error(`dotstub: ${line}`);
@@ -30,12 +31,8 @@ export function logProxy(proxy: StubProxy, queries: boolean): void {
   proxy.on('connection', (e) => {
     if (e.type === 'open') {
       const group = e.keyGroup === null ? '' : `, ${e.keyGroup}`;
-      const why =
-        e.classicalOnly === 'retried'
-          ? ': the post-quantum ClientHello got no answer on this network; classical key agreement'
-          : e.classicalOnly === 'network'
-            ? ': a post-quantum ClientHello got no answer on this network before; classical key agreement'
-            : '';
+      const classical = classicalWords(e.classicalOnly);
+      const why = classical === null ? '' : `: ${classical}`;
       say(`connection ${e.connectionId} to ${e.address} open (${e.resumed ? 'resumed' : 'full'} handshake, ${e.tlsVersion}${group}, ${e.handshakeMs.toFixed(1)} ms)${why}`);
     } else if (e.type === 'close') {
       say(`connection ${e.connectionId} closed (${e.reason}, carried ${e.queriesCarried} ${e.queriesCarried === 1 ? 'query' : 'queries'})`);

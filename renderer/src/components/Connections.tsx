@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState, type RefObject } from 'react';
 import type { ConnectionView, ResolverView, StatusView } from '../../../proxy/control/api-types.js';
 import { formatAge, formatCount, formatPercent } from '../lib/format.js';
-import { classicalWords, keyGroupWords } from '../lib/key-agreement.js';
+import { classicalWords, keyGroupWords } from '../../../proxy/control/api-client/key-agreement.js';
 import { bannerState, sentence } from '../lib/banner.js';
 import { hitGauges } from '../lib/gauges.js';
 import { resolverLabel } from '../lib/query-row.js';

@@ -3,7 +3,7 @@ import type { TimelineEvent } from '../../../proxy/control/api-types.js';
 import { formatAge, formatClockShort, formatLatencyMs } from './format.js';
 import { sentence, stateText, type Tone } from './banner.js';
 import { errorWords } from './error-words.js';
-import { classicalWords, keyGroupWords } from './key-agreement.js';
+import { classicalWords, keyGroupWords } from '../../../proxy/control/api-client/key-agreement.js';
 
 export type EventIcon = 'plug' | 'resume' | 'unplug' | 'heart' | 'error' | 'state' | 'switch' | 'gear';
 
