@@ -44,8 +44,8 @@ export interface DdrOptions {
 
 export const DEFAULT_DDR_TIMEOUT_MS = 1500;
 
-/** A designated resolver that verified: what the offer says and what a connection to it needs. */
-interface Designation {
+/** A designated resolver that verified: what the offer says and what a connection to it needs (remembered as it is: network-memory.ts's DdrOffer). */
+export interface Designation {
   /** Its name, checked in its certificate as well: what every connection to it authenticates. */
   readonly name: string;
   readonly protocol: 'dot';
