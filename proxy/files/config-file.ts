@@ -187,7 +187,14 @@ export function issueFields(issues: readonly z.core.$ZodIssue[], prefix = ''): R
   return fields;
 }
 
-type Parse<T> = (raw: unknown) => { ok: true; value: T } | { ok: false; message: string; fields: Record<string, string> };
+type Parse<T> = (raw: unknown) => { ok: true; value: T } | Invalid;
+
+type Invalid = { ok: false; message: string; fields: Record<string, string> };
+
+/** A file whose fields are wrong, in one message that names each ("invalid settings: poolSize: …; mode: …"). */
+export function invalidFields(what: string, fields: Record<string, string>): Invalid {
+  return { ok: false, message: `invalid ${what}: ${Object.entries(fields).map(([k, v]) => `${k}: ${v}`).join('; ')}`, fields };
+}
 
 type Attempt<T> = { kind: 'missing' } | { kind: 'ok'; value: T } | { kind: 'bad'; message: string; fields: Record<string, string> };
 

@@ -7,7 +7,7 @@
  * hand edit is reported instead of ignored.
  */
 import path from 'node:path';
-import { issueFields, JsonConfigFile, type ConfigProblem } from '../files/config-file.js';
+import { invalidFields, issueFields, JsonConfigFile, type ConfigProblem } from '../files/config-file.js';
 import { DEFAULT_POOL_OPTIONS } from '../upstream/pool/options.js';
 import { settingsSchemas, type Settings, type SettingsPatch } from '../config/settings-schema.js';
 import { lazily } from '../files/zod.js';
@@ -55,8 +55,7 @@ function settingsFile(configDir: string): JsonConfigFile<SettingsPatch> {
     }
     const r = schemas().SettingsPatchSchema.safeParse(raw);
     if (r.success) return { ok: true, value: r.data };
-    const f = issueFields(r.error.issues);
-    return { ok: false, message: `invalid settings: ${Object.entries(f).map(([k, v]) => `${k}: ${v}`).join('; ')}`, fields: f };
+    return invalidFields('settings', issueFields(r.error.issues));
   });
 }
 
