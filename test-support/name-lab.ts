@@ -6,7 +6,9 @@
  * a script (`node --import tsx -e`), printing `PROXY-READY` once it listens.
  */
 import fs from 'node:fs';
-import { labMissing } from './system-dns-lab.js';
+import { onTestFinished } from 'vitest';
+import { labMissing, type Lab } from './system-dns-lab.js';
+import { startUnbound, type UnboundServer } from './unbound.js';
 
 /** Why these labs can't run here (root, namespaces, tcpdump and tshark for the captures), or null. */
 export function nameLabMissing(): string | null {
@@ -40,4 +42,15 @@ ${o.observe}
 });
 console.log('PROXY-READY');
 `;
+}
+
+/**
+ * The chosen resolver of these labs: unbound on the lab's 127.0.0.1:853
+ * (DoT, dns.test) answering www.public.test with 192.0.2.80, and `more`;
+ * stopped when the test finishes, before its lab closes (started after it).
+ */
+export async function publicResolver(l: Lab, more: Readonly<Record<string, string>> = {}): Promise<UnboundServer> {
+  const unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80', ...more }, launch: l.unboundLaunch(['127.0.0.1']) });
+  onTestFinished(() => unbound.stop());
+  return unbound;
 }

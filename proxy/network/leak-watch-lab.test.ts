@@ -14,11 +14,10 @@
  *     watch reports it within the second; with the resolver down, glibc
  *     falls through to it and the name leaves in cleartext: the capture agrees.
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { skipWith } from '../../test-support/skips.js';
-import { DHCP_RESOLV_CONF, LAB_STATE, labProxyScript, nameLabMissing } from '../../test-support/name-lab.js';
-import { resolvedLabMissing, startLab, type Lab, type LabProcess } from '../../test-support/system-dns-lab.js';
-import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { DHCP_RESOLV_CONF, LAB_STATE, labProxyScript, nameLabMissing, publicResolver } from '../../test-support/name-lab.js';
+import { resolvedLabMissing, labForTest, type Lab, type LabProcess } from '../../test-support/system-dns-lab.js';
 import type { LeakView } from './leak-watch.js';
 
 const missing = nameLabMissing();
@@ -35,15 +34,6 @@ let last = '';
 setInterval(() => { const v = JSON.stringify(proxy.leaks); if (v !== last) { last = v; console.log('LEAKS ' + v); } }, 50);`,
   });
 
-let lab: Lab | undefined;
-let unbound: UnboundServer | undefined;
-afterEach(async () => {
-  await unbound?.stop();
-  unbound = undefined;
-  await lab?.close();
-  lab = undefined;
-});
-
 function leaks(proxy: LabProcess): LeakView | null {
   const line = proxy.output().split('\n').filter((l) => l.startsWith('LEAKS ')).at(-1);
   return line ? (JSON.parse(line.slice(6)) as LeakView) : null;
@@ -56,12 +46,11 @@ const sh = async (l: Lab, script: string): Promise<void> => {
 
 describe('the leak watch against captures (lab)', skipWith(missing), () => {
   test('a clean takeover reports 0 paths and nothing leaves; an IPv6 RDNSS server added to resolv.conf is reported as a bypass, and the capture shows a name leaving through it', async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL } });
-    const l = lab;
+    const l = await labForTest({ resolvConf: { text: ORIGINAL } });
     await sh(l, 'ip addr add fd00:99::2/64 dev veth0 nodad && ip addr add fd00:99::1/64 dev veth1 nodad');
     const lan = await l.zoneServer('10.99.0.1', 53, { 'printer.lan': { A: '10.99.0.7' } });
     const rdnss = await l.zoneServer('fd00:99::1', 53, { 'printer.lan': { A: '10.99.0.7' } });
-    unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80' }, launch: l.unboundLaunch(['127.0.0.1']) });
+    const unbound = await publicResolver(l);
     const capture = l.spawn(['tcpdump', '-n', '-U', '--immediate-mode', '-Z', 'root', '-i', 'any', '-w', '/run/cleartext.pcap', 'port 53 and not net 127.0.0.0/8']);
     await capture.waitFor('listening on', 10_000);
     const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
@@ -92,7 +81,6 @@ describe('the leak watch against captures (lab)', skipWith(missing), () => {
     expect(await l.exec(['getent', 'hosts', 'www.public.test'])).toMatchObject({ stdout: expect.stringContaining('192.0.2.80') as string });
     // The chosen resolver goes away: strict dotstub answers SERVFAIL, and there is no other server to fall through to.
     await unbound.stop();
-    unbound = undefined;
     expect((await l.exec(['getent', 'hosts', 'clean-probe.public.test'], { timeoutMs: 20_000 })).stdout).toBe('');
 
     // The OS adds the router's IPv6 resolver (RDNSS) after ours, as rdnssd does.
@@ -121,13 +109,12 @@ describe('the leak watch against captures (lab)', skipWith(missing), () => {
 
 describe('the leak watch behind systemd-resolved, against captures (lab)', skipWith(missing), () => {
   test("a link's search domain is reported, and the capture shows a public name with it glued on going there; once the link drops it, 0 paths and nothing leaves; a VPN link with ~. is reported, and the capture shows a public name going to it", { ...skipWith(resolvedLabMissing()), timeout: 120_000 }, async () => {
-    lab = await startLab({ resolvConf: { symlink: '../run/systemd/resolve/stub-resolv.conf' }, resolved: true });
-    const l = lab;
+    const l = await labForTest({ resolvConf: { symlink: '../run/systemd/resolve/stub-resolv.conf' }, resolved: true });
     await sh(l, 'resolvectl dns veth0 10.99.0.1 && resolvectl domain veth0 lan');
     const lan = await l.zoneServer('10.99.0.1', 53, { 'printer.lan': { A: '10.99.0.7' } });
     await sh(l, 'ip link add vpn0 type veth peer name vpn1 && ip addr add 10.98.0.1/24 dev vpn1 && ip link set vpn1 up');
     const vpn = await l.zoneServer('10.98.0.1', 53, { 'intranet.corp.example': { A: '10.98.0.9' } });
-    unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80', 'www2.public.test.': '192.0.2.81', 'www3.public.test.': '192.0.2.82' }, launch: l.unboundLaunch(['127.0.0.1']) });
+    const unbound = await publicResolver(l, { 'www2.public.test.': '192.0.2.81', 'www3.public.test.': '192.0.2.82' });
     const capture = l.spawn(['tcpdump', '-n', '-U', '--immediate-mode', '-Z', 'root', '-i', 'any', '-w', '/run/cleartext.pcap', 'port 53 and not net 127.0.0.0/8']);
     await capture.waitFor('listening on', 10_000);
     const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
