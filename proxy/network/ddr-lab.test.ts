@@ -18,18 +18,16 @@
  *
  * Every address exists only inside the lab.
  */
-import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { StatusView } from '../control/api-types.js';
 import { leafFrom, testPki } from '../../test-support/certs.js';
 import { netlabMissing, startNetlab, unboundIn, type Capture, type DnsPacket, type Netlab } from '../../test-support/netlab.js';
 import { labClientArgs, startLabDotstub, type LabDotstub } from '../../test-support/lab-dotstub.js';
-import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { startUnbound, unboundMissing, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
 import { DDR_NAME } from './ddr.js';
 
-const UNBOUND = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
-const missing = netlabMissing() ?? (fs.existsSync(UNBOUND) ? null : `${UNBOUND} is not installed (apt-get install unbound)`);
+const missing = netlabMissing() ?? unboundMissing();
 const LISTEN_PORT = 5300;
 /** A name only the network's own resolver has: it resolves through dotstub only once that resolver carries the lookups. */
 const ONLY_HERE = 'only-here.lab.test.';

@@ -17,18 +17,16 @@
  * Every address exists only inside the lab; 192.0.2.1 and 2001:db8::1 are
  * routed nowhere there (the router has no route out), as on an honest network.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { netlabMissing, startNetlab, unboundIn, type Capture, type DnsPacket, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
 import { labClientArgs, startLabDotstub, type LabDotstub } from '../../test-support/lab-dotstub.js';
-import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { startUnbound, unboundMissing, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
 import { DDR_NAME } from './ddr.js';
 import { CHECK_NAME } from './dns-interception.js';
 
-const UNBOUND = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
-const missing = netlabMissing() ?? (fs.existsSync(UNBOUND) ? null : `${UNBOUND} is not installed (apt-get install unbound)`);
+const missing = netlabMissing() ?? unboundMissing();
 const LISTEN_PORT = 5300;
 
 let lab: Netlab;

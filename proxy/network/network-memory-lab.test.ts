@@ -23,12 +23,11 @@ import { afterAll, beforeAll, expect, onTestFinished, test } from 'vitest';
 import { firstAnswer as firstAnswerOf, startLabDotstub } from '../../test-support/lab-dotstub.js';
 import { netlabMissing, startNetlab, unboundIn, type Netlab } from '../../test-support/netlab.js';
 import { networkJoiner } from '../../test-support/netlab-join.js';
-import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { startUnbound, unboundMissing, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
 import { DEFAULT_POOL_OPTIONS } from '../upstream/pool/options.js';
 
-const UNBOUND = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
-const missing = netlabMissing() ?? (fs.existsSync(UNBOUND) ? null : `${UNBOUND} is not installed (apt-get install unbound)`);
+const missing = netlabMissing() ?? unboundMissing();
 
 const LISTEN_PORT = 5300;
 const HOME_MAC = '02:53:00:00:01:01'; // the router's client-side MAC as netlab makes it
