@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { skipWith } from '../../test-support/skips.js';
-import { DHCP_RESOLV_CONF, LAB_STATE, labProxyScript, nameLabMissing, publicResolver } from '../../test-support/name-lab.js';
+import { DHCP_RESOLV_CONF, LAB_STATE, captureCleartext, labProxyScript, nameLabMissing, publicResolver, startLabProxy, takeOverFor } from '../../test-support/name-lab.js';
 import { networkManagerLabMissing, resolvedLabMissing, labForTest, type Lab, type LabOptions } from '../../test-support/system-dns-lab.js';
 import type { QueryRecord } from '../engine/query-record.js';
 
@@ -97,15 +97,11 @@ describe.each(BACKENDS)('routing by name owner, $label (lab)', skipWith(missing)
     await sh(l, `ip link add vpn0 type veth peer name vpn1 && ${nm}ip addr add 10.98.0.1/24 dev vpn1 && ip link set vpn1 up`);
     const vpn = await l.zoneServer('10.98.0.1', 53, { 'intranet.corp.example': { A: '10.98.0.9' } });
     const unbound = await publicResolver(l);
-    const capture = l.spawn(['tcpdump', '-n', '-U', '--immediate-mode', '-Z', 'root', '-i', 'any', '-w', '/run/cleartext.pcap', 'port 53 and not net 127.0.0.0/8']);
-    await capture.waitFor('listening on', 10_000);
+    const capture = await captureCleartext(l);
 
-    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
-    await proxy.waitFor('PROXY-READY', 30_000);
-    const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1] as string;
-    const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', '']);
-    expect(on.code, on.stderr).toBe(0);
-    expect(on.stdout).toContain(`backend: ${backend}`);
+    const proxy = await startLabProxy(l, PROXY(unbound.pki.caPem));
+    const on = await takeOverFor(l, proxy);
+    expect(on).toContain(`backend: ${backend}`);
     if (backend !== 'systemd-resolved') expect(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m);
     await new Promise((r) => setTimeout(r, 300)); // the router re-reads on the resolv.conf write
 
@@ -148,9 +144,7 @@ describe.each(BACKENDS)('routing by name owner, $label (lab)', skipWith(missing)
     const recordsBeforeDown = proxy.output().split('\n').filter((x) => x.startsWith('REC ')).length;
     await check('hosts', 'intranet.corp.example', null);
 
-    await capture.signal('INT');
-    await capture.exited;
-    const names = (await l.exec(['tshark', '-r', '/run/cleartext.pcap', '-Y', 'dns.flags.response == 0', '-T', 'fields', '-e', 'dns.qry.name'])).stdout.trim().split('\n').filter(Boolean);
+    const names = await capture.queriedNames();
     const records = proxy.output().split('\n').filter((x) => x.startsWith('REC ')).map((x) => JSON.parse(x.slice(4)) as QueryRecord);
     const sentClear = records.filter((r) => r.route?.kind === 'link');
     const toPublic = records.filter((r) => r.route === undefined && r.source !== 'local');
@@ -189,8 +183,7 @@ async function heldTakeover() {
   await sh(l, 'ip link add vpn0 type veth peer name vpn1 && ip addr add 10.98.0.1/24 dev vpn1 && ip link set vpn1 up');
   const vpn = await l.zoneServer('10.98.0.1', 53, { 'intranet.corp.example': { A: '10.98.0.9' } });
   const unbound = await publicResolver(l);
-  const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
-  await proxy.waitFor('PROXY-READY', 30_000);
+  const proxy = await startLabProxy(l, PROXY(unbound.pki.caPem));
   const held = l.spawnDotstub(['system-dns', 'enable', '--state-dir', STATE, '--check-name', '']);
   await held.waitFor('private DNS enabled');
   return { l, lan, vpn, proxy, held };
@@ -289,13 +282,9 @@ describe('routing by name owner, an IPv6-only LAN (lab)', skipWith(missing), () 
       [nasReverse]: { PTR: 'nas.home.arpa' },
     });
     const unbound = await publicResolver(l);
-    const capture = l.spawn(['tcpdump', '-n', '-U', '--immediate-mode', '-Z', 'root', '-i', 'any', '-w', '/run/cleartext.pcap', 'port 53 and not net 127.0.0.0/8']);
-    await capture.waitFor('listening on', 10_000);
-    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
-    await proxy.waitFor('PROXY-READY', 30_000);
-    const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1] as string;
-    const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', '']);
-    expect(on.code, on.stderr).toBe(0);
+    const capture = await captureCleartext(l);
+    const proxy = await startLabProxy(l, PROXY(unbound.pki.caPem));
+    await takeOverFor(l, proxy);
     await new Promise((r) => setTimeout(r, 300));
 
     expect(await getent(l, 'ahostsv6', 'printer.lan')).toContain('fd00:99::7');
@@ -304,9 +293,7 @@ describe('routing by name owner, an IPv6-only LAN (lab)', skipWith(missing), () 
     expect(await getent(l, 'hosts', 'fd00:99::8')).toContain('nas.home.arpa');
     expect(await getent(l, 'ahostsv6', 'www.public.test')).toContain('::ffff:192.0.2.80');
 
-    await capture.signal('INT');
-    await capture.exited;
-    const names = (await l.exec(['tshark', '-r', '/run/cleartext.pcap', '-Y', 'dns.flags.response == 0', '-T', 'fields', '-e', 'dns.qry.name'])).stdout.trim().split('\n').filter(Boolean);
+    const names = await capture.queriedNames();
     const records = proxy.output().split('\n').filter((x) => x.startsWith('REC ')).map((x) => JSON.parse(x.slice(4)) as QueryRecord);
     console.log(JSON.stringify({ ipv6: true, cleartextInCapture: names, lanAsked: lan.queries(), toPublic: records.filter((r) => r.route === undefined && r.source !== 'local').map((r) => `${r.name} ${r.type}`) }, null, 1));
     expect(new Set(names)).toEqual(new Set(lan.queries()));
@@ -342,12 +329,9 @@ describe('routing by name owner, a NetworkManager VPN (lab)', skipWith(missing),
     const vpnBefore = vpn.queries().length;
 
     const unbound = await publicResolver(l);
-    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
-    await proxy.waitFor('PROXY-READY', 30_000);
-    const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1] as string;
-    const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', '']);
-    expect(on.code, on.stderr).toBe(0);
-    expect(on.stdout).toContain('backend: networkmanager');
+    const proxy = await startLabProxy(l, PROXY(unbound.pki.caPem));
+    const on = await takeOverFor(l, proxy);
+    expect(on).toContain('backend: networkmanager');
     expect(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m);
 
     // With private DNS on: the VPN's address (its own /24) and one only routed over it (the /16) ask the VPN's resolver; the LAN's its own.
