@@ -243,7 +243,6 @@ export class ResolverStore {
   #retiring: RetiredPreset | null = null;
   #retiringAt = 0;
   #notice: RetiredNotice | null = null;
-  problem: ConfigProblem | null = null;
 
   constructor(configDir: string) {
     this.#file = resolversFile(configDir);
@@ -253,9 +252,13 @@ export class ResolverStore {
     return this.#file.file;
   }
 
+  /** What was wrong with the file at the last load, until a save replaces it. */
+  get problem(): ConfigProblem | null {
+    return this.#file.problem;
+  }
+
   load(): void {
-    const { value, problem } = this.#file.load();
-    this.problem = problem;
+    const { value } = this.#file.load();
     this.#custom.clear();
     for (const c of value?.custom ?? []) {
       const spec = customResolver({ ...c, address: c.addresses, authName: c.authName ?? undefined });
@@ -292,7 +295,6 @@ export class ResolverStore {
     if (!retired) return null;
     const notice = { from: retired.id, to: retired.replacement, at: this.#retiringAt };
     await this.#file.save({ active: retired.replacement, custom: [...this.#custom.values()].map(toStored), retiredNotice: notice, ...(this.#previous !== null ? { previous: this.#previous } : {}) });
-    this.problem = null;
     this.#notice = notice;
     this.#retiring = null;
     return retired;
@@ -407,6 +409,5 @@ export class ResolverStore {
       ...(this.#notice ? { retiredNotice: this.#notice } : {}),
       ...(this.#previous !== null ? { previous: this.#previous } : {}),
     });
-    this.problem = null;
   }
 }

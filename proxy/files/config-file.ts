@@ -225,6 +225,7 @@ export class JsonConfigFile<T> {
   readonly #parse: Parse<T>;
   /** Set while the file on disk is bad; the next save moves it aside first. */
   #badOnDisk = false;
+  #problem: ConfigProblem | null = null;
 
   constructor(file: string, parse: Parse<T>) {
     this.file = file;
@@ -235,8 +236,19 @@ export class JsonConfigFile<T> {
     return `${this.file}.good`;
   }
 
+  /** What was wrong with the file at the last load (for the status API and the CLI), until a save replaces it. */
+  get problem(): ConfigProblem | null {
+    return this.#problem;
+  }
+
   /** The value to use, and the problem if the file was bad. `value` is undefined when there is nothing usable. */
   load(): { value: T | undefined; problem: ConfigProblem | null } {
+    const loaded = this.#load();
+    this.#problem = loaded.problem;
+    return loaded;
+  }
+
+  #load(): { value: T | undefined; problem: ConfigProblem | null } {
     const main = attempt(this.file, this.#parse);
     if (main.kind === 'ok') {
       this.#badOnDisk = false;
@@ -276,5 +288,6 @@ export class JsonConfigFile<T> {
     }
     await writeFileAtomic(this.file, text);
     await writeFileAtomic(this.goodCopy, text);
+    this.#problem = null;
   }
 }

@@ -66,7 +66,6 @@ function settingsFile(configDir: string): JsonConfigFile<SettingsPatch> {
 export class SettingsStore {
   readonly #file: JsonConfigFile<SettingsPatch>;
   #persisted: Settings = DEFAULT_SETTINGS;
-  problem: ConfigProblem | null = null;
 
   constructor(configDir: string) {
     this.#file = settingsFile(configDir);
@@ -76,9 +75,13 @@ export class SettingsStore {
     return this.#file.file;
   }
 
+  /** What was wrong with the file at the last load, until a save replaces it. */
+  get problem(): ConfigProblem | null {
+    return this.#file.problem;
+  }
+
   load(): Settings {
-    const { value, problem } = this.#file.load();
-    this.problem = problem;
+    const { value } = this.#file.load();
     this.#persisted = { ...DEFAULT_SETTINGS, ...(value ?? {}) };
     return this.#persisted;
   }
@@ -92,7 +95,6 @@ export class SettingsStore {
     const next = { ...this.#persisted, ...patch };
     await this.#file.save(next);
     this.#persisted = next;
-    this.problem = null;
     return next;
   }
 }
