@@ -8,7 +8,7 @@
 // validating resolver does.
 import fs from 'node:fs';
 import packet from 'dns-packet';
-import { serveDns } from './lab-dns-serve.mjs';
+import { fixedAnswer, serveDns } from './lab-dns-serve.mjs';
 
 const [host, portText, answerArg, logFile] = process.argv.slice(2);
 const [answer, flag] = (answerArg ?? '').split('/');
@@ -21,10 +21,8 @@ function respond(buf) {
   if (!question) return null;
   process.stdout.write(`Q ${question.name} ${question.type}\n`);
   if (logFile) fs.appendFileSync(logFile, `Q ${question.name} ${question.type}\n`);
-  const answers = question.type === 'A' ? [{ type: 'A', name: question.name, ttl: 1, data: answer }] : [];
   const asksAd = (q.flags & packet.AUTHENTIC_DATA) !== 0 || (q.additionals ?? []).some((r) => r.type === 'OPT' && (r.flags & packet.DNSSEC_OK) !== 0);
-  const ad = validates && asksAd ? packet.AUTHENTIC_DATA : 0;
-  return packet.encode({ id: q.id, type: 'response', flags: packet.RECURSION_DESIRED | packet.RECURSION_AVAILABLE | ad, questions: q.questions, answers });
+  return fixedAnswer(q, answer, validates && asksAd ? packet.AUTHENTIC_DATA : 0);
 }
 
 serveDns(host, port, respond);

@@ -13,38 +13,15 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { Buffer } from 'node:buffer';
 import packet from 'dns-packet';
+import { fixedAnswer, serveStream } from './lab-dns-serve.mjs';
 
 const [host, portText, keyFile, certFile, answer] = process.argv.slice(2);
 
-function respond(buf) {
-  const q = packet.decode(buf);
-  const question = q.questions?.[0];
-  if (!question) return null;
-  const answers = question.type === 'A' ? [{ type: 'A', name: question.name, ttl: 1, data: answer }] : [];
-  return packet.encode({ id: q.id, type: 'response', flags: packet.RECURSION_DESIRED | packet.RECURSION_AVAILABLE, questions: q.questions, answers });
-}
-
 const server = tls.createServer({ key: fs.readFileSync(keyFile), cert: fs.readFileSync(certFile), minVersion: 'TLSv1.2' }, (sock) => {
-  sock.on('error', () => {});
   process.stdout.write(`TLS ${sock.getProtocol()}\n`);
-  let buf = Buffer.alloc(0);
-  sock.on('data', (d) => {
-    buf = Buffer.concat([buf, d]);
-    while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
-      const len = buf.readUInt16BE(0);
-      let out = null;
-      try {
-        out = respond(buf.subarray(2, 2 + len));
-      } catch {
-        /* malformed: ignore */
-      }
-      buf = buf.subarray(2 + len);
-      if (out) {
-        const frame = Buffer.alloc(2);
-        frame.writeUInt16BE(out.length);
-        sock.write(Buffer.concat([frame, out]));
-      }
-    }
+  serveStream(sock, (buf) => {
+    const q = packet.decode(buf);
+    return q.questions?.[0] ? fixedAnswer(q, answer) : null;
   });
 });
 

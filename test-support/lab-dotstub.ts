@@ -3,32 +3,37 @@
  * the lab tests start it: its own config dir, a control API on a free
  * loopback port, and a ready file to wait on; the control API reached with
  * curl inside the namespace (its loopback is the namespace's own). One place
- * for what the captive-portal, DNS-interception, DDR and network-memory labs
- * each wrote out before.
+ * for what the captive-portal, DNS-interception, DDR, network-memory and
+ * key-agreement labs each wrote out before: the flags that point it at the
+ * lab's resolver, and the first answer after a change of network.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RememberedNetworkView } from '../proxy/control/api-types.js';
+import type { NetworksView, RememberedNetworkView } from '../proxy/control/api-types.js';
 import { dotstubArgv, type Netlab, type NetlabProcess } from './netlab.js';
 
 export interface LabDotstub {
   readonly proc: NetlabProcess;
   /** Its own directory in the lab (config dir, ready file, bodies read back). */
   readonly dir: string;
+  /** Its --config-dir (networks.json, settings). */
+  readonly configDir: string;
   /** When its ready file appeared (test clock, ms). */
   readonly readyAt: number;
   /** GET a control API route; throws with curl's error when it can't be read. */
   get<T>(route: string): Promise<T>;
   /** PUT or POST a JSON body (with the page's Origin, as the dashboard sends it): the HTTP status and the body. */
   send(method: 'PUT' | 'POST', route: string, body: unknown): Promise<{ readonly code: number; readonly body: string }>;
+  /** GET /api/networks. */
+  networks(): Promise<NetworksView>;
   /** The network we're on, as GET /api/networks lists it, once `pred` holds (within `ms`). */
   waitForHere(pred: (n: RememberedNetworkView) => boolean, ms: number, what: string): Promise<RememberedNetworkView>;
   stop(): Promise<void>;
 }
 
 export interface LabDotstubOptions {
-  /** A directory of its own under the lab's (made here). */
-  readonly dir: string;
+  /** A directory of its own under the lab's (made here); default: a new one under lab.dir. */
+  readonly dir?: string;
   /** dotstub's flags besides --control, --config-dir and --ready-file (which this adds). */
   readonly args: readonly string[];
   /**
@@ -40,11 +45,26 @@ export interface LabDotstubOptions {
   readonly readyWithinMs?: number;
 }
 
+/**
+ * The flags the network labs start dotstub in the client with: listening on
+ * 127.0.0.1:`listenPort`, the lab's DoT resolver (dns.test at the server's
+ * IPv4 address, port 853, its certificate trusted through `ca`) in `mode`,
+ * and the router as the network's resolver.
+ */
+export function labClientArgs(lab: Netlab, o: { readonly listenPort: number; readonly ca: string; readonly mode: 'strict' | 'opportunistic' }): string[] {
+  const a = lab.addresses;
+  return ['--listen', `127.0.0.1:${o.listenPort}`, '--resolver', `${a.server4}:853#dns.test`, '--ca', o.ca, `--${o.mode}`, '--network-dns', a.routerClientSide4];
+}
+
+let started = 0;
+
 export async function startLabDotstub(lab: Netlab, o: LabDotstubOptions): Promise<LabDotstub> {
-  fs.mkdirSync(o.dir, { recursive: true });
-  const readyFile = path.join(o.dir, 'ready.json');
+  const dir = o.dir ?? path.join(lab.dir, `dotstub-${started++}`);
+  fs.mkdirSync(dir, { recursive: true });
+  const readyFile = path.join(dir, 'ready.json');
+  const configDir = path.join(dir, 'config');
   const proc = lab.client.spawn(
-    dotstubArgv([...o.args, '--control', '127.0.0.1:0', '--config-dir', path.join(o.dir, 'config'), '--ready-file', readyFile]),
+    dotstubArgv([...o.args, '--control', '127.0.0.1:0', '--config-dir', configDir, '--ready-file', readyFile]),
     o.networkChecks === false ? {} : { env: { DOTSTUB_PORTAL_CHECK: 'on' } },
   );
   const deadline = Date.now() + (o.readyWithinMs ?? 20_000);
@@ -66,11 +86,13 @@ export async function startLabDotstub(lab: Netlab, o: LabDotstubOptions): Promis
   let bodies = 0;
   return {
     proc,
-    dir: o.dir,
+    dir,
+    configDir,
     readyAt,
     get,
+    networks: () => get<NetworksView>('/api/networks'),
     send: async (method, route, body) => {
-      const out = path.join(o.dir, `response-${bodies++}.json`);
+      const out = path.join(dir, `response-${bodies++}.json`);
       const r = await lab.client.exec([
         'curl', '-sS', '-o', out, '-w', '%{http_code}', '--max-time', '3', '-X', method,
         '-H', auth, '-H', `Origin: ${ready.control}`, '-H', 'Content-Type: application/json',
@@ -89,4 +111,29 @@ export async function startLabDotstub(lab: Netlab, o: LabDotstubOptions): Promis
     },
     stop: () => proc.stop(),
   };
+}
+
+/**
+ * Asks `name` A through dotstub on 127.0.0.1:`port` in the client as an
+ * application retrying would (every 100 ms, for at most 15 s) until an answer
+ * `ok` accepts (default: NOERROR): when it first asked, when that answer
+ * came, and the statuses before it.
+ */
+export async function firstAnswer(
+  lab: Netlab,
+  d: LabDotstub,
+  port: number,
+  name: string,
+  ok: (status: string, digOutput: string) => boolean = (status) => status === 'NOERROR',
+): Promise<{ readonly askedAt: number; readonly answeredAt: number; readonly before: readonly string[] }> {
+  const before: string[] = [];
+  const askedAt = Date.now();
+  while (Date.now() - askedAt < 15_000) {
+    const r = await lab.client.exec(['dig', '@127.0.0.1', '-p', String(port), '+time=10', '+tries=1', '+nocookie', name, 'A']);
+    const status = /status: (\w+)/.exec(r.stdout)?.[1] ?? 'NO ANSWER';
+    if (ok(status, r.stdout)) return { askedAt, answeredAt: Date.now(), before };
+    before.push(status);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error(`no answer for ${name} in 15 s: ${before.join(', ')}\n${d.proc.output()}`);
 }

@@ -22,6 +22,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { onTestFinished } from 'vitest';
 import { dotstubArgv, endInit, outputWatcher } from './netlab.js';
 import type { UnboundLaunch } from './unbound.js';
 
@@ -173,6 +174,13 @@ esac
 function sh(script: string): void {
   const r = spawnSync('sh', ['-c', script], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`lab setup: ${script}: ${r.stderr}`);
+}
+
+/** A lab for the test that calls this, closed when that test finishes, whatever its outcome. */
+export async function labForTest(opts: LabOptions): Promise<Lab> {
+  const lab = await startLab(opts);
+  onTestFinished(() => lab.close());
+  return lab;
 }
 
 export async function startLab(opts: LabOptions): Promise<Lab> {

@@ -14,6 +14,11 @@ import { testPki, type TestPki } from './certs.js';
 
 const UNBOUND_BIN = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
 
+/** Why unbound can't be started here ($UNBOUND_BIN, else Debian's), or null. */
+export function unboundMissing(): string | null {
+  return fs.existsSync(UNBOUND_BIN) ? null : `${UNBOUND_BIN} is not installed (apt-get install unbound)`;
+}
+
 export interface UnboundOptions {
   /** Names n0.test … n{count-1}.test with A and AAAA records. */
   readonly names?: number;

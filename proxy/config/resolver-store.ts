@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import type { z } from 'zod';
-import { issueFields, JsonConfigFile, type ConfigProblem } from '../files/config-file.js';
+import { invalidFields, issueFields, JsonConfigFile, type ConfigProblem } from '../files/config-file.js';
 import { lazily, type ZodApi } from '../files/zod.js';
 import { isDotstubError } from '../errors.js';
 import { issueCodes, type FieldCode } from '../error-codes.js';
@@ -149,17 +149,12 @@ export function canAuthenticate(spec: ResolverSpec): boolean {
   return spec.authName !== undefined || spec.pins.length > 0;
 }
 
-/** A resolver as saved in resolvers.json; the API's ResolverView adds the live fields. */
-export interface StoredResolver {
-  readonly id: string;
-  readonly label: string;
-  readonly addresses: readonly string[];
-  readonly port: number;
+/** A resolver as saved in resolvers.json (JSON's null for no auth name); the API's ResolverView adds the live fields. */
+export type StoredResolver = Omit<ResolverSpec, 'authName' | 'dohUrl'> & {
   readonly authName: string | null;
-  readonly pins: readonly string[];
   /** Absent in files from before DoH, and for resolvers without it. */
   readonly dohUrl?: string;
-}
+};
 
 /** A saved choice of a retired preset was moved to its replacement (issue 29); said until the user dismisses it. */
 export interface RetiredNotice {
@@ -220,8 +215,7 @@ function resolversFile(configDir: string): JsonConfigFile<ResolversFile> {
   return new JsonConfigFile<ResolversFile>(path.join(configDir, 'resolvers.json'), (raw) => {
     const r = resolversFileSchema().safeParse(raw);
     if (!r.success) {
-      const f = issueFields(r.error.issues);
-      return { ok: false, message: `invalid resolvers file: ${Object.entries(f).map(([k, v]) => `${k}: ${v}`).join('; ')}`, fields: f };
+      return invalidFields('resolvers file', issueFields(r.error.issues));
     }
     // Semantic checks (IP literals, names, pins) the same as for the API.
     const fields: Record<string, string> = {};
@@ -232,9 +226,7 @@ function resolversFile(configDir: string): JsonConfigFile<ResolversFile> {
         fields[`custom.${i}`] = messageOf(err);
       }
     });
-    if (Object.keys(fields).length > 0) {
-      return { ok: false, message: `invalid resolvers file: ${Object.entries(fields).map(([k, v]) => `${k}: ${v}`).join('; ')}`, fields };
-    }
+    if (Object.keys(fields).length > 0) return invalidFields('resolvers file', fields);
     return { ok: true, value: r.data };
   });
 }
@@ -251,7 +243,6 @@ export class ResolverStore {
   #retiring: RetiredPreset | null = null;
   #retiringAt = 0;
   #notice: RetiredNotice | null = null;
-  problem: ConfigProblem | null = null;
 
   constructor(configDir: string) {
     this.#file = resolversFile(configDir);
@@ -261,9 +252,13 @@ export class ResolverStore {
     return this.#file.file;
   }
 
+  /** What was wrong with the file at the last load, until a save replaces it. */
+  get problem(): ConfigProblem | null {
+    return this.#file.problem;
+  }
+
   load(): void {
-    const { value, problem } = this.#file.load();
-    this.problem = problem;
+    const { value } = this.#file.load();
     this.#custom.clear();
     for (const c of value?.custom ?? []) {
       const spec = customResolver({ ...c, address: c.addresses, authName: c.authName ?? undefined });
@@ -300,7 +295,6 @@ export class ResolverStore {
     if (!retired) return null;
     const notice = { from: retired.id, to: retired.replacement, at: this.#retiringAt };
     await this.#file.save({ active: retired.replacement, custom: [...this.#custom.values()].map(toStored), retiredNotice: notice, ...(this.#previous !== null ? { previous: this.#previous } : {}) });
-    this.problem = null;
     this.#notice = notice;
     this.#retiring = null;
     return retired;
@@ -415,6 +409,5 @@ export class ResolverStore {
       ...(this.#notice ? { retiredNotice: this.#notice } : {}),
       ...(this.#previous !== null ? { previous: this.#previous } : {}),
     });
-    this.problem = null;
   }
 }

@@ -51,7 +51,7 @@ export function ensureConfigDir(dir: string): void {
  * the directory (so the rename itself survives a crash).
  */
 export async function writeFileAtomic(file: string, data: string, mode = 0o600): Promise<void> {
-  const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+  const tmp = tempBeside(file);
   const fh = await fsp.open(tmp, 'wx', mode);
   try {
     await fh.writeFile(data);
@@ -69,13 +69,34 @@ export async function writeFileAtomic(file: string, data: string, mode = 0o600):
 }
 
 /**
+ * Where a write puts its bytes first: beside `file` (a rename never crosses
+ * filesystems), named so two writers never meet. `hidden`: a name that starts
+ * with a dot, for directories other programs read every file of (/etc's .d
+ * directories).
+ */
+function tempBeside(file: string, hidden = false, ext = 'tmp'): string {
+  const nonce = crypto.randomBytes(4).toString('hex');
+  return hidden ? path.join(path.dirname(file), `.${path.basename(file)}.dotstub-${nonce}.${ext}`) : `${file}.${process.pid}.${nonce}.${ext}`;
+}
+
+/** The hidden name a temp symlink beside `file` gets (system-dns/file-state.ts). */
+export const tempLinkBeside = (file: string): string => tempBeside(file, true, 'lnk');
+
+export interface AtomicWriteOptions {
+  /** The temp file's name starts with a dot (system-dns/file-state.ts, in /etc). */
+  readonly hiddenTemp?: boolean;
+}
+
+/**
  * Synchronous twin of writeFileAtomic, for start-up and exit paths and for
  * small state written from a timer or a user's answer (the captive-portal
- * consent file): the same temp file, fsync, rename, fsync of the directory.
- * The one synchronous atomic write in proxy/ (lint keeps renameSync here).
+ * consent file), and for the system's DNS files (system-dns/file-state.ts,
+ * which writes in place where the rename fails: the error's syscall is
+ * 'rename'): the same temp file, fsync, rename, fsync of the directory. The
+ * one synchronous atomic write in proxy/ (lint keeps renameSync here).
  */
-export function writeFileAtomicSync(file: string, data: string, mode = 0o600): void {
-  const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+export function writeFileAtomicSync(file: string, data: string | Uint8Array, mode = 0o600, o: AtomicWriteOptions = {}): void {
+  const tmp = tempBeside(file, o.hiddenTemp);
   const fd = fs.openSync(tmp, 'wx', mode);
   try {
     // The mode asked for, whatever the umask (the service's root hooks run under its UMask=0077).
@@ -85,6 +106,16 @@ export function writeFileAtomicSync(file: string, data: string, mode = 0o600): v
   } finally {
     fs.closeSync(fd);
   }
+  renameIntoPlaceSync(tmp, file);
+}
+
+/**
+ * The last step of an atomic write: `tmp` renamed over `file`, then the
+ * directory fsynced; a rename that fails takes `tmp` away and throws. Also
+ * how system-dns/file-state.ts puts a symlink back (a temp link, made with
+ * tempLinkBeside's name).
+ */
+export function renameIntoPlaceSync(tmp: string, file: string): void {
   try {
     fs.renameSync(tmp, file);
   } catch (err) {
@@ -110,8 +141,8 @@ export function setAsideSync(file: string): string | null {
   return aside;
 }
 
-function syncDirSync(dir: string): void {
-  // Best effort, as syncDir below.
+/** fsync a directory so a rename in it survives a power cut (best effort, as syncDir below). */
+export function syncDirSync(dir: string): void {
   try {
     const fd = fs.openSync(dir, 'r');
     try {
@@ -156,7 +187,14 @@ export function issueFields(issues: readonly z.core.$ZodIssue[], prefix = ''): R
   return fields;
 }
 
-type Parse<T> = (raw: unknown) => { ok: true; value: T } | { ok: false; message: string; fields: Record<string, string> };
+type Parse<T> = (raw: unknown) => { ok: true; value: T } | Invalid;
+
+type Invalid = { ok: false; message: string; fields: Record<string, string> };
+
+/** A file whose fields are wrong, in one message that names each ("invalid settings: poolSize: …; mode: …"). */
+export function invalidFields(what: string, fields: Record<string, string>): Invalid {
+  return { ok: false, message: `invalid ${what}: ${Object.entries(fields).map(([k, v]) => `${k}: ${v}`).join('; ')}`, fields };
+}
 
 type Attempt<T> = { kind: 'missing' } | { kind: 'ok'; value: T } | { kind: 'bad'; message: string; fields: Record<string, string> };
 
@@ -187,6 +225,7 @@ export class JsonConfigFile<T> {
   readonly #parse: Parse<T>;
   /** Set while the file on disk is bad; the next save moves it aside first. */
   #badOnDisk = false;
+  #problem: ConfigProblem | null = null;
 
   constructor(file: string, parse: Parse<T>) {
     this.file = file;
@@ -197,8 +236,19 @@ export class JsonConfigFile<T> {
     return `${this.file}.good`;
   }
 
+  /** What was wrong with the file at the last load (for the status API and the CLI), until a save replaces it. */
+  get problem(): ConfigProblem | null {
+    return this.#problem;
+  }
+
   /** The value to use, and the problem if the file was bad. `value` is undefined when there is nothing usable. */
   load(): { value: T | undefined; problem: ConfigProblem | null } {
+    const loaded = this.#load();
+    this.#problem = loaded.problem;
+    return loaded;
+  }
+
+  #load(): { value: T | undefined; problem: ConfigProblem | null } {
     const main = attempt(this.file, this.#parse);
     if (main.kind === 'ok') {
       this.#badOnDisk = false;
@@ -238,5 +288,6 @@ export class JsonConfigFile<T> {
     }
     await writeFileAtomic(this.file, text);
     await writeFileAtomic(this.goodCopy, text);
+    this.#problem = null;
   }
 }

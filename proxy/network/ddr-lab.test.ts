@@ -18,19 +18,16 @@
  *
  * Every address exists only inside the lab.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { NetworksView, RememberedNetworkView, StatusView } from '../control/api-types.js';
+import type { StatusView } from '../control/api-types.js';
 import { leafFrom, testPki } from '../../test-support/certs.js';
 import { netlabMissing, startNetlab, unboundIn, type Capture, type DnsPacket, type Netlab } from '../../test-support/netlab.js';
-import { startLabDotstub } from '../../test-support/lab-dotstub.js';
-import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { labClientArgs, startLabDotstub, type LabDotstub } from '../../test-support/lab-dotstub.js';
+import { startUnbound, unboundMissing, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
 import { DDR_NAME } from './ddr.js';
 
-const UNBOUND = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
-const missing = netlabMissing() ?? (fs.existsSync(UNBOUND) ? null : `${UNBOUND} is not installed (apt-get install unbound)`);
+const missing = netlabMissing() ?? unboundMissing();
 const LISTEN_PORT = 5300;
 /** A name only the network's own resolver has: it resolves through dotstub only once that resolver carries the lookups. */
 const ONLY_HERE = 'only-here.lab.test.';
@@ -63,36 +60,24 @@ async function networkResolver(svcb: string): Promise<UnboundServer> {
   });
 }
 
-interface Run {
-  readonly readyAt: number;
-  networks(): Promise<NetworksView>;
+type Run = LabDotstub & {
   status(): Promise<StatusView>;
-  waitForHere(pred: (n: RememberedNetworkView) => boolean, ms: number, what: string): Promise<RememberedNetworkView>;
   put(pathname: string, body: unknown): Promise<{ code: number; body: string }>;
   /** dig through dotstub: the answer's addresses, or the status when none. */
   lookup(name: string): Promise<string>;
-  stop(): Promise<void>;
-}
+};
 
-let runs = 0;
 async function startDotstubInClient(mode: 'strict' | 'opportunistic'): Promise<Run> {
-  const a = lab.addresses;
-  const d = await startLabDotstub(lab, {
-    dir: path.join(lab.dir, `ddr-${runs++}`),
-    args: ['--listen', `127.0.0.1:${LISTEN_PORT}`, '--resolver', `${a.server4}:853#dns.test`, '--ca', chosen.pki.caFile, `--${mode}`, '--network-dns', a.routerClientSide4],
-  });
+  const d = await startLabDotstub(lab, { args: labClientArgs(lab, { listenPort: LISTEN_PORT, ca: chosen.pki.caFile, mode }) });
   return {
-    readyAt: d.readyAt,
-    networks: () => d.get<NetworksView>('/api/networks'),
+    ...d,
     status: () => d.get<StatusView>('/api/status'),
-    waitForHere: d.waitForHere,
     put: (pathname, body) => d.send('PUT', pathname, body),
     lookup: async (name) => {
       const r = await lab.client.exec(['dig', '+time=2', '+tries=1', '-p', String(LISTEN_PORT), '@127.0.0.1', name, 'A']);
       const addrs = [...r.stdout.matchAll(/\sIN\s+A\s+([\d.]+)/g)].map((m) => m[1]);
       return addrs.length ? addrs.join(',') : (/status: (\w+)/.exec(r.stdout)?.[1] ?? `no answer: ${r.stdout}${r.stderr}`);
     },
-    stop: d.stop,
   };
 }
 

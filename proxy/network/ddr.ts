@@ -27,10 +27,8 @@
  * This module only measures; when it may run is privacy/ddr-check.ts's
  * decision.
  */
-import dgram from 'node:dgram';
-import net from 'node:net';
 import tls from 'node:tls';
-import { dnsPacket } from '../dns/dns-packet.js';
+import { askOverUdp, decodedAnswer } from '../dns/ask-udp.js';
 import { parseSvcb, SvcbFormatError, TYPE_SVCB, type SvcbRecord } from '../dns/svcb.js';
 import type { NetworkServer } from './network-resolver.js';
 
@@ -46,8 +44,8 @@ export interface DdrOptions {
 
 export const DEFAULT_DDR_TIMEOUT_MS = 1500;
 
-/** A designated resolver that verified: what the offer says and what a connection to it needs. */
-interface Designation {
+/** A designated resolver that verified: what the offer says and what a connection to it needs (remembered as it is: network-memory.ts's DdrOffer). */
+export interface Designation {
   /** Its name, checked in its certificate as well: what every connection to it authenticates. */
   readonly name: string;
   readonly protocol: 'dot';
@@ -150,62 +148,23 @@ function handshake(d: Designation, address: string, asked: string, o: DdrOptions
 }
 
 /** The SVCB records of the answer, or why there are none. */
-function askSvcb(server: NetworkServer, timeoutMs: number): Promise<SvcbRecord[] | string> {
-  return new Promise((resolve) => {
-    const host = server.host;
-    const family = net.isIP(host.replace(/%.*$/, ''));
-    if (family === 0) {
-      resolve(`${host} is not an address`);
-      return;
+async function askSvcb(server: NetworkServer, timeoutMs: number): Promise<SvcbRecord[] | string> {
+  const host = server.host;
+  const r = await askOverUdp({ host, port: server.port, name: DDR_NAME, type: `UNKNOWN_${TYPE_SVCB}`, timeoutMs, read: decodedAnswer(DDR_NAME) });
+  if (!r.answered) return r.why === 'not-an-address' ? `${host} is not an address` : r.why === 'failed' ? r.detail : `no answer from ${host} within ${timeoutMs} ms`;
+  const { message, decoded } = r.answer;
+  if (decoded.flags !== undefined && decoded.flags & 0x200) return 'the answer was truncated';
+  const rcode = (message[3] ?? 0) & 0xf;
+  if (rcode !== 0) return rcode === 3 ? 'NXDOMAIN: no designated resolver' : `the resolver answered with RCODE ${rcode}`;
+  const records: SvcbRecord[] = [];
+  for (const a of decoded.answers ?? []) {
+    if (a.name.toLowerCase() !== DDR_NAME || (a.type as string) !== `UNKNOWN_${TYPE_SVCB}`) continue;
+    try {
+      records.push(parseSvcb((a as unknown as { data: Buffer }).data));
+    } catch (err) {
+      // One malformed record is skipped; the others still count.
+      if (!(err instanceof SvcbFormatError)) throw err;
     }
-    const id = Math.floor(Math.random() * 0x10000);
-    const query = dnsPacket.encode({ type: 'query', id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: `UNKNOWN_${TYPE_SVCB}` as 'A', name: DDR_NAME }] });
-    const socket = dgram.createSocket(family === 6 ? 'udp6' : 'udp4');
-    let done = false;
-    const finish = (r: SvcbRecord[] | string): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      socket.close();
-      resolve(r);
-    };
-    const timer = setTimeout(() => finish(`no answer from ${host} within ${timeoutMs} ms`), timeoutMs);
-    socket.on('error', (err) => finish(`not sent or not answered: ${err.message}`));
-    socket.on('message', (msg) => {
-      let decoded: ReturnType<typeof dnsPacket.decode>;
-      try {
-        decoded = dnsPacket.decode(msg);
-      } catch {
-        return;
-      }
-      const q = decoded.questions?.[0];
-      if (decoded.type !== 'response' || decoded.id !== id || q?.name.toLowerCase() !== DDR_NAME) return;
-      if (decoded.flags !== undefined && decoded.flags & 0x200) {
-        finish('the answer was truncated');
-        return;
-      }
-      const rcode = (msg[3] ?? 0) & 0xf;
-      if (rcode !== 0) {
-        finish(rcode === 3 ? 'NXDOMAIN: no designated resolver' : `the resolver answered with RCODE ${rcode}`);
-        return;
-      }
-      const records: SvcbRecord[] = [];
-      for (const a of decoded.answers ?? []) {
-        if (a.name.toLowerCase() !== DDR_NAME || (a.type as string) !== `UNKNOWN_${TYPE_SVCB}`) continue;
-        try {
-          records.push(parseSvcb((a as unknown as { data: Buffer }).data));
-        } catch (err) {
-          // One malformed record is skipped; the others still count.
-          if (!(err instanceof SvcbFormatError)) throw err;
-        }
-      }
-      finish(records.length ? records : 'no SVCB record in the answer');
-    });
-    socket.connect(server.port, host, () => {
-      if (done) return;
-      socket.send(query, (err) => {
-        if (err) finish(`not sent: ${err.message}`);
-      });
-    });
-  });
+  }
+  return records.length ? records : 'no SVCB record in the answer';
 }

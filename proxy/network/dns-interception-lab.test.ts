@@ -17,19 +17,16 @@
  * Every address exists only inside the lab; 192.0.2.1 and 2001:db8::1 are
  * routed nowhere there (the router has no route out), as on an honest network.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { NetworksView, RememberedNetworkView } from '../control/api-types.js';
 import { netlabMissing, startNetlab, unboundIn, type Capture, type DnsPacket, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
-import { startLabDotstub } from '../../test-support/lab-dotstub.js';
-import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { labClientArgs, startLabDotstub, type LabDotstub } from '../../test-support/lab-dotstub.js';
+import { startUnbound, unboundMissing, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
 import { DDR_NAME } from './ddr.js';
 import { CHECK_NAME } from './dns-interception.js';
 
-const UNBOUND = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
-const missing = netlabMissing() ?? (fs.existsSync(UNBOUND) ? null : `${UNBOUND} is not installed (apt-get install unbound)`);
+const missing = netlabMissing() ?? unboundMissing();
 const LISTEN_PORT = 5300;
 
 let lab: Netlab;
@@ -61,30 +58,11 @@ async function rewritePort53(): Promise<() => Promise<void>> {
   };
 }
 
-interface Run {
-  /** When dotstub's ready file appeared (test clock, ms). */
-  readonly readyAt: number;
-  networks(): Promise<NetworksView>;
-  /** The network we're on, as GET /api/networks lists it, once `pred` holds (within `ms`). */
-  waitForHere(pred: (n: RememberedNetworkView) => boolean, ms: number, what: string): Promise<RememberedNetworkView>;
-  put(pathname: string, body: unknown): Promise<number>;
-  stop(): Promise<void>;
-}
+type Run = LabDotstub & { put(pathname: string, body: unknown): Promise<number> };
 
-let runs = 0;
 async function startDotstubInClient(mode: 'strict' | 'opportunistic'): Promise<Run> {
-  const a = lab.addresses;
-  const d = await startLabDotstub(lab, {
-    dir: path.join(lab.dir, `rewrites-${runs++}`),
-    args: ['--listen', `127.0.0.1:${LISTEN_PORT}`, '--resolver', `${a.server4}:853#dns.test`, '--ca', unbound.pki.caFile, `--${mode}`, '--network-dns', a.routerClientSide4],
-  });
-  return {
-    readyAt: d.readyAt,
-    networks: () => d.get<NetworksView>('/api/networks'),
-    waitForHere: d.waitForHere,
-    put: async (pathname, body) => (await d.send('PUT', pathname, body)).code,
-    stop: d.stop,
-  };
+  const d = await startLabDotstub(lab, { args: labClientArgs(lab, { listenPort: LISTEN_PORT, ca: unbound.pki.caFile, mode }) });
+  return { ...d, put: async (pathname, body) => (await d.send('PUT', pathname, body)).code };
 }
 
 /** The question for the network's own encrypted resolver (network/ddr.ts), to the network's resolver, or its answer. */

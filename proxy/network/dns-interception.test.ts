@@ -6,27 +6,14 @@
  * constant name.
  */
 import dgram from 'node:dgram';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { dnsPacket } from '../dns/dns-packet.js';
+import { udpDnsServer } from '../../test-support/network-check-rig.js';
 import { CHECK_NAME, answerWords, checkDnsInterception } from './dns-interception.js';
 
-const sockets: dgram.Socket[] = [];
-afterEach(() => {
-  for (const s of sockets.splice(0)) s.close();
-});
-
 /** A UDP server on 127.0.0.1; `reply` says what to send back for each query (nothing: undefined). */
-async function serve(reply: (q: ReturnType<typeof dnsPacket.decode>, raw: Buffer) => Buffer[] | undefined): Promise<{ port: number; seen: Buffer[] }> {
-  const s = dgram.createSocket('udp4');
-  sockets.push(s);
-  const seen: Buffer[] = [];
-  s.on('message', (msg, rinfo) => {
-    seen.push(msg);
-    for (const out of reply(dnsPacket.decode(msg), msg) ?? []) s.send(out, rinfo.port, rinfo.address);
-  });
-  await new Promise<void>((r) => s.bind(0, '127.0.0.1', r));
-  return { port: (s.address() as AddressInfo).port, seen };
+async function serve(reply: (q: ReturnType<typeof dnsPacket.decode>, raw: Buffer) => Buffer[] | undefined): Promise<{ port: number; seen: Buffer[]; close: () => void }> {
+  return udpDnsServer((msg) => reply(dnsPacket.decode(msg), msg) ?? []);
 }
 
 const answer = (q: ReturnType<typeof dnsPacket.decode>, o: { rcode?: string; id?: number; name?: string; a?: string } = {}): Buffer =>
@@ -77,7 +64,9 @@ describe('checkDnsInterception', () => {
     const srv = await serve((q) => [answer(q, { rcode: 'NXDOMAIN' })]);
     // The same port on 127.0.0.2, bound and silent (nothing bound would answer with ICMP at once).
     const quiet = dgram.createSocket('udp4');
-    sockets.push(quiet);
+    onTestFinished(() => {
+      quiet.close();
+    });
     await new Promise<void>((r) => quiet.bind(srv.port, '127.0.0.2', r));
     const t0 = Date.now();
     const r = await checkDnsInterception({ addresses: ['127.0.0.2', '127.0.0.1'], port: srv.port, timeoutMs: 2000 });
@@ -88,9 +77,8 @@ describe('checkDnsInterception', () => {
 
   test('nothing listening (ICMP port unreachable on loopback) is not a verdict', async () => {
     const srv = await serve(() => undefined);
-    const port = srv.port;
-    (sockets.pop() as dgram.Socket).close();
-    const r = await checkDnsInterception({ addresses: ['127.0.0.1'], port, timeoutMs: 500 });
+    srv.close();
+    const r = await checkDnsInterception({ addresses: ['127.0.0.1'], port: srv.port, timeoutMs: 500 });
     expect(r.answered).toBeNull();
   });
 });

@@ -24,9 +24,7 @@
  * This module only measures; when it may run (once per join; in strict mode
  * only with the user's consent) is privacy/dns-check.ts's decision.
  */
-import dgram from 'node:dgram';
-import net from 'node:net';
-import { dnsPacket } from '../dns/dns-packet.js';
+import { askOverUdp, decodedAnswer } from '../dns/ask-udp.js';
 
 /** The one name the check asks: a constant, under a TLD that can never exist. */
 export const CHECK_NAME = 'dns-intercept-check.invalid';
@@ -73,11 +71,11 @@ export function answerWords(o: Extract<AddressOutcome, { answered: true }>): str
  * timeout.
  */
 export async function checkDnsInterception(target: DnsCheckTarget = DEFAULT_DNS_CHECK): Promise<DnsCheckResult> {
-  const stops: (() => void)[] = [];
+  const stop = new AbortController();
   const outcomes = await Promise.all(
     target.addresses.map((a) =>
-      askOne(a, target.port, target.timeoutMs, (stop) => stops.push(stop)).then((o) => {
-        if (o.answered) for (const stop of stops) stop();
+      askOne(a, target, stop.signal).then((o) => {
+        if (o.answered) stop.abort();
         return o;
       }),
     ),
@@ -86,49 +84,15 @@ export async function checkDnsInterception(target: DnsCheckTarget = DEFAULT_DNS_
   return { answered, outcomes };
 }
 
-function askOne(address: string, port: number, timeoutMs: number, onStop: (stop: () => void) => void): Promise<AddressOutcome> {
-  return new Promise((resolve) => {
-    const family = net.isIP(address);
-    if (family === 0) {
-      resolve({ address, answered: false, detail: 'not an address' });
-      return;
-    }
-    const id = Math.floor(Math.random() * 0x10000);
-    const query = dnsPacket.encode({ type: 'query', id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'A', name: CHECK_NAME }] });
-    const socket = dgram.createSocket(family === 6 ? 'udp6' : 'udp4');
-    const t0 = Date.now();
-    let done = false;
-    const finish = (o: AddressOutcome): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      socket.close();
-      resolve(o);
-    };
-    const timer = setTimeout(() => finish({ address, answered: false, detail: `no answer in ${timeoutMs} ms (as on a network that leaves port 53 alone)` }), timeoutMs);
-    onStop(() => finish({ address, answered: false, detail: 'not waited for: another address answered' }));
-    socket.on('error', (err) => finish({ address, answered: false, detail: `not sent or not answered: ${err.message}` }));
-    socket.on('message', (msg, rinfo) => {
-      // Only the answer to this query counts: from the address asked, with its ID and its question.
-      if (rinfo.address !== address && rinfo.address !== `::ffff:${address}`) return;
-      let decoded: ReturnType<typeof dnsPacket.decode>;
-      try {
-        decoded = dnsPacket.decode(msg);
-      } catch {
-        return;
-      }
-      const q = decoded.questions?.[0];
-      if (decoded.type !== 'response' || decoded.id !== id || q?.name.toLowerCase() !== CHECK_NAME) return;
-      const addresses = (decoded.answers ?? []).filter((r) => r.type === 'A' || r.type === 'AAAA').map((r) => String((r as { data: unknown }).data));
-      const rcode = (msg[3] ?? 0) & 0xf;
-      finish({ address, answered: true, rcode: RCODES[rcode] ?? `RCODE ${rcode}`, addresses, afterMs: Date.now() - t0 });
-    });
-    // Connected: the kernel drops datagrams from anyone else, and an ICMP error for this query comes back as 'error'.
-    socket.connect(port, address, () => {
-      if (done) return;
-      socket.send(query, (err) => {
-        if (err) finish({ address, answered: false, detail: `not sent: ${err.message}` });
-      });
-    });
-  });
+async function askOne(address: string, target: DnsCheckTarget, signal: AbortSignal): Promise<AddressOutcome> {
+  // Only the answer to this query counts: from the address asked (the socket is connected), with its ID and its question.
+  const r = await askOverUdp({ host: address, port: target.port, name: CHECK_NAME, type: 'A', timeoutMs: target.timeoutMs, signal, read: decodedAnswer(CHECK_NAME) });
+  if (!r.answered) {
+    const detail = { 'not-an-address': 'not an address', timeout: `no answer in ${target.timeoutMs} ms (as on a network that leaves port 53 alone)`, stopped: 'not waited for: another address answered' };
+    return { address, answered: false, detail: r.why === 'failed' ? r.detail : detail[r.why] };
+  }
+  const { message, decoded } = r.answer;
+  const addresses = (decoded.answers ?? []).filter((a) => a.type === 'A' || a.type === 'AAAA').map((a) => String((a as { data: unknown }).data));
+  const rcode = (message[3] ?? 0) & 0xf;
+  return { address, answered: true, rcode: RCODES[rcode] ?? `RCODE ${rcode}`, addresses, afterMs: r.afterMs };
 }

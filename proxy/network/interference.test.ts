@@ -14,11 +14,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, onTestFinished, test } from 'vitest';
 import { dotstubArgv, netlabMissing, startNetlab, unboundIn, waitForListening, type Capture, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
-import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { startUnbound, unboundMissing, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
 
-const UNBOUND = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
-const missing = netlabMissing() ?? (fs.existsSync(UNBOUND) ? null : `${UNBOUND} is not installed (apt-get install unbound)`);
+const missing = netlabMissing() ?? unboundMissing();
 
 const LISTEN_PORT = 5300;
 

@@ -14,15 +14,13 @@
  *     watch reports it within the second; with the resolver down, glibc
  *     falls through to it and the name leaves in cleartext: the capture agrees.
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { skipWith } from '../../test-support/skips.js';
-import { DHCP_RESOLV_CONF, LAB_STATE, labProxyScript, nameLabMissing } from '../../test-support/name-lab.js';
-import { resolvedLabMissing, startLab, type Lab, type LabProcess } from '../../test-support/system-dns-lab.js';
-import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { DHCP_RESOLV_CONF, captureCleartext, labProxyScript, nameLabMissing, publicResolver, startLabProxy, takeOverFor } from '../../test-support/name-lab.js';
+import { resolvedLabMissing, labForTest, type Lab, type LabProcess } from '../../test-support/system-dns-lab.js';
 import type { LeakView } from './leak-watch.js';
 
 const missing = nameLabMissing();
-const STATE = LAB_STATE;
 const ORIGINAL = DHCP_RESOLV_CONF;
 
 /** The proxy as the product builds it, strict (no cleartext fallback of its own); prints its leak view whenever it changes. */
@@ -34,15 +32,6 @@ const PROXY = (ca: string): string =>
 let last = '';
 setInterval(() => { const v = JSON.stringify(proxy.leaks); if (v !== last) { last = v; console.log('LEAKS ' + v); } }, 50);`,
   });
-
-let lab: Lab | undefined;
-let unbound: UnboundServer | undefined;
-afterEach(async () => {
-  await unbound?.stop();
-  unbound = undefined;
-  await lab?.close();
-  lab = undefined;
-});
 
 function leaks(proxy: LabProcess): LeakView | null {
   const line = proxy.output().split('\n').filter((l) => l.startsWith('LEAKS ')).at(-1);
@@ -56,16 +45,13 @@ const sh = async (l: Lab, script: string): Promise<void> => {
 
 describe('the leak watch against captures (lab)', skipWith(missing), () => {
   test('a clean takeover reports 0 paths and nothing leaves; an IPv6 RDNSS server added to resolv.conf is reported as a bypass, and the capture shows a name leaving through it', async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL } });
-    const l = lab;
+    const l = await labForTest({ resolvConf: { text: ORIGINAL } });
     await sh(l, 'ip addr add fd00:99::2/64 dev veth0 nodad && ip addr add fd00:99::1/64 dev veth1 nodad');
     const lan = await l.zoneServer('10.99.0.1', 53, { 'printer.lan': { A: '10.99.0.7' } });
     const rdnss = await l.zoneServer('fd00:99::1', 53, { 'printer.lan': { A: '10.99.0.7' } });
-    unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80' }, launch: l.unboundLaunch(['127.0.0.1']) });
-    const capture = l.spawn(['tcpdump', '-n', '-U', '--immediate-mode', '-Z', 'root', '-i', 'any', '-w', '/run/cleartext.pcap', 'port 53 and not net 127.0.0.0/8']);
-    await capture.waitFor('listening on', 10_000);
-    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
-    await proxy.waitFor('PROXY-READY', 30_000);
+    const unbound = await publicResolver(l);
+    const capture = await captureCleartext(l);
+    const proxy = await startLabProxy(l, PROXY(unbound.pki.caPem));
 
     // Before the takeover: programs ask the LAN's resolver; the watch says so and claims no figure.
     await expect.poll(() => leaks(proxy)?.paths.map((p) => p.what), { timeout: 5000 }).toEqual(['nameserver 10.99.0.1']);
@@ -74,10 +60,8 @@ describe('the leak watch against captures (lab)', skipWith(missing), () => {
     expect(before?.cleanSince).toBeNull();
     expect(before?.paths.map((p) => p.what)).toEqual(['nameserver 10.99.0.1']);
 
-    const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1] as string;
-    const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', '']);
-    expect(on.code, on.stderr).toBe(0);
-    expect(on.stdout).toContain('backend: resolv.conf');
+    const on = await takeOverFor(l, proxy);
+    expect(on).toContain('backend: resolv.conf');
     // The watch re-reads on the write: 0 paths, clean since now.
     await expect.poll(() => leaks(proxy)?.paths.length, { timeout: 5000 }).toBe(0);
     const clean = leaks(proxy) as LeakView;
@@ -92,7 +76,6 @@ describe('the leak watch against captures (lab)', skipWith(missing), () => {
     expect(await l.exec(['getent', 'hosts', 'www.public.test'])).toMatchObject({ stdout: expect.stringContaining('192.0.2.80') as string });
     // The chosen resolver goes away: strict dotstub answers SERVFAIL, and there is no other server to fall through to.
     await unbound.stop();
-    unbound = undefined;
     expect((await l.exec(['getent', 'hosts', 'clean-probe.public.test'], { timeoutMs: 20_000 })).stdout).toBe('');
 
     // The OS adds the router's IPv6 resolver (RDNSS) after ours, as rdnssd does.
@@ -106,9 +89,7 @@ describe('the leak watch against captures (lab)', skipWith(missing), () => {
     // And it is a real path: with dotstub answering SERVFAIL, glibc asks the next server, in cleartext.
     await l.exec(['getent', 'hosts', 'leak-probe.public.test'], { timeoutMs: 20_000 });
 
-    await capture.signal('INT');
-    await capture.exited;
-    const names = (await l.exec(['tshark', '-r', '/run/cleartext.pcap', '-Y', 'dns.flags.response == 0', '-T', 'fields', '-e', 'dns.qry.name'])).stdout.trim().split('\n').filter(Boolean);
+    const names = await capture.queriedNames();
     console.log(JSON.stringify({ cleartextInCapture: names, lanAsked: lan.queries(), rdnssAsked: rdnss.queries(), bypassSeenMs: seenMs, clean: clean.cleanSince, bypass: bypass.paths }, null, 1));
     // While the watch said 0 paths, nothing left in cleartext; once it reported the RDNSS server, a name left through it.
     expect(names).not.toContain('www.public.test');
@@ -121,25 +102,20 @@ describe('the leak watch against captures (lab)', skipWith(missing), () => {
 
 describe('the leak watch behind systemd-resolved, against captures (lab)', skipWith(missing), () => {
   test("a link's search domain is reported, and the capture shows a public name with it glued on going there; once the link drops it, 0 paths and nothing leaves; a VPN link with ~. is reported, and the capture shows a public name going to it", { ...skipWith(resolvedLabMissing()), timeout: 120_000 }, async () => {
-    lab = await startLab({ resolvConf: { symlink: '../run/systemd/resolve/stub-resolv.conf' }, resolved: true });
-    const l = lab;
+    const l = await labForTest({ resolvConf: { symlink: '../run/systemd/resolve/stub-resolv.conf' }, resolved: true });
     await sh(l, 'resolvectl dns veth0 10.99.0.1 && resolvectl domain veth0 lan');
     const lan = await l.zoneServer('10.99.0.1', 53, { 'printer.lan': { A: '10.99.0.7' } });
     await sh(l, 'ip link add vpn0 type veth peer name vpn1 && ip addr add 10.98.0.1/24 dev vpn1 && ip link set vpn1 up');
     const vpn = await l.zoneServer('10.98.0.1', 53, { 'intranet.corp.example': { A: '10.98.0.9' } });
-    unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80', 'www2.public.test.': '192.0.2.81', 'www3.public.test.': '192.0.2.82' }, launch: l.unboundLaunch(['127.0.0.1']) });
-    const capture = l.spawn(['tcpdump', '-n', '-U', '--immediate-mode', '-Z', 'root', '-i', 'any', '-w', '/run/cleartext.pcap', 'port 53 and not net 127.0.0.0/8']);
-    await capture.waitFor('listening on', 10_000);
-    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
-    await proxy.waitFor('PROXY-READY', 30_000);
+    const unbound = await publicResolver(l, { 'www2.public.test.': '192.0.2.81', 'www3.public.test.': '192.0.2.82' });
+    const capture = await captureCleartext(l);
+    const proxy = await startLabProxy(l, PROXY(unbound.pki.caPem));
     const what = (): string[] | undefined => leaks(proxy)?.paths.map((p) => p.what);
 
     // Not taken over: resolved sends everything to the LAN's resolver.
     await expect.poll(what, { timeout: 5000 }).toEqual(['systemd-resolved not pointed at dotstub', 'search domain lan on veth0']);
-    const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1] as string;
-    const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', '']);
-    expect(on.code, on.stderr).toBe(0);
-    expect(on.stdout).toContain('backend: systemd-resolved');
+    const on = await takeOverFor(l, proxy);
+    expect(on).toContain('backend: systemd-resolved');
     // With dotstub on port 53 the takeover points glibc at dotstub itself, so the link's search domain is no path any
     // more: a public name with lan glued on (glibc's search on an IPv6-only lookup, NODATA for AAAA) is answered by dotstub.
     await expect.poll(what, { timeout: 5000 }).toEqual([]);
@@ -157,9 +133,7 @@ describe('the leak watch behind systemd-resolved, against captures (lab)', skipW
     const glibcAskedVpn = vpn.queries().includes('www3.public.test');
     await l.exec(['resolvectl', 'query', '--cache=no', 'www3.public.test'], { timeoutMs: 20_000 });
 
-    await capture.signal('INT');
-    await capture.exited;
-    const names = (await l.exec(['tshark', '-r', '/run/cleartext.pcap', '-Y', 'dns.flags.response == 0', '-T', 'fields', '-e', 'dns.qry.name'])).stdout.trim().split('\n').filter(Boolean);
+    const names = await capture.queriedNames();
     console.log(JSON.stringify({ backend: 'systemd-resolved', cleartextInCapture: names, lanAsked: lan.queries(), vpnAsked: vpn.queries() }, null, 1));
     // While no path was reported, no public name left (the glued form included); the one reported is one the capture shows used.
     expect(names.filter((n) => n.startsWith('www.public.test') || n.startsWith('www2.public.test'))).toEqual([]);

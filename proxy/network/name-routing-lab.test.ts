@@ -17,11 +17,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { skipWith } from '../../test-support/skips.js';
-import { DHCP_RESOLV_CONF, LAB_STATE, labProxyScript, nameLabMissing } from '../../test-support/name-lab.js';
-import { networkManagerLabMissing, resolvedLabMissing, startLab, type Lab, type LabOptions } from '../../test-support/system-dns-lab.js';
-import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { DHCP_RESOLV_CONF, LAB_STATE, captureCleartext, labProxyScript, nameLabMissing, publicResolver, startLabProxy, takeOverFor } from '../../test-support/name-lab.js';
+import { networkManagerLabMissing, resolvedLabMissing, labForTest, type Lab, type LabOptions } from '../../test-support/system-dns-lab.js';
 import type { QueryRecord } from '../engine/query-record.js';
 
 const missing = nameLabMissing();
@@ -30,15 +29,6 @@ const ORIGINAL = DHCP_RESOLV_CONF;
 
 /** The proxy as the product builds it (run-config's routing on), with the lab's journal directory; one JSON line per query record. */
 const PROXY = (ca: string): string => labProxyScript({ ca, mode: 'opportunistic', observe: `proxy.on('query', (r) => console.log('REC ' + JSON.stringify(r)));` });
-
-let lab: Lab | undefined;
-let unbound: UnboundServer | undefined;
-afterEach(async () => {
-  await unbound?.stop();
-  unbound = undefined;
-  await lab?.close();
-  lab = undefined;
-});
 
 async function getent(l: Lab, db: 'hosts' | 'ahosts' | 'ahostsv6', name: string): Promise<string> {
   return (await l.exec(['getent', db, name], { timeoutMs: 20_000 })).stdout;
@@ -95,8 +85,7 @@ const BACKENDS: readonly Backend[] = [
 
 describe.each(BACKENDS)('routing by name owner, $label (lab)', skipWith(missing), ({ label: describeLabel, backend, options, missing: backendMissing, lanUp, vpnUp, vpnDown }) => {
   test('local, VPN and private-reverse names resolve from their owner, none reaches the public resolver; dotstub sends no public name (nor a search-suffixed one) in cleartext; VPN up: its names within 1 s; VPN down: none in cleartext', { ...skipWith(backendMissing), timeout: 120_000 }, async () => {
-    lab = await startLab(options);
-    const l = lab;
+    const l = await labForTest(options);
     await lanUp?.(l);
     const lan = await l.zoneServer('10.99.0.1', 53, {
       'printer.lan': { A: '10.99.0.7' },
@@ -107,16 +96,12 @@ describe.each(BACKENDS)('routing by name owner, $label (lab)', skipWith(missing)
     const nm = options.networkManager ? 'sleep 0.3 && nmcli device set vpn0 managed no && nmcli device set vpn1 managed no && ' : '';
     await sh(l, `ip link add vpn0 type veth peer name vpn1 && ${nm}ip addr add 10.98.0.1/24 dev vpn1 && ip link set vpn1 up`);
     const vpn = await l.zoneServer('10.98.0.1', 53, { 'intranet.corp.example': { A: '10.98.0.9' } });
-    unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80' }, launch: l.unboundLaunch(['127.0.0.1']) });
-    const capture = l.spawn(['tcpdump', '-n', '-U', '--immediate-mode', '-Z', 'root', '-i', 'any', '-w', '/run/cleartext.pcap', 'port 53 and not net 127.0.0.0/8']);
-    await capture.waitFor('listening on', 10_000);
+    const unbound = await publicResolver(l);
+    const capture = await captureCleartext(l);
 
-    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
-    await proxy.waitFor('PROXY-READY', 30_000);
-    const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1] as string;
-    const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', '']);
-    expect(on.code, on.stderr).toBe(0);
-    expect(on.stdout).toContain(`backend: ${backend}`);
+    const proxy = await startLabProxy(l, PROXY(unbound.pki.caPem));
+    const on = await takeOverFor(l, proxy);
+    expect(on).toContain(`backend: ${backend}`);
     if (backend !== 'systemd-resolved') expect(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m);
     await new Promise((r) => setTimeout(r, 300)); // the router re-reads on the resolv.conf write
 
@@ -159,9 +144,7 @@ describe.each(BACKENDS)('routing by name owner, $label (lab)', skipWith(missing)
     const recordsBeforeDown = proxy.output().split('\n').filter((x) => x.startsWith('REC ')).length;
     await check('hosts', 'intranet.corp.example', null);
 
-    await capture.signal('INT');
-    await capture.exited;
-    const names = (await l.exec(['tshark', '-r', '/run/cleartext.pcap', '-Y', 'dns.flags.response == 0', '-T', 'fields', '-e', 'dns.qry.name'])).stdout.trim().split('\n').filter(Boolean);
+    const names = await capture.queriedNames();
     const records = proxy.output().split('\n').filter((x) => x.startsWith('REC ')).map((x) => JSON.parse(x.slice(4)) as QueryRecord);
     const sentClear = records.filter((r) => r.route?.kind === 'link');
     const toPublic = records.filter((r) => r.route === undefined && r.source !== 'local');
@@ -195,14 +178,12 @@ describe.each(BACKENDS)('routing by name owner, $label (lab)', skipWith(missing)
  * held by a running process with its rewrite watch, as the service runs it.
  */
 async function heldTakeover() {
-  lab = await startLab({ resolvConf: { text: ORIGINAL } });
-  const l = lab;
+  const l = await labForTest({ resolvConf: { text: ORIGINAL } });
   const lan = await l.zoneServer('10.99.0.1', 53, { 'printer.lan': { A: '10.99.0.7' } });
   await sh(l, 'ip link add vpn0 type veth peer name vpn1 && ip addr add 10.98.0.1/24 dev vpn1 && ip link set vpn1 up');
   const vpn = await l.zoneServer('10.98.0.1', 53, { 'intranet.corp.example': { A: '10.98.0.9' } });
-  unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80' }, launch: l.unboundLaunch(['127.0.0.1']) });
-  const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
-  await proxy.waitFor('PROXY-READY', 30_000);
+  const unbound = await publicResolver(l);
+  const proxy = await startLabProxy(l, PROXY(unbound.pki.caPem));
   const held = l.spawnDotstub(['system-dns', 'enable', '--state-dir', STATE, '--check-name', '']);
   await held.waitFor('private DNS enabled');
   return { l, lan, vpn, proxy, held };
@@ -291,8 +272,7 @@ describe('routing by name owner, a VPN that registers with resolvconf while dots
 
 describe('routing by name owner, an IPv6-only LAN (lab)', skipWith(missing), () => {
   test("with a ULA-addressed resolver (fd00:99::1): local names and their ULA reverse (d.f.ip6.arpa) from the LAN's resolver, search-suffixed public names answered here, only owned names in cleartext", async () => {
-    lab = await startLab({ resolvConf: { text: '# from RA/DHCPv6\nnameserver fd00:99::1\nsearch lan\noptions timeout:1 attempts:1\n' } });
-    const l = lab;
+    const l = await labForTest({ resolvConf: { text: '# from RA/DHCPv6\nnameserver fd00:99::1\nsearch lan\noptions timeout:1 attempts:1\n' } });
     // The LAN as IPv6 only: no IPv4 on it, ULA addresses (nodad: usable at once).
     await sh(l, 'ip addr flush dev veth0 && ip addr flush dev veth1 && ip addr add fd00:99::2/64 dev veth0 nodad && ip addr add fd00:99::1/64 dev veth1 nodad');
     const nasReverse = `8.${'0.'.repeat(23)}9.9.0.0.0.0.d.f.ip6.arpa`; // fd00:99::8
@@ -301,14 +281,10 @@ describe('routing by name owner, an IPv6-only LAN (lab)', skipWith(missing), () 
       'nas.home.arpa': { AAAA: 'fd00:99::8' },
       [nasReverse]: { PTR: 'nas.home.arpa' },
     });
-    unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80' }, launch: l.unboundLaunch(['127.0.0.1']) });
-    const capture = l.spawn(['tcpdump', '-n', '-U', '--immediate-mode', '-Z', 'root', '-i', 'any', '-w', '/run/cleartext.pcap', 'port 53 and not net 127.0.0.0/8']);
-    await capture.waitFor('listening on', 10_000);
-    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
-    await proxy.waitFor('PROXY-READY', 30_000);
-    const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1] as string;
-    const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', '']);
-    expect(on.code, on.stderr).toBe(0);
+    const unbound = await publicResolver(l);
+    const capture = await captureCleartext(l);
+    const proxy = await startLabProxy(l, PROXY(unbound.pki.caPem));
+    await takeOverFor(l, proxy);
     await new Promise((r) => setTimeout(r, 300));
 
     expect(await getent(l, 'ahostsv6', 'printer.lan')).toContain('fd00:99::7');
@@ -317,9 +293,7 @@ describe('routing by name owner, an IPv6-only LAN (lab)', skipWith(missing), () 
     expect(await getent(l, 'hosts', 'fd00:99::8')).toContain('nas.home.arpa');
     expect(await getent(l, 'ahostsv6', 'www.public.test')).toContain('::ffff:192.0.2.80');
 
-    await capture.signal('INT');
-    await capture.exited;
-    const names = (await l.exec(['tshark', '-r', '/run/cleartext.pcap', '-Y', 'dns.flags.response == 0', '-T', 'fields', '-e', 'dns.qry.name'])).stdout.trim().split('\n').filter(Boolean);
+    const names = await capture.queriedNames();
     const records = proxy.output().split('\n').filter((x) => x.startsWith('REC ')).map((x) => JSON.parse(x.slice(4)) as QueryRecord);
     console.log(JSON.stringify({ ipv6: true, cleartextInCapture: names, lanAsked: lan.queries(), toPublic: records.filter((r) => r.route === undefined && r.source !== 'local').map((r) => `${r.name} ${r.type}`) }, null, 1));
     expect(new Set(names)).toEqual(new Set(lan.queries()));
@@ -333,8 +307,7 @@ describe('routing by name owner, a NetworkManager VPN (lab)', skipWith(missing),
   const nmMissing = networkManagerLabMissing();
   test("the VPN's own addresses reverse-resolve from the VPN's resolver through dotstub, as they did before it (none of them sent to the LAN's resolver or the public one); down, they are no longer its; back up, its again within a second", { ...skipWith(nmMissing), timeout: 120_000 }, async () => {
     // NetworkManager writes resolv.conf (the LAN: DNS 10.99.0.1, search lan).
-    lab = await startLab({ resolvConf: { text: '# NetworkManager writes this\n' }, networkManager: { dns: 'default', dnsSearch: 'lan' } });
-    const l = lab;
+    const l = await labForTest({ resolvConf: { text: '# NetworkManager writes this\n' }, networkManager: { dns: 'default', dnsSearch: 'lan' } });
     const lan = await l.zoneServer('10.99.0.1', 53, { '8.0.99.10.in-addr.arpa': { PTR: 'nas.home.arpa' } });
     // The VPN's far end (its resolver, 10.8.0.1) stays NetworkManager's to ignore; vpn0 is the VPN's link, with NetworkManager's profile
     // as a VPN's: its address 10.8.0.2/24, the route 10.8.0.0/16 over it, its resolver ahead of the LAN's (dns-priority 50), no default route.
@@ -355,13 +328,10 @@ describe('routing by name owner, a NetworkManager VPN (lab)', skipWith(missing),
     const lanBefore = lan.queries().length;
     const vpnBefore = vpn.queries().length;
 
-    unbound = await startUnbound({ names: 0, port: 853, extra: { 'www.public.test.': '192.0.2.80' }, launch: l.unboundLaunch(['127.0.0.1']) });
-    const proxy = l.spawn([process.execPath, '--import', 'tsx', '--input-type=module', '-e', PROXY(unbound.pki.caPem)]);
-    await proxy.waitFor('PROXY-READY', 30_000);
-    const pid = /^LABPID (\d+)$/m.exec(proxy.output())?.[1] as string;
-    const on = await l.dotstub(['system-dns', 'enable', '--owner-pid', pid, '--state-dir', STATE, '--check-name', '']);
-    expect(on.code, on.stderr).toBe(0);
-    expect(on.stdout).toContain('backend: networkmanager');
+    const unbound = await publicResolver(l);
+    const proxy = await startLabProxy(l, PROXY(unbound.pki.caPem));
+    const on = await takeOverFor(l, proxy);
+    expect(on).toContain('backend: networkmanager');
     expect(fs.readFileSync(path.join(l.etc, 'resolv.conf'), 'utf8')).toMatch(/^nameserver 127\.0\.0\.1$/m);
 
     // With private DNS on: the VPN's address (its own /24) and one only routed over it (the /16) ask the VPN's resolver; the LAN's its own.

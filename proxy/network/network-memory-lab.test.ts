@@ -20,13 +20,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, onTestFinished, test } from 'vitest';
-import { dotstubArgv, netlabMissing, startNetlab, unboundIn, type Netlab } from '../../test-support/netlab.js';
-import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { firstAnswer as firstAnswerOf, startLabDotstub } from '../../test-support/lab-dotstub.js';
+import { netlabMissing, startNetlab, unboundIn, type Netlab } from '../../test-support/netlab.js';
+import { networkJoiner } from '../../test-support/netlab-join.js';
+import { startUnbound, unboundMissing, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
 import { DEFAULT_POOL_OPTIONS } from '../upstream/pool/options.js';
 
-const UNBOUND = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
-const missing = netlabMissing() ?? (fs.existsSync(UNBOUND) ? null : `${UNBOUND} is not installed (apt-get install unbound)`);
+const missing = netlabMissing() ?? unboundMissing();
 
 const LISTEN_PORT = 5300;
 const HOME_MAC = '02:53:00:00:01:01'; // the router's client-side MAC as netlab makes it
@@ -63,77 +64,27 @@ test(
   { ...skipWith(missing), timeout: 90_000 },
   async () => {
     const a = lab.addresses;
-    const configDir = path.join(lab.dir, 'config');
-    const readyFile = path.join(lab.dir, 'ready.json');
-    const proc = lab.client.spawn(
-      dotstubArgv([
-        '--listen', `127.0.0.1:${LISTEN_PORT}`,
-        '--resolver', `${a.server4}:853#dns.test`,
-        '--doh', 'https://dns.test:443/dns-query',
-        '--ca', unbound.pki.caFile,
-        '--strict',
-        '--control', '127.0.0.1:0',
-        '--config-dir', configDir,
-        '--ready-file', readyFile,
-      ]),
-    );
-    onTestFinished(() => proc.stop());
-    const deadline = Date.now() + 20_000;
-    while (!fs.existsSync(readyFile)) {
-      if (Date.now() > deadline || proc.child.exitCode !== null) throw new Error(`dotstub did not start in the lab:\n${proc.output()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const ready = JSON.parse(fs.readFileSync(readyFile, 'utf8')) as { control: string; token: string };
-    const status = async (): Promise<Status> => {
-      const r = await lab.client.exec(['curl', '-sS', '--max-time', '2', '-H', `Authorization: Bearer ${ready.token}`, `${ready.control}/api/status`]);
-      if (r.code !== 0) throw new Error(`status: ${r.stderr}`);
-      return JSON.parse(r.stdout) as Status;
-    };
+    const d = await startLabDotstub(lab, {
+      args: ['--listen', `127.0.0.1:${LISTEN_PORT}`, '--resolver', `${a.server4}:853#dns.test`, '--doh', 'https://dns.test:443/dns-query', '--ca', unbound.pki.caFile, '--strict'],
+      networkChecks: false,
+    });
+    onTestFinished(() => d.stop());
     const waitFor = async (pred: (s: Status) => boolean, ms: number, what: string): Promise<Status> => {
       const end = Date.now() + ms;
       for (;;) {
-        const s = await status();
+        const s = await d.get<Status>('/api/status');
         if (pred(s)) return s;
-        if (Date.now() > end) throw new Error(`${what} not within ${ms} ms; last status ${JSON.stringify(s)}\n${proc.output()}`);
+        if (Date.now() > end) throw new Error(`${what} not within ${ms} ms; last status ${JSON.stringify(s)}\n${d.proc.output()}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     };
-    /** dig through dotstub: the answer's status, and when it came (test clock, ms). */
-    const dig = async (name: string): Promise<{ status: string; answeredAt: number }> => {
+    const firstAnswer = (name: string): ReturnType<typeof firstAnswerOf> => firstAnswerOf(lab, d, LISTEN_PORT, name);
+    const dig = async (name: string): Promise<{ status: string }> => {
       const r = await lab.client.exec(['dig', '@127.0.0.1', '-p', String(LISTEN_PORT), '+time=10', '+tries=1', '+nocookie', name, 'A']);
-      return { status: /status: (\w+)/.exec(r.stdout)?.[1] ?? 'NO ANSWER', answeredAt: Date.now() };
-    };
-    /** Asks (as an application retrying would) until the first answer: when it came, and what came before it. */
-    const firstAnswer = async (name: string): Promise<{ answeredAt: number; askedAt: number; before: string[] }> => {
-      const before: string[] = [];
-      const askedAt = Date.now();
-      while (Date.now() - askedAt < 15_000) {
-        const r = await dig(name);
-        if (r.status === 'NOERROR') return { answeredAt: r.answeredAt, askedAt, before };
-        before.push(r.status);
-        await new Promise((res) => setTimeout(res, 100));
-      }
-      throw new Error(`no answer for ${name} in 15 s: ${before.join(', ')}\n${proc.output()}`);
+      return { status: /status: (\w+)/.exec(r.stdout)?.[1] ?? 'NO ANSWER' };
     };
     const drop853 = async (): Promise<() => Promise<void>> => lab.iptables(['-I', 'FORWARD', '-p', 'tcp', '--dport', '853', '-j', 'DROP'], 'both');
-    let extra = 0;
-    /** Joins the network behind the gateway with `mac`: the router takes it, the client learns it, an address comes up. Returns when. */
-    const join = async (mac: string, o: { readonly arpKnown: boolean } = { arpKnown: true }): Promise<number> => {
-      const ok = (r: { code: number | null; stderr: string }, what: string): void => {
-        if (r.code !== 0) throw new Error(`${what}: ${r.stderr}`);
-      };
-      ok(await lab.router.exec(['ip', 'link', 'set', 'dev', 'lan0', 'address', mac]), 'router MAC');
-      // As a laptop rejoining: the gateway's MAC is learnt from the first traffic through it (ARP), not known at the change.
-      if (o.arpKnown) ok(await lab.client.exec(['ip', 'neigh', 'replace', a.routerClientSide4, 'lladdr', mac, 'dev', 'eth0', 'nud', 'reachable']), 'client neighbour');
-      else ok(await lab.client.exec(['ip', 'neigh', 'flush', 'dev', 'eth0']), 'client neighbours forgotten');
-      if (extra > 0) ok(await lab.client.exec(['ip', 'addr', 'del', `10.53.1.${100 + extra}/32`, 'dev', 'eth0']), 'old address');
-      extra++;
-      ok(await lab.client.exec(['ip', 'addr', 'add', `10.53.1.${100 + extra}/32`, 'dev', 'eth0']), 'new address');
-      const at = Date.now();
-      // The watch settles kernel events for 100 ms before it looks: ask once it has.
-      await new Promise((r) => setTimeout(r, 300));
-      return at;
-    };
+    const join = networkJoiner(lab);
 
     // Home: DoT.
     await waitFor((s) => s.transport === 'dot' && s.state === 'private', 10_000, 'private over DoT at home');
@@ -149,7 +100,7 @@ test(
 
     // Remembered, under the café's key only, with nothing identifying but the hashed key and the gateway's address.
     const memory = (): Record<string, { worked?: string; port853?: { kind: string }; label?: string }> =>
-      (JSON.parse(fs.readFileSync(path.join(configDir, 'networks.json'), 'utf8')) as { networks: Record<string, { worked?: string; port853?: { kind: string } }> }).networks;
+      (JSON.parse(fs.readFileSync(path.join(d.configDir, 'networks.json'), 'utf8')) as { networks: Record<string, { worked?: string; port853?: { kind: string } }> }).networks;
     const cafe = Object.entries(memory()).find(([, e]) => e.port853);
     expect(cafe?.[1]).toMatchObject({ worked: 'doh', port853: { kind: 'dropped' }, label: `gateway ${a.routerClientSide4}` });
     expect(cafe?.[0]).toMatch(/^[0-9a-f]{32}$/);

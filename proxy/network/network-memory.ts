@@ -29,6 +29,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomicSync } from '../files/config-file.js';
 import type { FailureKind } from './classify.js';
+import type { Designation } from './ddr.js';
 import type { LocalNamesPolicy } from './name-owners.js';
 
 /** The memory keeps this many networks; the least recently seen go first. */
@@ -86,15 +87,8 @@ export interface NetworkMemoryEntry {
   readonly importedAt?: string;
 }
 
-/** What the network's resolver designated, as remembered (network/ddr.ts's Designation). */
-export interface DdrOffer {
-  readonly name: string;
-  readonly protocol: 'dot';
-  readonly port: number;
-  readonly addresses: readonly string[];
-  readonly dohUrl?: string;
-  readonly verifiedFor: string;
-}
+/** What the network's resolver designated, as remembered: network/ddr.ts's Designation, the offer it verified. */
+export type DdrOffer = Designation;
 
 interface DdrMemory {
   readonly checkedAt: string;

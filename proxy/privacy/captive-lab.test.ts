@@ -18,11 +18,10 @@
  * names; after POST /login `private` within 10 s, with no cleartext DNS
  * afterwards and no cleartext answer left in the cache.
  */
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startHotspot as startLabHotspot, type Hotspot } from '../../test-support/hotspot-lab.js';
 import { netlabMissing, startNetlab, unboundIn, type DnsPacket, type Netlab, type NetlabProcess } from '../../test-support/netlab.js';
-import { startLabDotstub } from '../../test-support/lab-dotstub.js';
+import { labClientArgs, startLabDotstub } from '../../test-support/lab-dotstub.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
 import { DDR_NAME } from '../network/ddr.js';
@@ -65,13 +64,8 @@ interface Run {
   stop(): Promise<void>;
 }
 
-let runs = 0;
 async function startDotstubInClient(mode: 'strict' | 'opportunistic'): Promise<Run> {
-  const a = lab.addresses;
-  const d = await startLabDotstub(lab, {
-    dir: path.join(lab.dir, `captive-${runs++}`),
-    args: ['--listen', `127.0.0.1:${LISTEN_PORT}`, '--resolver', `${a.server4}:853#dns.test`, '--doh', 'https://dns.test:443/dns-query', '--ca', unbound.pki.caFile, `--${mode}`, '--network-dns', a.routerClientSide4],
-  });
+  const d = await startLabDotstub(lab, { args: [...labClientArgs(lab, { listenPort: LISTEN_PORT, ca: unbound.pki.caFile, mode }), '--doh', 'https://dns.test:443/dns-query'] });
   const proc = d.proc;
   const status = (): Promise<Status> => d.get<Status>('/api/status');
   return {

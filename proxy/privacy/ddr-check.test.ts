@@ -10,17 +10,13 @@
  * rejoin; left when the network is; a result from a network we've left is
  * not written to the next one.
  */
-import dgram from 'node:dgram';
-import fs from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, onTestFinished, test } from 'vitest';
 import { dnsPacket } from '../dns/dns-packet.js';
-import { CurrentNetwork } from '../network/current-network.js';
+import type { CurrentNetwork } from '../network/current-network.js';
 import type { NetworkServer } from '../network/network-resolver.js';
 import type { DdrOffer } from '../network/network-memory.js';
 import type { AuthMode } from '../upstream/auth-policy.js';
+import { networkWithKey, udpDnsServer } from '../../test-support/network-check-rig.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { DdrCheck } from './ddr-check.js';
 
@@ -41,27 +37,15 @@ function svcb(target: string, port: number): Buffer {
 
 /** The network's resolver on loopback: answers the SVCB question (after `delayMs`), counts the questions. */
 async function networkResolver(o: { delayMs?: number; at?: string } = {}): Promise<{ server: NetworkServer; queries: () => number }> {
-  const s = dgram.createSocket('udp4');
-  onTestFinished(() => {
-    s.close();
-  });
-  let n = 0;
-  s.on('message', (msg, rinfo) => {
-    n++;
-    const q = dnsPacket.decode(msg);
-    const answers = [{ type: 'UNKNOWN_64' as 'A', name: '_dns.resolver.arpa', ttl: 300, data: svcb('dns.test', dot.port) as unknown as string }];
-    const out = dnsPacket.encode({ type: 'response', id: q.id ?? 0, flags: dnsPacket.RECURSION_DESIRED, questions: q.questions ?? [], answers });
-    setTimeout(() => s.send(out, rinfo.port, rinfo.address), o.delayMs ?? 0);
-  });
-  const at = o.at ?? '127.0.0.1';
-  await new Promise<void>((r) => s.bind(0, at, r));
-  return { server: { host: at, port: (s.address() as AddressInfo).port }, queries: () => n };
-}
-
-function network(key: { current: string }): CurrentNetwork {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-ddr-check-'));
-  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return new CurrentNetwork({ file: path.join(dir, 'networks.json'), identify: () => ({ key: key.current, final: true }), gateway: () => '10.53.1.1' });
+  const srv = await udpDnsServer(
+    (msg) => {
+      const q = dnsPacket.decode(msg);
+      const answers = [{ type: 'UNKNOWN_64' as 'A', name: '_dns.resolver.arpa', ttl: 300, data: svcb('dns.test', dot.port) as unknown as string }];
+      return [dnsPacket.encode({ type: 'response', id: q.id ?? 0, flags: dnsPacket.RECURSION_DESIRED, questions: q.questions ?? [], answers })];
+    },
+    { delayMs: o.delayMs ?? 0, ...(o.at ? { at: o.at } : {}) },
+  );
+  return { server: { host: srv.host, port: srv.port }, queries: () => srv.seen.length };
 }
 
 function rig(mode: () => AuthMode, server: NetworkServer, net: CurrentNetwork): { check: DdrCheck; used: (DdrOffer | null)[] } {
@@ -74,7 +58,7 @@ function rig(mode: () => AuthMode, server: NetworkServer, net: CurrentNetwork): 
 test('opportunistic mode: asked once per network joined, the verified offer remembered for it; nothing used until chosen, then at once, and again from the memory on a rejoin', async () => {
   const resolver = await networkResolver();
   const key = { current: 'aaaa' };
-  const net = network(key);
+  const net = networkWithKey(key);
   net.start();
   const { check, used } = rig(() => 'opportunistic', resolver.server, net);
   check.start();
@@ -109,7 +93,7 @@ test('opportunistic mode: asked once per network joined, the verified offer reme
 test('strict mode: not one question until the user allows local names on this network, or chose its own resolver before', async () => {
   const resolver = await networkResolver();
   const key = { current: 'aaaa' };
-  const net = network(key);
+  const net = networkWithKey(key);
   net.start();
   const { check } = rig(() => 'strict', resolver.server, net);
   check.start();
@@ -135,7 +119,7 @@ test('strict mode: not one question until the user allows local names on this ne
 test("an answer that comes after the network changed is not written to the next one's memory", async () => {
   const resolver = await networkResolver({ delayMs: 300 });
   const key = { current: 'aaaa' };
-  const net = network(key);
+  const net = networkWithKey(key);
   net.start();
   const { check } = rig(() => 'opportunistic', resolver.server, net);
   check.start();
@@ -152,7 +136,7 @@ test("an answer that comes after the network changed is not written to the next 
 test('a network resolver at 127.0.0.2 designating dns.test at 127.0.0.1, whose certificate names 127.0.0.1 only: refused, with why; nothing offered, nothing used even if chosen before', async () => {
   const resolver = await networkResolver({ at: '127.0.0.2' });
   const key = { current: 'aaaa' };
-  const net = network(key);
+  const net = networkWithKey(key);
   net.start();
   net.remember('aaaa', { ownResolver: 'use' });
   const { check, used } = rig(() => 'opportunistic', resolver.server, net);

@@ -65,16 +65,21 @@ export interface DdrCheckInit {
   readonly discover?: (server: NetworkServer, o: DdrOptions) => Promise<DdrResult>;
 }
 
-/** The question for the network's own resolver, asked once per network joined (once-per-join.ts), and the choice applied. */
-export class DdrCheck {
-  readonly #o: DdrCheckInit;
-  readonly #runs: OncePerJoin<DdrResult>;
+/**
+ * The question for the network's own resolver, asked once per network joined
+ * (once-per-join.ts: start, stop, settingsChanged, settled), and the choice
+ * applied: the remembered offer, or the user's own resolver.
+ */
+export class DdrCheck extends OncePerJoin<DdrResult> {
+  readonly #options: DdrCheckInit['options'];
+  readonly #mode: () => AuthMode;
 
   constructor(init: DdrCheckInit) {
-    this.#o = init;
     const discover = init.discover ?? discoverDesignatedResolver;
     const network = init.network;
-    this.#runs = new OncePerJoin({
+    // Called only while the check runs (on start and on each change of the network or its choices).
+    const apply = (): void => init.use(network.ownResolver());
+    super({
       network,
       allowed: () => {
         if (!init.options) return false;
@@ -88,35 +93,16 @@ export class DdrCheck {
       },
       done: (result) => {
         network.ddrChecked(result);
-        this.#apply();
+        apply();
       },
-      changed: () => this.#apply(),
+      changed: apply,
     });
+    this.#options = init.options;
+    this.#mode = init.mode;
   }
 
   get policy(): DdrPolicy {
-    if (!this.#o.options) return 'off';
-    return this.#o.mode() === 'strict' ? 'where-local-names-allowed' : 'every-network';
-  }
-
-  start(): void {
-    this.#runs.start();
-  }
-
-  stop(): void {
-    this.#runs.stop();
-  }
-
-  settingsChanged(): void {
-    this.#runs.settingsChanged();
-  }
-
-  settled(): Promise<void> {
-    return this.#runs.settled();
-  }
-
-  /** The choice for the network we're on, applied (the remembered offer, or the user's own resolver). */
-  #apply(): void {
-    if (this.#runs.running) this.#o.use(this.#o.network.ownResolver());
+    if (!this.#options) return 'off';
+    return this.#mode() === 'strict' ? 'where-local-names-allowed' : 'every-network';
   }
 }

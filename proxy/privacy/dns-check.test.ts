@@ -7,40 +7,24 @@
  * network; a result measured on a network we've left is not written to the
  * next one.
  */
-import dgram from 'node:dgram';
-import fs from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { expect, onTestFinished, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { dnsPacket } from '../dns/dns-packet.js';
-import { CurrentNetwork } from '../network/current-network.js';
 import type { DnsCheckTarget } from '../network/dns-interception.js';
 import type { AuthMode } from '../upstream/auth-policy.js';
+import { networkWithKey, udpDnsServer } from '../../test-support/network-check-rig.js';
 import { DnsCheck } from './dns-check.js';
 
 /** An interceptor on loopback: answers NXDOMAIN to each query after `delayMs` (the first `answer` queries only), and counts them. */
 async function interceptor(o: { delayMs?: number; answer?: number } = {}): Promise<{ target: DnsCheckTarget; queries: () => number }> {
-  const s = dgram.createSocket('udp4');
-  onTestFinished(() => {
-    s.close();
-  });
-  let n = 0;
-  s.on('message', (msg, rinfo) => {
-    n++;
-    if (n > (o.answer ?? Infinity)) return;
-    const q = dnsPacket.decode(msg);
-    const out = dnsPacket.encode({ type: 'response', id: q.id ?? 0, flags: 3, questions: q.questions ?? [] });
-    setTimeout(() => s.send(out, rinfo.port, rinfo.address), o.delayMs ?? 0);
-  });
-  await new Promise<void>((r) => s.bind(0, '127.0.0.1', r));
-  return { target: { addresses: ['127.0.0.1'], port: (s.address() as AddressInfo).port, timeoutMs: 400 }, queries: () => n };
-}
-
-function network(key: { current: string }): CurrentNetwork {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-dns-check-'));
-  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return new CurrentNetwork({ file: path.join(dir, 'networks.json'), identify: () => ({ key: key.current, final: true }), gateway: () => '10.53.1.1' });
+  const srv = await udpDnsServer(
+    (msg) => {
+      if (srv.seen.length > (o.answer ?? Infinity)) return [];
+      const q = dnsPacket.decode(msg);
+      return [dnsPacket.encode({ type: 'response', id: q.id ?? 0, flags: 3, questions: q.questions ?? [] })];
+    },
+    { delayMs: o.delayMs ?? 0 },
+  );
+  return { target: { addresses: ['127.0.0.1'], port: srv.port, timeoutMs: 400 }, queries: () => srv.seen.length };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -48,7 +32,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 test('opportunistic mode: one check per network joined, remembered for it; nothing else runs it again', async () => {
   const srv = await interceptor();
   const key = { current: 'aaaa' };
-  const net = network(key);
+  const net = networkWithKey(key);
   net.start();
   const check = new DnsCheck({ network: net, mode: () => 'opportunistic', target: srv.target });
   check.start();
@@ -74,7 +58,7 @@ test('opportunistic mode: one check per network joined, remembered for it; nothi
 
 test('strict mode: not one query until the user allows local names on this network; then one', async () => {
   const srv = await interceptor();
-  const net = network({ current: 'cccc' });
+  const net = networkWithKey({ current: 'cccc' });
   net.start();
   let mode: AuthMode = 'strict';
   const check = new DnsCheck({ network: net, mode: () => mode, target: srv.target });
@@ -92,7 +76,7 @@ test('strict mode: not one query until the user allows local names on this netwo
   check.stop();
   net.stop();
   // Strict → opportunistic on a network nobody allowed: checked at once.
-  const other = network({ current: 'dddd' });
+  const other = networkWithKey({ current: 'dddd' });
   other.start();
   mode = 'strict';
   const c2 = new DnsCheck({ network: other, mode: () => mode, target: srv.target });
@@ -111,7 +95,7 @@ test("a result measured on a network we've left is not written to the next one; 
   // Answers the first query late (after the move), and nothing after it.
   const srv = await interceptor({ delayMs: 150, answer: 1 });
   const key = { current: 'eeee' };
-  const net = network(key);
+  const net = networkWithKey(key);
   net.start();
   const check = new DnsCheck({ network: net, mode: () => 'opportunistic', target: srv.target });
   check.start();

@@ -39,42 +39,22 @@ export interface DnsCheckInit {
   readonly check?: (target: DnsCheckTarget) => Promise<DnsCheckResult>;
 }
 
-/** The DNS-interception check, run once per network joined (once-per-join.ts), where strict mode allows it. */
-export class DnsCheck {
+/** The DNS-interception check, run once per network joined (once-per-join.ts: start, stop, settingsChanged, settled), where strict mode allows it. */
+export class DnsCheck extends OncePerJoin<DnsCheckResult> {
   readonly #mode: () => AuthMode;
-  readonly #runs: OncePerJoin<DnsCheckResult>;
 
   constructor(init: DnsCheckInit) {
     const check = init.check ?? checkDnsInterception;
-    this.#mode = init.mode;
-    this.#runs = new OncePerJoin({
+    super({
       network: init.network,
       allowed: () => init.mode() !== 'strict' || init.network.localNames() === 'allow',
       measure: () => check(init.target),
       done: (result) => init.network.dnsChecked(result),
     });
+    this.#mode = init.mode;
   }
 
   get policy(): DnsCheckPolicy {
     return this.#mode() === 'strict' ? 'where-local-names-allowed' : 'every-network';
-  }
-
-  /** The proxy started: the network we're on is checked (once its key is known, and strict mode allows it). */
-  start(): void {
-    this.#runs.start();
-  }
-
-  stop(): void {
-    this.#runs.stop();
-  }
-
-  /** Settings changed (strict → opportunistic allows a check this join had not been allowed). */
-  settingsChanged(): void {
-    this.#runs.settingsChanged();
-  }
-
-  /** Settles once the check under way (if any) is written. */
-  settled(): Promise<void> {
-    return this.#runs.settled();
   }
 }

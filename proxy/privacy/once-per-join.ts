@@ -1,7 +1,8 @@
 /**
  * When a check of the network runs: the one rule the DNS-interception check
  * (dns-check.ts) and the question for the network's own resolver
- * (ddr-check.ts) share, so it is written once.
+ * (ddr-check.ts) share, so it is written once: each check is a OncePerJoin
+ * with its own `allowed`, measurement and `done`.
  *
  *   - once per network joined (start, or a change of network), once its key
  *     is known (what it finds is remembered under that key, and a key that

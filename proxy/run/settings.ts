@@ -7,7 +7,7 @@
  * hand edit is reported instead of ignored.
  */
 import path from 'node:path';
-import { issueFields, JsonConfigFile, type ConfigProblem } from '../files/config-file.js';
+import { invalidFields, issueFields, JsonConfigFile, type ConfigProblem } from '../files/config-file.js';
 import { DEFAULT_POOL_OPTIONS } from '../upstream/pool/options.js';
 import { settingsSchemas, type Settings, type SettingsPatch } from '../config/settings-schema.js';
 import { lazily } from '../files/zod.js';
@@ -55,8 +55,7 @@ function settingsFile(configDir: string): JsonConfigFile<SettingsPatch> {
     }
     const r = schemas().SettingsPatchSchema.safeParse(raw);
     if (r.success) return { ok: true, value: r.data };
-    const f = issueFields(r.error.issues);
-    return { ok: false, message: `invalid settings: ${Object.entries(f).map(([k, v]) => `${k}: ${v}`).join('; ')}`, fields: f };
+    return invalidFields('settings', issueFields(r.error.issues));
   });
 }
 
@@ -67,7 +66,6 @@ function settingsFile(configDir: string): JsonConfigFile<SettingsPatch> {
 export class SettingsStore {
   readonly #file: JsonConfigFile<SettingsPatch>;
   #persisted: Settings = DEFAULT_SETTINGS;
-  problem: ConfigProblem | null = null;
 
   constructor(configDir: string) {
     this.#file = settingsFile(configDir);
@@ -77,9 +75,13 @@ export class SettingsStore {
     return this.#file.file;
   }
 
+  /** What was wrong with the file at the last load, until a save replaces it. */
+  get problem(): ConfigProblem | null {
+    return this.#file.problem;
+  }
+
   load(): Settings {
-    const { value, problem } = this.#file.load();
-    this.problem = problem;
+    const { value } = this.#file.load();
     this.#persisted = { ...DEFAULT_SETTINGS, ...(value ?? {}) };
     return this.#persisted;
   }
@@ -93,7 +95,6 @@ export class SettingsStore {
     const next = { ...this.#persisted, ...patch };
     await this.#file.save(next);
     this.#persisted = next;
-    this.problem = null;
     return next;
   }
 }

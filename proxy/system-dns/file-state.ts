@@ -7,9 +7,9 @@
  * there is not there again), so a restore gives back exactly what was
  * recorded, never a regenerated or empty file.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { renameIntoPlaceSync, syncDirSync, tempLinkBeside, writeFileAtomicSync } from '../files/config-file.js';
 
 export type FileState =
   /**
@@ -44,40 +44,16 @@ export function sameState(a: FileState, b: FileState): boolean {
   return true;
 }
 
-/** fsync a directory so a rename in it survives a power cut (best effort where unsupported). */
-export function syncDir(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(dir, 'r');
-    fs.fsyncSync(fd);
-  } catch {
-    /* some filesystems refuse fsync on a directory; the rename is still atomic */
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
-}
-
 /** Errors a rename over a bind-mounted file (or across filesystems) gives: write in place instead. */
 const IN_PLACE_CODES = new Set(['EBUSY', 'EXDEV', 'EPERM']);
 
 function writeBytes(file: string, bytes: Buffer, mode: number): 'renamed' | 'copied' {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.dotstub-${crypto.randomBytes(4).toString('hex')}.tmp`);
-  const fd = fs.openSync(tmp, 'wx', mode);
   try {
-    fs.writeFileSync(fd, bytes);
-    fs.fchmodSync(fd, mode);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
-    fs.renameSync(tmp, file);
-    syncDir(path.dirname(file));
+    writeFileAtomicSync(file, bytes, mode, { hiddenTemp: true });
     return 'renamed';
   } catch (err) {
-    fs.rmSync(tmp, { force: true });
-    const code = (err as NodeJS.ErrnoException).code ?? '';
-    if (!IN_PLACE_CODES.has(code)) throw err;
+    const e = err as NodeJS.ErrnoException;
+    if (e.syscall !== 'rename' || !IN_PLACE_CODES.has(e.code ?? '')) throw err;
   }
   // The target is a mount point (a bind-mounted resolv.conf in a container or
   // namespace): rename can't replace it, so truncate and write in place. Not
@@ -101,12 +77,13 @@ function removeEmptyDir(dir: string): void {
     if (code === 'ENOENT' || code === 'ENOTEMPTY' || code === 'EEXIST') return;
     throw err;
   }
-  syncDir(path.dirname(dir));
+  syncDirSync(path.dirname(dir));
 }
 
 /**
  * Makes `file` be `state`. Files go through temp + rename (copy when the file
- * is a bind mount); symlinks through a temp link + rename; absent removes.
+ * is a bind mount); symlinks through a temp link + rename (both
+ * files/config-file.ts's); absent removes.
  */
 export function writeState(file: string, state: FileState): 'renamed' | 'copied' | 'removed' | 'unchanged' {
   if (sameState(readState(file), state)) {
@@ -117,22 +94,16 @@ export function writeState(file: string, state: FileState): 'renamed' | 'copied'
   switch (state.type) {
     case 'absent':
       fs.rmSync(file, { force: true });
-      syncDir(path.dirname(file));
+      syncDirSync(path.dirname(file));
       if (state.noDir) removeEmptyDir(path.dirname(file));
       return 'removed';
     case 'file':
       fs.mkdirSync(path.dirname(file), { recursive: true });
       return writeBytes(file, Buffer.from(state.base64, 'base64'), state.mode);
     case 'symlink': {
-      const tmp = path.join(path.dirname(file), `.${path.basename(file)}.dotstub-${crypto.randomBytes(4).toString('hex')}.lnk`);
+      const tmp = tempLinkBeside(file);
       fs.symlinkSync(state.target, tmp);
-      try {
-        fs.renameSync(tmp, file);
-      } catch (err) {
-        fs.rmSync(tmp, { force: true });
-        throw err;
-      }
-      syncDir(path.dirname(file));
+      renameIntoPlaceSync(tmp, file);
       return 'renamed';
     }
   }

@@ -11,10 +11,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomicSync } from '../files/config-file.js';
+import { syncDirSync, writeFileAtomicSync } from '../files/config-file.js';
 import { lazily } from '../files/zod.js';
 import { SystemDnsError } from './errors.js';
-import { syncDir } from './file-state.js';
 import type { Step, StepProgress } from './steps.js';
 
 const JOURNAL_FILE = 'system-dns.journal.json';
@@ -144,6 +143,6 @@ export class Journal {
 
   remove(): void {
     fs.rmSync(this.file, { force: true });
-    syncDir(path.dirname(this.file));
+    syncDirSync(path.dirname(this.file));
   }
 }

@@ -5,9 +5,9 @@
  * resolv.conf, the same test says the lookup did not reach dotstub and names
  * the resolvers it would go to.
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { skipWith } from '../../test-support/skips.js';
-import { labMissing, startLab, type Lab } from '../../test-support/system-dns-lab.js';
+import { labMissing, labForTest, type Lab } from '../../test-support/system-dns-lab.js';
 
 const missing = labMissing();
 
@@ -26,12 +26,6 @@ const r = await runLeakTest({
 console.log(JSON.stringify(r));
 `;
 
-let lab: Lab | undefined;
-afterEach(async () => {
-  await lab?.close();
-  lab = undefined;
-});
-
 interface Result {
   passed: boolean;
   name: string;
@@ -46,7 +40,7 @@ async function leakTest(l: Lab): Promise<Result> {
 
 describe('leak self-test (lab)', skipWith(missing), () => {
   test('passes with the takeover on; with the DHCP resolv.conf it says the lookup missed dotstub and names the other servers', async () => {
-    lab = await startLab({ resolvConf: { text: 'nameserver 10.99.0.1\nnameserver fd00:99::1\noptions timeout:1 attempts:1\n' } });
+    const lab = await labForTest({ resolvConf: { text: 'nameserver 10.99.0.1\nnameserver fd00:99::1\noptions timeout:1 attempts:1\n' } });
     await lab.dnsServer('127.0.0.1', 53, '10.0.0.53', '/run/stub.log');
     const dhcp = await lab.dnsServer('10.99.0.1', 53, '10.0.0.67');
 

@@ -11,8 +11,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
-import { labMissing, startLab, type Lab } from '../../test-support/system-dns-lab.js';
+import { describe, expect, test } from 'vitest';
+import { labMissing, labForTest } from '../../test-support/system-dns-lab.js';
 import { skipWith } from '../../test-support/skips.js';
 
 const missing = labMissing();
@@ -21,16 +21,9 @@ const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nsearch lab.test\noptions ti
 const STATE = '/run/dotstub-state';
 const NAME = 'www.lab.test';
 
-let lab: Lab | undefined;
-afterEach(async () => {
-  await lab?.close();
-  lab = undefined;
-});
-
 describe('liveness watchdog (lab)', skipWith(missing), () => {
   test('SIGSTOP of dotstub: the old DNS is back within ~4 s and lookups work through the original resolver; after SIGCONT private DNS is back by itself within 5 s', async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL } });
-    const l = lab;
+    const l = await labForTest({ resolvConf: { text: ORIGINAL } });
     const dhcp = await l.dnsServer('10.99.0.1', 53, '10.0.0.67');
     // A real dotstub; its resolver is unreachable, but it answers (SERVFAIL, and resolver.arpa itself): alive.
     // As the service runs it: with --system-dns, so its API says what the watchdog did.
@@ -103,8 +96,7 @@ describe('the watchdog keeps the takeover for an owner without root (lab)', skip
   // The service's proxy runs as its own user and can't put its settings back itself: with --rewrite-watch the root
   // watchdog does, as the proxy did when it ran as root.
   test('another program rewrites resolv.conf while the takeover holds: the watchdog puts dotstub back; after disable it stops', async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL } });
-    const l = lab;
+    const l = await labForTest({ resolvConf: { text: ORIGINAL } });
     await l.dnsServer('10.99.0.1', 53, '10.0.0.67');
     // The owner: something alive that answers on 127.0.0.1:53 (the watchdog's probe).
     await l.dnsServer('127.0.0.1', 53, '10.0.0.53');

@@ -17,12 +17,10 @@
  * It ends by itself when the journal goes (disabled or restored elsewhere)
  * or the takeover's owner is gone.
  */
-import crypto from 'node:crypto';
 import { spawn } from 'node:child_process';
-import dgram from 'node:dgram';
 import fs from 'node:fs';
 import path from 'node:path';
-import { dnsPacket as packet } from '../dns/dns-packet.js';
+import { askOverUdp, idOnly } from '../dns/ask-udp.js';
 import { Journal, readBootId, staleReason, type JournalData } from './journal.js';
 import { detectBackend, enable, restore, type TakeoverContext } from './takeover.js';
 
@@ -59,32 +57,14 @@ export interface LivenessResult {
   readonly why: string;
 }
 
-/** Asks once; resolves true on any answer with our ID within `timeoutMs`. */
-function probe(host: string, port: number, timeoutMs: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const id = crypto.randomInt(0, 0x10000);
-    const sock = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
-    let settled = false;
-    const done = (ok: boolean): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      sock.close();
-      resolve(ok);
-    };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    // Connected: nothing listening comes back at once as ECONNREFUSED (an ICMP error) instead of a timeout.
-    sock.on('error', () => done(false));
-    sock.on('message', (msg) => {
-      if (msg.length >= 2 && msg.readUInt16BE(0) === id) done(true);
-    });
-    const query = packet.encode({ id, type: 'query', flags: packet.RECURSION_DESIRED, questions: [{ name: 'liveness.dotstub.resolver.arpa', type: 'A', class: 'IN' }] });
-    sock.connect(port, host, () => {
-      sock.send(query, (err) => {
-        if (err) done(false);
-      });
-    });
-  });
+/**
+ * Asks once; resolves true on any answer with our ID within `timeoutMs`.
+ * Root runs this: it looks at the ID alone and parses nothing more. Nothing
+ * listening comes back at once as an ICMP error (the socket is connected)
+ * instead of a timeout.
+ */
+async function probe(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  return (await askOverUdp({ host, port, name: 'liveness.dotstub.resolver.arpa', type: 'A', timeoutMs, read: idOnly })).answered;
 }
 
 /**

@@ -14,21 +14,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { dotstubArgv } from '../../test-support/netlab.js';
-import { labMissing, startLab, type Lab, type LabProcess } from '../../test-support/system-dns-lab.js';
+import { labMissing, labForTest, type Lab, type LabProcess } from '../../test-support/system-dns-lab.js';
 import { skipWith } from '../../test-support/skips.js';
 
 const missing = labMissing();
 
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nsearch lab.test\noptions timeout:1 attempts:1\n';
 const ROUNDS = 12;
-
-let lab: Lab | undefined;
-afterEach(async () => {
-  await lab?.close();
-  lab = undefined;
-});
 
 /** Leaves the state a power cut leaves: a takeover's journal from another boot, resolv.conf taken over. */
 async function powerCut(l: Lab, STATE: string, JOURNAL: string): Promise<void> {
@@ -52,8 +46,7 @@ function stamp(p: LabProcess, t0: number): { at: (re: RegExp) => number | undefi
 
 describe('power cut with the service enabled (lab)', skipWith(missing), () => {
   test("the proxy and ExecStartPost's enable replay the old journal at once: private DNS always ends up on, held by the proxy", async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL } });
-    const l = lab;
+    const l = await labForTest({ resolvConf: { text: ORIGINAL } });
     // On disk like the service's /var/lib/dotstub (not the lab's tmpfs /run): its fsyncs take real time.
     const STATE = path.join(l.dir, 'state');
     const JOURNAL = `${STATE}/system-dns.journal.json`;

@@ -7,8 +7,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
-import { labMissing, startLab, type Lab, type LabDnsServer } from '../../test-support/system-dns-lab.js';
+import { describe, expect, test } from 'vitest';
+import { labMissing, labForTest, type Lab, type LabDnsServer } from '../../test-support/system-dns-lab.js';
 import { skipWith } from '../../test-support/skips.js';
 
 const missing = labMissing();
@@ -16,12 +16,6 @@ const missing = labMissing();
 const ORIGINAL = '# from DHCP\nnameserver 10.99.0.1\nnameserver fd00:99::1\nsearch lab.test\noptions timeout:1 attempts:1\n';
 const STATE = '/run/dotstub-state';
 const NAME = 'www.lab.test';
-
-let lab: Lab | undefined;
-afterEach(async () => {
-  await lab?.close();
-  lab = undefined;
-});
 
 async function servers(l: Lab): Promise<{ stub: LabDnsServer; dhcp: LabDnsServer }> {
   const stub = await l.dnsServer('127.0.0.1', 53, '10.0.0.53');
@@ -56,7 +50,7 @@ async function glibcAd(l: Lab, name = NAME): Promise<string> {
 
 describe('system-dns, plain resolv.conf backend (lab)', skipWith(missing), () => {
   test('trust-ad: with the file dotstub writes, glibc hands programs the AD bit its stub sets (dotstub relays it only from a resolver it authenticated); with the original file, glibc drops it', skipWith(fs.existsSync('/usr/bin/python3') ? null : '/usr/bin/python3 is missing (it calls glibc)'), async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL } });
+    const lab = await labForTest({ resolvConf: { text: ORIGINAL } });
     // Both say "validated" when asked: what differs is whether glibc passes it on.
     await lab.dnsServer('127.0.0.1', 53, '10.0.0.53/ad');
     await lab.dnsServer('10.99.0.1', 53, '10.0.0.67/ad');
@@ -78,7 +72,7 @@ describe('system-dns, plain resolv.conf backend (lab)', skipWith(missing), () =>
   });
 
   test('enable: every lookup goes to dotstub, none to the DHCP resolver (IPv6 server dropped too); SIGTERM gives the file back byte for byte', async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL } });
+    const lab = await labForTest({ resolvConf: { text: ORIGINAL } });
     const { stub, dhcp } = await servers(lab);
     // Before: the lab's lookups do reach the DHCP resolver (so zero below means something).
     expect(await getent(lab)).toContain('10.0.0.67');
@@ -112,7 +106,7 @@ describe('system-dns, plain resolv.conf backend (lab)', skipWith(missing), () =>
   });
 
   test('kill -9 of the enabling process, then restore: byte-identical file; restore twice is a no-op', async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL } });
+    const lab = await labForTest({ resolvConf: { text: ORIGINAL } });
     await servers(lab);
     const held = lab.spawnDotstub(['system-dns', 'enable', '--state-dir', STATE, '--check-name', '']);
     await held.waitFor('private DNS enabled');
@@ -132,7 +126,7 @@ describe('system-dns, plain resolv.conf backend (lab)', skipWith(missing), () =>
   });
 
   test('kill -9, then an explicit restore (nothing else running) puts back a symlink with its target', async () => {
-    lab = await startLab({ resolvConf: { symlink: '../run/lab-resolvconf/resolv.conf', targetPath: '/run/lab-resolvconf/resolv.conf', targetText: ORIGINAL } });
+    const lab = await labForTest({ resolvConf: { symlink: '../run/lab-resolvconf/resolv.conf', targetPath: '/run/lab-resolvconf/resolv.conf', targetText: ORIGINAL } });
     await servers(lab);
     const held = lab.spawnDotstub(['system-dns', 'enable', '--state-dir', STATE, '--check-name', '']);
     await held.waitFor('private DNS enabled');
@@ -151,7 +145,7 @@ describe('system-dns, plain resolv.conf backend (lab)', skipWith(missing), () =>
   });
 
   test('a journal left by a previous boot is replayed at the next start, even though its pid is alive', async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL } });
+    const lab = await labForTest({ resolvConf: { text: ORIGINAL } });
     await servers(lab);
     // --owner-pid 1: the lab's init, alive for the whole test.
     const r = await lab.dotstub(['system-dns', 'enable', '--owner-pid', '1', '--state-dir', STATE, '--check-name', '']);
@@ -173,7 +167,7 @@ describe('system-dns, plain resolv.conf backend (lab)', skipWith(missing), () =>
   });
 
   test('a bind-mounted resolv.conf (rename refused) is written in place and restored byte for byte', async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL }, bindMountResolvConf: true });
+    const lab = await labForTest({ resolvConf: { text: ORIGINAL }, bindMountResolvConf: true });
     const { stub, dhcp } = await servers(lab);
     const r = await lab.dotstub(['system-dns', 'enable', '--owner-pid', '1', '--state-dir', STATE, '--check-name', '']);
     expect(r.code, r.stderr).toBe(0);
@@ -189,7 +183,7 @@ describe('system-dns, plain resolv.conf backend (lab)', skipWith(missing), () =>
   });
 
   test('bad input and missing privileges: a clear error, nothing changed, no journal', async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL } });
+    const lab = await labForTest({ resolvConf: { text: ORIGINAL } });
     const port = await lab.dotstub(['system-dns', 'enable', '--port', '5300', '--state-dir', STATE]);
     expect(port.code).toBe(1);
     expect(port.stderr).toContain('needs dotstub on 127.0.0.1:53');
@@ -211,7 +205,7 @@ describe('system-dns, plain resolv.conf backend (lab)', skipWith(missing), () =>
 
 describe('system-dns, a DHCP client rewriting resolv.conf while enabled (lab)', skipWith(missing), () => {
   test('a rewrite is caught and dotstub put back; after 10 the holder gives up and says who; SIGTERM still restores the original bytes', async () => {
-    lab = await startLab({ resolvConf: { text: ORIGINAL } });
+    const lab = await labForTest({ resolvConf: { text: ORIGINAL } });
     const { stub, dhcp } = await servers(lab);
     const held = lab.spawnDotstub(['system-dns', 'enable', '--state-dir', STATE, '--check-name', '']);
     await held.waitFor('private DNS enabled');

@@ -8,8 +8,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, onTestFinished, test } from 'vitest';
-import { labMissing, resolvedLabMissing, startLab, type Lab, type LabDnsServer } from '../../test-support/system-dns-lab.js';
+import { describe, expect, onTestFinished, test } from 'vitest';
+import { labMissing, resolvedLabMissing, labForTest, type Lab, type LabDnsServer } from '../../test-support/system-dns-lab.js';
 import { skipWith } from '../../test-support/skips.js';
 import { LEAK_TEST_ZONE } from './leak-test.js';
 
@@ -19,15 +19,8 @@ const STATE = '/run/dotstub-state';
 const DROP_IN = '/run/systemd/resolved.conf.d/50-dotstub.conf';
 const PORT = '5300';
 
-let lab: Lab | undefined;
-afterEach(async () => {
-  await lab?.close();
-  lab = undefined;
-});
-
 async function resolvedLab(): Promise<{ lab: Lab; stub: LabDnsServer; dhcp: LabDnsServer }> {
-  const l = await startLab({ resolvConf: { symlink: '../run/systemd/resolve/stub-resolv.conf' }, resolved: true });
-  lab = l;
+  const l = await labForTest({ resolvConf: { symlink: '../run/systemd/resolve/stub-resolv.conf' }, resolved: true });
   const stub = await l.dnsServer('127.0.0.1', Number(PORT), '10.0.0.53');
   const dhcp = await l.dnsServer('10.99.0.1', 53, '10.0.0.67');
   await linkDhcp(l);

@@ -26,13 +26,13 @@ import { signedZoneConfig, signedZoneMissing, SIGNED_ZONE } from '../../test-sup
 import { skipWith } from '../../test-support/skips.js';
 import { makeHostKey, sshLabMissing, sshVerdict, startSshd, type SshVerdict } from '../../test-support/ssh-lab.js';
 import { labMissing, startLab, type Lab, type LabProcess } from '../../test-support/system-dns-lab.js';
-import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
+import { startUnbound, unboundMissing, type UnboundServer } from '../../test-support/unbound.js';
 
 const missing =
   labMissing() ??
   signedZoneMissing() ??
   sshLabMissing() ??
-  (fs.existsSync(process.env.UNBOUND_BIN ?? '/usr/sbin/unbound') ? null : '/usr/sbin/unbound is missing (Debian package unbound)') ??
+  unboundMissing() ??
   (fs.existsSync('/usr/bin/dig') ? null : '/usr/bin/dig is missing (Debian package dnsutils)');
 
 /** The LAN's other end: the network's resolver, and the ssh server. */

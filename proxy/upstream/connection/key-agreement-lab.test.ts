@@ -23,7 +23,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, onTestFinished, test } from 'vitest';
 import { testPki } from '../../../test-support/certs.js';
-import { dotstubArgv, netlabMissing, startNetlab, type Netlab, type NetlabProcess } from '../../../test-support/netlab.js';
+import { firstAnswer as firstAnswerOf, startLabDotstub } from '../../../test-support/lab-dotstub.js';
+import { netlabMissing, startNetlab, type Netlab, type NetlabProcess } from '../../../test-support/netlab.js';
+import { networkJoiner } from '../../../test-support/netlab-join.js';
 import { skipWith } from '../../../test-support/skips.js';
 import type { ConnectionView } from '../../control/api-types.js';
 import { DEFAULT_POOL_OPTIONS } from '../pool/options.js';
@@ -77,71 +79,25 @@ test(
     // The answer the test rests on: on a clean path the library's own offer agrees post-quantum.
     expect(await probe(null)).toBe('X25519MLKEM768');
 
-    const configDir = path.join(lab.dir, 'config');
-    const readyFile = path.join(lab.dir, 'ready.json');
-    const proc = lab.client.spawn(
-      dotstubArgv([
-        '--listen', `127.0.0.1:${LISTEN_PORT}`,
-        '--resolver', `${a.server4}:853#${pki.authName}`,
-        '--ca', pki.caFile,
-        '--strict',
-        '--control', '127.0.0.1:0',
-        '--config-dir', configDir,
-        '--ready-file', readyFile,
-      ]),
-    );
-    onTestFinished(() => proc.stop());
-    const deadline = Date.now() + 20_000;
-    while (!fs.existsSync(readyFile)) {
-      if (Date.now() > deadline || proc.child.exitCode !== null) throw new Error(`dotstub did not start in the lab:\n${proc.output()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const ready = JSON.parse(fs.readFileSync(readyFile, 'utf8')) as { control: string; token: string };
-    const api = async <T>(what: string): Promise<T> => {
-      const r = await lab.client.exec(['curl', '-sS', '--max-time', '2', '-H', `Authorization: Bearer ${ready.token}`, `${ready.control}/api/${what}`]);
-      if (r.code !== 0) throw new Error(`${what}: ${r.stderr}`);
-      return JSON.parse(r.stdout) as T;
-    };
+    const d = await startLabDotstub(lab, { args: ['--listen', `127.0.0.1:${LISTEN_PORT}`, '--resolver', `${a.server4}:853#${pki.authName}`, '--ca', pki.caFile, '--strict'], networkChecks: false });
+    onTestFinished(() => d.stop());
     const openConnection = async (ms: number, what: string): Promise<ConnectionView> => {
       const end = Date.now() + ms;
       for (;;) {
-        const c = (await api<ConnectionView[]>('connections')).find((x) => x.state === 'open');
+        const c = (await d.get<ConnectionView[]>('/api/connections')).find((x) => x.state === 'open');
         if (c) return c;
-        if (Date.now() > end) throw new Error(`${what}: no open connection within ${ms} ms\n${proc.output()}`);
+        if (Date.now() > end) throw new Error(`${what}: no open connection within ${ms} ms\n${d.proc.output()}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     };
-    /** Asks (as an application retrying would) until the first answer: how long after the first ask, and what came before it. */
-    const firstAnswer = async (name: string): Promise<{ ms: number; at: number; before: string[] }> => {
-      const before: string[] = [];
-      const askedAt = Date.now();
-      while (Date.now() - askedAt < 15_000) {
-        const r = await lab.client.exec(['dig', '@127.0.0.1', '-p', String(LISTEN_PORT), '+time=10', '+tries=1', '+nocookie', name, 'A']);
-        const status = /status: (\w+)/.exec(r.stdout)?.[1] ?? 'NO ANSWER';
-        if (status === 'NOERROR' && r.stdout.includes('192.0.2.53')) return { ms: Date.now() - askedAt, at: Date.now(), before };
-        before.push(status);
-        await new Promise((res) => setTimeout(res, 100));
-      }
-      throw new Error(`no answer for ${name} in 15 s: ${before.join(', ')}\n${proc.output()}`);
+    /** Asks (as an application retrying would) until the first answer from the lab's server: how long after the first ask, and what came before it. */
+    const firstAnswer = async (name: string): Promise<{ ms: number; at: number; before: readonly string[] }> => {
+      const r = await firstAnswerOf(lab, d, LISTEN_PORT, name, (status, out) => status === 'NOERROR' && out.includes('192.0.2.53'));
+      return { ms: r.answeredAt - r.askedAt, at: r.answeredAt, before: r.before };
     };
-    let extra = 0;
-    /** Joins the network behind the gateway with `mac`: the router takes it, the client learns it, an address comes up. Returns when. */
-    const join = async (mac: string): Promise<number> => {
-      const ok = (r: { code: number | null; stderr: string }, what: string): void => {
-        if (r.code !== 0) throw new Error(`${what}: ${r.stderr}`);
-      };
-      ok(await lab.router.exec(['ip', 'link', 'set', 'dev', 'lan0', 'address', mac]), 'router MAC');
-      ok(await lab.client.exec(['ip', 'neigh', 'replace', a.routerClientSide4, 'lladdr', mac, 'dev', 'eth0', 'nud', 'reachable']), 'client neighbour');
-      if (extra > 0) ok(await lab.client.exec(['ip', 'addr', 'del', `10.53.1.${100 + extra}/32`, 'dev', 'eth0']), 'old address');
-      extra++;
-      ok(await lab.client.exec(['ip', 'addr', 'add', `10.53.1.${100 + extra}/32`, 'dev', 'eth0']), 'new address');
-      const at = Date.now();
-      // The watch settles kernel events for 100 ms before it looks: ask once it has.
-      await new Promise((r) => setTimeout(r, 300));
-      return at;
-    };
+    const join = networkJoiner(lab);
     const memory = (): Record<string, { pqHelloLost?: { at: string } }> =>
-      (JSON.parse(fs.readFileSync(path.join(configDir, 'networks.json'), 'utf8')) as { networks: Record<string, { pqHelloLost?: { at: string } }> }).networks;
+      (JSON.parse(fs.readFileSync(path.join(d.configDir, 'networks.json'), 'utf8')) as { networks: Record<string, { pqHelloLost?: { at: string } }> }).networks;
     const hellos = (): number[] => [...server.output().matchAll(/^HELLO (\d+)$/gm)].map((m) => Number(m[1]));
 
     // Home, a clean path: post-quantum.
