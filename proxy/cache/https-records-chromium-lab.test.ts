@@ -19,7 +19,9 @@
  * `options use-vc` or an nsswitch.conf it doesn't understand; `trust-ad`,
  * which dotstub writes, is fine). With UseDnsHttpsSvcb (on by default, also
  * over plain DNS) it asks for the HTTPS record of an https:// host beside
- * its addresses. So no switch is needed: Chromium as users run it.
+ * its addresses. So no switch is needed: Chromium as users run it. (With
+ * --disable-features=AsyncDns it resolves through getaddrinfo, no type-65
+ * question reaches dotstub, and this test fails at its first check.)
  *
  * What shows it: dotstub's query log has Chromium's type-65 question for
  * site.test, answered NOERROR; Chromium's net-log has the record's
