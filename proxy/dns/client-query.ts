@@ -79,6 +79,19 @@ function typeName(type: number): string {
   return dnsTypes.toString(type);
 }
 
+/**
+ * Types dns-packet has no mnemonic for (it names them `UNKNOWN_<n>`), as
+ * people know them (RFC 9460). The question key keeps dns-packet's name, as
+ * every parser here reads it; what is shown (the query record: the log, the
+ * dashboard's filter, the CSV) says this.
+ */
+const SHOWN_TYPES: Readonly<Record<string, string>> = { UNKNOWN_64: 'SVCB', UNKNOWN_65: 'HTTPS' };
+
+/** A question's type as the query log shows it: `HTTPS`, not `UNKNOWN_65`. */
+export function shownType(type: string): string {
+  return SHOWN_TYPES[type] ?? type;
+}
+
 function className(klass: number): string {
   return dnsClasses.toString(klass);
 }

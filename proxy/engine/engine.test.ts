@@ -65,6 +65,17 @@ describe('engine', () => {
     expect(engine.counters).toMatchObject({ queries: 1, answers: 1, connectionHits: 1, servfails: 0 });
   });
 
+  test('the record names HTTPS and SVCB questions as people know them (the log, the type filter, the CSV), not UNKNOWN_65', async () => {
+    const { engine, up, records } = setup();
+    for (const [type, id] of [[65, 1], [64, 2], [1, 3]] as const) {
+      const q = dnsPacket.encode({ type: 'query', id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: `UNKNOWN_${type}` as 'A', name: 'site.example.test' }] });
+      engine.handle(q, 'udp', () => undefined);
+    }
+    up.failAll(new ConnectFailedError('nothing here'));
+    await engine.idle();
+    expect(records.map((r) => r.type)).toEqual(['HTTPS', 'SVCB', 'A']);
+  });
+
   test('a typed upstream error becomes SERVFAIL with its code in the record', () => {
     const { engine, up, replies, records } = setup();
     engine.handle(query('down.test', 9), 'tcp', (b) => replies.push(b));

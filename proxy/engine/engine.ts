@@ -13,7 +13,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { encodeClientAnswer } from '../dns/client-answer.js';
-import { parseClientQuery, type ClientQuery } from '../dns/client-query.js';
+import { parseClientQuery, shownType, type ClientQuery } from '../dns/client-query.js';
 import { CLASSIC_UDP_SIZE, rcodeName } from '../dns/header.js';
 import { localAnswer, servfail } from '../dns/local-reply.js';
 import type { UpstreamAnswer } from '../dns/upstream-answer.js';
@@ -254,7 +254,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       seq: ++this.#seq,
       startedAt: job.startedAt,
       name: this.#options.recordNames ? job.query.question.name : null,
-      type: job.query.question.type,
+      type: shownType(job.query.question.type),
       transport: job.transport,
       rcode,
       resolverId: t.connectionId === null ? null : t.resolverId,
