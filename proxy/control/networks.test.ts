@@ -104,16 +104,20 @@ test("PUT changes one network's local-names choice; on this network the name rou
   expect(JSON.parse(fs.readFileSync(file, 'utf8')).networks['0ff1ce00000000000000000000000000'].localNames).toBeUndefined();
 });
 
+/** What the network's resolver designated when asked, as the check writes it: the test's unbound, under its own name. */
+function offeredHere(file: string, key: string): void {
+  const all = JSON.parse(fs.readFileSync(file, 'utf8')) as { version: 1; networks: Record<string, object> };
+  const offer = { name: 'dns.test', protocol: 'dot', port: upstream.port, addresses: ['127.0.0.1'], verifiedFor: '127.0.0.1' };
+  all.networks[key] = { ...all.networks[key], ddr: { checkedAt: '2026-12-01T10:00:00.000Z', asked: '127.0.0.1', detail: 'dns.test verified for 127.0.0.1', offer } };
+  fs.writeFileSync(file, JSON.stringify(all));
+}
+
 test("PUT { ownResolver }: 'use' takes the network's verified offer on this network at once, 'ask' goes back to the user's own; no offer, a bad value or two choices at once is a 400 that changes nothing", async () => {
   const { h, api, file } = await rig();
   const home = '40e00000000000000000000000000000';
   await settled(file, home);
   const userOwn = h.proxy.resolver.id;
-  // What the network's resolver designated when asked, as the check writes it: the test's unbound, under its own name.
-  const all = JSON.parse(fs.readFileSync(file, 'utf8')) as { version: 1; networks: Record<string, object> };
-  const offer = { name: 'dns.test', protocol: 'dot', port: upstream.port, addresses: ['127.0.0.1'], verifiedFor: '127.0.0.1' };
-  all.networks[home] = { ...all.networks[home], ddr: { checkedAt: '2026-12-01T10:00:00.000Z', asked: '127.0.0.1', detail: 'dns.test verified for 127.0.0.1', offer } };
-  fs.writeFileSync(file, JSON.stringify(all));
+  offeredHere(file, home);
   const listed = (await api.get('/api/networks')).json<NetworksView>().networks.find((n) => n.current);
   expect(listed?.ownResolver).toMatchObject({ offer: { name: 'dns.test', verifiedFor: '127.0.0.1', dohUrl: null }, rejected: null, choice: 'ask', inUse: false });
   // An offer is only an offer: nothing switched.
@@ -159,10 +163,7 @@ test("a resolver picked (the tray, the Resolvers page) while this network's own 
   const home = '40e00000000000000000000000000000';
   await settled(file, home);
   const userOwn = h.proxy.resolver.id;
-  const all = JSON.parse(fs.readFileSync(file, 'utf8')) as { version: 1; networks: Record<string, object> };
-  const offer = { name: 'dns.test', protocol: 'dot', port: upstream.port, addresses: ['127.0.0.1'], verifiedFor: '127.0.0.1' };
-  all.networks[home] = { ...all.networks[home], ddr: { checkedAt: '2026-12-01T10:00:00.000Z', asked: '127.0.0.1', detail: 'dns.test verified for 127.0.0.1', offer } };
-  fs.writeFileSync(file, JSON.stringify(all));
+  offeredHere(file, home);
   expect((await api.put(`/api/networks/${home}`, { ownResolver: 'use' })).status).toBe(200);
   expect(h.proxy.resolver.id).toBe('network:dns.test');
 
