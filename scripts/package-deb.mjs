@@ -186,12 +186,21 @@ const QUICK_ACK_CHECK = `
   let readBack = null;
   if (support.available) {
     const { setsockopt, getsockopt } = createRequire(cliJs)('sockopt');
-    const server = net.createServer((s) => s.destroy());
+    // The server side holds its end open until the client is done: a FIN or
+    // RST arriving between the set and the read changes the kernel's ACK mode.
+    const accepted = new Set();
+    const server = net.createServer((s) => { accepted.add(s); s.on('error', () => {}); });
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const socket = net.connect(server.address().port, '127.0.0.1');
-    await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-    readBack = [0, 1].map((v) => (setsockopt(socket, 6, 12, v), getsockopt(socket, 6, 12)));
-    socket.destroy();
+    // The flag is kernel state that traffic and timers may flip between the
+    // set and the read: a fresh connection is tried again, up to 5 in all.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const socket = net.connect(server.address().port, '127.0.0.1');
+      await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+      readBack = [0, 1].map((v) => (setsockopt(socket, 6, 12, v), getsockopt(socket, 6, 12)));
+      socket.destroy();
+      if (readBack[0] === 0 && readBack[1] === 1) break;
+    }
+    for (const s of accepted) s.destroy();
     server.close();
   }
   process.stdout.write(JSON.stringify({ ...support, readBack }));
@@ -207,7 +216,7 @@ function checkQuickAcks(node, flags, app) {
   }
   const ok = r.available && JSON.stringify(r.readBack) === '[0,1]';
   if (!ok) {
-    const why = r.available ? `sockopt loaded, but TCP_QUICKACK read back ${JSON.stringify(r.readBack)} after setting it off, then on` : r.reason;
+    const why = r.available ? `sockopt loaded, but TCP_QUICKACK read back ${JSON.stringify(r.readBack)} after setting it off, then on (the last of 5 fresh connections)` : r.reason;
     throw new Error(`quick ACKs are unavailable with Node ${NODE_RUNTIME.version}, the runtime this package bundles: ${why}. Not building a package that would run without them.`);
   }
 }
