@@ -34,7 +34,7 @@ export async function openLab(names: number): Promise<Lab> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-bench-'));
   let upstream: UnboundServer;
   try {
-    upstream = await startUnbound({ names, threads: 1 });
+    upstream = await startUnbound({ names, threads: 1, control: true });
   } catch (err) {
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;

@@ -33,6 +33,13 @@ export interface RunSample {
   readonly otherCpuSeconds: number;
   /** Peer CPU per NOERROR answer, µs. */
   readonly cpuUsPerQuery: number;
+  /**
+   * Queries the upstream unbound received during the run, per NOERROR
+   * answer the peer gave: 0 when every answer came from the peer's cache,
+   * 1 when every query was forwarded. NaN when not counted (the floor has
+   * no upstream; a lab without unbound-control).
+   */
+  readonly upstreamPerAnswer: number;
   /** Latency percentiles in ms, from per-query lines (latency runs only). */
   readonly p50Ms?: number;
   readonly p90Ms?: number;
@@ -45,12 +52,15 @@ export interface RunSample {
 export interface MeasureOptions extends Omit<DnsperfOptions, 'port'> {
   readonly round: number;
   readonly upstreamPid: number;
+  /** The upstream's count of queries received so far, read before and after the run; absent: not counted. */
+  readonly upstreamQueries?: () => number;
 }
 
 export async function measure(peer: Peer, o: MeasureOptions): Promise<RunSample> {
   const peer0 = processCpu(peer.pid);
   const up0 = processCpu(o.upstreamPid);
   const kids0 = childrenCpu();
+  const q0 = o.upstreamQueries?.();
   const m0 = machineCpu();
   const t0 = performance.now();
   const r: DnsperfResult = await runDnsperf({ ...o, port: peer.port });
@@ -59,6 +69,7 @@ export async function measure(peer: Peer, o: MeasureOptions): Promise<RunSample>
   const peerCpuSeconds = processCpu(peer.pid) - peer0;
   const upstreamCpuSeconds = processCpu(o.upstreamPid) - up0;
   const dnsperfCpuSeconds = childrenCpu() - kids0;
+  const q1 = o.upstreamQueries?.();
   const ok = r.rcodes.NOERROR ?? 0;
   const sample: RunSample = {
     round: o.round,
@@ -77,6 +88,7 @@ export async function measure(peer: Peer, o: MeasureOptions): Promise<RunSample>
     machineBusy: m1.total > m0.total ? (m1.busy - m0.busy) / (m1.total - m0.total) : Number.NaN,
     otherCpuSeconds: Math.max(0, m1.busy - m0.busy - peerCpuSeconds - upstreamCpuSeconds - dnsperfCpuSeconds),
     cpuUsPerQuery: ok > 0 ? (peerCpuSeconds / ok) * 1e6 : Number.NaN,
+    upstreamPerAnswer: q0 !== undefined && q1 !== undefined && ok > 0 ? (q1 - q0) / ok : Number.NaN,
     avgMs: r.avgLatencyMs,
   };
   if (r.latenciesMs.length === 0) return sample;

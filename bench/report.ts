@@ -52,6 +52,11 @@ function f(v: number, digits = 0): string {
   return Number.isFinite(v) ? v.toFixed(digits) : '–';
 }
 
+/** The share of a peer's answers the upstream never saw (its cache, or local answers), from the upstream's own query count. */
+function fromCache(upstreamPerAnswer: number): string {
+  return Number.isFinite(upstreamPerAnswer) ? `${(Math.max(0, 1 - upstreamPerAnswer) * 100).toFixed(1)} %` : '—';
+}
+
 function x(v: number): string {
   return Number.isFinite(v) ? `${v.toFixed(2)}×` : '–';
 }
@@ -91,8 +96,8 @@ export function markdown(r: BenchResults): string {
   );
   const floor = r.summary.some((p) => p.name === 'floor')
     ? table(
-        ['peer', 'CPU µs/query (max)', 'CPU per query × the floor', 'max qps × the floor', 'max qps × dnsdist'],
-        r.summary.filter((p) => p.name !== 'floor').map((p) => [p.name, f(p.cpuUsPerQueryAtMax, 1), x(p.cpuVsFloor), x(p.qpsVsFloor), x(p.qpsVsDnsdist)]),
+        ['peer', 'answered without the upstream', 'CPU µs/query (max)', 'CPU per query × the floor', 'max qps × the floor', 'max qps × dnsdist'],
+        r.summary.filter((p) => p.name !== 'floor').map((p) => [p.name, fromCache(p.upstreamPerAnswer), f(p.cpuUsPerQueryAtMax, 1), x(p.cpuVsFloor), x(p.qpsVsFloor), x(p.qpsVsDnsdist)]),
       )
     : '';
   const t = r.target;
@@ -118,7 +123,7 @@ export function markdown(r: BenchResults): string {
       ? [
           '## Against the floor',
           '',
-          'The floor is a Node UDP server on the same runtime and flags that sends each query back with its header flipped and does no DNS work (bench/floor-server.mjs): what one Node thread reaches here. Ratios per round, then the median.',
+          'The floor is a Node UDP server on the same runtime and flags that sends each query back with its header flipped and does no DNS work (bench/floor-server.mjs): what one Node thread reaches here. Ratios per round, then the median. “answered without the upstream” counts the queries the upstream unbound received during each unthrottled run (unbound-control): a peer’s CPU per query is its cache hit’s cost only where that is near 100 %; below it, the rest were forwarded over DoT.',
           '',
           floor,
           '',

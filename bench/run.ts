@@ -127,7 +127,7 @@ async function benchmark(o: Options, lab: Lab): Promise<void> {
       log(`warning: ${name} skipped: ${(err as Error).message}`);
     }
   }
-  const common = { queryFile, outstanding: o.outstanding, clients: o.clients, timeoutSeconds: o.timeoutSeconds, upstreamPid: lab.upstream.process.pid ?? 0 };
+  const common = { queryFile, outstanding: o.outstanding, clients: o.clients, timeoutSeconds: o.timeoutSeconds, upstreamPid: lab.upstream.process.pid ?? 0, upstreamQueries: () => lab.upstream.queriesSoFar() };
   for (const p of peers) {
     await runDnsperf({ ...common, port: p.port, seconds: o.warmupSeconds });
   }

@@ -40,6 +40,8 @@ export interface PeerSummary {
   /** Median over rounds of this peer's max qps / the floor's, and / dnsdist's, in the same round. */
   readonly qpsVsFloor: number;
   readonly qpsVsDnsdist: number;
+  /** Median over the unthrottled runs of the upstream's queries per answer (RunSample.upstreamPerAnswer): 0 = all from cache. */
+  readonly upstreamPerAnswer: number;
   /** Shares of one core (100 = one core busy) during the max runs. */
   readonly peerCpuPct: number;
   readonly upstreamCpuPct: number;
@@ -108,6 +110,7 @@ export function summarise(records: readonly PeerRecord[]): PeerSummary[] {
       cpuVsFloor: ratio(r.max, floor?.max, (s) => s.cpuUsPerQuery),
       qpsVsFloor: ratio(r.max, floor?.max, (s) => s.qps),
       qpsVsDnsdist: ratio(r.max, dnsdist?.max, (s) => s.qps),
+      upstreamPerAnswer: median(r.max.map((s) => s.upstreamPerAnswer)),
       peerCpuPct: median(r.max.map(pct((s) => s.peerCpuSeconds))),
       upstreamCpuPct: median(r.max.map(pct((s) => s.upstreamCpuSeconds))),
       dnsperfCpuPct: median(r.max.map(pct((s) => s.dnsperfCpuSeconds))),

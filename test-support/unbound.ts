@@ -4,7 +4,7 @@
  * other name gets NXDOMAIN from a static root zone, so unbound never sends a
  * packet off this machine.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -13,6 +13,7 @@ import tls from 'node:tls';
 import { testPki, type TestPki } from './certs.js';
 
 const UNBOUND_BIN = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
+const UNBOUND_CONTROL_BIN = path.join(path.dirname(UNBOUND_BIN), 'unbound-control');
 
 /** Why unbound can't be started here ($UNBOUND_BIN, else Debian's), or null. */
 export function unboundMissing(): string | null {
@@ -45,6 +46,12 @@ export interface UnboundOptions {
   readonly plainPort?: number;
   /** Run it elsewhere than beside this process on 127.0.0.1, e.g. in a netlab namespace (netlab.ts `unboundIn`). */
   readonly launch?: UnboundLaunch;
+  /**
+   * Answer unbound-control on a Unix socket in its directory (no keys: the
+   * socket's mode is the authorization), so that `queriesSoFar()` can read
+   * its statistics. Off by default.
+   */
+  readonly control?: boolean;
 }
 
 /** How to run unbound somewhere else: where it listens, how to start it, how to know it accepts. */
@@ -69,6 +76,8 @@ export interface UnboundServer {
   /** `https://dns.test:PORT/dns-query` when `dohPort` was given. */
   readonly dohUrl: string | undefined;
   readonly process: ChildProcess;
+  /** Queries it has received since it started (`total.num.queries`); only with `control`. */
+  queriesSoFar(): number;
   stop(): Promise<void>;
 }
 
@@ -165,6 +174,7 @@ async function startUnboundOnce(options: UnboundOptions): Promise<UnboundServer>
   const port = options.port ?? (await freePort());
   const keepalive = options.keepaliveMs ?? 120_000;
   const dohPort = options.dohPort === undefined ? undefined : options.dohPort || (await freePort());
+  const controlSocket = path.join(dir, 'control.sock');
   // unbound serves DoH only on interfaces configured with the https-port as
   // @port (unbound.conf(5), https-port), so the DoH port gets its own line.
   const doh =
@@ -193,7 +203,7 @@ async function startUnboundOnce(options: UnboundOptions): Promise<UnboundServer>
     ...(options.localData ?? []).map((l) => (l.includes('"') ? `  local-data: '${l}'` : `  local-data: "${l}"`)),
     ...(options.extraConfig ?? []),
     'remote-control:',
-    '  control-enable: no',
+    ...(options.control ? ['  control-enable: yes', `  control-interface: ${controlSocket}`, '  control-use-cert: no'] : ['  control-enable: no']),
     '',
   ].join('\n');
   const confFile = path.join(dir, 'unbound.conf');
@@ -234,6 +244,13 @@ async function startUnboundOnce(options: UnboundOptions): Promise<UnboundServer>
     dohPort,
     dohUrl: dohPort === undefined ? undefined : `https://${pki.authName}:${dohPort}/dns-query`,
     process: child,
+    queriesSoFar() {
+      if (!options.control) throw new Error('queriesSoFar needs startUnbound({ control: true })');
+      const out = execFileSync(UNBOUND_CONTROL_BIN, ['-c', confFile, 'stats_noreset'], { encoding: 'utf8', timeout: 10_000 });
+      const m = /^total\.num\.queries=(\d+)$/m.exec(out);
+      if (!m) throw new Error(`unbound-control printed no total.num.queries:\n${out.slice(0, 500)}`);
+      return Number(m[1]);
+    },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         kill('SIGTERM');
