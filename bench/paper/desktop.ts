@@ -237,12 +237,16 @@ export async function idleCloseExperiment(ctx: Ctx): Promise<ExperimentReport> {
 }
 
 /** Samples every stub's RSS every 250 ms while `work` runs; returns the peak per pid. */
-async function peakRss<T>(pids: readonly number[], work: Promise<T>): Promise<{ result: T; peak: Map<number, number> }> {
+/** The highest RSS, and the highest anonymous part of it (procstat.ts Memory.anon), of each of `pids` while `work` runs, sampled every 250 ms. */
+async function peakRss<T>(pids: readonly number[], work: Promise<T>): Promise<{ result: T; peak: Map<number, number>; peakAnon: Map<number, number> }> {
   const peak = new Map<number, number>();
+  const peakAnon = new Map<number, number>();
   const sample = (): void => {
     for (const pid of pids) {
       try {
-        peak.set(pid, Math.max(peak.get(pid) ?? 0, processMemory(pid).rss));
+        const m = processMemory(pid);
+        peak.set(pid, Math.max(peak.get(pid) ?? 0, m.rss));
+        peakAnon.set(pid, Math.max(peakAnon.get(pid) ?? 0, m.anon));
       } catch {
         // gone
       }
@@ -253,7 +257,7 @@ async function peakRss<T>(pids: readonly number[], work: Promise<T>): Promise<{ 
   try {
     const result = await work;
     sample();
-    return { result, peak };
+    return { result, peak, peakAnon };
   } finally {
     clearInterval(t);
   }
@@ -264,11 +268,11 @@ export async function memoryExperiment(ctx: Ctx): Promise<ExperimentReport> {
   await ctx.lab.setProfile(PROFILES.lan0);
   const running = await ctx.peers(PLAIN.map((p) => ({ ...p, caches: true })), false);
   const pids = running.map((r) => r.peer.pid);
-  const rss = (pid: number): number => {
+  const mem = (pid: number): { rss: number; anon: number } => {
     try {
-      return processMemory(pid).rss;
+      return processMemory(pid);
     } catch {
-      return Number.NaN;
+      return { rss: Number.NaN, anon: Number.NaN };
     }
   };
   const [loadS, floodS, afterS, pps] = ctx.o.quick ? [5, 5, 20, 5000] : [20, 20, 60, 10000];
@@ -276,20 +280,32 @@ export async function memoryExperiment(ctx: Ctx): Promise<ExperimentReport> {
   const load = new Map<number, number>();
   const flood = new Map<number, number>();
   const after = new Map<number, number>();
+  // The anonymous part of each (procstat.ts Memory.anon): what the process alone holds, whatever the page cache does.
+  const [idleAnon, loadAnon, floodAnon, afterAnon] = [new Map<number, number>(), new Map<number, number>(), new Map<number, number>(), new Map<number, number>()];
   try {
     // Idle: a few lookups, then 5 s of quiet.
     await ctx.probe({ mode: 'rate', targets: targetsOf(running), qps: 20, seconds: 1, names: 100, timeoutMs: 3000 });
     await new Promise((r) => setTimeout(r, 5000));
-    for (const pid of pids) idle.set(pid, rss(pid));
+    for (const pid of pids) {
+      const m = mem(pid);
+      idle.set(pid, m.rss);
+      idleAnon.set(pid, m.anon);
+    }
     for (const r of running) {
       const l = await peakRss([r.peer.pid], ctx.probe({ mode: 'rate', targets: [{ label: r.spec.label, host: r.peer.host, port: r.peer.port }], qps: 2000, seconds: loadS, names: 5000, timeoutMs: 3000 }));
       load.set(r.peer.pid, l.peak.get(r.peer.pid) ?? Number.NaN);
+      loadAnon.set(r.peer.pid, l.peakAnon.get(r.peer.pid) ?? Number.NaN);
       const f = await peakRss([r.peer.pid], ctx.probe({ mode: 'flood', target: { label: r.spec.label, host: r.peer.host, port: r.peer.port }, pps, seconds: floodS }));
       flood.set(r.peer.pid, f.peak.get(r.peer.pid) ?? Number.NaN);
+      floodAnon.set(r.peer.pid, f.peakAnon.get(r.peer.pid) ?? Number.NaN);
     }
     ctx.log(`  memory: waiting ${afterS} s after the floods`);
     await new Promise((r) => setTimeout(r, afterS * 1000));
-    for (const pid of pids) after.set(pid, rss(pid));
+    for (const pid of pids) {
+      const m = mem(pid);
+      after.set(pid, m.rss);
+      afterAnon.set(pid, m.anon);
+    }
   } finally {
     await ctx.stop(running);
   }
@@ -298,7 +314,7 @@ export async function memoryExperiment(ctx: Ctx): Promise<ExperimentReport> {
   const d = running.find((r) => r.spec.name === 'dotstub')?.peer.pid;
   if (d !== undefined) {
     const [i, l, f, a] = [idle.get(d) ?? Number.NaN, load.get(d) ?? Number.NaN, flood.get(d) ?? Number.NaN, after.get(d) ?? Number.NaN];
-    goals.push({ goal: 'RSS ≤ 60 MB idle and under 2,000 qps', value: `${mb(i)} / ${mb(l)} MB`, met: i <= 60 * MB && l <= 60 * MB });
+    goals.push({ goal: 'RSS ≤ 60 MB idle and under 2,000 qps', value: `${mb(i)} / ${mb(l)} MB (its own: ${mb(idleAnon.get(d))} / ${mb(loadAnon.get(d))} MB)`, met: i <= 60 * MB && l <= 60 * MB });
     goals.push({ goal: `RSS ≤ 120 MB during a flood of malformed packets and ≤ 60 MB ${afterS} s after${afterS < 60 ? ' (quick form: the goal says 60 s)' : ''}`, value: `${mb(f)} / ${mb(a)} MB`, met: f <= 120 * MB && a <= 60 * MB });
   }
   const chart = ctx.chart(
@@ -320,9 +336,19 @@ export async function memoryExperiment(ctx: Ctx): Promise<ExperimentReport> {
     id: 'memory',
     title: 'Resident memory: idle, under load, after a flood (issue 11)',
     paper: 'Issue 11 measured dotstub at ~70–100 MB idle and ~290 MB after a flood of malformed packets, never given back; peers 11–25 MB.',
-    tables: [{ title: 'VmRSS, MB (caches on)', header: ['stub', 'idle', 'peak at 2,000 qps', 'peak during flood', `${afterS} s after`], rows: running.map((r) => [r.spec.label, mb(idle.get(r.peer.pid)), mb(load.get(r.peer.pid)), mb(flood.get(r.peer.pid)), mb(after.get(r.peer.pid))]) }],
+    tables: [
+      { title: 'VmRSS, MB (caches on)', header: ['stub', 'idle', 'peak at 2,000 qps', 'peak during flood', `${afterS} s after`], rows: running.map((r) => [r.spec.label, mb(idle.get(r.peer.pid)), mb(load.get(r.peer.pid)), mb(flood.get(r.peer.pid)), mb(after.get(r.peer.pid))]) },
+      {
+        title: 'Of it, the process’s own (RssAnon: heap, malloc, stacks), MB',
+        header: ['stub', 'idle', 'peak at 2,000 qps', 'peak during flood', `${afterS} s after`],
+        rows: running.map((r) => [r.spec.label, mb(idleAnon.get(r.peer.pid)), mb(loadAnon.get(r.peer.pid)), mb(floodAnon.get(r.peer.pid)), mb(afterAnon.get(r.peer.pid))]),
+      },
+    ],
     goals,
-    notes: [`Flood: ${pps} datagrams/s for ${floodS} s of random bytes, headers claiming records that aren't there, and truncated names, to each stub in turn. dnsdist's RSS includes its Lua state; unbound-fwd's its caches.`],
+    notes: [
+      `Flood: ${pps} datagrams/s for ${floodS} s of random bytes, headers claiming records that aren't there, and truncated names, to each stub in turn. dnsdist's RSS includes its Lua state; unbound-fwd's its caches.`,
+      'The rest of RSS is file pages: the program and its libraries as mapped from the page cache, shared with every process running the same binary and dropped by the kernel under pressure. How many are counted depends on how the page cache holds the file (kernel 6.18 maps a binary read back through readahead in large folios): the same Node 24 binary counted 40 MiB of file pages freshly copied and 66 MiB after being read back, its anonymous memory equal. Compare anonymous memory across runs; RSS only within one run.',
+    ],
     charts: [chart],
     seconds: (Date.now() - t0) / 1000,
   };

@@ -27,6 +27,7 @@
  *   it (a resolver switched away from answering late) is refused by `set`,
  *   so nothing from before a flush is ever stored after it.
  */
+import { copySmall } from '../dns/client-answer.js';
 import { foldAscii } from '../dns/name.js';
 import type { AnswerLayout, AnswerOpt, UpstreamAnswer } from '../dns/upstream-answer.js';
 import { ttlLayout } from '../dns/ttl.js';
@@ -330,7 +331,7 @@ export class AnswerCache {
       const at = e.ttlOffsets[i] as number;
       out.writeUInt32BE(lookup.stale ? STALE_TTL_SEC : Math.max(0, out.readUInt32BE(at) - elapsed), at);
     }
-    if (e.questionLength === questionBytes.length) questionBytes.copy(out, 12);
+    if (e.questionLength === questionBytes.length) copySmall(questionBytes, out, 12);
     return out;
   }
 

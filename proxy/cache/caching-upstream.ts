@@ -96,8 +96,8 @@ export class CachingUpstream implements Upstream {
 
   resolve<R extends UpstreamRequest>(req: R, done: UpstreamCallback<R>): void {
     const bits = keyBits(req);
-    // One clock read per lookup (a runtime call each: ~1.5 % of a cache hit's CPU when read twice more).
-    const now = Date.now();
+    // One clock read per lookup (a runtime call each: ~1.5 % of a cache hit's CPU when read twice more), none when the engine read it on arrival.
+    const now = req.askedAt ?? Date.now();
     const found = this.#cache.get(req.question.bytes, bits, now);
     if (found && !found.stale) {
       const answer = this.#answerFrom(found, req, now);

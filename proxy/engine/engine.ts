@@ -13,13 +13,13 @@
  */
 import { EventEmitter } from 'node:events';
 import { encodeClientAnswer } from '../dns/client-answer.js';
-import { parseClientQuery, shownType, type ClientQuery } from '../dns/client-query.js';
+import { parseClientQuery, shownType, type ClientQuery, type QuestionKey } from '../dns/client-query.js';
 import { CLASSIC_UDP_SIZE, rcodeName } from '../dns/header.js';
 import { localAnswer, servfail } from '../dns/local-reply.js';
 import type { UpstreamAnswer } from '../dns/upstream-answer.js';
 import { encodeUpstreamQuery, queryBits, type UpstreamQuestion } from '../dns/upstream-query.js';
 import { isDotstubError, type DotstubError } from '../errors.js';
-import { newTrace, type Upstream, type UpstreamCallback, type UpstreamRequest, type UpstreamTrace } from '../upstream/upstream.js';
+import type { Upstream, UpstreamCallback, UpstreamRequest, UpstreamTrace } from '../upstream/upstream.js';
 import { isOwnCheck, localVerdict } from './local-answers.js';
 import { newCounters, type AnswerSource, type Counters, type QueryRecord, type RouteMark, type Transport } from './query-record.js';
 import type { NameRouter } from './router.js';
@@ -43,16 +43,33 @@ export interface EngineEvents {
 export type Reply = (answer: Buffer) => void;
 
 /**
- * One client query on its way; it is also the upstream request, so the hot
- * path allocates one object. Every job has the same shape (one class), and
- * the query for the resolver is encoded only when an upstream reads `wire`:
- * a cache hit never builds one (issue 23: it cost a padded 130-octet buffer
- * per hit), and the padding counted is what was really sent.
+ * One client query on its way; it is also the upstream request, its trace
+ * and its question, so the hot path allocates one object where it made
+ * four (issue 32: the hit path). Every job has the same shape (one class),
+ * and the query for the resolver is encoded only when an upstream reads
+ * `wire`: a cache hit never builds one (issue 23: it cost a padded
+ * 130-octet buffer per hit), and the padding counted is what was really
+ * sent.
  */
-class Job implements UpstreamRequest {
-  readonly question: UpstreamQuestion;
-  readonly trace: UpstreamTrace = newTrace();
+class Job implements UpstreamRequest, UpstreamTrace, UpstreamQuestion {
+  readonly question: UpstreamQuestion = this;
+  readonly trace: UpstreamTrace = this;
   readonly bits: number;
+  // UpstreamQuestion
+  readonly key: QuestionKey;
+  readonly bytes: Buffer;
+  // UpstreamTrace (newTrace()'s values), written by the upstream
+  attempts = 0;
+  resolverId: string | null = null;
+  connectionId: number | null = null;
+  reused: boolean | null = null;
+  handshake: 'full' | 'resumed' | null = null;
+  depth = 0;
+  sentAt = 0;
+  writtenAt = 0;
+  cache: 'hit' | 'stale' | null = null;
+  hedge: { readonly connectionId: number; readonly afterMs: number } | null = null;
+  cleartext = false;
   #wire: Buffer | null;
   readonly #pad: boolean;
   readonly #counters: Counters | null;
@@ -63,8 +80,8 @@ class Job implements UpstreamRequest {
     readonly reply: Reply,
     /** performance.now() on arrival. */
     readonly receivedAt: number,
-    /** Date.now() on arrival. */
-    readonly startedAt: number,
+    /** Date.now() on arrival (UpstreamRequest.askedAt: the cache's clock for this query too). */
+    readonly askedAt: number,
     /** Where the name router sent it, when not to the encrypted resolver. */
     public route: RouteMark | undefined,
     /** The wire, when known now; null: encoded for the encrypted resolver on first use (padded if `pad`, counted in `counters`). */
@@ -72,7 +89,8 @@ class Job implements UpstreamRequest {
     pad: boolean,
     counters: Counters | null,
   ) {
-    this.question = { key: query.question, bytes: query.questionBytes };
+    this.key = query.question;
+    this.bytes = query.questionBytes;
     this.bits = queryBits(query);
     this.#wire = wire;
     this.#pad = pad;
@@ -249,10 +267,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   #record(job: Job, source: AnswerSource, rcode: string, truncated: boolean, error: string | null, answeredAt: number): QueryRecord {
-    const t: UpstreamTrace = job.trace;
+    const t: UpstreamTrace = job;
     const record: { -readonly [K in keyof QueryRecord]: QueryRecord[K] } = {
       seq: ++this.#seq,
-      startedAt: job.startedAt,
+      startedAt: job.askedAt,
       name: this.#options.recordNames ? job.query.question.name : null,
       type: shownType(job.query.question.type),
       transport: job.transport,

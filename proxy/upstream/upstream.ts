@@ -72,6 +72,12 @@ export interface UpstreamRequest {
    * them and then never makes the engine encode a query it answers itself.
    */
   readonly bits?: number;
+  /**
+   * Date.now() when the client's query arrived, when the sender read it
+   * (the engine does): the answer cache ages its entries by it instead of
+   * reading the clock again (a runtime call per hit).
+   */
+  readonly askedAt?: number;
 }
 
 /** Called exactly once per request. One shared callback plus the request as context keeps the hot path free of closures. */
