@@ -25,12 +25,18 @@ export const PEER_NAMES = ['dotstub', 'stubby', 'dnsdist', 'unbound-fwd'] as con
  */
 export const FLOOR = 'floor';
 /**
+ * The floor on every core: bench/floor-server.mjs with 2 threads sharing the
+ * port (SO_REUSEPORT; Node 22.12 and later). What a dotstub with a listener
+ * per thread could reach at most; on Node 20 it does not start, and says why.
+ */
+export const FLOOR_2 = 'floor-2';
+/**
  * The low-rate bench's floor (bench/floor-dot.mjs): a Node forwarder from UDP
  * to one verified DoT connection that only swaps IDs, on dotstub's node and
  * flags. What Node itself costs per query on that path.
  */
 export const FLOOR_DOT = 'floor-dot';
-export type PeerName = (typeof PEER_NAMES)[number] | typeof FLOOR | typeof FLOOR_DOT;
+export type PeerName = (typeof PEER_NAMES)[number] | typeof FLOOR | typeof FLOOR_2 | typeof FLOOR_DOT;
 
 export interface Peer {
   readonly name: PeerName;
@@ -57,6 +63,8 @@ export interface PeerContext {
   readonly netns?: string;
   /** Listen here instead of 127.0.0.1 on a free port (e.g. 127.0.0.11:53 for glibc, which only knows port 53). */
   readonly listen?: { readonly host: string; readonly port: number };
+  /** The floor's threads (bench/floor-server.mjs): 1 for FLOOR, 2 for FLOOR_2 (startPeer sets it). */
+  readonly floorThreads?: number;
   /** Caches on (each peer's default cache) instead of off: the browsing replay. */
   readonly caches?: boolean;
   /** Extra dotstub flags, e.g. --no-padding. */
@@ -138,7 +146,7 @@ export async function waitReady(peer: Peer, timeoutMs = 15_000): Promise<void> {
             const a = dnsPacket.decode(msg);
             // RCODE is the low 4 bits of the flags word; 0 is NOERROR.
             // The floor answers every question with its own header flipped, never an address.
-            if (a.id === id) done(((a.flags ?? 0) & 0x0f) === 0 && (peer.name === FLOOR || (a.answers?.length ?? 0) > 0));
+            if (a.id === id) done(((a.flags ?? 0) & 0x0f) === 0 && (peer.name === FLOOR || peer.name === FLOOR_2 || (a.answers?.length ?? 0) > 0));
           } catch {
             // not a DNS message: keep waiting
           }
@@ -343,6 +351,7 @@ const starters: Record<PeerName, (ctx: PeerContext) => Promise<Peer>> = {
   dnsdist: startDnsdist,
   'unbound-fwd': startUnboundForwarder,
   [FLOOR]: startFloor,
+  [FLOOR_2]: startFloor,
   [FLOOR_DOT]: startFloorDot,
 };
 
@@ -350,8 +359,11 @@ async function startFloor(ctx: PeerContext): Promise<Peer> {
   const { host, port } = await listenOf(ctx);
   if (host !== '127.0.0.1') throw new PeerStartError('the floor listens on 127.0.0.1 only');
   // The same node and the same flags as dotstub's: the floor differs from it only in doing no DNS work.
-  const args = [...PROXY_NODE_FLAGS, path.join(ctx.root, 'bench', 'floor-server.mjs'), String(port)];
-  return launch(ctx, FLOOR, port, 'no DNS work: the query back with its header flipped (one Node thread, same flags as dotstub)', process.execPath, args, ctx.root);
+  const threads = ctx.floorThreads ?? 1;
+  const args = [...PROXY_NODE_FLAGS, path.join(ctx.root, 'bench', 'floor-server.mjs'), String(port), String(threads)];
+  return threads === 1
+    ? launch(ctx, FLOOR, port, 'no DNS work: the query back with its header flipped (one Node thread, same flags as dotstub)', process.execPath, args, ctx.root)
+    : launch(ctx, FLOOR_2, port, `no DNS work, as the floor, on ${threads} Node threads sharing the port (SO_REUSEPORT)`, process.execPath, args, ctx.root);
 }
 
 async function startFloorDot(ctx: PeerContext): Promise<Peer> {
@@ -364,7 +376,7 @@ async function startFloorDot(ctx: PeerContext): Promise<Peer> {
 
 /** Starts one peer and waits until it answers through the upstream. */
 export async function startPeer(name: PeerName, ctx: PeerContext): Promise<Peer> {
-  const peer = await starters[name](ctx);
+  const peer = await starters[name](name === FLOOR_2 ? { ...ctx, floorThreads: 2 } : ctx);
   try {
     await (ctx.netns ? waitReadyIn(ctx.netns, peer, 15_000) : waitReady(peer));
   } catch (err) {

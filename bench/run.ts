@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { runDnsperf, writeQueryFile } from './dnsperf.js';
 import { benchMeta, buildProxy, closeOnSignal, openLab, ROOT, versionOf, type Lab } from './lab.js';
 import { measure, type MeasureOptions, type RunSample } from './measure.js';
-import { FLOOR, PEER_NAMES, startPeer, type Peer, type PeerName } from './peers.js';
+import { FLOOR, FLOOR_2, PEER_NAMES, startPeer, type Peer, type PeerName } from './peers.js';
 import { renderPng, svgChart } from './plot.js';
 import { processMemory } from './procstat.js';
 import { profileMarkdown, summariseProfile } from './profile.js';
@@ -70,7 +70,7 @@ function parseOptions(argv: readonly string[]): Options {
   }
   const quick = values.quick ?? false;
   // The floor (a Node server that only flips the header) runs beside the peers unless --peers leaves it out.
-  const known: readonly string[] = [...PEER_NAMES, FLOOR];
+  const known: readonly string[] = [...PEER_NAMES, FLOOR, FLOOR_2];
   const peers = (values.peers ?? known.join(',')).split(',').map((p) => p.trim());
   for (const p of peers) {
     if (!known.includes(p)) throw new Error(`--peers: unknown peer "${p}"; choose from ${known.join(', ')}`);
