@@ -24,6 +24,7 @@
  *   opened(t)           an authenticated connection: what worked (DoT clears 853's failure)
  *   dotFailed(c)        port 853's failure, classified
  *   pqHelloLost()       a post-quantum ClientHello got no answer, a classical one did
+ *   burstSeen(w)        a page's burst needed `w` connections (written when that changes, or a day after the last)
  *   portalSeen/SignedIn a sign-in page, and signing in
  *   answered(us)        a query answered on an open connection: the round trip's median
  *   dnsChecked(r)       the DNS-interception check (dns-interception.ts): when, and what answered
@@ -37,7 +38,7 @@ import type { FailureKind } from './classify.js';
 import type { DdrResult } from './ddr.js';
 import { answerWords, type DnsCheckResult } from './dns-interception.js';
 import type { LocalNamesPolicy } from './name-owners.js';
-import { NetworkMemory, pqHelloLostHolds, readNetworks, startHint, writeNetworks, type DdrOffer, type NetworkMemoryChanges, type NetworkMemoryEntry, type StartHint } from './network-memory.js';
+import { MAX_BURST_WINDOWS, NetworkMemory, pqHelloLostHolds, readNetworks, startHint, writeNetworks, type DdrOffer, type NetworkMemoryChanges, type NetworkMemoryEntry, type StartHint } from './network-memory.js';
 import { gatewayAddress, networkIdentity } from './network-key.js';
 
 /** Answers kept for the median. */
@@ -272,6 +273,17 @@ export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged]; re
     // Written again once the last one has run out: the day starts over.
     if (!key || !this.#memory || pqHelloLostHolds(this.#memory.get(key), now.getTime())) return;
     this.#write({ pqHelloLost: { at: now.toISOString() } });
+  }
+
+  /** A burst filled every open connection here: the connections it needed. */
+  burstSeen(windows: number): void {
+    const key = this.current();
+    if (!key || !this.#memory || !Number.isInteger(windows) || windows < 1 || windows > MAX_BURST_WINDOWS) return;
+    const now = this.#now();
+    const was = this.#memory.get(key)?.burst;
+    // Never per burst: when the number changes, and once a day to keep it holding (BURSTS_HOLD_MS).
+    if (was && was.windows === windows && now.getTime() - Date.parse(was.at) < 24 * 60 * 60 * 1000) return;
+    this.#write({ burst: { windows, at: now.toISOString() } });
   }
 
   portalSeen(): void {

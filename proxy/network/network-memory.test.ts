@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, onTestFinished, test } from 'vitest';
-import { MAX_NETWORKS, NetworkMemory, PQ_HELLO_LOST_FOR_MS, pqHelloLostHolds, startHint } from './network-memory.js';
+import { BURSTS_HOLD_MS, MAX_NETWORKS, NetworkMemory, PQ_HELLO_LOST_FOR_MS, pqHelloLostHolds, startHint } from './network-memory.js';
 import { networkIdentity, networkKey } from './network-key.js';
 import { CurrentNetwork } from './current-network.js';
 
@@ -94,6 +94,40 @@ test('on the network: a lost hello is written once, holds for a day, and is writ
   r.pqHelloLost();
   expect(new NetworkMemory(f).get('home')?.pqHelloLost).toEqual({ at: new Date(now).toISOString() });
   expect(r.hint()).toEqual({ classicalOnly: true });
+});
+
+test("pages' bursts seen on a network: the connections the last one needed are remembered for a week, written when that changes or a day on, and a bad record is no record", () => {
+  const f = file();
+  let now = Date.parse('2026-11-26T04:00:00.000Z');
+  const r = new CurrentNetwork({ file: f, identify: () => ({ key: 'home', final: true }), gateway: () => '192.168.1.1', now: () => new Date(now) });
+  r.joined();
+  expect(r.hint()).toEqual({});
+  r.burstSeen(6);
+  expect(r.hint()).toEqual({ burstWindows: 6 });
+  // The same again within the day: not written (never per burst).
+  fs.utimesSync(f, new Date(0), new Date(0));
+  now += 60_000;
+  r.burstSeen(6);
+  expect(fs.statSync(f).mtimeMs).toBe(0);
+  // A page that needed more: written at once.
+  r.burstSeen(8);
+  expect(new NetworkMemory(f).get('home')?.burst).toEqual({ windows: 8, at: new Date(now).toISOString() });
+  // A day on, the same number refreshes the time, so a network in daily use keeps it.
+  now += 24 * 60 * 60 * 1000;
+  r.burstSeen(8);
+  expect(new NetworkMemory(f).get('home')?.burst?.at).toBe(new Date(now).toISOString());
+  // A week without a page: the first lookups here prepare nothing any more.
+  now += BURSTS_HOLD_MS;
+  expect(r.hint()).toEqual({});
+  // Nonsense is neither written nor read.
+  r.burstSeen(0);
+  r.burstSeen(1000);
+  expect(new NetworkMemory(f).get('home')?.burst?.windows).toBe(8);
+  const g = file();
+  fs.writeFileSync(g, JSON.stringify({ version: 1, networks: { k: { burst: { windows: 500, at: '2026-11-26T04:00:00.000Z' } }, j: { burst: { windows: 3 } } } }));
+  const m = new NetworkMemory(g);
+  expect(m.get('k')).toEqual({});
+  expect(m.get('j')).toEqual({});
 });
 
 test('a network is remembered from its first fact, under the key read then: the MAC-based one once the ARP table has it, not the address-based one read at the change', () => {

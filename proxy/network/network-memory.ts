@@ -9,11 +9,13 @@
  *       "port853": { "kind": "dropped", "classification": "NET_DROPPED" }, "rttMs": 23, "localNames": "allow",
  *       "localDomains": ["lan"], "portal": { "signedIn": true }, "dnsCheckedAt": "…",
  *       "rewritesDns": { "seenAt": "…", "answeredWith": "NXDOMAIN", "asked": "192.0.2.1" }, "pqHelloLost": { "at": "…" },
+ *       "burst": { "windows": 6, "at": "…" },
  *       "firstSeenAt": "…", "seenAt": "…" } } }
  *
  * What worked there (the transport that last gave authenticated answers,
  * what the network did to port 853, a sign-in page, whether it answers DNS
- * for every address, whether it loses a post-quantum ClientHello), the median round trip
+ * for every address, whether it loses a post-quantum ClientHello, how many
+ * connections a page's burst needed), the median round trip
  * to the resolver, the local domains its links owned, the user's
  * local-names choice, and the network's own encrypted resolver (`ddr`: what
  * its resolver designated and whether it verified, ddr.ts) with the user's
@@ -66,6 +68,12 @@ export interface NetworkMemoryEntry {
    * key agreement at once. When it was seen.
    */
   readonly pqHelloLost?: { readonly at: string };
+  /**
+   * A page's burst filled every open connection here (upstream/pool): the
+   * connections the last one needed, and when. For BURSTS_HOLD_MS the first
+   * lookup after a start or a join prepares them before the page comes.
+   */
+  readonly burst?: { readonly windows: number; readonly at: string };
   /** Median round trip to the resolver from here (answers on open connections), ms. */
   readonly rttMs?: number;
   /** The user's choice; absent: not asked yet. */
@@ -126,6 +134,10 @@ function entryOf(v: unknown): NetworkMemoryEntry | undefined {
   if (typeof r === 'object' && r !== null && str(r.seenAt) && str(r.answeredWith) && str(r.asked)) out.rewritesDns = { seenAt: r.seenAt, answeredWith: r.answeredWith, asked: r.asked };
   const lost = o.pqHelloLost as Record<string, unknown> | null | undefined;
   if (typeof lost === 'object' && lost !== null && str(lost.at)) out.pqHelloLost = { at: lost.at };
+  const burst = o.burst as Record<string, unknown> | null | undefined;
+  if (typeof burst === 'object' && burst !== null && Number.isInteger(burst.windows) && (burst.windows as number) >= 1 && (burst.windows as number) <= MAX_BURST_WINDOWS && str(burst.at)) {
+    out.burst = { windows: burst.windows as number, at: burst.at };
+  }
   if (str(o.dnsCheckedAt)) out.dnsCheckedAt = o.dnsCheckedAt;
   const ddr = ddrOf(o.ddr);
   if (ddr) out.ddr = ddr;
@@ -173,6 +185,22 @@ export function seenHere(entry: NetworkMemoryEntry): boolean {
  */
 export const PQ_HELLO_LOST_FOR_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * How long bursts seen on a network keep its first lookups preparing for
+ * one: a week. Past it, the first page there pays its handshakes again,
+ * once, and is remembered anew; a network that stopped seeing pages (a
+ * machine now used otherwise) stops costing extra connections.
+ */
+export const BURSTS_HOLD_MS = 7 * 24 * 60 * 60 * 1000;
+/** More connections than a pool ever opens for a burst (1 + 8 by default): a larger number in the file is not read. */
+export const MAX_BURST_WINDOWS = 64;
+
+/** The connections the last burst on the network needed, while that holds at `now` (BURSTS_HOLD_MS); 0: none. */
+export function rememberedBurstWindows(entry: NetworkMemoryEntry | undefined, now: number): number {
+  const at = entry?.burst ? Date.parse(entry.burst.at) : Number.NaN;
+  return Number.isFinite(at) && now - at < BURSTS_HOLD_MS && now >= at ? (entry?.burst?.windows ?? 0) : 0;
+}
+
 /** Whether the network's lost post-quantum hello (if any) still holds at `now`. */
 export function pqHelloLostHolds(entry: NetworkMemoryEntry | undefined, now: number): boolean {
   const at = entry?.pqHelloLost ? Date.parse(entry.pqHelloLost.at) : Number.NaN;
@@ -182,17 +210,20 @@ export function pqHelloLostHolds(entry: NetworkMemoryEntry | undefined, now: num
 /**
  * Where to start on a network: DNS-over-HTTPS at once when port 853 was
  * blocked there (not intercepted) and DoH worked; classical key agreement at
- * once where a post-quantum ClientHello got no answer within the last day.
+ * once where a post-quantum ClientHello got no answer within the last day;
+ * the connections a page needed, where pages' bursts were seen this week.
  */
 export function startHint(entry: NetworkMemoryEntry | undefined, now = Date.now()): StartHint {
   const doh = entry?.worked === 'doh' && entry.port853 !== undefined && !INTERCEPTION.has(entry.port853.kind);
-  return { ...(doh ? { startOn: 'doh' as const } : {}), ...(pqHelloLostHolds(entry, now) ? { classicalOnly: true } : {}) };
+  const windows = rememberedBurstWindows(entry, now);
+  return { ...(doh ? { startOn: 'doh' as const } : {}), ...(pqHelloLostHolds(entry, now) ? { classicalOnly: true } : {}), ...(windows > 0 ? { burstWindows: windows } : {}) };
 }
 
 /** What the memory tells the upstream about a network (upstream/managed.ts NetworkHint). */
 export interface StartHint {
   readonly startOn?: 'doh';
   readonly classicalOnly?: boolean;
+  readonly burstWindows?: number;
 }
 
 export class NetworkMemory {

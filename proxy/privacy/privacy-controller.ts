@@ -245,6 +245,9 @@ export class PrivacyController extends EventEmitter<PrivacyEvents> {
       const who = e.transport === 'doh' ? `${name} via DNS-over-HTTPS` : name;
       this.#onPrivacyEvent({ type: 'connected', resolver: who, verified: e.verified, tlsVersion: e.tlsVersion, authError: e.authError ?? undefined });
     });
+    upstream.on('burst', (e) => {
+      if (active()) this.#network.burstSeen(e.windows);
+    });
     upstream.on('close', (e) => {
       this.emit('connection', {
         type: 'close',

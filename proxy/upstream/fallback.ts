@@ -120,6 +120,7 @@ export class Fallback extends EventEmitter<ManagedUpstreamEvents> implements Man
     side.on('close', (e) => this.emit('close', { ...e, lastClosed: e.lastClosed && this.#active === t }));
     side.on('keepalive', (e) => this.emit('keepalive', e));
     side.on('race', (e) => this.emit('race', e));
+    side.on('burst', (e) => this.emit('burst', e));
     side.on('connect-failed', (e) => {
       // Ladder step 4: when DoH fails too, the reason names the first failure (DoT's) as well.
       const message = t === 'doh' && this.#primaryError ? `${this.#primaryError.message}; DNS-over-HTTPS failed too: ${e.error.message}` : e.error.message;

@@ -46,6 +46,18 @@ export interface NetworkHint {
    * offer classical key agreement at once (connection/key-agreement.ts).
    */
   readonly classicalOnly?: boolean;
+  /**
+   * Pages' bursts were seen from here lately: the connections the last one
+   * needed (window.ts windows). The first lookup on this network (after a
+   * start, a switch or a move) prepares them, as a lookup after a quiet
+   * spell does once this run has seen a burst (pool.ts).
+   */
+  readonly burstWindows?: number;
+}
+
+/** A burst filled every open connection's window: the connections it needs (one window each). */
+export interface ManagedBurst {
+  readonly windows: number;
 }
 
 export interface TransportChange {
@@ -131,6 +143,8 @@ export interface ManagedUpstreamEvents {
   keepalive: [ManagedKeepalive];
   'connect-failed': [ManagedConnectFailure];
   race: [ManagedRace];
+  /** A burst needed more connections than were open, and how many (announced when that number changes). */
+  burst: [ManagedBurst];
   /** Which transport carries queries changed (a fallback: DoT ⇄ DoH), and why. */
   transport: [TransportChange];
 }

@@ -135,6 +135,76 @@ describe('the connection pool (policy only, fake connections)', () => {
     expect(conns).toHaveLength(9);
   });
 
+  test("where the network's memory says pages' bursts were seen, the first lookup prepares the connections the last one needed, once that lookup's connection is up", () => {
+    const { pool, conns } = makePool();
+    pool.prefer({ burstWindows: 6 });
+    resolveAll(pool, ['start.test']);
+    // Nothing to follow yet: the first lookup's own connection decides the address.
+    expect(conns).toHaveLength(1);
+    conns[0]?.open();
+    // The open one and 5 extras, to its address, before the page comes.
+    expect(conns).toHaveLength(6);
+    expect(pool.counters.burstConnections).toBe(5);
+    expect(new Set(conns.map((c) => c.address))).toEqual(new Set([conns[0]?.address]));
+    conns[0]?.answerAll();
+    conns.slice(1).forEach((c) => c.open(true));
+    // The page comes: its names spread over the open connections, none waits on a handshake.
+    const page = resolveAll(pool, Array.from({ length: 140 }, (_, i) => `p${i}.test`));
+    expect(conns).toHaveLength(6);
+    const loads = conns.map((c) => c.inFlight);
+    expect(loads.every((n) => n > 0)).toBe(true);
+    expect(loads.reduce((a, b) => a + b, 0)).toBe(140);
+    conns.forEach((c) => c.answerAll());
+    expect(page.outcomes.every((o) => o.err === null && o.req.trace.reused === true)).toBe(true);
+  });
+
+  test('a burst is announced with the connections it needed once it is over, and again only when that changes (what the network memory keeps); no memory, no burst: nothing prepared', () => {
+    vi.useFakeTimers({ toFake: ['performance', 'setTimeout', 'clearTimeout'] });
+    const { pool, conns } = makePool({ burstConnections: 4 });
+    const bursts: number[] = [];
+    pool.on('burst', (e) => bursts.push(e.windows));
+    pool.prefer({});
+    resolveAll(pool, ['start.test']);
+    conns[0]?.open();
+    expect(conns).toHaveLength(1);
+    conns[0]?.answerAll();
+    resolveAll(pool, Array.from({ length: 140 }, (_, i) => `p${i}.test`));
+    expect(bursts).toEqual([]);
+    vi.advanceTimersByTime(1_000);
+    // What the burst needed at its fullest (its windows grew query by query), said once.
+    expect(bursts).toHaveLength(1);
+    const needed = bursts[0] ?? 0;
+    expect(needed).toBeGreaterThan(1);
+    conns.slice(1).forEach((c) => c.open(true));
+    conns.forEach((c) => c.answerAll());
+    // The same page again needs the same: nothing new to say.
+    vi.advanceTimersByTime(5_000);
+    resolveAll(pool, Array.from({ length: 140 }, (_, i) => `q${i}.test`));
+    conns.forEach((c) => c.answerAll());
+    vi.advanceTimersByTime(1_000);
+    expect(bursts).toHaveLength(1);
+  });
+
+  test("the network's memory never shrinks what this run saw, and a move keeps it", () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    const { pool, conns } = makePool({ burstConnections: 4 });
+    pool.warm();
+    conns[0]?.open();
+    resolveAll(pool, Array.from({ length: 140 }, (_, i) => `p${i}.test`));
+    const seen = conns.length;
+    expect(seen).toBe(5);
+    conns.forEach((c, i) => (i > 0 ? c.open(true) : undefined));
+    conns.forEach((c) => c.answerAll());
+    // A move to a network remembered with 2: the run's own measure (5) holds; the next quiet lookup prepares it there.
+    pool.networkChanged({ burstWindows: 2 });
+    vi.advanceTimersByTime(5_000);
+    resolveAll(pool, ['after-move.test']);
+    const fresh = conns.filter((c) => c.state === 'connecting');
+    expect(fresh).toHaveLength(1);
+    fresh[0]?.open();
+    expect(conns.filter((c) => c.state !== 'closed').length).toBe(5);
+  });
+
   test('connections that die together (a reset path) blame no query: every query is answered, none quarantined', () => {
     const { pool, conns } = makePool({ size: 5, burstConnections: 0 });
     pool.warm();

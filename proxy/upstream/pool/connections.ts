@@ -9,7 +9,8 @@
  *   'close'       quarantine.ts hears first; a burst extra that never came up is no failure; a race whose every
  *                 racer failed is: the next one tries each family's next address after a back-off, and keeps trying
  *   bursts        openForBurst(): the connections a burst's windows need, to the address that answers;
- *                 prepareForBurst(): the same on the first lookup after a quiet spell, before the page's burst comes
+ *                 prepareWhenOpen(): the same on the first lookup after a quiet spell, before the page's burst
+ *                 comes: now, or once that lookup's own connection is up (after a start, a switch, a move)
  *
  * The events the pool emits about its connections ('open', 'race',
  * 'keepalive', 'close', 'connect-failed') come from here, through `emit`.
@@ -67,6 +68,8 @@ export class PoolConnections {
   /** The connection race started last, while it runs. */
   #race: ConnectionRace | undefined;
   #closed = false;
+  /** Windows to prepare for when the next connection comes up (prepareWhenOpen); 0: none. */
+  #prepareOnOpen = 0;
 
   constructor(init: PoolConnectionsInit) {
     this.#o = init;
@@ -127,6 +130,12 @@ export class PoolConnections {
     if (answering && !this.#closed) this.openForBurst(answering, windows);
   }
 
+  /** prepareForBurst, now when a connection is open, else when the next one comes up (the lookup's own). */
+  prepareWhenOpen(windows: number): void {
+    if (this.list.some((c) => c.state === 'open')) this.prepareForBurst(windows);
+    else this.#prepareOnOpen = windows;
+  }
+
   /** The pool closed: no racer opens any more. */
   close(): void {
     this.#closed = true;
@@ -151,6 +160,9 @@ export class PoolConnections {
       });
       if (this.#race === race) this.#race = undefined;
       this.up = true;
+      const prepare = this.#prepareOnOpen;
+      this.#prepareOnOpen = 0;
+      if (prepare > 0 && !this.#closed) this.openForBurst(conn, prepare);
       if (won) o.emit('race', { ...won, transport: o.transport });
       o.emit('open', { ...info, transport: o.transport, burst: this.extras.has(conn) });
     });

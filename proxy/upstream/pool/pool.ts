@@ -84,8 +84,14 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
   readonly #window = new AnswerWindow();
   /** The windows the last burst wanted (0: no burst seen in this run): what a lookup after a quiet spell prepares for. */
   #burstWindows = 0;
+  /** The windows last announced in a 'burst' event (announced only when they change). */
+  #announcedWindows = 0;
+  /** The most windows the burst under way needed so far, and the timer that announces it once the burst is over (QUIET_MS). */
+  #burstPeak = 0;
+  #burstTimer: NodeJS.Timeout | undefined;
   /** performance.now() of the last resolve(). */
-  #lastResolveAt = 0;
+  /** performance.now() of the last lookup; none yet: the first lookup comes after a quiet spell. */
+  #lastResolveAt = Number.NEGATIVE_INFINITY;
   readonly #backoff: Backoff;
   readonly #quarantine: Quarantine;
   /** Its connections: opened in races, counted, heard closing (connections.ts). */
@@ -129,6 +135,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     this.#backoff.reset();
     // A new network offers post-quantum key agreement again, unless its memory says its paths lose that ClientHello.
     this.#c.classical = hint.classicalOnly === true;
+    this.#rememberedBursts(hint);
     for (const c of [...this.#c.list]) c.close('network-change');
     if (this.#selfRetry) this.warm();
     // Waiting for a route: the network is back (or changed), try them now.
@@ -164,6 +171,17 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
   /** Before its first connection (start, a switch): the network's memory on key agreement. */
   prefer(hint: NetworkHint): void {
     if (hint.classicalOnly === true) this.#c.classical = true;
+    this.#rememberedBursts(hint);
+  }
+
+  /**
+   * Bursts seen here before (the network's memory): until this run sees
+   * one, the first lookup after a quiet spell prepares the connections the
+   * last one needed, the first lookup of all included.
+   */
+  #rememberedBursts(hint: NetworkHint): void {
+    const windows = hint.burstWindows ?? 0;
+    if (this.#burstWindows === 0 && Number.isInteger(windows) && windows > 0) this.#burstWindows = windows;
   }
 
   get transport(): Transport | null {
@@ -182,7 +200,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     const flight = newFlight(req, done as UpstreamCallback<UpstreamRequest>);
     req.trace.resolverId = this.resolver.id;
     const now = performance.now();
-    if (this.#burstWindows > 0 && now - this.#lastResolveAt >= QUIET_MS && !this.#backoff.backingOff()) this.#c.prepareForBurst(this.#burstWindows);
+    if (this.#burstWindows > 0 && now - this.#lastResolveAt >= QUIET_MS && !this.#backoff.backingOff()) this.#c.prepareWhenOpen(this.#burstWindows);
     this.#lastResolveAt = now;
     const quarantined = this.#quarantine.check(req);
     if (quarantined) {
@@ -192,10 +210,21 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     this.#attempt(flight);
   }
 
+  /** The burst is over: the connections it needed, when that differs from the last burst's (the network's memory keeps it). */
+  #announceBurst(): void {
+    this.#burstTimer = undefined;
+    const windows = this.#burstPeak;
+    this.#burstPeak = 0;
+    if (this.#closed || windows === this.#announcedWindows) return;
+    this.#announcedWindows = windows;
+    this.emit('burst', { windows });
+  }
+
   /** Stops taking queries; resolves once every in-flight query is settled and the connections are closed. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearTimeout(this.#burstTimer);
     this.#backoff.cancel();
     this.#c.close();
     for (const flight of this.#offline.release()) this.#settle(flight, new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`), null);
@@ -208,6 +237,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
 
   destroy(): void {
     this.#closed = true;
+    clearTimeout(this.#burstTimer);
     for (const flight of this.#offline.release()) this.#settle(flight, new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`), null);
     this.#backoff.cancel();
     this.#c.close();
@@ -260,6 +290,9 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     if (best && picked.burstWindows > 0) {
       this.#burstWindows = picked.burstWindows;
       this.#c.openForBurst(best, picked.burstWindows);
+      // Its windows grow query by query as the burst fills them: what it needed is said once, when it is over.
+      this.#burstPeak = Math.max(this.#burstPeak, picked.burstWindows);
+      this.#burstTimer ??= setTimeout(() => this.#announceBurst(), QUIET_MS).unref();
     }
     if (!best) {
       if (this.#c.liveCount() < this.options.size) {
