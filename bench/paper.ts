@@ -12,7 +12,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchMeta, buildProxy, ROOT } from './lab.js';
 import { LinkLab, removeStaleNamespaces } from './link-lab.js';
-import { burstExperiment } from './paper/burst.js';
+import { burstExperiment, burstRestartExperiment } from './paper/burst.js';
 import { Ctx, type Log } from './paper/context.js';
 import { idleCloseExperiment, memoryExperiment, rateExperiment, replayExperiment } from './paper/desktop.js';
 import { hitsExperiment } from './paper/hits.js';
@@ -23,7 +23,7 @@ import { getentExperiment, pagesExperiment } from './paper/web.js';
 type Experiment = (ctx: Ctx) => Promise<ExperimentReport>;
 
 export const SUITES: Readonly<Record<'paper' | 'desktop', Readonly<Record<string, Experiment>>>> = {
-  paper: { tdns: tdnsExperiment, burst: burstExperiment, getent: getentExperiment, pages: pagesExperiment, hits: hitsExperiment },
+  paper: { tdns: tdnsExperiment, burst: burstExperiment, 'burst-restart': burstRestartExperiment, getent: getentExperiment, pages: pagesExperiment, hits: hitsExperiment },
   desktop: { replay: replayExperiment, 'idle-close': idleCloseExperiment, rate: rateExperiment, memory: memoryExperiment },
 };
 

@@ -91,6 +91,24 @@ export class Ctx {
     return out;
   }
 
+  /** Stops `r`'s peer and starts it again as it was (the same address, configuration directory and upstream). */
+  async restart(r: RunningPeer): Promise<RunningPeer> {
+    const spec = r.spec;
+    if (spec.doh) throw new Error(`${spec.label}: a restart over DoH is not supported here`);
+    await r.peer.stop();
+    const peer = await startPeer(spec.name, {
+      upstream: r.upstream,
+      dir: this.lab.dir,
+      root: LAB_ROOT,
+      netns: this.lab.ns.client,
+      listen: { host: r.peer.host, port: r.peer.port },
+      caches: spec.caches ?? false,
+      dotstubFlags: spec.dotstubFlags,
+    });
+    this.log(`  restarted ${spec.label} on ${r.peer.host}:${r.peer.port}`);
+    return { spec, peer, upstream: r.upstream };
+  }
+
   /** Stops peers and their upstreams. */
   async stop(running: readonly RunningPeer[]): Promise<void> {
     for (const r of running) {
