@@ -196,7 +196,7 @@ export const BURSTS_HOLD_MS = 7 * 24 * 60 * 60 * 1000;
 export const MAX_BURST_WINDOWS = 64;
 
 /** The connections the last burst on the network needed, while that holds at `now` (BURSTS_HOLD_MS); 0: none. */
-export function rememberedBurstWindows(entry: NetworkMemoryEntry | undefined, now: number): number {
+function rememberedBurstWindows(entry: NetworkMemoryEntry | undefined, now: number): number {
   const at = entry?.burst ? Date.parse(entry.burst.at) : Number.NaN;
   return Number.isFinite(at) && now - at < BURSTS_HOLD_MS && now >= at ? (entry?.burst?.windows ?? 0) : 0;
 }

@@ -56,7 +56,7 @@ export interface NetworkHint {
 }
 
 /** A burst filled every open connection's window: the connections it needs (one window each). */
-export interface ManagedBurst {
+interface ManagedBurst {
   readonly windows: number;
 }
 
