@@ -167,19 +167,17 @@ export class CachingUpstream implements Upstream {
   }
 
   /**
-   * Stores the answer in the form the cache keeps (storedForm), read once
-   * here: its layout is kept beside it, so a hit is a copy and a patch, not
-   * another walk of every record (issue 32: the hit path at the floor).
+   * Stores the answer in the form the cache keeps (storedForm), with the
+   * layout its arrival's read found kept beside it, so a hit is a copy and a
+   * patch, not another walk of every record (issue 32: the hit path at the
+   * floor).
    */
   #store(miss: Miss, answer: UpstreamAnswer): void {
     const stored = storedForm(answer);
-    let layout: AnswerLayout | null = null;
-    try {
-      const { raw: _raw, ...rest } = readUpstreamAnswer(stored, miss.question);
-      layout = rest;
-    } catch {
-      // It read as the resolver's answer a moment ago: a stored form that doesn't is stored without a layout (hits read it again, and fail as misses).
-    }
+    // What the arrival's read found holds for the stored form, which differs from it only in the last record (the
+    // OPT) having no options: not walked again (issue 32: a miss walked each answer three times).
+    const { raw: _raw, ...read } = answer;
+    const layout: AnswerLayout = stored === answer.raw ? read : { ...read, optEnd: stored.length, keepaliveMs: undefined };
     this.#cache.set(miss.question.bytes, miss.bits, stored, answer.rcode, miss.generation, undefined, layout);
   }
 
