@@ -102,6 +102,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#routing = routingFor(config.names, {
       strict: () => this.#config.auth.mode === 'strict',
       localNames: () => this.#config.names?.localNames ?? 'ask',
+      recordNames: () => this.#config.recordNames,
       network: this.#network,
     });
     this.#engine = new Engine(this.#gated(first), { padding: config.padding, recordNames: config.recordNames, keepBrowsersOnStub: config.keepBrowsersOnStub }, this.#counters, this.#routing?.router ?? null);

@@ -39,9 +39,9 @@ afterAll(async () => {
   await lan.stop();
 });
 
-function setup(policy: LocalNamesPolicy, strict: boolean): { ask: (name: string, type?: 'A' | 'PTR') => Promise<{ rcode: string; answers: string[]; record: QueryRecord }>; pub: PublicUpstream; router: NameRouter } {
+function setup(policy: LocalNamesPolicy, strict: boolean, recordNames = true): { ask: (name: string, type?: 'A' | 'PTR') => Promise<{ rcode: string; answers: string[]; record: QueryRecord }>; pub: PublicUpstream; router: NameRouter } {
   const pub = new PublicUpstream();
-  const router = new NameRouter({ strict: () => strict, localNames: () => policy });
+  const router = new NameRouter({ strict: () => strict, localNames: () => policy, recordNames: () => recordNames });
   const servers = [{ host: lan.host, port: lan.port }];
   // The stand-in LAN resolver is on loopback, not a private address: it owns its reverse zone by a routing domain, as a link can say.
   const owners = [
@@ -96,6 +96,13 @@ describe('the engine routes by name owner', () => {
     expect(r.record.error).toBe('DOTSTUB_LOCAL_NAMES_NOT_ALLOWED');
     expect(r.record.route).toEqual({ kind: 'refused', why: "lan is a local name (veth0): strict mode sends local names to the network's resolver only once you allow it for this network" });
     expect(asked.pub.asked).toEqual([]);
+    // What the tray asks about: the first name refused on this network.
+    expect(asked.router.firstRefused).toMatchObject({ name: 'printer.lan', suffix: 'lan' });
+    // With query names not recorded (the user's setting), only its network's suffix is kept.
+    const unnamed = setup('ask', true, false);
+    expect((await unnamed.ask('Printer.lan')).rcode).toBe('SERVFAIL');
+    expect(unnamed.router.firstRefused).toMatchObject({ name: '*.lan', suffix: 'lan' });
+    expect(JSON.stringify(unnamed.router.firstRefused)).not.toMatch(/printer/i);
     expect((await setup('deny', false).ask('printer.lan')).rcode).toBe('SERVFAIL');
     const allowed = setup('allow', true);
     expect((await allowed.ask('printer.lan')).answers).toEqual(['10.99.0.7']);

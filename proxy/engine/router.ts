@@ -30,6 +30,12 @@ export interface RouterOptions {
   readonly localNames: () => LocalNamesPolicy;
   /** Per cleartext attempt (default 1500 ms). */
   readonly timeoutMs?: number;
+  /**
+   * The user records query names (the setting "Record names in the query
+   * log"); off, the name refused first is kept as its network's suffix
+   * (`*.lan`), never the name asked. Default: recorded.
+   */
+  readonly recordNames?: () => boolean;
 }
 
 export type Routed =
@@ -46,7 +52,7 @@ function serversKey(owner: NameOwner): string {
 
 /** A local name refused because nobody has chosen for this network yet: what the tray asks about. */
 export interface RefusedName {
-  /** The name asked, lower case, without the final dot (`printer.lan`). */
+  /** The name asked, lower case, without the final dot (`printer.lan`); `*.lan` when query names are not recorded. */
   readonly name: string;
   /** The suffix the network owns (`lan`). */
   readonly suffix: string;
@@ -104,7 +110,10 @@ export class NameRouter {
         policy === 'deny'
           ? `${owner.suffix} is a local name (${owner.link}); local names are not allowed on this network`
           : `${owner.suffix} is a local name (${owner.link}): strict mode sends local names to the network's resolver only once you allow it for this network`;
-      if (policy === 'ask') this.#firstRefused ??= { name: name.toLowerCase().replace(/\.$/, ''), suffix: owner.suffix, at: Date.now() };
+      if (policy === 'ask') {
+        const shown = this.#options.recordNames?.() === false ? `*.${owner.suffix}` : name.toLowerCase().replace(/\.$/, '');
+        this.#firstRefused ??= { name: shown, suffix: owner.suffix, at: Date.now() };
+      }
       return { kind: 'refused', mark: { kind: 'refused', why } };
     }
     const key = serversKey(owner);
