@@ -89,7 +89,6 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
   /** The most windows the burst under way needed so far, and the timer that announces it once the burst is over (QUIET_MS). */
   #burstPeak = 0;
   #burstTimer: NodeJS.Timeout | undefined;
-  /** performance.now() of the last resolve(). */
   /** performance.now() of the last lookup; none yet: the first lookup comes after a quiet spell. */
   #lastResolveAt = Number.NEGATIVE_INFINITY;
   readonly #backoff: Backoff;
