@@ -118,22 +118,18 @@ export class PoolConnections {
   }
 
   /**
-   * The first lookup after a quiet spell, once bursts have been seen: a
-   * page's own name comes two or three round trips before its
-   * subresources, so the connections the last burst needed (`windows`) are
-   * opened now (those still open count), ready when the burst comes instead
-   * of a handshake into it. Nothing without an open connection to follow:
-   * the lookup's own race decides the address first.
+   * The first lookup after a quiet spell, once bursts have been seen (in
+   * this run, or remembered for this network): a page's own name comes two
+   * or three round trips before its subresources, so the connections the
+   * last burst needed (`windows`) are opened before it (those still open
+   * count), instead of a handshake into the burst. They follow the open
+   * connection's address; with none open yet, the lookup's own race decides
+   * the address first, and they are opened when its connection comes up.
    */
-  prepareForBurst(windows: number): void {
-    const answering = this.list.find((c) => c.state === 'open');
-    if (answering && !this.#closed) this.openForBurst(answering, windows);
-  }
-
-  /** prepareForBurst, now when a connection is open, else when the next one comes up (the lookup's own). */
   prepareWhenOpen(windows: number): void {
-    if (this.list.some((c) => c.state === 'open')) this.prepareForBurst(windows);
-    else this.#prepareOnOpen = windows;
+    const answering = this.list.find((c) => c.state === 'open');
+    if (!answering) this.#prepareOnOpen = windows;
+    else if (!this.#closed) this.openForBurst(answering, windows);
   }
 
   /** The pool closed: no racer opens any more. */

@@ -49,7 +49,7 @@ import { Quarantine } from './quarantine.js';
 import { snapshotOf } from './snapshot.js';
 import { AnswerWindow, pick } from './window.js';
 
-/** A lookup after this long without one may be a click: a page's burst may follow (connections.ts prepareForBurst). */
+/** A lookup after this long without one may be a click: a page's burst may follow (connections.ts prepareWhenOpen). */
 const QUIET_MS = 1_000;
 
 export interface PoolInit {
