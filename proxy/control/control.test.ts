@@ -11,6 +11,7 @@ import { apiClient, openStream, startControl, tempConfigDir, type ControlHarness
 import { waitFor, waitForEvent, waitForState } from '../../test-support/proxy-harness.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import type { ApiError, MetricsView, QueryPage, ValidationView, ResolversView, ResolverView, Settings, StatusView, StreamBatch, TimelineEvent, ConnectionView } from './api-types.js';
+import { EXPORT_COLUMNS } from './api-client/query-export.js';
 
 let a: UnboundServer;
 let b: UnboundServer;
@@ -262,9 +263,10 @@ describe('control API with a real proxy and unbound', () => {
     expect(csv.headers['content-type']).toMatch(/^text\/csv/);
     expect(csv.headers['content-disposition']).toMatch(/attachment; filename="dotstub-queries-.*\.csv"/);
     const lines = csv.text.trim().split('\r\n');
-    expect(lines[0]).toMatch(/^seq,startedAt,name,type/);
+    // The dashboard's download has the same columns (api-client/query-export.ts).
+    expect(lines[0]).toBe(EXPORT_COLUMNS.join(','));
     expect(lines).toHaveLength(6);
-    expect(lines[1]).toMatch(/,n904\.test,AAAA,udp,NOERROR,/);
+    expect(lines[1]).toMatch(/^[^,]+,n904\.test,AAAA,NOERROR,[\d.]+,/);
     const js = await api.get('/api/queries/export?format=json&rcode=NXDOMAIN');
     expect(js.json<{ name: string }[]>()[0]?.name).toBe('nothing-here.test');
     expect((await api.get('/api/queries/export?format=xml')).status).toBe(400);

@@ -2,7 +2,11 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, test } from 'vitest';
 import type { QueryRecord } from '../engine/query-record.js';
-import { csvCell, csvHeader, csvRow, OWN_CHECKS_KEPT, QueryLog } from './query-log.js';
+import { csvHeader, csvLine, EXPORT_COLUMNS } from './api-client/query-export.js';
+import { OWN_CHECKS_KEPT, QueryLog } from './query-log.js';
+
+/** A record's CSV line as the API writes it (resolver ids as their labels here). */
+const csvRow = (r: QueryRecord): string => csvLine(r, (id) => id);
 
 function rec(seq: number, over: Partial<QueryRecord> = {}): QueryRecord {
   return {
@@ -92,20 +96,6 @@ describe('QueryLog', () => {
     expect(log.page({ includeOwn: true }, 0, 1).total).toBe(0);
   });
 
-  test('CSV: RFC 4180 quoting and no spreadsheet formulas', () => {
-    expect(csvCell('a,b')).toBe('"a,b"');
-    expect(csvCell('say "hi"')).toBe('"say ""hi"""');
-    expect(csvCell('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
-    expect(csvCell('-1+1')).toBe("'-1+1");
-    expect(csvCell(null)).toBe('');
-    expect(csvCell(12.345)).toBe('12.3');
-    expect(csvHeader().split(',')).toHaveLength(25);
-    const row = csvRow(rec(3));
-    expect(row.endsWith('\r\n')).toBe(true);
-    expect(row.split(',')).toHaveLength(25);
-    expect(row).toContain('n3.test,A,udp,NOERROR,quad9,1,true,,300,');
-  });
-
   test('where the name router sent a query: filtered by route, and carried in the CSV', () => {
     const log = new QueryLog(10);
     log.push(rec(1));
@@ -131,6 +121,11 @@ describe('QueryLog', () => {
     expect(hedged?.route).toBeUndefined();
     expect(plain?.hedge).toBeUndefined();
     expect(log.page({ route: 'local' }, 0, 10).total).toBe(0);
+    // The export says so too: on which connection, after how long.
+    const cells = (r: QueryRecord | undefined): string[] => csvRow(r as QueryRecord).trim().split(',');
+    const at = (c: (typeof EXPORT_COLUMNS)[number]): number => EXPORT_COLUMNS.indexOf(c);
+    expect([cells(hedged)[at('hedgeConnection')], cells(hedged)[at('hedgeAfterMs')]]).toEqual(['7', '190']);
+    expect([cells(plain)[at('hedgeConnection')], cells(plain)[at('hedgeAfterMs')]]).toEqual(['', '']);
   });
 
   test('10,000 records (the default size) take under 2.2 MB (V8 heap and array buffers), and come back field for field', () => {

@@ -5,7 +5,8 @@
  * transport, auth and limits.
  */
 import type { QueryRecord } from '../engine/query-record.js';
-import { csvHeader, csvRow, ROUTE_FILTERS, type QueryFilter, type RouteFilter } from './query-log.js';
+import { csvHeader, csvLine, exportFilename, type ResolverLabel } from './api-client/query-export.js';
+import { ROUTE_FILTERS, type QueryFilter, type RouteFilter } from './query-log.js';
 import { ApiFailure, validationFailure } from './errors.js';
 import { localNamesView, setLocalNames } from './actions/local-names.js';
 import { forgetNetwork, networksView, setNetworkLocalNames } from './actions/networks.js';
@@ -124,9 +125,10 @@ function* jsonExport(records: Iterable<QueryRecord>): Generator<string> {
   yield '\n]\n';
 }
 
-function* csvExport(records: Iterable<QueryRecord>): Generator<string> {
+/** The dashboard's download has the same columns (api-client/query-export.ts). */
+function* csvExport(records: Iterable<QueryRecord>, label: ResolverLabel): Generator<string> {
   yield csvHeader();
-  for (const r of records) yield csvRow(r);
+  for (const r of records) yield csvLine(r, label);
 }
 
 export function routes(service: ControlService): Route[] {
@@ -162,11 +164,12 @@ export function routes(service: ControlService): Route[] {
       const format = query.get('format') ?? 'json';
       if (format !== 'csv' && format !== 'json') throw validationFailure({ format: 'format must be csv or json' });
       const { filter } = parseQueryFilter(query);
-      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
       const records = service.log.filter(filter);
-      return format === 'csv'
-        ? { kind: 'download', filename: `dotstub-queries-${stamp}.csv`, type: 'text/csv; charset=utf-8', chunks: csvExport(records) }
-        : { kind: 'download', filename: `dotstub-queries-${stamp}.json`, type: 'application/json; charset=utf-8', chunks: jsonExport(records) };
+      const filename = exportFilename(format, Date.now());
+      if (format === 'json') return { kind: 'download', filename, type: 'application/json; charset=utf-8', chunks: jsonExport(records) };
+      const known = service.resolvers().resolvers;
+      const label = (id: string): string => known.find((r) => r.id === id)?.label ?? id;
+      return { kind: 'download', filename, type: 'text/csv; charset=utf-8', chunks: csvExport(records, label) };
     },
     recentEvents: () => json(service.recentEvents()),
     signIn: () => json(service.signIn()),

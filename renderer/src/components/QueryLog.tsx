@@ -1,7 +1,8 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useDeferredValue, useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import type { QueryRecord, ResolverView } from '../../../proxy/control/api-types.js';
-import { exportFilename, shownRecords, toCsv, toJson } from '../lib/export.js';
+import { exportFilename } from '../../../proxy/control/api-client/query-export.js';
+import { shownRecords, toCsv, toJson } from '../lib/export.js';
 import { compileFilter, EMPTY_FILTER, FilteredIndex, isFilterActive, routeFromHash, type QueryFilter } from '../lib/filters.js';
 import { formatCount } from '../lib/format.js';
 import { gridKey, rowsPerPage } from '../lib/grid-keys.js';

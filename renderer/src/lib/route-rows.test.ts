@@ -1,6 +1,7 @@
 /** The query log's words for names the router sent elsewhere than the chosen resolver: rows, detail, filter, export. */
 import { describe, expect, test } from 'vitest';
-import { EXPORT_COLUMNS, toCsv } from './export.js';
+import { EXPORT_COLUMNS } from '../../../proxy/control/api-client/query-export.js';
+import { toCsv } from './export.js';
 import { compileFilter, EMPTY_FILTER, filterToParams, isFilterActive, routeFromHash } from './filters.js';
 import { record } from './fixtures.test-helpers.js';
 import { connectionText, detailFacts, resolverCellText, routeWords } from './query-row.js';
@@ -41,8 +42,8 @@ describe('local-name rows', () => {
     expect([local, here, pub].filter(compileFilter({ ...EMPTY_FILTER, route: 'local' })).map((r) => r.name)).toEqual(['printer.lan', 'tv.local']);
     expect(filterToParams(f).toString()).toBe('route=link');
     const lines = toCsv([local, pub], undefined).trim().split('\r\n');
-    expect(EXPORT_COLUMNS.slice(-2)).toEqual(['route', 'routeDetail']);
-    expect(lines[1]?.endsWith(',link,"veth0 10.99.0.1 (lan, from /etc/resolv.conf before the takeover)"')).toBe(true);
-    expect((lines[2] ?? '').endsWith(',,')).toBe(true);
+    expect(EXPORT_COLUMNS.slice(-7)).toEqual(['route', 'routeLink', 'routeServers', 'routeSuffix', 'routeSource', 'routeWhy', 'internal']);
+    expect(lines[1]?.endsWith(',link,veth0,10.99.0.1,lan,/etc/resolv.conf before the takeover,,false')).toBe(true);
+    expect((lines[2] ?? '').endsWith(',,,,,,,false')).toBe(true);
   });
 });
