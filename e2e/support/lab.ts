@@ -53,7 +53,8 @@ export class ProxyProcess {
     return this.ready.dashboard;
   }
 
-  async start(upstream: UnboundServer, extraArgs: readonly string[] = []): Promise<Ready> {
+  /** `upstream`: an unbound, or any DoT server of the test PKI (a fault server) with its resolver argument. */
+  async start(upstream: Pick<UnboundServer, 'resolverArg'> & { readonly pki: Pick<UnboundServer['pki'], 'caFile'> }, extraArgs: readonly string[] = []): Promise<Ready> {
     const readyFile = path.join(this.configDir, 'ready.json');
     fs.rmSync(readyFile, { force: true });
     this.#stderr = '';

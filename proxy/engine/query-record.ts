@@ -91,9 +91,12 @@ export interface QueryRecord {
    * Sent again on a second connection after the first went silent
    * (upstream/pool/hedge.ts): the connection it went to and how long the
    * first had been silent, ms; one answer and one record all the same.
-   * Absent: sent once (a retry counts in `attempts` instead).
+   * `beforeUs` when the copy's answer counted (`connectionId` is the
+   * hedge's): from the query's arrival to its sending again, µs (what the
+   * first connection took before it was given up on: queueUs and upstreamUs
+   * are the copy's). Absent: sent once (a retry counts in `attempts` instead).
    */
-  readonly hedge?: { readonly connectionId: number; readonly afterMs: number };
+  readonly hedge?: { readonly connectionId: number; readonly afterMs: number; readonly beforeUs?: number };
 }
 
 /** What the engine counts; it is their only writer. */

@@ -1,7 +1,7 @@
 import { memo } from 'react';
 import type { QueryRecord } from '../../../proxy/control/api-types.js';
 import { formatClock, formatLatencyUs } from '../lib/format.js';
-import { connectionText, resolverCellText, routeWords, rowFlags } from '../lib/query-row.js';
+import { connectionText, hedgeText, resolverCellText, routeWords, rowFlags } from '../lib/query-row.js';
 import { Icon } from './Icon.js';
 
 export interface RowProps {
@@ -22,6 +22,9 @@ export const Row = memo(function Row({ r, id, index, top, active, selected, slow
   // Not sent to the chosen encrypted resolver: marked on the name (seen at every width), the link and server on hover.
   const route = routeWords(r.route);
   const routeTitle = route ? `${route.sentence}${route.where ? ` (${route.where})` : ''}` : undefined;
+  // Sent again after its connection went silent: the connection that answered and the mark in the cell (new or reused
+  // would not fit beside it), the whole story on hover and in the detail.
+  const hedge = hedgeText(r);
   return (
     <div
       id={id}
@@ -56,8 +59,9 @@ export const Row = memo(function Row({ r, id, index, top, active, selected, slow
         {formatLatencyUs(r.latencyUs)}
         {slow && <span className="sr-only"> (slow)</span>}
       </span>
-      <span role="gridcell" className={`c-conn${newConnection && !route ? ' conn-new' : ''}${route?.kind === 'link' ? ' conn-plain' : ''}`}>
-        {connectionText(r)}
+      <span role="gridcell" className={`c-conn${newConnection && !route ? ' conn-new' : ''}${route?.kind === 'link' ? ' conn-plain' : ''}`} title={hedge ? `Sent again ${hedge}` : undefined}>
+        {hedge ? `#${r.connectionId ?? '?'}` : connectionText(r)}
+        {hedge && <span className="conn-hedge"> · sent again</span>}
       </span>
       <span role="gridcell" className="c-resolver" title={route?.where ?? undefined}>
         {resolverCellText(r, resolver)}

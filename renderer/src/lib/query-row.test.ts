@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { record } from './fixtures.test-helpers.js';
-import { connectionText, detailFacts, resolverLabel, rowFlags } from './query-row.js';
+import { connectionText, detailFacts, hedgeText, resolverLabel, rowFlags } from './query-row.js';
 
 const resolvers = [{ id: 'quad9', label: 'Quad9' }];
 
@@ -31,6 +31,16 @@ describe('query row facts', () => {
     expect(f['Truncated']).toMatch(/TCP/);
     expect(f['Error']).toBe('the resolver didn’t answer the connection in time (DOTSTUB_CONNECT_TIMEOUT)');
     expect(Object.keys(Object.fromEntries(detailFacts(record(), 'Quad9')))).not.toContain('Error');
+  });
+
+  it('a query sent again after silence says on which connection, after how long, and whose answer counted', () => {
+    const second = record({ connectionId: 7, reused: false, handshake: 'resumed', hedge: { connectionId: 7, afterMs: 190 } });
+    expect(hedgeText(second)).toBe('on #7 after 190 ms with nothing heard on the first connection; #7 answered first');
+    expect(Object.fromEntries(detailFacts(second, 'Quad9'))['Sent again']).toBe(hedgeText(second));
+    const first = record({ connectionId: 3, reused: true, hedge: { connectionId: 7, afterMs: 60 } });
+    expect(hedgeText(first)).toBe('on #7 after 60 ms with nothing heard on the first connection; the first connection, #3, answered first');
+    expect(hedgeText(record())).toBeNull();
+    expect(Object.keys(Object.fromEntries(detailFacts(record(), 'Quad9')))).not.toContain('Sent again');
   });
 
   it('a query no resolver answered says why instead of a dash', () => {

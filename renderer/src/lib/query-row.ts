@@ -107,6 +107,18 @@ export function resolverCellText(r: Pick<QueryRecord, 'route'>, resolver: string
   return resolver;
 }
 
+/**
+ * A query sent again on a second connection after its own went silent
+ * (proxy/upstream/pool/hedge.ts), in words; null when it was sent once.
+ * The record's connection is the one whose answer counted.
+ */
+export function hedgeText(r: Pick<QueryRecord, 'hedge' | 'connectionId'>): string | null {
+  const h = r.hedge;
+  if (!h) return null;
+  const answered = r.connectionId === h.connectionId ? `#${h.connectionId} answered first` : `the first connection${r.connectionId === null ? '' : `, #${r.connectionId},`} answered first`;
+  return `on #${h.connectionId} after ${h.afterMs} ms with nothing heard on the first connection; ${answered}`;
+}
+
 /** The detail panel's facts, in order: [label, value]. */
 export function detailFacts(r: QueryRecord, resolver: string): [string, string][] {
   const route = r.route;
@@ -130,6 +142,8 @@ export function detailFacts(r: QueryRecord, resolver: string): [string, string][
     ['Pipelined with', r.depth > 1 ? `${r.depth - 1} other ${r.depth === 2 ? 'query' : 'queries'} in flight` : 'none (alone on the connection)'],
     ['Attempts', r.attempts > 1 ? `${r.attempts} (retried)` : '1'],
   ];
+  const hedge = hedgeText(r);
+  if (hedge) facts.push(['Sent again', hedge]);
   if (r.truncated) facts.push(['Truncated', 'yes: the client retried over TCP']);
   if (r.error) facts.push(['Error', errorText(r.error)]);
   return facts;

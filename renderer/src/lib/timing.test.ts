@@ -28,4 +28,18 @@ describe('timingBreakdown', () => {
     for (const x of s) expect(x.us).toBeGreaterThanOrEqual(0);
     expect(s.reduce((a, x) => a + x.us, 0)).toBe(1000);
   });
+
+  it('sent again after silence, the copy answering: the silence first, then the copy\'s own times', () => {
+    const r = record({ latencyUs: 80_000, queueUs: 3_500, upstreamUs: 1_000, handshake: 'resumed', connectionId: 2, hedge: { connectionId: 2, afterMs: 72, beforeUs: 75_000 } });
+    const s = timingBreakdown(r, 3.3);
+    expect(s.map((x) => x.key)).toEqual(['silent', 'queue', 'handshake', 'upstream', 'proxy']);
+    expect(s[0]?.label).toBe('First connection silent, sent again on #2');
+    expect(s.map((x) => x.us)).toEqual([75_000, 200, 3_300, 1_000, 500]);
+    expect(s.reduce((a, x) => a + x.us, 0)).toBe(80_000);
+  });
+
+  it('sent again but the first connection answered first: its own times, no silence segment', () => {
+    const s = timingBreakdown(record({ latencyUs: 90_000, queueUs: 100, upstreamUs: 89_000, connectionId: 1, hedge: { connectionId: 2, afterMs: 60 } }));
+    expect(s.map((x) => x.key)).toEqual(['queue', 'upstream', 'proxy']);
+  });
 });
