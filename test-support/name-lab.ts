@@ -25,9 +25,11 @@ export const DHCP_RESOLV_CONF = '# from DHCP\nnameserver 10.99.0.1\nsearch lan\n
 /**
  * The script that starts the proxy on 127.0.0.1:53 to unbound at
  * 127.0.0.1:853 (trusting `ca`), names routed with the lab's journal;
- * `observe` is script text run with `proxy` in scope before it says ready.
+ * `observe` is script text run with `proxy` in scope before it says ready;
+ * `rememberAs`: the network's key, and a memory file in the lab's state
+ * directory, so the user's local-names choice can be made and kept.
  */
-export function labProxyScript(o: { readonly ca: string; readonly mode: 'strict' | 'opportunistic'; readonly observe: string }): string {
+export function labProxyScript(o: { readonly ca: string; readonly mode: 'strict' | 'opportunistic'; readonly observe: string; readonly rememberAs?: string }): string {
   return `
 const { startDotstub, defaultConfig } = await import('./proxy/dotstub.ts');
 const { parseResolverArg } = await import('./proxy/config/resolvers.ts');
@@ -36,7 +38,7 @@ const { SYSTEM_PATHS } = await import('./proxy/network/network-resolver.ts');
 const config = defaultConfig(parseResolverArg('127.0.0.1:853#dns.test'), {
   listen: parseListenArg('127.0.0.1:53'),
   auth: { mode: '${o.mode}', ca: [${JSON.stringify(o.ca)}] },
-  names: { paths: { ...SYSTEM_PATHS, stateDirs: ['${LAB_STATE}'] }, localNames: 'ask' },
+  names: { paths: { ...SYSTEM_PATHS, stateDirs: ['${LAB_STATE}'] }, localNames: 'ask'${o.rememberAs === undefined ? '' : `, memoryFile: '${LAB_STATE}/networks.json', networkKey: () => ${JSON.stringify(o.rememberAs)}`} },
 });
 await startDotstub(config, (proxy) => {
 ${o.observe}

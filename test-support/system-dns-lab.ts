@@ -94,7 +94,7 @@ export interface Lab {
 export interface LabProcess {
   readonly child: ChildProcess;
   /** Sends a signal to the program itself inside the lab (nsenter doesn't forward signals). */
-  signal(sig: 'TERM' | 'KILL' | 'INT' | 'STOP' | 'CONT'): Promise<void>;
+  signal(sig: 'TERM' | 'KILL' | 'INT' | 'STOP' | 'CONT' | 'USR2'): Promise<void>;
   output(): string;
   /** Resolves once the output contains `text`. */
   waitFor(text: string | RegExp, timeoutMs?: number): Promise<void>;
