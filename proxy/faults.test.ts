@@ -9,6 +9,7 @@ import { startFaultServer, type FaultServer } from '../test-support/fault-server
 import { startProxy, waitFor, waitForEvent, waitForState, type Harness } from '../test-support/proxy-harness.js';
 import { testPki } from '../test-support/certs.js';
 import type { ConnectionEvent, StateChange } from './dotstub.js';
+import type { QueryRecord } from './engine/query-record.js';
 import { DEFAULT_POOL_OPTIONS } from './upstream/pool/options.js';
 
 async function server(opts: Parameters<typeof startFaultServer>[0] = {}): Promise<FaultServer> {
@@ -136,6 +137,32 @@ describe('nothing lost', () => {
     // the reset, the kept one and at most burstConnections more for the burst (issue 12).
     expect(s.connections).toBeGreaterThanOrEqual(2);
     expect(s.connections).toBeLessThanOrEqual(2 * (1 + (DEFAULT_POOL_OPTIONS.burstConnections ?? 0)));
+  });
+
+  test('a query retried after its connection dropped: its record says how long the earlier attempt took, apart from the retry’s own times', async () => {
+    const s = await server();
+    const h = await proxyFor(s);
+    const records: QueryRecord[] = [];
+    h.proxy.on('query', (r) => records.push(r));
+    await waitForState(h.proxy, 'private', 5000);
+    const c = await udp(h.port);
+    s.behaviour.silent = true;
+    const answer = c.query('q7.dropped.test', { timeoutMs: 8000 });
+    await waitFor(() => s.seen.some((q) => q.name === 'q7.dropped.test'), 5000, 'the query at the server');
+    await new Promise((r) => setTimeout(r, 300));
+    s.behaviour.silent = false;
+    s.resetAll();
+    expect(firstA(await answer)).toBe(expectedA(7));
+    const r = records.find((x) => x.name === 'q7.dropped.test') as QueryRecord;
+    expect(r.attempts).toBe(2);
+    // What the dashboard's "Where the time went" shows: the wait on the dropped connection first, then the retry's queue and round trip.
+    expect(r.earlierUs ?? 0).toBeGreaterThanOrEqual(300_000);
+    const own = r.latencyUs - (r.earlierUs ?? 0) - r.queueUs - r.upstreamUs;
+    expect(own, 'the dropped attempt is not counted as time in the proxy').toBeGreaterThanOrEqual(0);
+    expect(own).toBeLessThan(100_000);
+    // A query answered by its first attempt has none.
+    expect(firstA(await c.query('q8.after.test'))).toBe(expectedA(8));
+    expect(records.find((x) => x.name === 'q8.after.test')?.earlierUs).toBeUndefined();
   });
 
   test('server idle close: the next query reconnects and the TLS session resumes', async () => {

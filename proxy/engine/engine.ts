@@ -290,8 +290,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     };
     // Added to the one object (a spread would copy it, on every query).
     if (job.route) record.route = job.route;
-    // The copy answered: its queue and upstream times start when it was sent, so the time before that is said apart.
-    if (t.hedge) record.hedge = t.connectionId === t.hedge.connectionId ? { ...t.hedge, beforeUs: Math.max(0, Math.round((t.sentAt - job.receivedAt) * 1000)) } : t.hedge;
+    if (t.hedge) record.hedge = t.hedge;
+    // A later attempt counted (a retry, a held query, a hedge's copy): its queue and upstream times start when it was sent, so the time before is said apart.
+    if (t.sentAt > 0 && (t.attempts > 1 || (t.hedge !== null && t.connectionId === t.hedge.connectionId))) record.earlierUs = Math.max(0, Math.round((t.sentAt - job.receivedAt) * 1000));
     // Only a locally answered name can be one of dotstub's own checks: the hot path pays one comparison.
     if (source === 'local' && isOwnCheck(job.query.question.name)) record.internal = true;
     return record;

@@ -91,12 +91,18 @@ export interface QueryRecord {
    * Sent again on a second connection after the first went silent
    * (upstream/pool/hedge.ts): the connection it went to and how long the
    * first had been silent, ms; one answer and one record all the same.
-   * `beforeUs` when the copy's answer counted (`connectionId` is the
-   * hedge's): from the query's arrival to its sending again, µs (what the
-   * first connection took before it was given up on: queueUs and upstreamUs
-   * are the copy's). Absent: sent once (a retry counts in `attempts` instead).
+   * Absent: sent once (a retry counts in `attempts` instead).
    */
-  readonly hedge?: { readonly connectionId: number; readonly afterMs: number; readonly beforeUs?: number };
+  readonly hedge?: { readonly connectionId: number; readonly afterMs: number };
+  /**
+   * When the attempt whose answer counted was not the query's first (a
+   * retry, a query held while the resolver was unreachable and sent when
+   * it came back, or the copy of a hedge that answered first): from the
+   * query's arrival to that attempt, µs. `queueUs` and `upstreamUs` are
+   * that attempt's, so without this the earlier attempts' time would look
+   * like time in the proxy. Absent: the first attempt counted.
+   */
+  readonly earlierUs?: number;
 }
 
 /** What the engine counts; it is their only writer. */

@@ -52,7 +52,7 @@ test('a query waiting on a connection that went silent is answered on a second c
   expect(mine[0]?.hedge?.afterMs).toBeGreaterThanOrEqual(40);
   // Where the time went: the wait before it was sent again, then the copy's own queue and round trip; what is left is the proxy's own.
   const r = mine[0] as QueryRecord;
-  const before = r.hedge?.beforeUs ?? 0;
+  const before = r.earlierUs ?? 0;
   expect(before).toBeGreaterThanOrEqual(40_000);
   const own = r.latencyUs - before - r.queueUs - r.upstreamUs;
   expect(own, 'the silence is not counted as time in the proxy').toBeGreaterThanOrEqual(0);

@@ -55,6 +55,9 @@ describe('the query log as a file', () => {
     expect([hedged[col('hedgeConnection')], hedged[col('hedgeAfterMs')]]).toEqual(['7', '190']);
     expect([cellsOf(base)[col('hedgeConnection')], cellsOf(base)[col('hedgeAfterMs')]]).toEqual(['', '']);
     expect(exportRow({ ...base, hedge: { connectionId: 2, afterMs: 55 } }, label)).toMatchObject({ hedgeConnection: 2, hedgeAfterMs: 55 });
+    // The copy answered: the time before it, apart from its own queue and round trip.
+    expect(cellsOf({ ...base, connectionId: 2, hedge: { connectionId: 2, afterMs: 55 }, earlierUs: 61_250 })[col('earlierMs')]).toBe('61.25');
+    expect(cellsOf(base)[col('earlierMs')]).toBe('');
   });
 
   test('where the name router sent it, one column a fact; dotstub’s own checks marked', () => {

@@ -28,6 +28,8 @@ export const EXPORT_COLUMNS = [
   'hedgeConnection',
   'hedgeAfterMs',
   'truncated',
+  // The time before the attempt that answered, when it wasn't the first (a retry, a held query, a hedge's copy); queueMs and upstreamMs are that attempt's.
+  'earlierMs',
   'queueMs',
   'upstreamMs',
   'depth',
@@ -71,6 +73,7 @@ export function exportRow(r: QueryRecord, label: ResolverLabel): ExportRow {
     hedgeConnection: r.hedge?.connectionId ?? null,
     hedgeAfterMs: r.hedge?.afterMs ?? null,
     truncated: r.truncated,
+    earlierMs: r.earlierUs === undefined ? null : ms(r.earlierUs),
     queueMs: ms(r.queueUs),
     upstreamMs: ms(r.upstreamUs),
     depth: r.depth,

@@ -30,9 +30,9 @@ describe('timingBreakdown', () => {
   });
 
   it('sent again after silence, the copy answering: the silence first, then the copy\'s own times', () => {
-    const r = record({ latencyUs: 80_000, queueUs: 3_500, upstreamUs: 1_000, handshake: 'resumed', connectionId: 2, hedge: { connectionId: 2, afterMs: 72, beforeUs: 75_000 } });
+    const r = record({ latencyUs: 80_000, queueUs: 3_500, upstreamUs: 1_000, handshake: 'resumed', connectionId: 2, hedge: { connectionId: 2, afterMs: 72 }, earlierUs: 75_000 });
     const s = timingBreakdown(r, 3.3);
-    expect(s.map((x) => x.key)).toEqual(['silent', 'queue', 'handshake', 'upstream', 'proxy']);
+    expect(s.map((x) => x.key)).toEqual(['earlier', 'queue', 'handshake', 'upstream', 'proxy']);
     expect(s[0]?.label).toBe('First connection silent, sent again on #2');
     expect(s.map((x) => x.us)).toEqual([75_000, 200, 3_300, 1_000, 500]);
     expect(s.reduce((a, x) => a + x.us, 0)).toBe(80_000);
@@ -41,5 +41,12 @@ describe('timingBreakdown', () => {
   it('sent again but the first connection answered first: its own times, no silence segment', () => {
     const s = timingBreakdown(record({ latencyUs: 90_000, queueUs: 100, upstreamUs: 89_000, connectionId: 1, hedge: { connectionId: 2, afterMs: 60 } }));
     expect(s.map((x) => x.key)).toEqual(['queue', 'upstream', 'proxy']);
+  });
+
+  it('retried (or held while the resolver was unreachable): the time before the attempt that answered, not "in the proxy"', () => {
+    const s = timingBreakdown(record({ latencyUs: 850_000, queueUs: 100, upstreamUs: 30_000, attempts: 2, earlierUs: 819_000 }));
+    expect(s.map((x) => x.key)).toEqual(['earlier', 'queue', 'upstream', 'proxy']);
+    expect(s[0]).toMatchObject({ label: 'Before the attempt that answered (2 attempts)', us: 819_000 });
+    expect(s.find((x) => x.key === 'proxy')?.us).toBe(900);
   });
 });

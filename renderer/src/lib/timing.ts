@@ -3,11 +3,12 @@
  *
  *   received ─ queue wait ─┬─ handshake (new connection only) ─┬─ upstream ─ proxy ─ answered
  *
- * A query sent again after its connection went silent, whose copy's answer
- * counted (hedge.beforeUs), starts with that wait: queue, handshake and
- * upstream are then the copy's.
+ * A query whose answer came from a later attempt (earlierUs: a retry, a
+ * query held while the resolver was unreachable, a hedge's copy) starts
+ * with the time before that attempt; queue, handshake and upstream are then
+ * that attempt's.
  *
- *   received ─ first connection silent, sent again ─ queue wait ─ … ─ answered
+ *   received ─ earlier attempts (or a silent connection) ─ queue wait ─ … ─ answered
  *
  * The record gives queueUs (waiting before the query was written, which
  * includes a handshake when the query opened the connection), upstreamUs
@@ -18,7 +19,7 @@
 import type { QueryRecord } from '../../../proxy/control/api-types.js';
 
 export interface TimingSegment {
-  readonly key: 'silent' | 'queue' | 'handshake' | 'upstream' | 'proxy';
+  readonly key: 'earlier' | 'queue' | 'handshake' | 'upstream' | 'proxy';
   readonly label: string;
   readonly us: number;
   /** Share of the total latency, 0…1. */
@@ -26,23 +27,25 @@ export interface TimingSegment {
 }
 
 export function timingBreakdown(
-  r: Pick<QueryRecord, 'latencyUs' | 'queueUs' | 'upstreamUs' | 'handshake' | 'hedge'>,
+  r: Pick<QueryRecord, 'latencyUs' | 'queueUs' | 'upstreamUs' | 'handshake' | 'hedge' | 'earlierUs' | 'attempts' | 'connectionId'>,
   handshakeMs: number | null = null,
 ): TimingSegment[] {
   const total = Math.max(0, r.latencyUs);
-  const silent = Math.max(0, Math.min(r.hedge?.beforeUs ?? 0, total));
-  const queueTotal = Math.max(0, Math.min(r.queueUs, total - silent));
+  const earlier = Math.max(0, Math.min(r.earlierUs ?? 0, total));
+  const queueTotal = Math.max(0, Math.min(r.queueUs, total - earlier));
   let handshake = 0;
   if (r.handshake !== null) {
     handshake = handshakeMs === null ? queueTotal : Math.min(queueTotal, Math.max(0, handshakeMs * 1000));
   }
   const queue = queueTotal - handshake;
-  const upstream = Math.max(0, Math.min(r.upstreamUs, total - silent - queueTotal));
-  const proxy = Math.max(0, total - silent - queueTotal - upstream);
+  const upstream = Math.max(0, Math.min(r.upstreamUs, total - earlier - queueTotal));
+  const proxy = Math.max(0, total - earlier - queueTotal - upstream);
   const share = (us: number): number => (total > 0 ? us / total : 0);
   const segments: TimingSegment[] = [];
-  if (r.hedge?.beforeUs !== undefined) {
-    segments.push({ key: 'silent', label: `First connection silent, sent again on #${r.hedge.connectionId}`, us: silent, share: share(silent) });
+  if (r.earlierUs !== undefined) {
+    const copy = r.hedge !== undefined && r.hedge.connectionId === r.connectionId;
+    const label = copy ? `First connection silent, sent again on #${r.hedge?.connectionId ?? ''}` : `Before the attempt that answered (${r.attempts} attempts)`;
+    segments.push({ key: 'earlier', label, us: earlier, share: share(earlier) });
   }
   segments.push({ key: 'queue', label: 'Queue wait', us: queue, share: share(queue) });
   if (r.handshake !== null) {
