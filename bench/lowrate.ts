@@ -12,6 +12,12 @@
  * separates what a fresh process costs (V8 runs the query path in its
  * baseline tier until each function has run ~1,000–3,000 times) from what
  * stays once it is warm.
+ *
+ * `--burst N` (issue 32): then, `--burst-rounds` times per stub, one query,
+ * a quiet second and N names at once (a page after reading): the CPU each
+ * stub's threads ran for the burst, and its median and last answer. On a
+ * 2-core machine a burst's answers wait for the stub's CPU: this is what the
+ * paper bench's burst median is made of, without the link emulator.
  */
 import dgram from 'node:dgram';
 import fs from 'node:fs';
@@ -24,7 +30,7 @@ import { wholeNumberFlags } from './args.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
-const USAGE = 'usage: npm run bench:lowrate -- [--queries N] [--warm N] [--rate QPS] [--peers dotstub,stubby,unbound-fwd] [--node-flags="--flag …"] [--out DIR]';
+const USAGE = 'usage: npm run bench:lowrate -- [--queries N] [--warm N] [--rate QPS] [--burst N [--burst-rounds N]] [--peers dotstub,stubby,unbound-fwd] [--node-flags="--flag …"] [--out DIR]';
 
 const int = wholeNumberFlags(USAGE);
 
@@ -107,6 +113,43 @@ async function measure(asker: Asker, peers: readonly Peer[], queries: number, ra
   });
 }
 
+interface BurstRow {
+  readonly stub: string;
+  /** Medians over the rounds: CPU ms the stub's threads ran for one burst, its median answer and its last, ms. */
+  readonly cpuMs: number;
+  readonly medianMs: number;
+  readonly lastMs: number;
+  readonly lost: number;
+}
+
+/** `rounds` times, each stub in turn: one query, a quiet second, `count` names at once. */
+async function bursts(asker: Asker, peers: readonly Peer[], count: number, rounds: number): Promise<BurstRow[]> {
+  const seen = new Map(peers.map((p) => [p.name, { cpu: [] as number[], median: [] as number[], last: [] as number[], lost: 0 }]));
+  let next = 0;
+  for (let r = 0; r < rounds; r++) {
+    for (const p of peers) {
+      const m = seen.get(p.name);
+      if (!m) continue;
+      await asker.ask(p, `n${next++ % 1000}.test`);
+      await sleep(1000);
+      const cpu0 = cpuMs(p.pid);
+      const all = await Promise.all(Array.from({ length: count }, () => asker.ask(p, `n${next++ % 1000}.test`)));
+      // Its last answers sent: the CPU of the burst, not of the next one.
+      await sleep(50);
+      m.cpu.push(cpuMs(p.pid) - cpu0);
+      const got = all.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+      m.median.push(pct(got, 50));
+      m.last.push(got.at(-1) ?? Number.NaN);
+      m.lost += all.length - got.length;
+    }
+  }
+  const med = (v: readonly number[]): number => pct([...v].sort((a, b) => a - b), 50);
+  return peers.map((p) => {
+    const m = seen.get(p.name);
+    return { stub: p.name, cpuMs: med(m?.cpu ?? []), medianMs: med(m?.median ?? []), lastMs: med(m?.last ?? []), lost: m?.lost ?? 0 };
+  });
+}
+
 /** `count` queries to each stub, 50 outstanding at a time: what a minute or two of browsing does to a fresh process. */
 async function warmUp(asker: Asker, peers: readonly Peer[], count: number): Promise<void> {
   for (let i = 0; i < count; i += 50) await Promise.all(peers.flatMap((p) => Array.from({ length: 50 }, (_, j) => asker.ask(p, `n${(i + j) % 1000}.test`))));
@@ -114,7 +157,7 @@ async function warmUp(asker: Asker, peers: readonly Peer[], count: number): Prom
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { queries: { type: 'string' }, warm: { type: 'string' }, rate: { type: 'string' }, peers: { type: 'string' }, 'node-flags': { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseArgs({ options: { queries: { type: 'string' }, warm: { type: 'string' }, rate: { type: 'string' }, burst: { type: 'string' }, 'burst-rounds': { type: 'string' }, peers: { type: 'string' }, 'node-flags': { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
   if (values.help) {
     log(USAGE);
     return;
@@ -122,6 +165,8 @@ async function main(): Promise<void> {
   const queries = int(values.queries, 'queries', 200, 10, 10_000);
   const warm = int(values.warm, 'warm', 5000, 0, 100_000);
   const rate = int(values.rate, 'rate', 20, 1, 1000);
+  const burst = int(values.burst, 'burst', 0, 0, 1000);
+  const burstRounds = int(values['burst-rounds'], 'burst-rounds', 9, 1, 100);
   const names = (values.peers ?? `dotstub,stubby,unbound-fwd,${FLOOR_DOT}`).split(',').map((s) => s.trim()) as PeerName[];
   const known: readonly string[] = [...PEER_NAMES, FLOOR_DOT];
   for (const n of names) if (!known.includes(n)) throw new Error(`--peers: unknown peer "${n}"; choose from ${known.join(', ')}\n${USAGE}`);
@@ -131,6 +176,7 @@ async function main(): Promise<void> {
   const unhook = closeOnSignal(lab);
   const asker = new Asker();
   const rows: Row[] = [];
+  let burstRows: BurstRow[] = [];
   try {
     await asker.open();
     const peers: Peer[] = [];
@@ -150,6 +196,10 @@ async function main(): Promise<void> {
       log(`warm: ${queries} queries each at ${rate}/s`);
       rows.push(...(await measure(asker, peers, queries, rate, 'warm', 511)));
     }
+    if (burst > 0) {
+      log(`bursts: ${burst} names at once, ${burstRounds} per stub`);
+      burstRows = await bursts(asker, peers, burst, burstRounds);
+    }
   } finally {
     asker.close();
     await lab.close();
@@ -167,7 +217,7 @@ async function main(): Promise<void> {
   const lines = [
     '# A desktop\'s rate: one query at a time, cold and warm',
     '',
-    `${meta.date}, commit ${meta.commit}${meta.proxyDirty ? '+dirty' : ''}, node ${process.version}. Loopback; each stub forwards over DoT to one unbound; caches off; ${queries} queries per stub and state at ${rate}/s, the stubs in turn. Cold: just started (3 s settle); warm: after ${warm} queries each. CPU: all threads (schedstat), the kernel's work for the stub's syscalls included. Reproduce: \`npm run bench:lowrate -- --queries ${queries} --warm ${warm} --rate ${rate} --peers ${names.join(',')}${nodeFlags.length ? ` --node-flags "${nodeFlags.join(' ')}"` : ''}\`.`,
+    `${meta.date}, commit ${meta.commit}${meta.proxyDirty ? '+dirty' : ''}, node ${process.version}. Loopback; each stub forwards over DoT to one unbound; caches off; ${queries} queries per stub and state at ${rate}/s, the stubs in turn. Cold: just started (3 s settle); warm: after ${warm} queries each. CPU: all threads (schedstat), the kernel's work for the stub's syscalls included. Reproduce: \`npm run bench:lowrate -- --queries ${queries} --warm ${warm} --rate ${rate}${burst > 0 ? ` --burst ${burst} --burst-rounds ${burstRounds}` : ''} --peers ${names.join(',')}${nodeFlags.length ? ` --node-flags "${nodeFlags.join(' ')}"` : ''}\`.`,
     '',
     '| stub | state | p50 ms | p90 ms | p99 ms | p50 ÷ best peer | p99 ÷ best peer | CPU ms per query | p50 ÷ Node floor | CPU ÷ Node floor | lost |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -178,9 +228,22 @@ async function main(): Promise<void> {
     'Goal (issue 32): dotstub\'s p50 at 20 q/s ≤ 1.1× the best peer\'s, cold and warm; p99 ≤ 1.3×.',
     '',
   ];
+  if (burstRows.length > 0) {
+    const floorBurst = burstRows.find((r) => r.stub === FLOOR_DOT);
+    lines.push(
+      `## ${burst} names at once, after one query and a quiet second (${burstRounds} rounds per stub, medians)`,
+      '',
+      '| stub | CPU ms per burst | ÷ Node floor | median answer ms | last answer ms | lost |',
+      '| --- | ---: | ---: | ---: | ---: | ---: |',
+      ...burstRows.map((r) => `| ${r.stub} | ${f(r.cpuMs)} | ${floorBurst && r.stub !== FLOOR_DOT ? f(r.cpuMs / floorBurst.cpuMs) : '—'} | ${f(r.medianMs)} | ${f(r.lastMs)} | ${r.lost} |`),
+      '',
+      'CPU: all of the stub\'s threads while it took the burst in and answered it (schedstat), the kernel\'s work for its syscalls included.',
+      '',
+    );
+  }
   fs.mkdirSync(out, { recursive: true });
   fs.writeFileSync(path.join(out, 'lowrate.md'), lines.join('\n'));
-  fs.writeFileSync(path.join(out, 'lowrate.json'), `${JSON.stringify({ meta, queries, warm, rate, rows }, null, 2)}\n`);
+  fs.writeFileSync(path.join(out, 'lowrate.json'), `${JSON.stringify({ meta, queries, warm, rate, rows, ...(burst > 0 ? { burst, burstRounds, burstRows } : {}) }, null, 2)}\n`);
   process.stdout.write(`${lines.join('\n')}\n`);
   log(`wrote ${path.relative(ROOT, path.join(out, 'lowrate.md'))} and lowrate.json`);
 }

@@ -16,6 +16,7 @@ import { resolveRun } from './run/run-config.js';
 import { SettingsStore } from './run/settings.js';
 import { isDotstubError } from './errors.js';
 import type { ListenAddress } from './listen/address.js';
+import { unsupportedRuntime } from './runtime/support.js';
 
 /** Runs the CLI; resolves with the exit code once the proxy has stopped. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -73,6 +74,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     throw err;
   }
   const flags = parsed;
+  // `npm start` runs whatever node is on the PATH; the package brings its own.
+  const unsupported = unsupportedRuntime();
+  if (unsupported) say(unsupported);
   const takeover = flags.systemDns;
   // A signal during start-up (systemd's stop, Ctrl-C, a test that saw the dashboard line) must not kill us with the
   // system's DNS taken over and nobody to give it back: it is noted now and acted on once started.
