@@ -157,7 +157,7 @@ export async function burstExperiment(ctx: Ctx): Promise<ExperimentReport> {
     paper: 'T-DNS §5.2: 140 queries pipelined on one TLS connection, median ≈ 2.5 RTT, arriving in stair-steps of ~12 answers per packet (TCP\'s window).',
     tables,
     goals,
-    notes: ['Each burst follows a warm-up query and 1 s of idle (longer than TCP\'s RTO: the window restarts small, as between clicks).', 'answers/packet: answers received ÷ data segments from the stub\'s own upstream port during the burst; steps: groups of those segments more than half an RTT apart.', 'First burst / later bursts: dotstub opens extra connections when a burst needs more than one connection\'s initial window (about 26 padded answers) and keeps them while they are used; the first burst after start finds only the one, later bursts find them open. Each stub\'s rounds are ~7 s apart (the other stubs run in between).'],
+    notes: ['Each burst follows a warm-up query and 1 s of idle (longer than TCP\'s RTO: the window restarts small, as between clicks).', 'answers/packet: answers received ÷ data segments from the stub\'s own upstream port during the burst; steps: groups of those segments more than half an RTT apart.', 'First burst / later bursts: dotstub opens extra connections when a burst needs more than one connection\'s initial window (about 26 padded answers with Nagle on, 10 with it off, measured from arrivals) and keeps them while they are used; the first burst after start finds only the one, later bursts find them open. Each stub\'s rounds are ~7 s apart (the other stubs run in between).'],
     charts: [chart],
     seconds: (Date.now() - t0) / 1000,
     data: Object.fromEntries(results),

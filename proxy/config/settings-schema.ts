@@ -44,7 +44,7 @@ export const NUMERIC_SETTINGS = {
     min: 0,
     max: 8,
     example: 4,
-    help: 'After a pause a resolver can send only about 13 KB before it hears back, about 26 padded answers: a page that looks up more names waits extra round trips. Connections opened when a burst needs them share it out, and close when idle. 0: one connection carries every burst.',
+    help: 'After a pause a resolver sends only its first window before it hears back: about 26 padded answers, or about 10 from a resolver that sends each answer at once (Nagle off). A page that looks up more names waits extra round trips. Connections opened when a burst needs them share it out, and close when idle. 0: one connection carries every burst.',
   },
   maxInFlight: {
     label: 'Queries in flight per connection',
