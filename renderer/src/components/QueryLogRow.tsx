@@ -60,7 +60,7 @@ export const Row = memo(function Row({ r, id, index, top, active, selected, slow
         {slow && <span className="sr-only"> (slow)</span>}
       </span>
       <span role="gridcell" className={`c-conn${newConnection && !route ? ' conn-new' : ''}${route?.kind === 'link' ? ' conn-plain' : ''}`} title={hedge ? `Sent again ${hedge}` : undefined}>
-        {hedge ? `#${r.connectionId ?? '?'}` : connectionText(r)}
+        {hedge ? (r.connectionId === null ? 'no answer' : `#${r.connectionId}`) : connectionText(r)}
         {hedge && <span className="conn-hedge"> · sent again</span>}
       </span>
       <span role="gridcell" className="c-resolver" title={route?.where ?? undefined}>

@@ -35,10 +35,11 @@ describe('query row facts', () => {
 
   it('a query sent again after silence says on which connection, after how long, and whose answer counted', () => {
     const second = record({ connectionId: 7, reused: false, handshake: 'resumed', hedge: { connectionId: 7, afterMs: 190 } });
-    expect(hedgeText(second)).toBe('on #7 after 190 ms with nothing heard on the first connection; #7 answered first');
+    expect(hedgeText(second)).toBe('on #7 after its connection was silent for 190 ms; the answer came from #7');
     expect(Object.fromEntries(detailFacts(second, 'Quad9'))['Sent again']).toBe(hedgeText(second));
     const first = record({ connectionId: 3, reused: true, hedge: { connectionId: 7, afterMs: 60 } });
-    expect(hedgeText(first)).toBe('on #7 after 60 ms with nothing heard on the first connection; the first connection, #3, answered first');
+    expect(hedgeText(first)).toBe('on #7 after its connection was silent for 60 ms; the answer came from #3');
+    expect(hedgeText(record({ connectionId: null, reused: null, rcode: 'SERVFAIL', source: 'servfail', hedge: { connectionId: 7, afterMs: 60 } }))).toBe('on #7 after its connection was silent for 60 ms; no answer came');
     expect(hedgeText(record())).toBeNull();
     expect(Object.keys(Object.fromEntries(detailFacts(record(), 'Quad9')))).not.toContain('Sent again');
   });

@@ -115,8 +115,9 @@ export function resolverCellText(r: Pick<QueryRecord, 'route'>, resolver: string
 export function hedgeText(r: Pick<QueryRecord, 'hedge' | 'connectionId'>): string | null {
   const h = r.hedge;
   if (!h) return null;
-  const answered = r.connectionId === h.connectionId ? `#${h.connectionId} answered first` : `the first connection${r.connectionId === null ? '' : `, #${r.connectionId},`} answered first`;
-  return `on #${h.connectionId} after ${h.afterMs} ms with nothing heard on the first connection; ${answered}`;
+  // The record's connection is the one whose answer counted: the copy's, the first's, or a later retry's.
+  const answered = r.connectionId === null ? 'no answer came' : `the answer came from #${r.connectionId}`;
+  return `on #${h.connectionId} after its connection was silent for ${h.afterMs} ms; ${answered}`;
 }
 
 /** The detail panel's facts, in order: [label, value]. */
