@@ -3,33 +3,14 @@ import vm from 'node:vm';
 import { describe, expect, test } from 'vitest';
 import type { QueryRecord } from '../engine/query-record.js';
 import { csvHeader, csvLine, EXPORT_COLUMNS } from './api-client/query-export.js';
+import { record } from './api-client/query-record.test-helpers.js';
 import { OWN_CHECKS_KEPT, QueryLog } from './query-log.js';
 
 /** A record's CSV line as the API writes it (resolver ids as their labels here). */
 const csvRow = (r: QueryRecord): string => csvLine(r, (id) => id);
 
 function rec(seq: number, over: Partial<QueryRecord> = {}): QueryRecord {
-  return {
-    seq,
-    startedAt: 1_700_000_000_000 + seq,
-    name: `n${seq}.test`,
-    type: seq % 2 ? 'A' : 'AAAA',
-    transport: 'udp',
-    rcode: 'NOERROR',
-    resolverId: 'quad9',
-    connectionId: 1,
-    reused: true,
-    handshake: null,
-    latencyUs: seq * 100,
-    queueUs: 0,
-    upstreamUs: seq * 90,
-    depth: 1,
-    source: 'upstream',
-    attempts: 1,
-    truncated: false,
-    error: null,
-    ...over,
-  };
+  return record({ seq, startedAt: 1_700_000_000_000 + seq, name: `n${seq}.test`, type: seq % 2 ? 'A' : 'AAAA', latencyUs: seq * 100, upstreamUs: seq * 90, ...over });
 }
 
 describe('QueryLog', () => {

@@ -1,27 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import type { QueryRecord } from '../api-types.js';
 import { csvCell, csvHeader, csvLine, EXPORT_COLUMNS, exportFilename, exportRow } from './query-export.js';
+import { record } from './query-record.test-helpers.js';
 
-const base: QueryRecord = {
-  seq: 3,
-  startedAt: Date.UTC(2026, 11, 2, 12, 0, 0),
-  name: 'n3.test',
-  type: 'A',
-  transport: 'udp',
-  rcode: 'NOERROR',
-  resolverId: 'quad9',
-  connectionId: 1,
-  reused: true,
-  handshake: null,
-  latencyUs: 1234.4,
-  queueUs: 0,
-  upstreamUs: 1100,
-  depth: 1,
-  source: 'upstream',
-  attempts: 1,
-  truncated: false,
-  error: null,
-};
+const base: QueryRecord = record({ seq: 3, startedAt: Date.UTC(2026, 11, 2, 12, 0, 0), name: 'n3.test', latencyUs: 1234.4, upstreamUs: 1100 });
 const label = (id: string): string => (id === 'quad9' ? 'Quad9' : id);
 const cellsOf = (r: QueryRecord): string[] => csvLine(r, label).trim().split(',');
 const col = (c: (typeof EXPORT_COLUMNS)[number]): number => EXPORT_COLUMNS.indexOf(c);

@@ -1,30 +1,8 @@
-/** Builders for tests: a QueryRecord with sensible defaults. */
-import type { QueryRecord, StatusView } from '../../../proxy/control/api-types.js';
+/** Builders for tests: a QueryRecord (the proxy's tests use the same one) and a StatusView with sensible defaults. */
+import type { StatusView } from '../../../proxy/control/api-types.js';
 import { newCounters } from '../../../proxy/engine/query-record.js';
 
-export function record(over: Partial<QueryRecord> = {}): QueryRecord {
-  return {
-    seq: 1,
-    startedAt: Date.UTC(2025, 0, 1, 12, 0, 0),
-    name: 'example.test',
-    type: 'A',
-    transport: 'udp',
-    rcode: 'NOERROR',
-    resolverId: 'quad9',
-    connectionId: 1,
-    reused: true,
-    handshake: null,
-    latencyUs: 1500,
-    queueUs: 0,
-    upstreamUs: 1200,
-    depth: 1,
-    source: 'upstream',
-    attempts: 1,
-    truncated: false,
-    error: null,
-    ...over,
-  };
-}
+export { record } from '../../../proxy/control/api-client/query-record.test-helpers.js';
 
 export function status(over: Partial<StatusView> = {}): StatusView {
   return {
