@@ -55,4 +55,11 @@ test('a query sent again after silence says so in the log row, on hover and in i
   expect(proxyMs, 'what is left for the proxy itself is small').toBeLessThan(silentMs / 2);
   await painted(page);
   await page.screenshot({ path: path.join(SHOTS, 'queries-hedge-1440-light.png') });
+
+  // After a reload the page reads the proxy's log, not the live stream: the same row, the same story.
+  await page.reload();
+  await expect(dashboard.row('q77.silent.test')).toHaveCount(1);
+  await dashboard.openQuery('q77.silent.test');
+  await expect(dashboard.timingRow(/First connection silent, sent again on #2/)).toHaveCount(1);
+  expect(ms(await dashboard.timingRow(/In the proxy/).textContent())).toBeLessThan(silentMs / 2);
 });

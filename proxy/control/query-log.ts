@@ -61,8 +61,9 @@ export const OWN_CHECKS_KEPT = 1024;
 const BLOCK = 1024;
 
 // Numbers (NUMS per slot, CODES the enumerations packed: 4 bits each) and references (REFS per slot).
-const NUMS = 9;
-const [SEQ, STARTED, CONN, LATENCY, QUEUE, UPSTREAM, DEPTH, ATTEMPTS, CODES] = [0, 1, 2, 3, 4, 5, 6, 7, 8] as const;
+const NUMS = 10;
+/** EARLIER: the record's earlierUs, NaN when absent (the first attempt counted). */
+const [SEQ, STARTED, CONN, LATENCY, QUEUE, UPSTREAM, DEPTH, ATTEMPTS, CODES, EARLIER] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
 const [TRANSPORT, REUSED, HANDSHAKE, SOURCE, FLAGS] = [0, 4, 8, 12, 16] as const;
 const REFS = 6;
 /** ROUTE holds the route mark or the hedge: a routed query never reaches a pool, so never both. */
@@ -116,6 +117,7 @@ class Ring {
     b.nums[n + UPSTREAM] = r.upstreamUs;
     b.nums[n + DEPTH] = r.depth;
     b.nums[n + ATTEMPTS] = r.attempts;
+    b.nums[n + EARLIER] = r.earlierUs ?? Number.NaN;
     b.nums[n + CODES] =
       ((r.transport === 'tcp' ? 1 : 0) << TRANSPORT) |
       ((r.reused === null ? 0 : r.reused ? 2 : 1) << REUSED) |
@@ -200,6 +202,8 @@ class Ring {
       error: b.refs[s + ERROR] as string | null,
     };
     if (flags & INTERNAL) r.internal = true;
+    const earlier = b.nums[n + EARLIER] as number;
+    if (!Number.isNaN(earlier)) r.earlierUs = earlier;
     if (routeOrHedge !== undefined) {
       if ('kind' in routeOrHedge) r.route = routeOrHedge;
       else r.hedge = routeOrHedge;
