@@ -57,9 +57,11 @@ describe('the link lab', skipWith(labMissing()), () => {
   test('2 % loss loses about 2 % of the datagrams that cross', async () => {
     const r = await check<{ sent: number; received: number }>(profile({ name: 'loss2', lossPct: 2, label: '2 % loss' }), 'loss', 3000);
     const lost = (r.sent - r.received) / r.sent;
-    // 3000 draws at 2 %: 60 ± 7.7 (one standard deviation); 3.5 of them either side.
+    // 3000 draws at 2 %: 60 ± 7.7 (one standard deviation); 3.5 of them below. Above, room for drops that
+    // are not the profile's: on a loaded machine the sender's 1 ms pacing stretches and a lane can fill (CI
+    // once measured 3.0 %); 4 % loss (120 ± 11) fails it 9 times in 10.
     expect(lost).toBeGreaterThan(0.011);
-    expect(lost).toBeLessThan(0.029);
+    expect(lost).toBeLessThan(0.035);
   });
 
   test('a 1 Mbit/s limit gives about 1 Mbit/s of TCP throughput', async () => {

@@ -158,7 +158,8 @@ describe('nothing lost', () => {
     // What the dashboard's "Where the time went" shows: the wait on the dropped connection first, then the retry's queue and round trip.
     expect(r.earlierUs ?? 0).toBeGreaterThanOrEqual(300_000);
     const own = r.latencyUs - (r.earlierUs ?? 0) - r.queueUs - r.upstreamUs;
-    expect(own, 'the dropped attempt is not counted as time in the proxy').toBeGreaterThanOrEqual(0);
+    // Each figure is rounded to the µs on its own: their sum may pass the total by one or two.
+    expect(own, 'the dropped attempt is not counted as time in the proxy').toBeGreaterThanOrEqual(-2);
     expect(own).toBeLessThan(100_000);
     // A query answered by its first attempt has none.
     expect(firstA(await c.query('q8.after.test'))).toBe(expectedA(8));

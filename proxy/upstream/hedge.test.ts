@@ -55,7 +55,8 @@ test('a query waiting on a connection that went silent is answered on a second c
   const before = r.earlierUs ?? 0;
   expect(before).toBeGreaterThanOrEqual(40_000);
   const own = r.latencyUs - before - r.queueUs - r.upstreamUs;
-  expect(own, 'the silence is not counted as time in the proxy').toBeGreaterThanOrEqual(0);
+  // Each figure is rounded to the µs on its own: their sum may pass the total by one or two.
+  expect(own, 'the silence is not counted as time in the proxy').toBeGreaterThanOrEqual(-2);
   expect(own, 'the silence is not counted as time in the proxy').toBeLessThan(before / 2);
   expect(formatRecord(mine[0] as QueryRecord)).toMatch(/ sent again on #2 after \d+ ms of silence$/);
   expect(h.proxy.counters.hedges).toBe(1);
