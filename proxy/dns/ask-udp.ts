@@ -56,6 +56,24 @@ export const decodedAnswer =
     return { message, decoded };
   };
 
+const ERRNO_WORDS: Readonly<Record<string, string>> = {
+  ENETUNREACH: 'no route to it from this network',
+  EHOSTUNREACH: 'the host is unreachable from this network',
+  EADDRNOTAVAIL: 'this machine has no address of that family here',
+  EAFNOSUPPORT: 'this machine has no IPv6',
+  ECONNREFUSED: 'refused (nothing listens there)',
+  EPERM: 'not permitted (a firewall on this machine?)',
+  EACCES: 'not permitted (a firewall on this machine?)',
+};
+
+/** "no route to it from this network (ENETUNREACH)": a socket error in words, with its code. */
+export function errnoWords(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  const words = code !== undefined ? ERRNO_WORDS[code] : undefined;
+  if (words !== undefined && code !== undefined) return `${words} (${code})`;
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** Asks once; settles at the first answer `read` accepts, at the timeout, on a socket error, or when `signal` aborts. Never throws. */
 export function askOverUdp<T>(o: UdpQuestion<T>): Promise<UdpOutcome<T>> {
   return new Promise((resolve) => {
@@ -80,16 +98,27 @@ export function askOverUdp<T>(o: UdpQuestion<T>): Promise<UdpOutcome<T>> {
     const stop = (): void => finish({ answered: false, why: 'stopped' });
     const timer = setTimeout(() => finish({ answered: false, why: 'timeout' }), o.timeoutMs);
     o.signal?.addEventListener('abort', stop, { once: true });
-    socket.on('error', (err) => finish({ answered: false, why: 'failed', detail: `not sent or not answered: ${err.message}` }));
+    socket.on('error', (err) => finish({ answered: false, why: 'failed', detail: `not sent or not answered: ${errnoWords(err)}` }));
     socket.on('message', (message) => {
       const answer = o.read(message, id);
       if (answer !== null) finish({ answered: true, answer, afterMs: Date.now() - t0 });
     });
-    socket.connect(o.port, o.host, () => {
+    // A connect that fails (no route for this family: ENETUNREACH on an IPv4-only network) comes to this callback, not to
+    // 'error'; the socket is then unconnected, and send() without an address would throw inside the callback, where
+    // nothing catches it (it ended the proxy: issue 41). Every failure here is this question's outcome, never a throw.
+    socket.connect(o.port, o.host, (err?: Error) => {
       if (done) return;
-      socket.send(query, (err) => {
-        if (err) finish({ answered: false, why: 'failed', detail: `not sent: ${err.message}` });
-      });
+      if (err) {
+        finish({ answered: false, why: 'failed', detail: `not sent: ${errnoWords(err)}` });
+        return;
+      }
+      try {
+        socket.send(query, (sendErr) => {
+          if (sendErr) finish({ answered: false, why: 'failed', detail: `not sent: ${errnoWords(sendErr)}` });
+        });
+      } catch (thrown) {
+        finish({ answered: false, why: 'failed', detail: `not sent: ${errnoWords(thrown)}` });
+      }
     });
   });
 }
