@@ -104,9 +104,19 @@ export interface Capture {
   packets(): Promise<DnsPacket[]>;
 }
 
+/**
+ * What the client's network offers (docs/networks.md#the-network-shapes-people-are-on):
+ *   - 'dual': an IPv4 and an IPv6 address and a default route of each family (the default);
+ *   - 'ipv4-only': no IPv6 address but link-local and no IPv6 route, as most homes and hotspots are;
+ *   - 'offline': the addresses, no default route of either family.
+ * The router and the server are dual stack in every shape.
+ */
+export type NetlabShape = 'dual' | 'ipv4-only' | 'offline';
+
 export interface NetlabOptions {
   /** Text of /etc/resolv.conf as every program in the lab sees it (the host's file is never touched). */
   readonly resolvConf?: string;
+  readonly shape?: NetlabShape;
 }
 
 export interface Netlab {
@@ -142,7 +152,7 @@ function neighbours(ns: string, dev: string, mac: string, ips: readonly string[]
   return ips.map((ip) => `ip -n ${ns} neigh replace ${ip} lladdr ${mac} dev ${dev} nud permanent`);
 }
 
-function setupScript(id: string, resolvConfFile: string | undefined): string {
+function setupScript(id: string, resolvConfFile: string | undefined, shape: NetlabShape): string {
   const a = NETLAB_ADDRESSES;
   const i = NETLAB_INTERFACES;
   const c = `${id}-client`;
@@ -162,7 +172,7 @@ function setupScript(id: string, resolvConfFile: string | undefined): string {
     `ip link add ${i.client} netns ${c} address ${MAC.client} type veth peer name ${i.routerClientSide} netns ${r} address ${MAC.routerClientSide}`,
     `ip link add ${i.server} netns ${s} address ${MAC.server} type veth peer name ${i.routerServerSide} netns ${r} address ${MAC.routerServerSide}`,
     `ip -n ${c} addr add ${a.client4}/24 dev ${i.client}`,
-    `ip -n ${c} addr add ${a.client6}/64 dev ${i.client} nodad`,
+    shape === 'ipv4-only' ? ':' : `ip -n ${c} addr add ${a.client6}/64 dev ${i.client} nodad`,
     `ip -n ${r} addr add ${a.routerClientSide4}/24 dev ${i.routerClientSide}`,
     `ip -n ${r} addr add ${a.routerClientSide6}/64 dev ${i.routerClientSide} nodad`,
     `ip -n ${r} addr add ${a.routerServerSide4}/24 dev ${i.routerServerSide}`,
@@ -175,8 +185,8 @@ function setupScript(id: string, resolvConfFile: string | undefined): string {
     `ip -n ${r} link set ${i.routerClientSide} up`,
     `ip -n ${r} link set ${i.routerServerSide} up`,
     `ip -n ${s} link set ${i.server} up`,
-    `ip -n ${c} route add default via ${a.routerClientSide4}`,
-    `ip -n ${c} -6 route add default via ${a.routerClientSide6}`,
+    shape === 'offline' ? ':' : `ip -n ${c} route add default via ${a.routerClientSide4}`,
+    shape === 'dual' ? `ip -n ${c} -6 route add default via ${a.routerClientSide6}` : ':',
     `ip -n ${s} route add default via ${a.routerServerSide4}`,
     `ip -n ${s} -6 route add default via ${a.routerServerSide6}`,
     // No ICMP rate limit in the router: a REJECT with ICMP answers every SYN, so a
@@ -316,7 +326,7 @@ export async function startNetlab(opts: NetlabOptions = {}): Promise<Netlab> {
       resolvConfFile = path.join(dir, 'resolv.conf');
       fs.writeFileSync(resolvConfFile, opts.resolvConf);
     }
-    init = spawn('unshare', ['--mount', '--net', '--pid', '--fork', '--kill-child', '--propagation', 'private', 'sh', '-c', setupScript(id, resolvConfFile)], {
+    init = spawn('unshare', ['--mount', '--net', '--pid', '--fork', '--kill-child', '--propagation', 'private', 'sh', '-c', setupScript(id, resolvConfFile, opts.shape ?? 'dual')], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const initWatch = outputWatcher(init);

@@ -28,6 +28,7 @@ const network = (current: boolean, ownResolver: OwnResolverView | null): Remembe
   portal: null,
   rewritesDns: null,
   dnsCheckedAt: null,
+  dnsCheckNote: null,
   rttMs: null,
   localDomains: [],
   localNames: 'ask',

@@ -367,6 +367,8 @@ export interface RememberedNetworkView {
   readonly rewritesDns: { readonly seenAt: string; readonly answeredWith: string; readonly asked: string } | null;
   /** When dotstub last checked that there (whatever it saw); null: never checked there. */
   readonly dnsCheckedAt: string | null;
+  /** What the last check could not look at and why ("IPv6 not checked: no route to it from this network (ENETUNREACH)"); null: every address was asked. */
+  readonly dnsCheckNote: string | null;
   /** Median round trip to the resolver from there, ms. */
   readonly rttMs: number | null;
   readonly localDomains: readonly string[];

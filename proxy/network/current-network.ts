@@ -36,7 +36,7 @@
 import { EventEmitter } from 'node:events';
 import type { FailureKind } from './classify.js';
 import type { DdrResult } from './ddr.js';
-import { answerWords, type DnsCheckResult } from './dns-interception.js';
+import { answerWords, notCheckedWords, type DnsCheckResult } from './dns-interception.js';
 import type { LocalNamesPolicy } from './name-owners.js';
 import { MAX_BURST_WINDOWS, NetworkMemory, pqHelloLostHolds, readNetworks, startHint, writeNetworks, type DdrOffer, type NetworkMemoryChanges, type NetworkMemoryEntry, type StartHint } from './network-memory.js';
 import { gatewayAddress, networkIdentity } from './network-key.js';
@@ -306,7 +306,13 @@ export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged]; re
   dnsChecked(result: DnsCheckResult): void {
     const at = this.#now().toISOString();
     const a = result.answered;
-    this.#write(a ? { dnsCheckedAt: at, rewritesDns: { seenAt: at, answeredWith: answerWords(a), asked: a.address } } : { dnsCheckedAt: at });
+    const note = notCheckedWords(result) ?? undefined;
+    // Not one address could be asked (offline, a socket error): nothing was checked, and the last check's time stands.
+    if (!a && result.outcomes.every((o) => !o.answered && o.notChecked !== undefined)) {
+      this.#write({ dnsCheckNote: note });
+      return;
+    }
+    this.#write(a ? { dnsCheckedAt: at, dnsCheckNote: note, rewritesDns: { seenAt: at, answeredWith: answerWords(a), asked: a.address } } : { dnsCheckedAt: at, dnsCheckNote: note });
   }
 
   /**

@@ -49,12 +49,29 @@ export const DEFAULT_DNS_CHECK: DnsCheckTarget = {
 /** What one address gave. */
 export type AddressOutcome =
   | { readonly address: string; readonly answered: true; readonly rcode: string; readonly addresses: readonly string[]; readonly afterMs: number }
-  | { readonly address: string; readonly answered: false; readonly detail: string };
+  | {
+      readonly address: string;
+      readonly answered: false;
+      readonly detail: string;
+      /** Why nothing could be asked there (no route for its family, a socket error): that address was not checked at all. */
+      readonly notChecked?: string;
+    };
 
 export interface DnsCheckResult {
   /** The first address that answered (someone intercepts port 53); null: none did (not seen). */
   readonly answered: Extract<AddressOutcome, { answered: true }> | null;
   readonly outcomes: readonly AddressOutcome[];
+}
+
+/**
+ * What the check could not look at, in words for the card ("IPv6 not checked:
+ * no route to it from this network (ENETUNREACH)"), or null when every
+ * address was asked. An IPv4-only network has no route for the IPv6 address:
+ * that half was not measured, and is not "not seen".
+ */
+export function notCheckedWords(result: DnsCheckResult): string | null {
+  const words = result.outcomes.flatMap((o) => (!o.answered && o.notChecked !== undefined ? [`${o.address.includes(':') ? 'IPv6' : 'IPv4'} not checked: ${o.notChecked}`] : []));
+  return words.length > 0 ? words.join('; ') : null;
 }
 
 /** The header's response codes (RFC 1035, RFC 2136), by number. */
@@ -89,7 +106,8 @@ async function askOne(address: string, target: DnsCheckTarget, signal: AbortSign
   const r = await askOverUdp({ host: address, port: target.port, name: CHECK_NAME, type: 'A', timeoutMs: target.timeoutMs, signal, read: decodedAnswer(CHECK_NAME) });
   if (!r.answered) {
     const detail = { 'not-an-address': 'not an address', timeout: `no answer in ${target.timeoutMs} ms (as on a network that leaves port 53 alone)`, stopped: 'not waited for: another address answered' };
-    return { address, answered: false, detail: r.why === 'failed' ? r.detail : detail[r.why] };
+    if (r.why === 'failed') return { address, answered: false, detail: r.detail, notChecked: r.detail.replace(/^not sent( or not answered)?: /, '') };
+    return { address, answered: false, detail: detail[r.why] };
   }
   const { message, decoded } = r.answer;
   const addresses = (decoded.answers ?? []).filter((a) => a.type === 'A' || a.type === 'AAAA').map((a) => String((a as { data: unknown }).data));

@@ -62,6 +62,8 @@ export interface NetworkMemoryEntry {
   readonly rewritesDns?: { readonly seenAt: string; readonly answeredWith: string; readonly asked: string };
   /** When that check last ran here, whatever it saw (it saw nothing when this is later than rewritesDns.seenAt). */
   readonly dnsCheckedAt?: string;
+  /** What the last check could not look at and why ("IPv6 not checked: no route …"); absent: it asked every address. */
+  readonly dnsCheckNote?: string;
   /**
    * A post-quantum ClientHello got no answer here and the classical one did
    * (upstream/connection/key-agreement.ts): connections here offer classical
@@ -139,6 +141,7 @@ function entryOf(v: unknown): NetworkMemoryEntry | undefined {
     out.burst = { windows: burst.windows as number, at: burst.at };
   }
   if (str(o.dnsCheckedAt)) out.dnsCheckedAt = o.dnsCheckedAt;
+  if (str(o.dnsCheckNote)) out.dnsCheckNote = o.dnsCheckNote;
   const ddr = ddrOf(o.ddr);
   if (ddr) out.ddr = ddr;
   if (o.ownResolver === 'use') out.ownResolver = 'use';

@@ -30,3 +30,16 @@ describe('a network card’s words on plain DNS (port 53)', () => {
     expect(port53Words({ rewritesDns: null, dnsCheckedAt: null }, 'off').kind).toBe('unchecked');
   });
 });
+
+describe('what the check could not look at', () => {
+  test('an IPv4-only network: checked over IPv4, and the card says IPv6 was not checked and why', () => {
+    const w = port53Words({ rewritesDns: null, dnsCheckedAt: '2026-12-08T10:00:00.000Z', dnsCheckNote: 'IPv6 not checked: no route to it from this network (ENETUNREACH)' }, 'every-network');
+    expect(w.kind).toBe('not-seen');
+    expect(w.detail).toBe('IPv6 not checked: no route to it from this network (ENETUNREACH)');
+  });
+  test('offline: nothing could be asked, and that is "not checked", never "not seen"', () => {
+    const note = 'IPv4 not checked: no route to it from this network (ENETUNREACH); IPv6 not checked: no route to it from this network (ENETUNREACH)';
+    const w = port53Words({ rewritesDns: null, dnsCheckedAt: null, dnsCheckNote: note }, 'every-network');
+    expect(w).toEqual({ kind: 'unchecked', text: 'Not checked: no address could be asked from this network', detail: note });
+  });
+});

@@ -26,7 +26,12 @@ const WHY_UNCHECKED: Record<NetworksView['dnsCheck'], string> = {
   off: 'Not checked: network checks are off (Check for Wi-Fi sign-in pages, in Settings)',
 };
 
-export function port53Words(n: Pick<RememberedNetworkView, 'rewritesDns' | 'dnsCheckedAt'>, policy: NetworksView['dnsCheck']): Port53Words {
+export function port53Words(
+  n: Pick<RememberedNetworkView, 'rewritesDns' | 'dnsCheckedAt'> & Partial<Pick<RememberedNetworkView, 'dnsCheckNote'>>,
+  policy: NetworksView['dnsCheck'],
+): Port53Words {
+  // What the last check could not look at ("IPv6 not checked: no route …"): said under whatever it saw.
+  const note = n.dnsCheckNote ?? null;
   const r = n.rewritesDns;
   const consequence = 'dotstub’s encrypted DNS is not affected; plain DNS here (local names, programs that go around dotstub) is answered by the network, whatever server it was sent to.';
   if (r && (n.dnsCheckedAt === null || n.dnsCheckedAt <= r.seenAt)) {
@@ -44,7 +49,8 @@ export function port53Words(n: Pick<RememberedNetworkView, 'rewritesDns' | 'dnsC
     };
   }
   if (n.dnsCheckedAt !== null) {
-    return { kind: 'not-seen', text: `Not seen answering DNS for other addresses (checked ${when(n.dnsCheckedAt)})`, detail: null };
+    return { kind: 'not-seen', text: `Not seen answering DNS for other addresses (checked ${when(n.dnsCheckedAt)})`, detail: note };
   }
+  if (note !== null && policy !== 'off') return { kind: 'unchecked', text: 'Not checked: no address could be asked from this network', detail: note };
   return { kind: 'unchecked', text: WHY_UNCHECKED[policy], detail: null };
 }
