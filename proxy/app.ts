@@ -78,6 +78,13 @@ export interface App {
   /** The start's warm-up (warm-up.ts), when this run asked for one; null: none. */
   readonly warmedUp: Promise<WarmUpResult> | null;
   stop(drainMs?: number): Promise<void>;
+  /**
+   * The fail-safe stop (cli.ts, on an exception nothing caught): the old DNS
+   * back first and at once, the reason in the privacy state (so the
+   * timeline keeps it), then everything stopped as on SIGTERM, with a short
+   * drain. Never throws.
+   */
+  failSafeStop(reason: string): Promise<void>;
 }
 
 /** The control API could not start; the proxy has been stopped again. */
@@ -153,6 +160,21 @@ export async function startApp(run: AppRun): Promise<App> {
     server,
     token,
     warmedUp,
+    async failSafeStop(reason: string) {
+      warming.abort();
+      const quietly = async (step: () => Promise<void> | void): Promise<void> => {
+        try {
+          await step();
+        } catch {
+          // Each step on its own: the DNS given back matters more than a tidy stop.
+        }
+      };
+      await quietly(() => systemDns?.giveBackOnCrash(reason));
+      await quietly(() => server?.close());
+      await quietly(() => service?.close());
+      await quietly(() => collector.close());
+      await quietly(() => proxy.stop(500));
+    },
     async stop(drainMs?: number) {
       warming.abort();
       await systemDns?.close();

@@ -17,6 +17,10 @@ import { SettingsStore } from './run/settings.js';
 import { isDotstubError } from './errors.js';
 import type { ListenAddress } from './listen/address.js';
 import { unsupportedRuntime } from './runtime/support.js';
+import { crashLoopWords, describeError, StopLog } from './runtime/stops.js';
+
+/** The exit code of a fail-safe stop (sysexits' EX_SOFTWARE): not a clean stop, not bad flags (2), so supervisors restart. */
+export const EXIT_FAILSAFE = 70;
 
 /** Runs the CLI; resolves with the exit code once the proxy has stopped. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -78,6 +82,32 @@ export async function main(argv: readonly string[]): Promise<number> {
   const unsupported = unsupportedRuntime();
   if (unsupported) say(unsupported);
   const takeover = flags.systemDns;
+  // How the last runs ended (runtime/stops.ts): said once, and a crash loop holds the takeover back.
+  const stops = new StopLog(flags.configDir);
+  const { lastCrash, loop } = stops.begin();
+  if (lastCrash) say(`the last run stopped at ${new Date(lastCrash.at).toLocaleTimeString('en-GB')} without being asked: ${lastCrash.reason}`);
+  const hold = loop ? { until: loop.holdUntil, words: crashLoopWords(loop) } : undefined;
+  // Nothing outside the query path may end the proxy; what still escapes is a fail-safe stop: the DNS given back at
+  // once, the reason written down (stops.json, the timeline, stderr: the journal), as SIGTERM stops it. Before the app
+  // is up there is nothing to give back but what startApp undoes itself.
+  let failSafe: ((reason: string) => Promise<void>) | null = null;
+  let failing = false;
+  const onEscaped = (err: unknown): void => {
+    if (failing) return;
+    failing = true;
+    const d = describeError(err);
+    stops.record({ how: 'error', ...d });
+    say(`stopping on an error nothing caught: ${d.reason}; your usual DNS is given back now (the details follow)`);
+    console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    // However the stop goes, the process ends: a hung step must not keep a broken proxy alive.
+    setTimeout(() => process.exit(EXIT_FAILSAFE), 5000).unref();
+    void (failSafe ?? (() => Promise.resolve()))(d.reason).finally(() => {
+      if (flags.readyFile) fs.rmSync(flags.readyFile, { force: true });
+      process.exit(EXIT_FAILSAFE);
+    });
+  };
+  process.on('uncaughtException', onEscaped);
+  process.on('unhandledRejection', onEscaped);
   // A signal during start-up (systemd's stop, Ctrl-C, a test that saw the dashboard line) must not kill us with the
   // system's DNS taken over and nobody to give it back: it is noted now and acted on once started.
   let early: string | null = null;
@@ -99,7 +129,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         settings,
         resolvers,
         configDir: flags.configDir,
-        ...(takeover ? { systemDns: (bound: readonly ListenAddress[]) => startSystemDns(takeover, flags.configDir, bound) } : {}),
+        ...(takeover ? { systemDns: (bound: readonly ListenAddress[]) => startSystemDns(takeover, flags.configDir, bound, hold) } : {}),
         measureScope: flags.measureOnlyLocal ? 'local' : 'all',
       },
       observe: (proxy) => logProxy(proxy, flags.log),
@@ -119,6 +149,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
+  failSafe = (reason) => app.failSafeStop(reason);
+  stops.running();
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {
@@ -128,6 +160,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       void (async () => {
         await app.stop();
         if (flags.readyFile) fs.rmSync(flags.readyFile, { force: true });
+        stops.stoppedCleanly();
         const c = app.proxy.counters;
         say(`stopped after ${c.queries} queries (${c.answers} answered, ${c.servfails} SERVFAIL)`);
         // An open IPC channel would keep the process alive.

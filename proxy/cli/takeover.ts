@@ -5,7 +5,13 @@ import type { SystemDnsManager } from '../system-dns/manager.js';
 import type { ParsedCli } from './flags.js';
 import { say } from './log.js';
 
-export async function startSystemDns(opts: NonNullable<ParsedCli['systemDns']>, configDir: string, bound: readonly ListenAddress[]): Promise<SystemDnsManager> {
+export async function startSystemDns(
+  opts: NonNullable<ParsedCli['systemDns']>,
+  configDir: string,
+  bound: readonly ListenAddress[],
+  /** A crash loop (runtime/stops.ts): taking over again waits until then. */
+  holdResume?: { readonly until: number; readonly words: string },
+): Promise<SystemDnsManager> {
   const { SystemDnsManager } = await import('../system-dns/manager.js');
   const { systemHost } = await import('../system-dns/host.js');
   const { resolvConfLookup } = await import('../system-dns/os-lookup.js');
@@ -23,6 +29,7 @@ export async function startSystemDns(opts: NonNullable<ParsedCli['systemDns']>, 
     // The service runs the proxy as its own user: the root units change the DNS, and run the watchdog.
     ...(opts.viaUnits ? { helper: unitHelper(host) } : { watchdogProbePort: v4.port }),
     log: (line) => say(`system DNS: ${line}`),
+    ...(holdResume ? { holdResume } : {}),
   });
   await manager.start();
   say(`system DNS: ${manager.reason}`);

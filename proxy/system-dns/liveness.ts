@@ -97,6 +97,11 @@ export function clearLivenessNote(stateDir: string): void {
   fs.rmSync(path.join(stateDir, NOTE_FILE), { force: true });
 }
 
+/** A note a dying proxy leaves (its fail-safe stop gave the DNS back): the next start takes over again, as after the watchdog's. */
+export function writeCrashNote(stateDir: string, why: string): void {
+  writeNote(stateDir, { at: new Date().toISOString(), why });
+}
+
 function writeNote(stateDir: string, note: LivenessNote): void {
   // Readable by the service's proxy (its own user), which tells the user what the watchdog did.
   const file = path.join(stateDir, NOTE_FILE);

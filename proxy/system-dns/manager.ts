@@ -19,7 +19,7 @@ import path from 'node:path';
 import { NEEDS_ROOT, SystemDnsError } from './errors.js';
 import type { SystemHost } from './host.js';
 import { Journal, readBootId, staleReason } from './journal.js';
-import { clearLivenessNote, describeLivenessNote, LIVENESS_NOTE_FILE, readLivenessNote, spawnWatchdog } from './liveness.js';
+import { clearLivenessNote, describeLivenessNote, LIVENESS_NOTE_FILE, readLivenessNote, spawnWatchdog, writeCrashNote } from './liveness.js';
 import { runLeakTest, type LeakTestResult } from './leak-test.js';
 import { osLookup, type LookupReport } from './os-lookup.js';
 import { readRewriteNote, REWRITE_NOTE_FILE } from './rewrite-note.js';
@@ -57,6 +57,12 @@ export interface SystemDnsManagerOptions {
   readonly watchdogProbePort?: number;
   /** Take over again at start when the last takeover ended without the user's say (default true). */
   readonly resumeAfterCrash?: boolean;
+  /**
+   * A crash loop (runtime/stops.ts): that taking over again waits until
+   * `until` (epoch ms), and `words` are the reason meanwhile. The machine
+   * keeps its usual DNS instead of losing it at every start.
+   */
+  readonly holdResume?: { readonly until: number; readonly words: string };
   /**
    * The service: this process is not root and changes the system's DNS only
    * through the root part (unit-helper.ts), which also runs the liveness
@@ -107,6 +113,9 @@ export class SystemDnsManager extends EventEmitter<Events> {
   /** A pause's end (ms since the epoch) and the timer that re-enables then. */
   #pausedUntil: number | null = null;
   #resumeTimer: NodeJS.Timeout | undefined;
+  /** While a crash loop holds the takeover back (holdResume): the words every screen shows as the reason. */
+  #held: string | null = null;
+  #heldTimer: NodeJS.Timeout | undefined;
   /** Taken over again at start after a crash ended the last takeover: said in the in-force reason until the user's next change. */
   #resumed: string | null = null;
   /** The choice being carried out (set inside its serial step), told with the change it makes. */
@@ -135,7 +144,20 @@ export class SystemDnsManager extends EventEmitter<Events> {
       // A journal left by a crash or an earlier boot: give that DNS back first.
       const replayed = await this.#serial(() => replayStaleJournal(this.#ctx));
       const ended = replayed !== null ? { at: new Date().toISOString(), why: `the takeover had no owner (${replayed.reason})` } : note !== null && note.resumedAt === undefined ? note : null;
-      if (ended !== null && this.#o.resumeAfterCrash !== false) await this.#resume(ended);
+      if (ended !== null && this.#o.resumeAfterCrash !== false) {
+        const hold = this.#o.holdResume;
+        if (hold === undefined || hold.until <= Date.now()) await this.#resume(ended);
+        else {
+          this.#held = hold.words;
+          this.#o.log?.(hold.words);
+          this.#heldTimer = setTimeout(() => {
+            this.#held = null;
+            void this.#serial(async () => {
+              if (!this.#closed) await this.#resume(ended);
+            }).then(() => this.refresh(), () => undefined);
+          }, hold.until - Date.now());
+        }
+      }
     }
     await this.refresh();
     this.#poll = setInterval(() => {
@@ -220,7 +242,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
     } else if (!s.enabled) {
       const fromWatchdog = note ? describeLivenessNote(note) : null;
       const stopped = this.#closed ? 'dotstub stopped and gave the old DNS back: this machine asks its usual resolver' : null;
-      this.#set(false, stopped ?? this.#problem ?? fromWatchdog ?? 'private DNS is not enabled for this machine: the system asks its usual resolver');
+      this.#set(false, stopped ?? this.#held ?? this.#problem ?? fromWatchdog ?? 'private DNS is not enabled for this machine: the system asks its usual resolver');
     }
     else this.#set(false, `private DNS is enabled but not in force: ${s.why}`);
     if (j !== null && !this.#direct) this.#readRewrites(j.startedAt);
@@ -410,8 +432,35 @@ export class SystemDnsManager extends EventEmitter<Events> {
   }
 
   /** Stops watching; gives the old DNS back if this process holds the takeover. */
+  /**
+   * The proxy is about to die on an error nothing caught (cli.ts's fail-safe
+   * stop): the old DNS back at once, not when the watchdog notices, and a
+   * note that makes the next start take over again (as after the watchdog's
+   * restore: the user's choice was on). With the service's root part, its
+   * ExecStopPost gives the DNS back as soon as this process has exited.
+   * Never throws.
+   */
+  async giveBackOnCrash(why: string): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#heldTimer);
+    this.#clearPause();
+    clearInterval(this.#poll);
+    this.#stopWatch();
+    await this.#serial(async () => {
+      if (!this.#direct || !this.#ownsTakeover()) return;
+      try {
+        await restore(this.#ctx, { ownerPid: process.pid });
+        writeCrashNote(this.#o.stateDir, `dotstub (process ${process.pid}) stopped on an error it did not expect: ${why}`);
+      } catch (err) {
+        this.#o.log?.(`could not give the old DNS back: ${(err as Error).message}`);
+      }
+      this.#set(false, `dotstub stopped on an error it did not expect (${why}); your usual DNS was given back at once`);
+    }).catch(() => undefined);
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#heldTimer);
     this.#clearPause();
     clearInterval(this.#poll);
     this.#stopWatch();

@@ -50,6 +50,13 @@ describe('packaging', () => {
     expect(UNIT).toMatch(/^StateDirectory=dotstub\/proxy$/m);
   });
 
+  test('a proxy that dies at every start does not spin: systemd stops restarting it after 4 starts in 2 minutes (in [Unit], where systemd 252 reads it)', () => {
+    const unitSection = UNIT.slice(UNIT.indexOf('[Unit]'), UNIT.indexOf('[Service]'));
+    expect(unitSection).toMatch(/^StartLimitIntervalSec=120$/m);
+    expect(unitSection).toMatch(/^StartLimitBurst=4$/m);
+    expect(UNIT).toMatch(/^Restart=on-failure$/m);
+  });
+
   test('the network-facing unit runs as its own user with no capability beyond port 53; only the start/stop hooks run as root (+)', () => {
     expect(UNIT).toMatch(/^User=_dotstub$/m);
     expect(UNIT).toMatch(/^Group=_dotstub$/m);
