@@ -24,6 +24,7 @@ import { exposedGc, IdleCollector } from './runtime/idle-collect.js';
 import type { ListenAddress } from './listen/address.js';
 import type { SystemDnsManager } from './system-dns/manager.js';
 import { warmQueryPath, type WarmUpResult } from './warm-up.js';
+import { sideCheck } from './runtime/side-check.js';
 
 interface ControlPlace {
   readonly host: string;
@@ -103,7 +104,15 @@ export async function startApp(run: AppRun): Promise<App> {
   const collector = new IdleCollector({ activity: () => proxy.counters.queries + proxy.counters.malformed, gc: exposedGc(), wake: (fn) => proxy.engine.onNextMessage(fn) });
   const warming = new AbortController();
   // What the warm-up allocated is given back like a burst's: once it has been quiet a while.
-  const warmedUp = run.warmUp ? warmQueryPath(run.config, { signal: warming.signal }).finally(() => collector.worked()) : null;
+  // Beside the query path: a warm-up that fails, however it fails, costs only its own time (runtime/side-check.ts).
+  const warmedUp = run.warmUp
+    ? sideCheck('the warm-up', () => warmQueryPath(run.config, { signal: warming.signal })).then((o): WarmUpResult => {
+        collector.worked();
+        if (o.ok) return o.value;
+        log(`the warm-up: not done (${o.why}); dotstub answers all the same`);
+        return { queries: 0, answered: 0, ms: 0, notDone: o.why };
+      })
+    : null;
   let service: ControlService | null = null;
   let server: ControlServer | null = null;
   let token: string | null = null;

@@ -18,6 +18,7 @@ import { isDotstubError } from './errors.js';
 import type { ListenAddress } from './listen/address.js';
 import { unsupportedRuntime } from './runtime/support.js';
 import { crashLoopWords, describeError, StopLog } from './runtime/stops.js';
+import { failSideCheck } from './runtime/side-check.js';
 
 /** The exit code of a fail-safe stop (sysexits' EX_SOFTWARE): not a clean stop, not bad flags (2), so supervisors restart. */
 export const EXIT_FAILSAFE = 70;
@@ -93,6 +94,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   let failSafe: ((reason: string) => Promise<void>) | null = null;
   let failing = false;
   const onEscaped = (err: unknown): void => {
+    // From a check beside the query path (runtime/side-check.ts): that check is "not checked", the proxy goes on.
+    const check = failSideCheck(err);
+    if (check !== null) {
+      say(`${check}: not checked (${describeError(err).reason}); dotstub goes on answering`);
+      return;
+    }
     if (failing) return;
     failing = true;
     const d = describeError(err);

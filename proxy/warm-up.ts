@@ -74,6 +74,8 @@ export interface WarmUpResult {
   readonly queries: number;
   readonly answered: number;
   readonly ms: number;
+  /** It failed (app.ts runs it as a side check: runtime/side-check.ts): why; the proxy answers all the same. */
+  readonly notDone?: string;
 }
 
 /** Runs the warm-up; resolves when it is done (never rejects: a warm-up that fails costs only its own time). */

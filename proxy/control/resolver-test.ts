@@ -33,6 +33,7 @@ import { DEFAULT_POOL_OPTIONS, type PoolOptions } from '../upstream/pool/options
 import { newTrace, type UpstreamRequest } from '../upstream/upstream.js';
 import { dohEndpoint } from '../config/resolvers.js';
 import type { DotstubError } from '../errors.js';
+import { sideCheck } from '../runtime/side-check.js';
 
 export type MeasureScope = 'all' | 'local';
 
@@ -216,7 +217,11 @@ export async function testResolvers(resolvers: readonly ResolverSpec[], activeId
   let results: TransportMeasurement[];
   try {
     results = await bounded(
-      tasks.map((t) => () => measureTransport(t.spec, t.transport, o, live, () => expired)),
+      // Each measurement beside the query path: however it fails, that resolver is "not measured", and the proxy goes on (runtime/side-check.ts).
+      tasks.map((t) => async (): Promise<TransportMeasurement> => {
+        const m = await sideCheck(`testing ${t.spec.label}`, () => measureTransport(t.spec, t.transport, o, live, () => expired));
+        return m.ok ? m.value : { transport: t.transport, ok: false, freshMs: null, warmMs: null, samples: { fresh: [], warm: [] }, kind: 'other', error: `not measured: ${m.why}` };
+      }),
       o.concurrency,
     );
   } finally {

@@ -40,6 +40,7 @@ import { answerWords, notCheckedWords, type DnsCheckResult } from './dns-interce
 import type { LocalNamesPolicy } from './name-owners.js';
 import { MAX_BURST_WINDOWS, NetworkMemory, pqHelloLostHolds, readNetworks, startHint, writeNetworks, type DdrOffer, type NetworkMemoryChanges, type NetworkMemoryEntry, type StartHint } from './network-memory.js';
 import { gatewayAddress, networkIdentity } from './network-key.js';
+import { sideCheck } from '../runtime/side-check.js';
 
 /** Answers kept for the median. */
 const RTT_SAMPLES = 64;
@@ -195,12 +196,12 @@ export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged]; re
 
   /** Reads the network's name; a remembered network we're still on is labelled with it at once. */
   async #readName(join: number): Promise<void> {
-    let name: string | null = null;
-    try {
-      name = (await this.#name?.()) ?? null;
-    } catch {
-      // no name: the gateway's address labels it
-    }
+    const read = this.#name;
+    if (read === undefined) return;
+    // However the reading fails (nmcli or iw missing, an exception from their pipes): no name, the gateway's address
+    // labels the network, and the proxy goes on (runtime/side-check.ts).
+    const measured = await sideCheck("reading the network's name", read);
+    const name = measured.ok ? measured.value : null;
     if (join !== this.#joins || name === null) return;
     this.#label = name;
     const key = this.key;
@@ -313,6 +314,26 @@ export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged]; re
       return;
     }
     this.#write(a ? { dnsCheckedAt: at, dnsCheckNote: note, rewritesDns: { seenAt: at, answeredWith: answerWords(a), asked: a.address } } : { dnsCheckedAt: at, dnsCheckNote: note });
+  }
+
+  /**
+   * The DNS-interception check could not run here (runtime/side-check.ts: it
+   * threw, or its I/O did): "not checked: why" on the card; the last check's
+   * time and sighting stand.
+   */
+  dnsNotChecked(why: string): void {
+    this.#write({ dnsCheckNote: `not checked: ${why}` });
+  }
+
+  /**
+   * The question for the network's own resolver could not be asked or
+   * answered (it threw, or its I/O did): said as the card's detail; an offer
+   * verified at an earlier join stays (the user's choice of it still applies).
+   */
+  ddrNotChecked(asked: string, why: string): void {
+    const key = this.key;
+    const prev = key ? this.#memory?.get(key)?.ddr : undefined;
+    this.#write({ ddr: { ...prev, checkedAt: prev?.checkedAt ?? this.#now().toISOString(), asked: prev?.asked ?? asked, detail: `not checked at the last join: ${why}` } });
   }
 
   /**

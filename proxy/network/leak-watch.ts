@@ -32,6 +32,7 @@ import { CoalescedRead } from './coalesced-read.js';
 import type { CurrentNetwork } from './current-network.js';
 import { addressText, ifName, runCommand, type RunCommand } from './name-sources.js';
 import { parseServer, readText, type DiscoveryPaths, type NetworkServer } from './network-resolver.js';
+import { sideCheck } from '../runtime/side-check.js';
 
 /** One way a lookup can go around dotstub now. */
 export interface BypassPath {
@@ -269,10 +270,10 @@ export class LeakWatch {
   #cleanSince: number | null = null;
   #changes = 0;
   readonly #reads = new CoalescedRead(async () => {
-    // A reading that fails is said as such: it never stops the proxy, nor counts as clean.
-    const reading = await readBypassPaths(this.#options.paths, this.#options.ours, this.#options.run).catch(
-      (err: unknown): Reading => ({ ok: false, why: `reading the system's DNS settings failed (${err instanceof Error ? err.message : String(err)})` }),
-    );
+    // A reading that fails however it fails (a throw, a rejection, an exception from its I/O: runtime/side-check.ts)
+    // is said as such: it never stops the proxy, nor counts as clean.
+    const measured = await sideCheck("the leak watch's reading of the system's DNS settings", () => readBypassPaths(this.#options.paths, this.#options.ours, this.#options.run));
+    const reading: Reading = measured.ok ? measured.value : { ok: false, why: `reading the system's DNS settings failed (${measured.why})` };
     this.#apply(reading);
   });
   readonly #watchers: fs.FSWatcher[] = [];

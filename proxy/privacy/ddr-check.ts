@@ -95,6 +95,11 @@ export class DdrCheck extends OncePerJoin<DdrResult> {
         network.ddrChecked(result);
         apply();
       },
+      failed: (why) => {
+        const server = init.networkResolver();
+        network.ddrNotChecked(server ? server.host : 'the network resolver', why);
+      },
+      name: "the question for this network's own encrypted resolver",
       changed: apply,
     });
     this.#options = init.options;

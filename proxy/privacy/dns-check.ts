@@ -50,6 +50,8 @@ export class DnsCheck extends OncePerJoin<DnsCheckResult> {
       allowed: () => init.mode() !== 'strict' || init.network.localNames() === 'allow',
       measure: () => check(init.target),
       done: (result) => init.network.dnsChecked(result),
+      failed: (why) => init.network.dnsNotChecked(why),
+      name: 'the check whether this network answers DNS for every address',
     });
     this.#mode = init.mode;
   }

@@ -16,8 +16,11 @@
  *     network.
  */
 import type { CurrentNetwork, NetworkChanged } from '../network/current-network.js';
+import { sideCheck } from '../runtime/side-check.js';
 
 export interface OncePerJoinInit<T> {
+  /** The check's name in words, for the log when it fails ("the DNS-interception check"). */
+  readonly name: string;
   readonly network: CurrentNetwork;
   /** Whether a check may run on this network now (the mode's rule; the network checks on). */
   readonly allowed: () => boolean;
@@ -25,6 +28,12 @@ export interface OncePerJoinInit<T> {
   readonly measure: () => Promise<T> | null;
   /** What was measured, on the network it was measured on. */
   readonly done: (result: T) => void;
+  /**
+   * The measurement failed (it threw, rejected, or an exception escaped from
+   * its I/O: runtime/side-check.ts), on the network it ran on: why, for its
+   * "not checked: why". The proxy goes on; the check is not run again this join.
+   */
+  readonly failed: (why: string) => void;
   /** Every change of network or of its choices, before a check is considered (e.g. to apply a remembered choice). */
   readonly changed?: () => void;
 }
@@ -80,17 +89,20 @@ export class OncePerJoin<T> {
     if (!this.#running || this.#checked === this.#join) return;
     // Provisional (the gateway's MAC not known yet: 'known' follows) or no network to tell apart: nothing to remember it under.
     if (this.#o.network.key === null || !this.#o.allowed()) return;
-    const measuring = this.#o.measure();
-    if (!measuring) return;
+    // sideCheck calls the measurement at once (inside its context), so whether there was one is known here.
+    let nothing = false;
+    const measuring = sideCheck(this.#o.name, () => {
+      const m = this.#o.measure();
+      if (m === null) nothing = true;
+      return m ?? Promise.resolve(null);
+    });
+    if (nothing) return;
     const join = this.#join;
     this.#checked = join;
-    this.#pending = measuring.then(
-      (result) => {
-        if (this.#running && join === this.#join) this.#o.done(result);
-      },
-      () => {
-        // A check that could not run saw nothing: nothing to remember.
-      },
-    );
+    this.#pending = measuring.then((o) => {
+      if (!this.#running || join !== this.#join) return;
+      if (o.ok) this.#o.done(o.value as T);
+      else this.#o.failed(o.why);
+    });
   }
 }

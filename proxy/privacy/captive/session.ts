@@ -30,6 +30,7 @@ import type { CurrentNetwork } from '../../network/current-network.js';
 import { lookupThrough } from './lookup.js';
 import { CHECK_NAMES, detectPortal, type PortalVerdict, type ProbeTargets } from '../../network/captive/probe.js';
 import { allowedSentence, captiveSentence, checkedSentence, detectedSentence, extendedSentence, hostOf, letThroughSentence, STRICT_NO_LOOKUP, WORDS, type ExceptionState } from './words.js';
+import { sideCheck } from '../../runtime/side-check.js';
 
 export interface CaptiveView {
   readonly portalUrl: string;
@@ -195,14 +196,25 @@ export class CaptivePortal extends EventEmitter<{ event: [CaptiveEvent]; change:
       // The CAPPORT API: given (--capport-url), else as the DHCP lease announced it (RFC 8910).
       const probes = this.#opts.probes.capportUrl ? this.#opts.probes : { ...this.#opts.probes, capportUrl: this.#opts.paths ? discoverCapportUrl(this.#opts.paths.leases) : discoverCapportUrl() };
       const consented = this.#mayLookUpInCleartext(null);
-      const verdict = await detectPortal(probes, cleartext && consented ? lookupThrough(cleartext) : null, {
-        followRedirects: consented,
-        ...(consented ? {} : { noLookupWhy: STRICT_NO_LOOKUP }),
-      });
+      const startedAt = this.#now();
+      // Beside the query path: however the probes fail (a throw, a rejection, an exception from their sockets), the
+      // check is "not checked", never the end of the proxy (runtime/side-check.ts).
+      const measured = await sideCheck('the Wi-Fi sign-in check', () =>
+        detectPortal(probes, cleartext && consented ? lookupThrough(cleartext) : null, {
+          followRedirects: consented,
+          ...(consented ? {} : { noLookupWhy: STRICT_NO_LOOKUP }),
+        }),
+      );
       if (this.#stopped || generation !== this.#generation) {
         cleartext?.destroy();
         return null;
       }
+      if (!measured.ok) {
+        cleartext?.destroy();
+        this.#emit({ type: 'checked', at: this.#now(), result: 'unknown', tookMs: this.#now() - startedAt, sentence: `Sign-in page not checked: ${measured.why}` });
+        return null;
+      }
+      const verdict = measured.value;
       if (verdict.kind === 'portal' && !this.#session && !this.#opts.encryptedWorks()) this.#enter(verdict, resolver, cleartext);
       else {
         cleartext?.destroy();
