@@ -107,6 +107,11 @@ class StandInConnection extends EventEmitter<PoolConnectionEvents> implements Po
   writtenAt(): number {
     return performance.now();
   }
+  readonly ackEvidence = 'tcp';
+  /** Its peer is always there: answers come when told. */
+  peerSilence(): Promise<'acking'> {
+    return Promise.resolve('acking');
+  }
   drain(): void {
     this.close('local');
   }

@@ -7,7 +7,17 @@ import { EventEmitter } from 'node:events';
 import { readUpstreamAnswer, type UpstreamAnswer } from '../proxy/dns/upstream-answer.js';
 import type { UpstreamQuestion } from '../proxy/dns/upstream-query.js';
 import { ConnectionClosedError, type DotstubError } from '../proxy/errors.js';
-import type { AnswerHandler, CloseReason, ConnectionSpec, ConnectionState, HandshakeInfo, PoolConnection, PoolConnectionEvents, SendInfo } from '../proxy/upstream/connection/contract.js';
+import type {
+  AnswerHandler,
+  CloseReason,
+  ConnectionSpec,
+  ConnectionState,
+  HandshakeInfo,
+  PeerVerdict,
+  PoolConnection,
+  PoolConnectionEvents,
+  SendInfo,
+} from '../proxy/upstream/connection/contract.js';
 import { answerTo } from './upstream-requests.js';
 
 interface Sent {
@@ -28,6 +38,9 @@ export class FakeConnection extends EventEmitter<PoolConnectionEvents> implement
   keepaliveMs: number | undefined;
   readonly idleTimeoutMs = 60_000;
   lastAnswerAt = 0;
+  /** What its peer's TCP does with what it is sent: a fake that doesn't answer is a lost path unless a test says the resolver is thinking. */
+  peer: PeerVerdict = 'silent';
+  readonly ackEvidence = 'tcp';
   readonly sent = new Map<number, Sent>();
   #nextId = 1;
 
@@ -59,6 +72,9 @@ export class FakeConnection extends EventEmitter<PoolConnectionEvents> implement
   }
   cancel(id: number): void {
     this.sent.delete(id);
+  }
+  peerSilence(): Promise<PeerVerdict> {
+    return Promise.resolve(this.state === 'open' || this.state === 'draining' ? this.peer : 'acking');
   }
   writtenAt(id: number): number {
     return this.sent.get(id)?.writtenAt ?? 0;

@@ -7,6 +7,7 @@
  * Names `q<N>.<anything>` (and `n<N>.test`) answer A 192.0.2.(N % 254 + 1);
  * other names answer A 192.0.2.254.
  */
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import tls from 'node:tls';
 import dnsPacket from 'dns-packet';
@@ -17,6 +18,13 @@ import { testPki } from './certs.js';
 export interface FaultBehaviour {
   /** Delay before answering a name (lower-cased, no trailing dot), ms. */
   delays: Map<string, number>;
+  /**
+   * Names the resolver has to look up, ms: as a recursive resolver's cache
+   * miss, the first query for one is answered that long after it arrived,
+   * any other asked meanwhile (on any connection) together with it, and
+   * every one after that at once (cached).
+   */
+  misses: Map<string, number>;
   /** Answer these names with a different question (must be dropped by the client). */
   wrongQuestion: Set<string>;
   /** Reset the connection (TCP RST) once it has received this many queries, without answering them. Applies to the next connection only. */
@@ -29,8 +37,9 @@ export interface FaultBehaviour {
   silent: boolean;
   /**
    * Connections (numbered from 1 in the order accepted) that read queries but
-   * answer none from now on, while the others answer: a NAT on the way that
-   * forgot that one connection, with no RST.
+   * answer none from now on, while the others answer: a resolver that never
+   * answers them. Its TCP still acknowledges what it is sent; for a path
+   * that lost the connection (nothing acknowledged either), `dropPath`.
    */
   silentConnections: Set<number>;
   /**
@@ -61,6 +70,7 @@ export interface SeenQuery {
 export class FaultServer {
   readonly behaviour: FaultBehaviour = {
     delays: new Map(),
+    misses: new Map(),
     wrongQuestion: new Set(),
     resetAfter: undefined,
     idleCloseMs: undefined,
@@ -78,10 +88,14 @@ export class FaultServer {
   readonly #server: net.Server;
   readonly #context: tls.SecureContext;
   readonly #sockets = new Map<tls.TLSSocket, net.Socket>();
+  /** Accepted connections by number (from 1), for dropPath. */
+  readonly #byNumber = new Map<number, { readonly socket: tls.TLSSocket; readonly raw: net.Socket }>();
   /** Every accepted TCP connection, before and after its TLS handshake. */
   readonly #raw = new Set<net.Socket>();
   #connections = 0;
   #port = 0;
+  /** performance.now() when each missed name's lookup ends (behaviour.misses). */
+  readonly #resolvedAt = new Map<string, number>();
 
   constructor(options: FaultServerOptions = {}) {
     const pki = testPki();
@@ -124,6 +138,25 @@ export class FaultServer {
   /** `127.0.0.1:PORT#dns.test`. */
   get resolverArg(): string {
     return `127.0.0.1:${this.#port}#dns.test`;
+  }
+
+  /**
+   * The path loses connection `n` as a NAT or firewall that forgets it does:
+   * from now on nothing sent on it is answered, acknowledged by TCP, or sent
+   * back, and nothing says so (no RST, no FIN). The server's socket is put in
+   * TCP repair mode (Linux, root: CAP_NET_ADMIN), where its kernel neither
+   * acknowledges what arrives nor sends anything, and is never read again.
+   * Throws where that is impossible; `dropPathSupport()` says beforehand.
+   */
+  dropPath(n: number): void {
+    const c = this.#byNumber.get(n);
+    if (!c) throw new Error(`the fault server has no connection ${n}`);
+    const set = sockoptSet();
+    if (typeof set === 'string') throw new Error(set);
+    c.socket.pause();
+    c.raw.pause();
+    set(c.raw, IPPROTO_TCP, TCP_REPAIR, 1);
+    this.behaviour.silentConnections.add(n);
   }
 
   /** Resets every open connection now. */
@@ -169,6 +202,7 @@ export class FaultServer {
   #onConnection(socket: tls.TLSSocket, raw: net.Socket): void {
     const connection = ++this.#connections;
     this.#sockets.set(socket, raw);
+    this.#byNumber.set(connection, { socket, raw });
     if (socket.isSessionReused()) this.handshakes.resumed++;
     else this.handshakes.full++;
     const reader = new FrameReader();
@@ -222,7 +256,7 @@ export class FaultServer {
           continue;
         }
         inFlight++;
-        const delay = this.behaviour.delays.get(name) ?? 0;
+        const delay = this.behaviour.delays.get(name) ?? this.#missDelay(name);
         const send = (): void => {
           inFlight--;
           if (!socket.destroyed) socket.write(frame(this.#answer(packet, q, name)));
@@ -232,6 +266,19 @@ export class FaultServer {
         else send();
       }
     });
+  }
+
+  /** How long a query for `name` waits for the resolver's own lookup (behaviour.misses), ms. */
+  #missDelay(name: string): number {
+    const lookupMs = this.behaviour.misses.get(name);
+    if (lookupMs === undefined) return 0;
+    const now = performance.now();
+    let at = this.#resolvedAt.get(name);
+    if (at === undefined) {
+      at = now + lookupMs;
+      this.#resolvedAt.set(name, at);
+    }
+    return Math.max(0, at - now);
   }
 
   #answer(query: DecodedPacket, q: Question, name: string): Buffer {
@@ -263,6 +310,29 @@ export class FaultServer {
       additionals,
     });
   }
+}
+
+const IPPROTO_TCP = 6;
+/** <netinet/tcp.h>: a socket in repair mode sends nothing and acknowledges nothing. */
+const TCP_REPAIR = 19;
+
+type SetSockOpt = (socket: net.Socket, level: number, name: number, value: number) => void;
+
+/** The optional addon's setsockopt, or why it can't be had. */
+function sockoptSet(): SetSockOpt | string {
+  if (process.platform !== 'linux') return `dropping a path needs Linux's TCP repair mode (this is ${process.platform})`;
+  if (process.getuid?.() !== 0) return 'dropping a path needs root (TCP repair mode needs CAP_NET_ADMIN)';
+  try {
+    return (createRequire(import.meta.url)('sockopt') as { setsockopt: SetSockOpt }).setsockopt;
+  } catch {
+    return 'dropping a path needs the sockopt addon (npm ci builds it where a compiler is present)';
+  }
+}
+
+/** Null when `dropPath` works here, else why not (a test's skip reason). */
+export function dropPathSupport(): string | null {
+  const set = sockoptSet();
+  return typeof set === 'string' ? set : null;
 }
 
 /** Starts a fault server on 127.0.0.1:0. */

@@ -502,10 +502,10 @@ describe('the connection pool (policy only, fake connections)', () => {
     expect(outcomes).toHaveLength(0);
   });
 
-  test('a connection silent for 4 × SRTT (floor 50 ms): the query is sent again on a second one; its answer wins, the silent one is retired', async () => {
+  test('a connection whose peer acknowledged nothing for an ACK wait (2 × SRTT, floor 100 ms): the query is sent again on a second one; its answer wins, the dead one is retired', async () => {
     const { pool, conn } = await primed();
     const { outcomes } = resolveAll(pool, ['lost.test']);
-    await vi.advanceTimersByTimeAsync(40);
+    await vi.advanceTimersByTimeAsync(90);
     expect(pool.connections).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(40);
     const second = pool.connections[1] as FakeConnection;
@@ -516,16 +516,44 @@ describe('the connection pool (policy only, fake connections)', () => {
     expect(outcomes).toHaveLength(1);
     expect(outcomes[0]?.err).toBeNull();
     expect(outcomes[0]?.req.trace).toMatchObject({ attempts: 1, connectionId: second.id, reused: false, handshake: 'resumed', hedge: { connectionId: second.id } });
-    expect(outcomes[0]?.req.trace.hedge?.afterMs).toBeGreaterThanOrEqual(50);
+    expect(outcomes[0]?.req.trace.hedge?.afterMs).toBeGreaterThanOrEqual(100);
+    // Retired once its peer is asked again (still nothing acknowledged).
+    await vi.advanceTimersByTimeAsync(0);
     expect(conn.state).toBe('closed');
     expect(pool.counters).toMatchObject({ hedges: 1, hedgesUnneeded: 0, retries: 0, timeouts: 0 });
+  });
+
+  test('a resolver that is thinking (its peer acknowledged the query, no answer for 2 s): nothing sent twice, nothing closed, the answer taken when it comes', async () => {
+    const { pool, conn } = await primed();
+    conn.peer = 'acking';
+    const { outcomes } = resolveAll(pool, ['thinking.test']);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(pool.connections).toHaveLength(1);
+    expect(conn.state).toBe('open');
+    expect(conn.inFlight).toBe(1);
+    conn.answerAll();
+    expect(outcomes.map((o) => o.err)).toEqual([null]);
+    expect(pool.counters).toMatchObject({ hedges: 0, retries: 0, timeouts: 0 });
+  });
+
+  test('…and one that never answers is given up on at the attempt’s upper bound, without a retry or a close', async () => {
+    const { pool, conn } = await primed({ queryTimeoutMaxMs: 1500 });
+    conn.peer = 'acking';
+    const { outcomes } = resolveAll(pool, ['never.test']);
+    await vi.advanceTimersByTimeAsync(1400);
+    expect(outcomes).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(outcomes.map((o) => o.err?.code)).toEqual(['DOTSTUB_QUERY_TIMEOUT']);
+    expect(outcomes[0]?.err?.message).toMatch(/acknowledged the query/);
+    expect(conn.state).toBe('open');
+    expect(pool.counters).toMatchObject({ hedges: 0, retries: 0 });
   });
 
   test('…and when the first connection answers first after all, the copy is taken back and the first stays', async () => {
     const { pool, conn } = await primed();
     const { outcomes } = resolveAll(pool, ['slow.test']);
     const firstId = [...conn.sent.keys()][0] as number;
-    await vi.advanceTimersByTimeAsync(80);
+    await vi.advanceTimersByTimeAsync(130);
     const second = pool.connections[1] as FakeConnection;
     second.open();
     expect(second.inFlight).toBe(1);
@@ -544,7 +572,7 @@ describe('the connection pool (policy only, fake connections)', () => {
     const { pool, conn } = await primed();
     const { outcomes } = resolveAll(pool, ['slow.test']);
     const firstId = [...conn.sent.keys()][0] as number;
-    await vi.advanceTimersByTimeAsync(80);
+    await vi.advanceTimersByTimeAsync(130);
     (pool.connections[1] as FakeConnection).refuse(new ConnectFailedError('refused'));
     expect(outcomes).toHaveLength(0);
     conn.answer(firstId);

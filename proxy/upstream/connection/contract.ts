@@ -19,6 +19,9 @@ import type { QuestionKey } from '../../dns/client-query.js';
 import type { UpstreamAnswer } from '../../dns/upstream-answer.js';
 import type { UpstreamQuestion } from '../../dns/upstream-query.js';
 import type { DotstubError } from '../../errors.js';
+import type { AckEvidence, PeerVerdict } from './peer-acks.js';
+
+export type { AckEvidence, PeerVerdict };
 
 export type ConnectionState = 'connecting' | 'open' | 'draining' | 'closed';
 
@@ -123,6 +126,16 @@ export interface PoolConnection extends EventEmitter<PoolConnectionEvents> {
   cancel(upstreamId: number): void;
   /** performance.now() when the query was written (0 while held for the handshake, or unknown). */
   writtenAt(upstreamId: number): number;
+  /** Where peerSilence() gets its evidence: TCP's acknowledgements, or only the bytes read (peer-acks.ts). */
+  readonly ackEvidence: AckEvidence;
+  /**
+   * Whether the peer still acknowledges what it is sent (peer-acks.ts):
+   * 'silent' when nothing from the latest query written at least `ackWaitMs`
+   * ago on has been acknowledged (without TCP's view: nothing read since),
+   * 'acking' when it has, or when no query has waited that long. Decided when
+   * called (the queries looked at), told when the kernel's view is read.
+   */
+  peerSilence(ackWaitMs: number): Promise<PeerVerdict>;
   /** Stop taking queries; close once the in-flight ones are answered. */
   drain(): void;
   /** Close now; in-flight queries fail. */

@@ -55,6 +55,7 @@ import type {
 } from './contract.js';
 import { InFlightMap } from './in-flight.js';
 import { agreedGroup, firstFlightWaitMs, offersPostQuantum } from './key-agreement.js';
+import { ackEvidence, markOf, peerVerdict, type AckEvidence, type PeerVerdict } from './peer-acks.js';
 import type { Link, Protocol, ProtocolHalf, Query } from './protocol.js';
 import { authenticatePeer, secureContextFor, socketFailure } from './tls.js';
 
@@ -88,6 +89,9 @@ class Connection<S> extends EventEmitter<PoolConnectionEvents> implements PoolCo
   readonly #protocol: Protocol<S>;
   /** Replaced once, before any query was written, when the classical retry dials again. */
   #socket: tls.TLSSocket;
+  /** The TCP socket under it: its byte counts and its kernel's acknowledgements (peer-acks.ts). */
+  #raw: net.Socket | undefined;
+  readonly ackEvidence: AckEvidence = ackEvidence();
   /** Why only classical groups are offered (contract.ts HandshakeInfo); null: the library's own offer. */
   #classicalOnly: HandshakeInfo['classicalOnly'];
   readonly #half: ProtocolHalf<S>;
@@ -136,6 +140,7 @@ class Connection<S> extends EventEmitter<PoolConnectionEvents> implements PoolCo
     const classical = this.#classicalOnly !== null;
     // A TCP socket of our own under the TLS one: its bytesRead says whether the server answered the ClientHello.
     const raw = net.connect({ host: spec.address, port: protocol.port });
+    this.#raw = raw;
     raw.on('error', () => undefined); // the TLS socket over it reports it
     raw.setNoDelay(true);
     const socket = tls.connect({
@@ -240,7 +245,7 @@ class Connection<S> extends EventEmitter<PoolConnectionEvents> implements PoolCo
   /** Returns null when the connection can't take the query (closed, draining or at its cap): the caller picks another or answers SERVFAIL. */
   send<T>(framed: Buffer, question: UpstreamQuestion, handler: AnswerHandler<T>, ctx: T): SendInfo | null {
     if (!this.available) return null;
-    const query: Query<S> = { question, handler: handler as AnswerHandler<unknown>, ctx, framed, writtenAt: 0, own: undefined };
+    const query: Query<S> = { question, handler: handler as AnswerHandler<unknown>, ctx, framed, writtenAt: 0, mark: undefined, own: undefined };
     const id = this.#queries.add(query);
     // The caller hands over a framed query it won't touch again; only the ID octets are ours to write.
     framed.writeUInt16BE(this.#protocol.wireId(id), 2);
@@ -260,6 +265,19 @@ class Connection<S> extends EventEmitter<PoolConnectionEvents> implements PoolCo
 
   writtenAt(upstreamId: number): number {
     return this.#queries.get(upstreamId)?.writtenAt ?? 0;
+  }
+
+  peerSilence(ackWaitMs: number): Promise<PeerVerdict> {
+    const raw = this.#raw;
+    if (!raw || (this.#state !== 'open' && this.#state !== 'draining')) return Promise.resolve('acking');
+    // The latest query that has waited long enough for its ACK: TCP acknowledges in order, so it speaks for those before it.
+    const now = performance.now();
+    let latest: Query<S> | undefined;
+    for (const [, q] of this.#queries.entries()) {
+      if (q.mark && q.writtenAt > 0 && now - q.writtenAt >= ackWaitMs && (!latest || q.writtenAt > latest.writtenAt)) latest = q;
+    }
+    if (!latest?.mark) return Promise.resolve('acking');
+    return peerVerdict(raw, latest.mark);
   }
 
   drain(): void {
@@ -317,6 +335,7 @@ class Connection<S> extends EventEmitter<PoolConnectionEvents> implements PoolCo
 
   #write(id: number, query: Query<S>): void {
     query.writtenAt = performance.now();
+    if (this.#raw) query.mark = markOf(this.#raw);
     this.#half.write(id, query);
   }
 

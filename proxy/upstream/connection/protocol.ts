@@ -11,6 +11,7 @@ import type { UpstreamQuestion } from '../../dns/upstream-query.js';
 import type { DotstubError } from '../../errors.js';
 import type { AnswerHandler, CloseReason, ConnectionState } from './contract.js';
 import type { InFlightMap } from './in-flight.js';
+import type { StreamMark } from './peer-acks.js';
 
 /** One query in flight; `own` is the protocol half's state for it (DoH: its stream). */
 export interface Query<S> {
@@ -21,6 +22,8 @@ export interface Query<S> {
   readonly framed: Buffer;
   /** performance.now() when it was handed to the protocol half (0 while held for the handshake). */
   writtenAt: number;
+  /** Where the socket's byte streams stood when it was written (peer-acks.ts); undefined until then. */
+  mark: StreamMark | undefined;
   own: S | undefined;
 }
 

@@ -88,7 +88,10 @@ export function deadlinePassed(flight: Flight, conn: PoolConnection, writtenAt: 
   }
   // No answer at all came back since this query was written: the connection
   // is dead (black-holed path, silent middlebox) or lost its framing (bytes
-  // that are never a whole answer). Closing it lets the others move on.
+  // that are never a whole answer), unless its peer acknowledged the query
+  // and the resolver is still looking the name up: the pool asks the
+  // connection (peerSilence) before it acts on this. Closing a dead one
+  // lets the others move on.
   return { kind: 'silent', closeConnection: writtenAt !== 0 && conn.lastAnswerAt < writtenAt && conn.state === 'open' };
 }
 

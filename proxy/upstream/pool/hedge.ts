@@ -1,27 +1,35 @@
 /**
- * Hedging a connection that has gone silent (issue 32). A NAT or firewall
+ * Hedging a connection whose path died (issues 32, 42). A NAT or firewall
  * that forgets a connection drops its packets from then on, with no RST:
  * the queries on it wait out their deadline (800 ms at least, rtt.ts)
- * before they are retried. Instead, once a query has waited while nothing
- * was read from its connection for about 4 × the smoothed RTT, the pool
- * sends it again on a second connection (an idle one, else a new one)
- * and keeps the first attempt listening: the first answer wins, the other
- * attempt is dropped by ID. Only then is the first connection judged: if
- * the second answered while the first stayed silent, the first is retired.
+ * before they are retried. Instead, once a query has waited with nothing
+ * read from its connection for longer than an ACK takes, the pool asks TCP
+ * whether the peer acknowledged it (../connection/peer-acks.ts); only if
+ * nothing from it on was acknowledged is it sent again on a second
+ * connection (an idle one, else a new one), the first attempt kept
+ * listening: the first answer wins, the other attempt is dropped by ID.
+ * A resolver that is slow to answer (a name it must look up: 250 ms, 2 s)
+ * still acknowledges the query: it is waited for, never sent twice, and
+ * its connection is kept. The first connection is retired only if the
+ * second answered while the peer still acknowledged nothing.
  *
- *   send ─► hedge check (4 × SRTT, at least SRTT + 4 × RTTVAR; 50 ms – 1 s)
+ *   send ─► hedge check (ACK wait: 2 × SRTT, 100 ms – 1 s)
  *     read something since it was written, or not yet written ─► nothing; the deadline decides as before
- *     nothing read for that long ─► sent again on another connection ─► first answer wins
- *         second wins, first still silent ─► first connection closed ('unresponsive'), its other queries retried
- *         first wins ─► the copy is taken back (a late answer to it is dropped by ID)
+ *     nothing read for that long ─► TCP: acknowledged? ─yes─► nothing; the deadline decides (and asks TCP again)
+ *         no ─► sent again on another connection ─► first answer wins
+ *             second wins, first still unacknowledged ─► first connection closed ('unresponsive'), its other queries retried
+ *             first wins ─► the copy is taken back (a late answer to it is dropped by ID)
  *
- * The wait follows the path: 4 × SRTT, and never less than TCP's own
- * estimate without its 200 ms minimum (SRTT + 4 × RTTVAR), so a resolver
- * whose answers vary (names it must look up) is given longer before
- * anything is sent twice. The floor is unbound's smallest timeout
- * (RTT_MIN_TIMEOUT, 50 ms): on a fast path an answer that takes 50 ms
- * with nothing else read is rare, and a dead one is found in that long,
- * as unbound finds it.
+ * The ACK wait: the peer's TCP acknowledges a query within a round trip
+ * and its delayed-ACK timer (Linux: 40 ms, and no more than its RTT when
+ * that is longer; other systems up to 200 ms), so 2 × SRTT with a floor of
+ * 100 ms; a dead path is then noticed within the 250 ms the first second
+ * allows (docs/promises.md), handshake of the second connection included.
+ * Where TCP's acknowledgements can't be read (not Linux, no /proc) the only
+ * evidence is that nothing was read, which a thinking resolver gives too:
+ * the wait is then max(1 s, 4 × SRTT), which the deadline (800 ms at least)
+ * usually passes first, and a connection that delivered any bytes since
+ * the query was written is never closed.
  *
  * Invariants: a query is sent again at most once, and only after it was
  * written to its connection; it has at most two attempts in flight at
@@ -30,20 +38,28 @@
  * the flight ends, and every attempt given up is taken back from its
  * connection's in-flight map.
  */
-import type { PoolConnection, SendInfo } from '../connection/contract.js';
+import type { AckEvidence, PoolConnection, SendInfo } from '../connection/contract.js';
 import type { RttEstimator } from '../rtt.js';
 import type { Flight } from './flight.js';
 
-/** unbound's RTT_MIN_TIMEOUT: the shortest silence that sends a query again, ms. */
-const HEDGE_FLOOR_MS = 50;
+/** The shortest wait for an ACK before a missing one counts: a round trip and the longest usual delayed ACK (Linux's 40 ms) twice over, ms. */
+const ACK_WAIT_FLOOR_MS = 100;
 /** The longest: beyond it the deadline (800 ms or more) comes first anyway, ms. */
-const HEDGE_CAP_MS = 1_000;
+const ACK_WAIT_CAP_MS = 1_000;
+/** Without TCP's view, the shortest silence that sends a query again, ms. */
+const READS_ONLY_FLOOR_MS = 1_000;
 
-/** How long a connection may stay silent with a query waiting before it is sent again, ms; Infinity until an answer has been timed. */
-export function hedgeAfterMs(rtt: RttEstimator): number {
+/**
+ * How long a query may wait with nothing read from its connection before
+ * the connection is asked whether its peer acknowledged it (`evidence`
+ * 'tcp'), or (without that view) before it is sent again, ms; Infinity
+ * until an answer has been timed.
+ */
+export function hedgeAfterMs(rtt: RttEstimator, evidence: AckEvidence): number {
   const srtt = rtt.srttMs;
   if (srtt === undefined) return Infinity;
-  return Math.min(HEDGE_CAP_MS, Math.max(HEDGE_FLOOR_MS, 4 * srtt, srtt + 4 * rtt.rttvarMs));
+  if (evidence === 'reads') return Math.max(READS_ONLY_FLOOR_MS, 4 * srtt);
+  return Math.min(ACK_WAIT_CAP_MS, Math.max(ACK_WAIT_FLOOR_MS, 2 * srtt));
 }
 
 /** The first attempt of a query sent again, still listening for its answer. */
@@ -83,7 +99,7 @@ export function ownStall(dueAt: number, now: number): boolean {
   return now - dueAt > OWN_STALL_MS;
 }
 
-/** The second attempt answered: the first connection is retired when it read nothing since its silence began. */
+/** The second attempt answered and the first connection read nothing since its silence began: it is retired if its peer still acknowledges nothing (peerSilence). */
 export function stayedSilent(first: FirstAttempt): boolean {
   return first.conn.state !== 'closed' && first.conn.lastAnswerAt <= first.silentSince;
 }

@@ -13,9 +13,9 @@
  *
  *   resolve(req) ─► quarantined? ─► typed error at once
  *        ▼ pick ─► send ─► deadline (SRTT + 2 × RTO, 25 ms slots) ─► answer ─► RTT sample ─► done(req, null, answer)
- *   deadline, connection still delivering answers ─► wait one more RTO (up to queryTimeoutMaxMs), never a retry
- *   closed / deadline on a silent connection ─► retry once on another connection ─► … ─► done(req, error)
- *   nothing read from its connection for ~4 × SRTT ─► sent again on a second one, first answer wins (hedge.ts)
+ *   deadline, connection still delivering answers or its peer acknowledging the query ─► wait one more RTO (up to queryTimeoutMaxMs), never a retry
+ *   closed / deadline on a connection whose peer acknowledged nothing ─► retry once on another connection ─► … ─► done(req, error)
+ *   nothing read from its connection for an ACK wait and the query unacknowledged ─► sent again on a second one, first answer wins (hedge.ts)
  *   unreachable (backing off) / every connection full / closed pool ─► done(req, error) at once; no route ─► waits for the network (offline.ts)
  *
  * Invariants:
@@ -40,7 +40,7 @@ import type { ManagedUpstream, ManagedUpstreamEvents, NetworkHint, RetryOutcome,
 import { RttEstimator } from '../rtt.js';
 import type { UpstreamCallback, UpstreamRequest } from '../upstream.js';
 import { Backoff } from './backoff.js';
-import { deadlinePassed, newFlight, ownRetryLeft, settle, type Flight } from './flight.js';
+import { deadlinePassed, newFlight, ownRetryLeft, settle, type DeadlineAction, type Flight } from './flight.js';
 import { dropFirst, hedgeAfterMs, ownStall, resumeFirst, sentAgain, silentSince, stayedSilent } from './hedge.js';
 import { PoolConnections } from './connections.js';
 import { OfflineHold } from './offline.js';
@@ -270,7 +270,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     const timeout = this.#rtt.timeoutMs();
     flight.deadlineAt = trace.sentAt + timeout;
     // Sent again at most once: a retry after a hedge waits out its deadline.
-    const hedge = trace.hedge === null && this.options.hedge !== false ? hedgeAfterMs(this.#rtt) : Infinity;
+    const hedge = trace.hedge === null && this.options.hedge !== false ? hedgeAfterMs(this.#rtt, sent.connection.ackEvidence) : Infinity;
     flight.hedgeAt = hedge < timeout ? trace.sentAt + hedge : 0;
     this.#deadlines.arm(flight, flight.hedgeAt || flight.deadlineAt);
   }
@@ -341,6 +341,8 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
       this.#deadlines.arm(flight, performance.now() + this.#rtt.rtoMs());
       return;
     }
+    // The copy is answering: whether the first connection's peer acknowledged anything is asked before its attempt is taken back.
+    const firstPeer = first && !err && answer && stayedSilent(first) ? first.conn.peerSilence(hedgeAfterMs(this.#rtt, first.conn.ackEvidence)) : undefined;
     if (first) first.conn.cancel(first.upstreamId);
     if (err || !answer) {
       if (this.#c.losers.has(conn) && !this.#closed) {
@@ -370,10 +372,13 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     if (trace.reused === false && conn.handshake) trace.handshake = conn.handshake.resumed ? 'resumed' : 'full';
     // Opportunistic mode's unverified TLS: its "validated" is no one's word (upstream-answer.ts).
     this.#settle(flight, null, conn.handshake?.verified === true ? answer : withoutAuthenticData(answer));
-    // The copy answered and the first connection read nothing meanwhile: it is dead; its other queries are retried.
-    if (first && stayedSilent(first)) {
-      this.#c.extras.delete(conn);
-      first.conn.close('unresponsive');
+    // The copy answered, the first connection read nothing meanwhile and its peer acknowledged nothing: the path is gone; its other queries are retried.
+    if (first && firstPeer) {
+      void firstPeer.then((verdict) => {
+        if (verdict !== 'silent' || first.conn.state === 'closed' || !stayedSilent(first)) return;
+        this.#c.extras.delete(conn);
+        first.conn.close('unresponsive');
+      });
     }
   };
 
@@ -386,7 +391,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     const since = silentSince(conn, conn.writtenAt(flight.upstreamId));
     if (since === 0) return false;
     const now = performance.now();
-    const wait = hedgeAfterMs(this.#rtt);
+    const wait = hedgeAfterMs(this.#rtt, conn.ackEvidence);
     if (now - since < wait - 1 || ownStall(dueAt, now)) {
       // Answers came meanwhile: the silence, if any, began at the last one.
       // Or this process didn't run: the silence may be ours; give the connection one more wait.
@@ -396,7 +401,15 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
       this.#deadlines.arm(flight, flight.hedgeAt);
       return true;
     }
-    return this.#hedge(flight, conn, since, now);
+    // Nothing read for an ACK wait: sent again only if the peer acknowledged nothing of it either (a resolver that is thinking did).
+    // The deadline stays armed meanwhile; the answer, if it is 'silent', moves it.
+    this.#deadlines.arm(flight, flight.deadlineAt);
+    const id = flight.upstreamId;
+    void conn.peerSilence(wait).then((verdict) => {
+      if (verdict !== 'silent' || flight.settled || flight.conn !== conn || flight.upstreamId !== id || flight.first) return;
+      this.#hedge(flight, conn, since, performance.now());
+    });
+    return true;
   }
 
   /** Sends the flight again on another connection (an idle one, else a new one to the same address); keeps the first attempt listening. */
@@ -435,13 +448,39 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
       this.#deadlines.arm(flight, action.until);
       return;
     }
+    if (action.kind === 'silent' && writtenAt !== 0 && (conn.state === 'open' || conn.state === 'draining')) {
+      // No answer since it was written: a dead path, or a resolver still looking the name up? Its peer's TCP says.
+      const id = flight.upstreamId;
+      void conn.peerSilence(Math.min(now - writtenAt, hedgeAfterMs(this.#rtt, conn.ackEvidence))).then((verdict) => {
+        if (flight.settled || flight.conn !== conn || flight.upstreamId !== id) return;
+        const at = performance.now();
+        if (verdict === 'silent') {
+          this.#timedOut(flight, conn, writtenAt, action);
+          return;
+        }
+        // It has the query and is working on it: wait one more RTO, up to the attempt's upper bound, then give up without a retry.
+        const limit = flight.req.trace.sentAt + this.options.queryTimeoutMaxMs;
+        if (at + 1 < limit) {
+          flight.armedAt = at;
+          this.#deadlines.arm(flight, Math.min(limit, at + this.#rtt.rtoMs()));
+          return;
+        }
+        this.#timedOut(flight, conn, writtenAt, { kind: 'give-up' }, 'though its TCP acknowledged the query');
+      });
+      return;
+    }
+    this.#timedOut(flight, conn, writtenAt, action);
+  }
+
+  /** The attempt's deadline passed for good (`action`): a timeout, given up or retried, its connection closed when dead. */
+  #timedOut(flight: Flight, conn: PoolConnection, writtenAt: number, action: Exclude<DeadlineAction, { kind: 'wait' }>, alive = 'though it answered other queries meanwhile'): void {
     this.counters.timeouts++;
     flight.req.trace.writtenAt = writtenAt;
     conn.cancel(flight.upstreamId);
     // The copy's deadline passed: the first attempt, silent for longer, goes with it.
     dropFirst(flight);
     if (action.kind === 'give-up') {
-      this.#settle(flight, new QueryTimeoutError(`no answer from ${conn.address} within ${this.options.queryTimeoutMaxMs} ms, though it answered other queries meanwhile`), null);
+      this.#settle(flight, new QueryTimeoutError(`no answer from ${conn.address} within ${this.options.queryTimeoutMaxMs} ms, ${alive}`), null);
       return;
     }
     if (action.closeConnection) conn.close('unresponsive');
