@@ -74,7 +74,8 @@ function run(): void {
   const controller = new DesktopController(source);
   const controlOrigin = (): string | undefined => controller.client?.origin;
   const dashboard = new DashboardWindow({ icon: icon(APP_ICON), preload: path.join(here, 'preload.cjs') });
-  const signIn = new SignInWindow(icon(APP_ICON));
+  // What the sign-in window refused, and why: told as any other report (ui is defined below, called later).
+  const signIn = new SignInWindow(icon(APP_ICON), (sentence) => ui.report(sentence));
   let tray: Tray | undefined;
   let stopped = false;
 
@@ -104,7 +105,7 @@ function run(): void {
   }
 
   handleIpc({ controlOrigin, isDashboard: (contents) => dashboard.owns(contents), hideWindow: () => dashboard.hide() });
-  guardNavigation({ controlOrigin, isSignIn: (contents) => signIn.owns(contents) });
+  guardNavigation({ controlOrigin, isSignIn: (contents) => signIn.owns(contents), signInRefused: (sentence) => signIn.refused(sentence) });
   app.on('second-instance', showDashboard);
   // Stay in the tray when the window closes.
   app.on('window-all-closed', () => undefined);

@@ -274,7 +274,7 @@ test.describe('a dashboard that says what it does not know (issue 14)', () => {
     await page.goto(`${lab.proxy.ready.control}/`);
     await expect(d.banner).toContainText('Not signed in — privacy status unknown');
     await expect(d.banner.getByTestId('banner-detail')).toContainText('opened without its sign-in link');
-    await expect(d.banner.getByTestId('banner-action')).toContainText('dotstub: dashboard at http://127.0.0.1:…/#token=…');
+    await expect(d.banner.getByTestId('banner-action')).toContainText('open its address with #token= and the contents of the token file its start line names');
     await expect(d.banner).not.toHaveAttribute('aria-busy', 'true');
     await expect(d.liveIndicator).toHaveText('Not signed in');
     // Sections show no zeros or "no events yet": nothing is known.

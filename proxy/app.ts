@@ -151,7 +151,7 @@ export async function startApp(run: AppRun): Promise<App> {
         log(`could not save the move away from a retired resolver (${err instanceof Error ? err.message : String(err)}); it is made again at the next start`);
       }
       server = await listenControl(service, token, c.place, log);
-      log(`dashboard at ${server.dashboardUrl}`);
+      log(dashboardLine(server.url, server.socketPath, loaded.file));
       if (server.socketPath) log(`control socket at ${server.socketPath} (for members of its group: dotstub ctl status)`);
     } catch (err) {
       warming.abort();
@@ -193,6 +193,18 @@ export async function startApp(run: AppRun): Promise<App> {
       await proxy.stop(drainMs);
     },
   };
+}
+
+/**
+ * Where the dashboard is, for the log: never its link, which holds the
+ * token (the log of a service is the journal, which every member of adm
+ * and systemd-journal reads). With a control socket, `dotstub ctl
+ * dashboard` hands the link to whoever may use the socket; without one, the
+ * token file (0600) is this user's alone.
+ */
+function dashboardLine(origin: string, socketPath: string | undefined, tokenFile: string): string {
+  if (socketPath !== undefined) return `dashboard at ${origin}/ (its link holds the access token and is never logged: dotstub ctl dashboard prints it)`;
+  return `dashboard at ${origin}/ (its link holds the access token and is never logged: open ${origin}/#token= followed by the contents of ${tokenFile}, which only you can read)`;
 }
 
 /**

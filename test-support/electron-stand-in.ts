@@ -61,6 +61,9 @@ interface WebContentsEvents {
   'will-redirect': [details: E.Event<E.WebContentsWillRedirectEventParams>, url: string, isInPlace: boolean, isMainFrame: boolean, frameProcessId: number, frameRoutingId: number];
   'will-attach-webview': [event: E.Event, webPreferences: E.WebPreferences, params: Record<string, string>];
 }
+interface SessionEvents {
+  'will-download': [event: E.Event, item: E.DownloadItem, webContents: E.WebContents];
+}
 interface WindowEvents {
   close: [event: E.Event];
   closed: [];
@@ -92,6 +95,9 @@ const _webContentsEvents = {
   'will-redirect': (w, args) => w.on('will-redirect', (...e) => fits(e, args)),
   'will-attach-webview': (w, args) => w.on('will-attach-webview', (...e) => fits(e, args)),
 } satisfies Checked<E.WebContents, WebContentsEvents>;
+const _sessionEvents = {
+  'will-download': (s, args) => s.on('will-download', (...e) => fits(e, args)),
+} satisfies Checked<E.Session, SessionEvents>;
 const _windowEvents = {
   close: (w, args) => w.on('close', (...e) => fits(e, args)),
   closed: (w, args) => w.on('closed', (...e) => fits(e, args)),
@@ -213,13 +219,31 @@ const nativeImage = {
   createFromPath: (...[p]: Parameters<typeof E.nativeImage.createFromPath>): NativeImage => new NativeImage(p),
 };
 
-class Session implements Pick<E.Session, 'setProxy' | 'setPermissionRequestHandler' | 'setPermissionCheckHandler'> {
+/** A download as the app sees it in `will-download`: its file name and address. */
+class DownloadItem implements Pick<E.DownloadItem, 'getFilename' | 'getURL'> {
+  constructor(
+    readonly filename: string,
+    readonly url: string,
+  ) {}
+
+  getFilename(): string {
+    return this.filename;
+  }
+
+  getURL(): string {
+    return this.url;
+  }
+}
+
+class Session extends Emitter<SessionEvents> implements Pick<E.Session, 'setProxy' | 'setPermissionRequestHandler' | 'setPermissionCheckHandler'> {
   static readonly #partitions = new Map<string, Session>();
   static readonly defaultSession = new Session('');
   permissionRequest: Parameters<E.Session['setPermissionRequestHandler']>[0] = null;
   permissionCheck: Parameters<E.Session['setPermissionCheckHandler']>[0] = null;
 
-  private constructor(readonly partition: string) {}
+  private constructor(readonly partition: string) {
+    super();
+  }
 
   /** As Electron: one session per partition name. */
   static fromPartition(...[partition]: Parameters<typeof E.session.fromPartition>): Session {
@@ -239,6 +263,20 @@ class Session implements Pick<E.Session, 'setProxy' | 'setPermissionRequestHandl
 
   setPermissionCheckHandler(handler: Parameters<E.Session['setPermissionCheckHandler']>[0]): void {
     this.permissionCheck = handler;
+  }
+
+  /** A page of `contents` starts a download: `will-download`; saved unless prevented. Whether it was saved. */
+  download(contents: WebContents, filename: string, url: string): boolean {
+    const event = electronEvent({});
+    this.fire('session', 'will-download', event, asElectron<E.DownloadItem>(new DownloadItem(filename, url)), asElectron<E.WebContents>(contents));
+    return !event.defaultPrevented;
+  }
+
+  /** A page asks for `permission` (the request handler's answer; with none, Electron grants it). */
+  requestPermission(contents: WebContents, permission: Parameters<Parameters<E.Session['setPermissionRequestHandler']>[0] & object>[1]): Promise<boolean> {
+    const handler = this.permissionRequest;
+    if (!handler) return Promise.resolve(true);
+    return new Promise((resolve) => handler(asElectron<E.WebContents>(contents), permission, resolve, { requestingUrl: contents.getURL(), isMainFrame: true }));
   }
 }
 

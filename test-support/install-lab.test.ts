@@ -307,6 +307,11 @@ describe('the dotstub package in a booted Debian 12 (install lab)', { ...skipWit
     await step('alice', "use 'lab DoT'", 'private');
     const link = as('alice', 'dashboard');
     expect(link.stdout.trim()).toMatch(/^http:\/\/127\.0\.0\.1:5380\/#token=[A-Za-z0-9_-]{43}$/);
+    // The link is the socket's to hand out, never the journal's (adm and systemd-journal read it): no line holds the token.
+    const token = link.stdout.trim().split('#token=')[1] ?? '';
+    const journal = m.exec(['journalctl', '-u', 'dotstub', '--no-pager', '-o', 'cat']).stdout;
+    expect(journal).toContain('dotstub ctl dashboard prints it');
+    expect(journal).not.toContain(token);
     const refused = as('bob', 'disable');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('you are not in the dotstub group; an administrator adds you with "sudo adduser bob dotstub", then log out and in again');

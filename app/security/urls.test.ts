@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PRESETS } from '../../proxy/config/resolvers.js';
-import { isAllowedExternal, isAllowedNavigation, isSignInPage, isTrustedSender, originOf } from './urls.js';
+import { isAllowedExternal, isAllowedNavigation, isTrustedSender, originOf, whyNotSignInPage } from './urls.js';
 
 const control = 'http://127.0.0.1:45955';
 
@@ -27,9 +27,9 @@ describe('navigation and sender checks', () => {
   });
 });
 
-describe('isSignInPage', () => {
+describe('whyNotSignInPage', () => {
   it("lets the sign-in window browse the network's pages, any host, and never this machine's or a file", () => {
-    for (const ok of ['http://192.0.2.1/', 'http://login.hotspot.test/login', 'https://pay.hotspot.example/card?x=1', 'http://10.53.1.1:8080/', 'https://[2001:db8::1]/']) expect(isSignInPage(ok), ok).toBe(true);
+    for (const ok of ['http://192.0.2.1/', 'http://login.hotspot.test/login', 'https://pay.hotspot.example/card?x=1', 'http://10.53.1.1:8080/', 'https://[2001:db8::1]/']) expect(whyNotSignInPage(ok), ok).toBeNull();
     for (const no of [
       'http://127.0.0.1:45955/#token=abc',
       'http://127.9.9.9/',
@@ -40,6 +40,11 @@ describe('isSignInPage', () => {
       'http://[::1]:631/',
       'http://[::ffff:127.0.0.1]/',
       'http://0.0.0.0:5380/',
+      'http://[::]:5380/',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://169.254.1.1/',
+      'http://[fe80::1]/',
+      'http://224.0.0.251/',
       'file:///etc/passwd',
       'javascript:alert(1)',
       'data:text/html,hi',
@@ -47,8 +52,12 @@ describe('isSignInPage', () => {
       'smb://host/share',
       'not a url',
     ]) {
-      expect(isSignInPage(no), no).toBe(false);
+      expect(whyNotSignInPage(no), no).not.toBeNull();
     }
+    // In words, without repeating the address (the dashboard's link holds a token).
+    expect(whyNotSignInPage('http://127.0.0.1:45955/#token=abc')).toBe('127.0.0.1 is this machine (loopback)');
+    expect(whyNotSignInPage('file:///home/user/.ssh/id_ed25519')).toBe('a file: address is not a web page of the network');
+    expect(whyNotSignInPage('http://169.254.169.254/')).toContain('the cloud metadata service');
   });
 });
 

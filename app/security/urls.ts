@@ -3,6 +3,7 @@
  * (Electron's security checklist: limit navigation, limit new windows,
  * don't pass untrusted URLs to shell.openExternal, check IPC senders).
  */
+import { whyHostOffLimits } from '../../proxy/network/off-limits.js';
 
 /** The origin of `url`, or undefined if it isn't a URL. */
 export function originOf(url: string): string | undefined {
@@ -19,29 +20,26 @@ export function isAllowedNavigation(url: string, controlOrigin: string | undefin
   return controlOrigin !== undefined && originOf(url) === controlOrigin;
 }
 
-/** Loopback and "this host" addresses, as the URL parser writes them (it turns 2130706433, 0x7f.1 and the like into 127.0.0.1). */
-function isThisMachine(hostname: string): boolean {
-  const h = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  if (h === 'localhost' || h.endsWith('.localhost') || h === '0.0.0.0' || /^127\.\d+\.\d+\.\d+$/.test(h)) return true;
-  // IPv6: ::1, ::, and IPv4-mapped loopback or "this host" (::ffff:7f00:1, ::ffff:0:0).
-  return h === '::1' || h === '::' || /^::ffff:(7f[0-9a-f]{2}:[0-9a-f]{1,4}|0:0)$/.test(h);
-}
-
 /**
- * What the "Sign in to network" window may show: the network's web pages
- * (http or https, any host: a portal sends the user through its own hosts,
- * a payment page, a social login), never this machine's (the dashboard, a
- * local service: Chromium reaches loopback without the sign-in proxy), nor
- * a file or another scheme a portal's page could have the app load.
+ * Why the "Sign in to network" window may not show `url`, in words, or null
+ * when it may: the network's web pages (http or https, any host: a portal
+ * sends the user through its own hosts, a payment page, a social login),
+ * never this machine's (the dashboard, a local service: Chromium reaches
+ * loopback without the sign-in proxy), a link-local neighbour or the
+ * metadata address (the same list the sign-in proxy refuses:
+ * proxy/network/off-limits.ts), nor a file or another scheme a portal's
+ * page could have the app load. The URL itself is never repeated: it may
+ * hold a token (the dashboard's link does).
  */
-export function isSignInPage(url: string): boolean {
+export function whyNotSignInPage(url: string): string | null {
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    return false;
+    return 'the address is not a URL';
   }
-  return (u.protocol === 'http:' || u.protocol === 'https:') && !isThisMachine(u.hostname);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `a ${u.protocol} address is not a web page of the network`;
+  return whyHostOffLimits(u.hostname);
 }
 
 /**

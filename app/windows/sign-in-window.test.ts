@@ -3,7 +3,9 @@
  * against Electron's API): its own session partition through the sign-in
  * proxy, the proxy's 407 answered for its page only, the guards that let it
  * browse the network's pages (and nothing of this machine's) while the
- * dashboard's rules stay for the rest, and its close.
+ * dashboard's rules stay for the rest, and its close; and what it refuses
+ * (a portal URL that is no page of the network, permissions, downloads,
+ * other schemes), each said once in words.
  */
 import { describe, expect, test, vi } from 'vitest';
 import { electronStandIn, rec, standInApp, type BrowserWindow } from '../../test-support/electron-stand-in.js';
@@ -17,8 +19,10 @@ const proxyAuth = { isProxy: true, scheme: 'basic', host: '127.0.0.1', port: 412
 
 describe('the sign-in window', () => {
   const { nativeImage } = electronStandIn() as Pick<typeof import('electron'), 'nativeImage'>;
-  const signIn = new SignInWindow(nativeImage.createFromPath('assets/app.png'));
-  guardNavigation({ controlOrigin: () => 'http://127.0.0.1:5380', isSignIn: (c) => signIn.owns(c) });
+  /** What the window told the user it refused. */
+  const told: string[] = [];
+  const signIn = new SignInWindow(nativeImage.createFromPath('assets/app.png'), (sentence) => told.push(sentence));
+  guardNavigation({ controlOrigin: () => 'http://127.0.0.1:5380', isSignIn: (c) => signIn.owns(c), signInRefused: (sentence) => signIn.refused(sentence) });
 
   test('opens the portal in its own session, every request through the sign-in proxy; its 407 is answered for it alone', async () => {
     signIn.open(view);
@@ -67,5 +71,47 @@ describe('the sign-in window', () => {
     expect(standInApp.login(win.webContents, proxyAuth)).toBeUndefined();
     signIn.close();
     other.close();
+  });
+
+  test('a portal URL that is no page of the network is not opened, nor given a proxy; permissions and downloads are refused; each refusal is said once, in words', async () => {
+    const windows = rec.windows.length;
+    const proxies = rec.proxies.length;
+    told.length = 0;
+    for (const portalUrl of ['file:///home/user/.ssh/id_ed25519', 'http://127.0.0.1:5380/#token=abc', 'data:text/html,<h1>hi</h1>', 'http://169.254.169.254/latest/meta-data/']) {
+      signIn.open({ ...view, portalUrl });
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    expect(rec.windows).toHaveLength(windows);
+    expect(rec.proxies).toHaveLength(proxies);
+    expect(told).toEqual([
+      'The network’s sign-in address was not opened: a file: address is not a web page of the network. The sign-in window shows the network’s web pages only.',
+      'The network’s sign-in address was not opened: 127.0.0.1 is this machine (loopback). The sign-in window shows the network’s web pages only.',
+      'The network’s sign-in address was not opened: a data: address is not a web page of the network. The sign-in window shows the network’s web pages only.',
+      expect.stringContaining('169.254.169.254 is the cloud metadata service'),
+    ]);
+    expect(told.join('\n')).not.toContain('token=abc');
+
+    told.length = 0;
+    signIn.open(view);
+    const win = await vi.waitUntil(() => rec.windows.at(-1)?.webContents.getURL() === view.portalUrl && rec.windows.at(-1));
+    const contents = win.webContents;
+    const ses = contents.session;
+    for (const permission of ['media', 'geolocation', 'notifications', 'clipboard-read', 'media'] as const) {
+      expect(await ses.requestPermission(contents, permission), permission).toBe(false);
+    }
+    expect(ses.permissionCheck?.(contents as never, 'media', 'http://portal.hotspot.test', { isMainFrame: true, requestingUrl: view.portalUrl } as never)).toBe(false);
+    expect(ses.permissionCheck?.(contents as never, 'clipboard-read', 'http://portal.hotspot.test', { isMainFrame: true, requestingUrl: view.portalUrl } as never)).toBe(false);
+    expect(ses.download(contents, 'free-wifi-setup.exe', 'http://portal.hotspot.test/setup.exe')).toBe(false);
+    expect(contents.navigateFromPage('file:///etc/passwd')).toBe(false);
+    expect(contents.navigateFromPage('file:///etc/shadow')).toBe(false);
+    expect(told).toEqual([
+      "The sign-in page asked to use your camera or microphone: refused. A Wi-Fi sign-in page needs none of this computer's devices or data.",
+      expect.stringContaining('asked to know your location: refused'),
+      expect.stringContaining('asked to show notifications: refused'),
+      expect.stringContaining('asked to read your clipboard: refused'),
+      expect.stringContaining('tried to download free-wifi-setup.exe: refused, nothing was saved'),
+      'The sign-in page tried to go to a page that was refused: a file: address is not a web page of the network. The sign-in window shows the network’s web pages only.',
+    ]);
+    signIn.close();
   });
 });

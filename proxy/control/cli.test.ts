@@ -31,6 +31,8 @@ interface Running {
   readonly child: ChildProcess;
   readonly ready: Ready;
   stderr(): string;
+  /** Everything it wrote, stdout and stderr, as a journal would keep it. */
+  output(): string;
   stop(): Promise<number | null>;
 }
 
@@ -39,26 +41,32 @@ afterAll(() => {
   for (const c of children) c.kill('SIGKILL');
 });
 
-function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; stderr: () => string; exited: Promise<number | null> } {
+function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; stderr: () => string; output: () => string; exited: Promise<number | null> } {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', '-e', "import('./proxy/cli.ts').then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })", '--', ...args],
-    { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...env } },
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...env } },
   );
   children.add(child);
   let err = '';
+  let all = '';
   child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (d: string) => (err += d));
+  child.stderr?.on('data', (d: string) => {
+    err += d;
+    all += d;
+  });
+  child.stdout?.setEncoding('utf8');
+  child.stdout?.on('data', (d: string) => (all += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => {
     children.delete(child);
     resolve(code);
   }));
-  return { child, stderr: () => err, exited };
+  return { child, stderr: () => err, output: () => all, exited };
 }
 
 async function startCli(args: readonly string[], control = true, env: NodeJS.ProcessEnv = {}): Promise<Running> {
   const readyFile = path.join(tempConfigDir(), 'ready.json');
-  const { child, stderr, exited } = spawnCli([...args, '--listen', '127.0.0.1:0', ...(control ? ['--control', '127.0.0.1:0'] : []), '--ready-file', readyFile], env);
+  const { child, stderr, output, exited } = spawnCli([...args, '--listen', '127.0.0.1:0', ...(control ? ['--control', '127.0.0.1:0'] : []), '--ready-file', readyFile], env);
   let gone = false;
   void exited.then(() => (gone = true));
   await waitFor(() => fs.existsSync(readyFile) || gone, 20_000, 'ready file');
@@ -68,6 +76,7 @@ async function startCli(args: readonly string[], control = true, env: NodeJS.Pro
     child,
     ready,
     stderr,
+    output,
     async stop() {
       child.kill('SIGTERM');
       const t = setTimeout(() => child.kill('SIGKILL'), 8000);
@@ -101,7 +110,8 @@ describe('dotstub CLI with the control API', () => {
       expect(ready.dns).toEqual([{ host: '127.0.0.1', port: expect.any(Number) as unknown }]);
       expect(ready.control).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(ready.token).toBe(fs.readFileSync(path.join(dir, 'token'), 'utf8').trim());
-      expect(first.stderr()).toContain(`dotstub: dashboard at ${ready.control}/#token=${ready.token}`);
+      // The link (it holds the token) is the ready file's (0600), never the log's: the log says where it is.
+      expect(first.stderr()).toContain(`dotstub: dashboard at ${ready.control}/ (its link holds the access token and is never logged: open ${ready.control}/#token= followed by the contents of ${path.join(dir, 'token')}, which only you can read)`);
       expect(ready.dashboard).toBe(`${ready.control}/#token=${ready.token}`);
       const h = { url: ready.control, token: ready.token, origin: ready.control };
       const api = apiClient(h);
@@ -129,6 +139,7 @@ describe('dotstub CLI with the control API', () => {
       expect(await first.stop()).toBe(0);
     }
     expect(first.stderr()).toMatch(/stopped after \d+ queries/);
+    expect(first.output()).not.toContain(first.ready.token);
 
     // Restart without --resolver: the saved choice and settings are back.
     const second = await startCli(['--ca', a.pki.caFile, '--config-dir', dir]);
@@ -357,6 +368,17 @@ describe('dotstub ctl and system-dns status say what is so (issue 29)', () => {
     expect(good.code, good.stderr).toBe(0);
     expect(good.stdout).toMatch(new RegExp(`^resolver: Live one \\(${live.id.replace(/[.]/g, '\\.')}\\) — answered in \\d+(\\.\\d+)? ms just before the switch\\n$`));
     expect((await active())?.id).toBe(live.id);
+  }, 60_000);
+
+  test('the service never writes the dashboard link (it holds the token): its log names dotstub ctl dashboard, which prints the link', async () => {
+    const { token, control, dashboard } = proxy.ready;
+    // Everything the service wrote, stdout and stderr (a journal's lines): not one holds the token.
+    for (const line of proxy.output().split('\n')) expect(line).not.toContain(token);
+    expect(proxy.stderr()).toContain(`dotstub: dashboard at ${control}/ (its link holds the access token and is never logged: dotstub ctl dashboard prints it)`);
+    const link = await ctl('dashboard');
+    expect(link.code, link.stderr).toBe(0);
+    expect(link.stdout).toBe(`${dashboard}\n`);
+    expect(link.stdout).toContain(`#token=${encodeURIComponent(token)}`);
   }, 60_000);
 });
 

@@ -113,7 +113,7 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 const WRONG_TOKEN_PAGE = `<!doctype html><meta charset="utf-8"><title>dotstub</title>
-<p>This dashboard link has a wrong token. Use the link dotstub printed when it started (<code>dotstub: dashboard at …</code>), or open the dashboard from the dotstub desktop app.</p>
+<p>This dashboard link has a wrong token. Get the right link with <code>dotstub ctl dashboard</code> (a dotstub run by hand: its address with <code>#token=</code> and the contents of the token file its start line names), or open the dashboard from the dotstub desktop app.</p>
 `;
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);

@@ -71,10 +71,13 @@ describe('liveness watchdog (lab)', skipWith(missing), () => {
     expect(on.stdout).toContain('private DNS: on');
     expect(on.stdout).toMatch(/held by: process \d+\n/);
     expect(on.stdout).toMatch(/watchdog: dotstub stopped answering at \d\d:\d\d; private DNS resumed at \d\d:\d\d/);
-    const m = /dashboard at (http:\/\/127\.0\.0\.1:\d+)\/#token=(\S+)/.exec(proxy.output());
+    // The log gives the dashboard's address, never its token (issue 43): the token is the config dir's file.
+    const origin = /dashboard at (http:\/\/127\.0\.0\.1:\d+)\//.exec(proxy.output())?.[1];
+    expect(origin).toBeDefined();
+    const token = (await l.exec(['cat', '/run/dotstub-config/token'])).stdout.trim();
     await expect
       .poll(async () => {
-        const api = await l.exec(['curl', '-s', '-H', `Authorization: Bearer ${m?.[2] ?? ''}`, `${m?.[1] ?? ''}/api/system-dns`]);
+        const api = await l.exec(['curl', '-s', '-H', `Authorization: Bearer ${token}`, `${origin ?? ''}/api/system-dns`]);
         return (JSON.parse(api.stdout) as { inForce: boolean; reason: string }).reason;
       }, { timeout: 10_000 })
       .toMatch(/^this machine's DNS goes to dotstub .*; dotstub stopped answering at \d\d:\d\d; private DNS resumed at \d\d:\d\d$/);

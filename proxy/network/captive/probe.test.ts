@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
 import { removeOnExit } from '../../../test-support/temp.js';
 import { freePort } from '../../../test-support/unbound.js';
-import { detectPortal, isNonPublicAddress, parseCapport } from './probe.js';
+import { detectPortal, isNonPublicAddress, parseCapport, whyUnusablePortalUrl } from './probe.js';
 import { networkKey } from '../network-key.js';
 
 const servers: http.Server[] = [];
@@ -62,6 +62,37 @@ describe('detectPortal', () => {
     expect(v.kind).toBe('portal');
     if (v.kind === 'portal') expect(v.hosts).toContain('wifi.example.net');
     expect(Date.now() - t0).toBeLessThan(3000);
+  });
+});
+
+describe('the sign-in address a portal sends', () => {
+  test('a Location that is a file, or a page of this machine, is no portal URL: the outcome says the network sent an unusable sign-in address', async () => {
+    for (const location of ['file:///home/user/.ssh/id_ed25519', 'data:text/html,<script>1</script>', 'http://127.0.0.1:5380/#token=x', 'http://localhost:631/', 'https://[::1]/', 'http://0.0.0.0:8080/']) {
+      const port = await serve((_q, r) => r.writeHead(302, { location }).end());
+      const v = await detectPortal({ interceptionUrl: `http://127.0.0.1:${port}/`, checkUrl: 'http://check.test/generate_204', capportUrl: null }, null, { followRedirects: true });
+      expect(v.kind, location).toBe('unknown');
+      expect(JSON.stringify(v), location).not.toContain(location);
+      const interception = v.outcomes.find((o) => o.probe === 'interception');
+      expect(interception, location).toMatchObject({ result: 'unusable', detail: expect.stringContaining('the network sent an unusable sign-in address') });
+    }
+    // The check's own answer, too (a 302 instead of its 204).
+    const port = await serve((_q, r) => r.writeHead(302, { location: 'file:///etc/shadow' }).end());
+    const closed = await freePort();
+    const v = await detectPortal({ interceptionUrl: `http://127.0.0.1:${closed}/`, checkUrl: `http://check.test:${port}/generate_204`, capportUrl: null }, lookupTo(), { followRedirects: true });
+    expect(v.kind).toBe('unknown');
+    expect(v.outcomes.find((o) => o.probe === 'check')).toMatchObject({ result: 'unusable', detail: expect.stringContaining('a file: address, not a web page') });
+  });
+
+  test('http and https pages of the network are usable, private addresses included; anything else says why', () => {
+    for (const ok of ['http://login.hotspot.test/login', 'https://portal.example/', 'http://192.168.1.1:8080/', 'http://10.0.0.1/', 'https://[fd00::1]/']) expect(whyUnusablePortalUrl(ok), ok).toBeNull();
+    expect(whyUnusablePortalUrl('file:///home/user/.ssh/id_ed25519')).toBe('a file: address, not a web page');
+    expect(whyUnusablePortalUrl('javascript:alert(1)')).toBe('a javascript: address, not a web page');
+    expect(whyUnusablePortalUrl('http://127.0.0.1:5380/')).toBe('127.0.0.1 is this machine (loopback)');
+    expect(whyUnusablePortalUrl('http://2130706433/')).toBe('127.0.0.1 is this machine (loopback)');
+    expect(whyUnusablePortalUrl('http://[::ffff:127.0.0.1]/')).toContain('is this machine (loopback)');
+    expect(whyUnusablePortalUrl('http://printer.localhost/')).toBe('printer.localhost is this machine (localhost)');
+    expect(whyUnusablePortalUrl('http://169.254.169.254/latest/')).toContain('the cloud metadata service');
+    expect(whyUnusablePortalUrl('not a url')).toBe('not a URL');
   });
 });
 

@@ -23,6 +23,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { whyHostOffLimits } from '../off-limits.js';
 
 /** Resolves a host name to IPv4/IPv6 addresses through the network's own resolver. */
 export type NetworkLookup = (host: string) => Promise<string[]>;
@@ -69,7 +70,9 @@ type ProbeOutcome =
   | { readonly probe: ProbeName; readonly result: 'portal'; readonly portalUrl: string; readonly detail: string }
   | { readonly probe: ProbeName; readonly result: 'open'; readonly detail: string }
   /** Inconclusive: nothing answered, a broken proxy, no resolver, no API. */
-  | { readonly probe: ProbeName; readonly result: 'none'; readonly detail: string };
+  | { readonly probe: ProbeName; readonly result: 'none'; readonly detail: string }
+  /** A portal answered, but the sign-in address it sent is no web page of the network: neither recorded nor opened. */
+  | { readonly probe: ProbeName; readonly result: 'unusable'; readonly detail: string };
 
 export type PortalVerdict =
   | {
@@ -192,6 +195,34 @@ export function isNonPublicAddress(addr: string): boolean {
   return l === '::1' || l.startsWith('fe80:') || l.startsWith('fc') || l.startsWith('fd') || l.startsWith('2001:db8:');
 }
 
+/** The words of an outcome whose sign-in address can't be used (privacy/captive/words.ts says it as the verdict). */
+export const UNUSABLE_SIGN_IN = 'the network sent an unusable sign-in address';
+
+/**
+ * Why a sign-in address the network sent can't be the portal URL, or null
+ * when it can: only http(s) pages of the network are. The app opens it in
+ * a window that browses through the sign-in proxy, and the API hands it to
+ * any client: a file:, data: or javascript: URL, or a page of this machine
+ * (the dashboard, a local service), is a portal's way into this machine.
+ */
+export function whyUnusablePortalUrl(url: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return 'not a URL';
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `a ${u.protocol} address, not a web page`;
+  return whyHostOffLimits(u.hostname);
+}
+
+/** A portal's outcome for the sign-in address it sent, or 'unusable' saying why (the address itself is not repeated). */
+function portalOutcome(probe: ProbeName, portalUrl: string, detail: string): ProbeOutcome {
+  const why = whyUnusablePortalUrl(portalUrl);
+  if (why === null) return { probe, result: 'portal', portalUrl, detail };
+  return { probe, result: 'unusable', detail: `${detail}, but ${UNUSABLE_SIGN_IN} (${why}): it is not opened` };
+}
+
 function resolveLocation(base: URL, location: string | undefined): string {
   if (!location) return base.toString();
   try {
@@ -204,8 +235,7 @@ function resolveLocation(base: URL, location: string | undefined): string {
 async function interceptionProbe(url: URL, timeoutMs: number): Promise<ProbeOutcome> {
   try {
     const r = await get(url, timeoutMs, null);
-    const portalUrl = resolveLocation(url, r.location);
-    return { probe: 'interception', result: 'portal', portalUrl, detail: `${url.host} answered HTTP ${r.status}: something on this network intercepts web traffic` };
+    return portalOutcome('interception', resolveLocation(url, r.location), `${url.host} answered HTTP ${r.status}: something on this network intercepts web traffic`);
   } catch (err) {
     return { probe: 'interception', result: 'none', detail: `no answer from ${url.host} (as on an honest network): ${(err as Error).message}` };
   }
@@ -227,7 +257,7 @@ async function checkProbe(url: URL, timeoutMs: number, lookup: NetworkLookup | n
     if (r.status === 204) return { probe: 'check', result: 'open', detail: `${url.host} answered 204: the Internet is open` };
     if (r.status === 200 && r.body.length <= 4) return { probe: 'check', result: 'none', detail: `${url.host} answered an empty 200: a broken proxy, not a portal` };
     if (r.status >= 200 && r.status < 400) {
-      return { probe: 'check', result: 'portal', portalUrl: resolveLocation(url, r.location), detail: `${url.host} answered HTTP ${r.status} instead of 204` };
+      return portalOutcome('check', resolveLocation(url, r.location), `${url.host} answered HTTP ${r.status} instead of 204`);
     }
     if (hijacked) return { probe: 'check', result: 'portal', portalUrl: url.toString(), detail: `${url.hostname} resolved to ${first}, a local address, and answered HTTP ${r.status}` };
     return { probe: 'check', result: 'none', detail: `${url.host} answered HTTP ${r.status}` };
@@ -284,7 +314,7 @@ async function capportProbe(
     const info = r.status === 200 ? parseCapport(r.body, r.contentType) : null;
     if (!info) return { probe: 'capport', result: 'none', detail: `the CAPPORT API answered HTTP ${r.status} without valid captive+json` };
     for (const u of [info.userPortalUrl, info.venueInfoUrl]) if (u) hosts.add(new URL(u).hostname);
-    if (info.captive && info.userPortalUrl) return { probe: 'capport', result: 'portal', portalUrl: info.userPortalUrl, detail: `the network's CAPPORT API says sign-in is needed at ${new URL(info.userPortalUrl).host}` };
+    if (info.captive && info.userPortalUrl) return portalOutcome('capport', info.userPortalUrl, `the network's CAPPORT API says sign-in is needed at ${new URL(info.userPortalUrl).host}`);
     if (info.captive) return { probe: 'capport', result: 'none', detail: 'the CAPPORT API says captive but names no sign-in page (RFC 8908 requires one)' };
     // RFC 8908: the API never clears a portal on its own; "open" here only counts with another probe agreeing.
     return { probe: 'capport', result: 'open', detail: 'the CAPPORT API says this network is open' };
@@ -303,8 +333,9 @@ async function redirectChain(start: string, lookup: NetworkLookup | null, timeou
     return hosts;
   }
   for (let i = 0; i <= hops; i++) {
+    // A hop to an unusable address (a file:, this machine) ends the chain: its host is nothing to look up.
+    if (whyUnusablePortalUrl(url.toString()) !== null) break;
     hosts.push(url.hostname);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') break;
     let r: HttpResult;
     try {
       r = await get(url, timeoutMs, lookup);

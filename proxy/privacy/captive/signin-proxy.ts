@@ -13,11 +13,22 @@
  * required). Plain HTTP is forwarded; HTTPS goes through CONNECT tunnels
  * (the TLS is the browser's, end to end). Each new host is reported, so the
  * timeline says which names were let through.
+ *
+ * Nothing of this machine is reachable through it (issue 43): the portal's
+ * page and the network's DNS are the network's to choose, and Chromium
+ * can't apply its private-network checks to hosts the proxy resolves. So
+ * every address is checked after resolving (network/off-limits.ts:
+ * loopback, unspecified, this host, link-local, the metadata service,
+ * multicast, broadcast, IPv4-mapped forms included), a name's first answer
+ * holds for the whole sign-in (a second answer pointing it at 127.0.0.1
+ * is never asked for: no DNS rebinding), and CONNECT goes to port 443 only.
+ * A refusal is a 403 whose body says why.
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { whyOffLimits } from '../../network/off-limits.js';
 
 export interface SignInProxyInfo {
   /** `http://127.0.0.1:PORT` */
@@ -33,9 +44,24 @@ export interface SignInProxyOptions {
   readonly onHost?: (host: string) => void;
   /** Per upstream connection attempt. */
   readonly connectTimeoutMs?: number;
+  /** Why an address may not be reached, or null (tests let their loopback portal through); network/off-limits.ts by default. */
+  readonly offLimits?: (address: string) => string | null;
 }
 
 const MAX_TUNNELS = 64;
+
+/** HTTPS only through a tunnel: any other port would carry whatever protocol a page chose to a host of the network. */
+const TUNNEL_PORT = 443;
+
+/** The request is refused, and `message` says why (the body of the 403 or 502). */
+class Refusal extends Error {
+  constructor(
+    readonly status: 403 | 502,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 export class SignInProxy {
   readonly #opts: SignInProxyOptions;
@@ -43,6 +69,8 @@ export class SignInProxy {
   readonly #username = 'signin';
   readonly #password = crypto.randomBytes(18).toString('base64url');
   readonly #seen = new Set<string>();
+  /** Each name's first answer, kept for the proxy's life (one sign-in): never looked up twice, so never re-pointed. */
+  readonly #answers = new Map<string, Promise<string[]>>();
   readonly #sockets = new Set<net.Socket>();
 
   constructor(opts: SignInProxyOptions) {
@@ -86,27 +114,50 @@ export class SignInProxy {
     return given.length === want.length && crypto.timingSafeEqual(given, want);
   }
 
-  /** The host's addresses through the network's resolver (an IP literal as itself). */
-  async #resolve(host: string): Promise<string[]> {
+  /** The host's addresses through the network's resolver (an IP literal as itself), the first answer for a name kept. */
+  #lookup(host: string): Promise<string[]> {
     const bare = host.replace(/^\[|\]$/g, '');
-    if (net.isIP(bare) !== 0) return [bare];
-    const name = bare.toLowerCase();
+    if (net.isIP(bare) !== 0) return Promise.resolve([bare]);
+    const name = bare.toLowerCase().replace(/\.$/, '');
     if (!this.#seen.has(name)) {
       this.#seen.add(name);
       this.#opts.onHost?.(name);
     }
-    return this.#opts.lookup(name);
+    let answer = this.#answers.get(name);
+    if (!answer) {
+      answer = this.#opts.lookup(name);
+      this.#answers.set(name, answer);
+      // A failure is no answer: the next request asks again (nothing was pinned that could be re-pointed).
+      answer.catch(() => {
+        if (this.#answers.get(name) === answer) this.#answers.delete(name);
+      });
+    }
+    return answer;
   }
 
-  #connect(addresses: readonly string[], port: number): Promise<net.Socket> {
+  /** The first address of `host` that is the network's, or a Refusal saying why there is none. */
+  async #resolve(host: string): Promise<string> {
+    let addresses: string[];
+    try {
+      addresses = await this.#lookup(host);
+    } catch (err) {
+      throw new Refusal(502, `${host} did not resolve at the network's resolver: ${(err as Error).message}`);
+    }
+    const offLimits = this.#opts.offLimits ?? whyOffLimits;
+    const reasons: string[] = [];
+    for (const a of addresses) {
+      const why = offLimits(a);
+      if (why === null) return a;
+      reasons.push(why);
+    }
+    const said = reasons.length ? reasons.join('; ') : 'no address';
+    throw new Refusal(403, `dotstub's sign-in proxy refused ${host}: ${said}. A sign-in page may reach the network's hosts only, never this machine or its neighbours' link-local services.`);
+  }
+
+  #connect(address: string, port: number): Promise<net.Socket> {
     return new Promise((resolve, reject) => {
-      const first = addresses[0];
-      if (first === undefined) {
-        reject(new Error('no address'));
-        return;
-      }
-      const s = net.connect({ host: first, port });
-      const timer = setTimeout(() => s.destroy(new Error(`no answer from ${first}:${port}`)), this.#opts.connectTimeoutMs ?? 5000);
+      const s = net.connect({ host: address, port });
+      const timer = setTimeout(() => s.destroy(new Error(`no answer from ${address}:${port}`)), this.#opts.connectTimeoutMs ?? 5000);
       s.once('connect', () => {
         clearTimeout(timer);
         resolve(s);
@@ -134,11 +185,20 @@ export class SignInProxy {
       client.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
       return;
     }
+    const refuse = (status: 403 | 502, message: string): void => {
+      const reason = status === 403 ? 'Forbidden' : 'Bad Gateway';
+      client.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(message)}\r\n\r\n${message}`);
+    };
+    if (port !== TUNNEL_PORT) {
+      refuse(403, `dotstub's sign-in proxy refused a tunnel to port ${port}: tunnels go to port ${TUNNEL_PORT} (HTTPS) only; a sign-in page on another port is reached over plain http://.`);
+      return;
+    }
     let upstream: net.Socket;
     try {
       upstream = await this.#connect(await this.#resolve(m[1]), port);
     } catch (err) {
-      client.end(`HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength((err as Error).message)}\r\n\r\n${(err as Error).message}`);
+      if (err instanceof Refusal) refuse(err.status, err.message);
+      else refuse(502, `could not connect to ${m[1]}:${port}: ${(err as Error).message}`);
       return;
     }
     this.#sockets.add(upstream);
@@ -167,18 +227,19 @@ export class SignInProxy {
       res.writeHead(400).end('only http:// is forwarded; https goes through CONNECT');
       return;
     }
-    let addresses: string[];
+    let address: string;
     try {
-      addresses = await this.#resolve(target.hostname);
+      address = await this.#resolve(target.hostname);
     } catch (err) {
-      res.writeHead(502, { 'content-type': 'text/plain' }).end(`${target.hostname} did not resolve at the network's resolver: ${(err as Error).message}`);
+      const refusal = err instanceof Refusal ? err : new Refusal(502, (err as Error).message);
+      res.writeHead(refusal.status, { 'content-type': 'text/plain; charset=utf-8' }).end(refusal.message);
       return;
     }
     const headers = { ...req.headers };
     delete headers['proxy-authorization'];
     delete headers['proxy-connection'];
     const out = http.request(
-      { host: addresses[0], port: Number(target.port || 80), method: req.method, path: `${target.pathname}${target.search}`, headers, agent: false },
+      { host: address, port: Number(target.port || 80), method: req.method, path: `${target.pathname}${target.search}`, headers, agent: false },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);

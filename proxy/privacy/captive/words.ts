@@ -3,7 +3,7 @@
  * for each state of the sign-in exception, and the timeline's sentences.
  * Pure functions of plain values (tested without a portal).
  */
-import type { PortalVerdict } from '../../network/captive/probe.js';
+import { UNUSABLE_SIGN_IN, type PortalVerdict } from '../../network/captive/probe.js';
 
 export type ExceptionState =
   /** Cleartext for the sign-in names is on until `expiresAt`. */
@@ -57,7 +57,10 @@ export function detectedSentence(verdict: Extract<PortalVerdict, { kind: 'portal
 
 export function checkedSentence(verdict: Exclude<PortalVerdict, { kind: 'portal' }>): string {
   const why = verdict.outcomes.map((o) => o.detail).join('; ');
-  return verdict.kind === 'open' ? `No sign-in page on this network (${why})` : `No sign-in page found (${why})`;
+  if (verdict.kind === 'open') return `No sign-in page on this network (${why})`;
+  // A portal answered with a file:, data: or this machine's address: said as such, never as "no portal".
+  if (verdict.outcomes.some((o) => o.result === 'unusable')) return `A sign-in is wanted here, but ${UNUSABLE_SIGN_IN}; dotstub neither records nor opens it (${why})`;
+  return `No sign-in page found (${why})`;
 }
 
 export function allowedSentence(ms: number, remembered: boolean): string {

@@ -47,7 +47,7 @@ describe('unknownModel', () => {
     expect(unknownModel('signed-out', T, 'rejected', true)?.detail).toMatch(/did not accept/);
     const m = unknownModel('signed-out', T, 'rejected', true);
     expect(m?.title).toBe('Not signed in — privacy status unknown');
-    expect(m?.action).toMatch(/dotstub: dashboard at http:\/\/127\.0\.0\.1:…\/#token=…/);
+    expect(m?.action).toMatch(/open its address with #token= and the contents of the token file its start line names/);
     expect(m?.action).toMatch(/desktop app/);
     expect(m?.action).toMatch(/`dotstub ctl dashboard` prints it/);
     expect(`${m?.detail} ${m?.action}`).not.toMatch(/Authorization|Bearer|401/);

@@ -46,7 +46,7 @@ export function asOf(link: LinkState, lostAt: number | null, now: number): numbe
 const START_HINT =
   'As a service: `systemctl status dotstub` says what happened, `sudo systemctl restart dotstub` starts it again. Started by hand: start it with the dotstub command in a terminal; from the desktop app: choose Resume private DNS in its tray menu.';
 const FRESH_LINK_HINT =
-  'Get a fresh link: `dotstub ctl dashboard` prints it for a service’s dotstub; a dotstub run in a terminal prints it as it starts (“dotstub: dashboard at http://127.0.0.1:…/#token=…”); or open the dashboard from the dotstub desktop app’s tray menu.';
+  'Get a fresh link: `dotstub ctl dashboard` prints it for a service’s dotstub; for a dotstub run in a terminal, open its address with #token= and the contents of the token file its start line names (the link itself is never printed: output ends up in logs); or open the dashboard from the dotstub desktop app’s tray menu.';
 
 /** What the page last knew of the machine's DNS, for "Not connected": the shown state, since when, and whether this dotstub manages system DNS. */
 export interface LastKnown {
