@@ -13,6 +13,8 @@
  *
  * Every address exists only inside the lab.
  */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { netlabMissing, startNetlab, unboundIn, type Netlab, type NetlabProcess, type NetlabShape } from '../../test-support/netlab.js';
@@ -21,6 +23,7 @@ import { startUnbound, unboundMissing, type UnboundServer } from '../../test-sup
 import { skipWith } from '../../test-support/skips.js';
 
 const missing = netlabMissing() ?? unboundMissing();
+const straceMissing = fs.existsSync('/usr/bin/strace') ? null : 'strace is not installed (apt-get install strace): the offline lab counts wake-ups with it';
 const LISTEN_PORT = 5300;
 
 interface ShapeLab {
@@ -89,6 +92,117 @@ describe('an IPv4-only network, the network checks on', skipWith(missing), () =>
       } finally {
         await d.stop();
       }
+    }
+  }, 90_000);
+});
+
+/** dotstub's host pid: the program nsenter forked (`ip netns exec` execs it), a child of the nsenter this test started. */
+function hostPid(d: LabDotstub): number {
+  const nsenter = d.proc.child.pid as number;
+  return Number(fs.readFileSync(`/proc/${nsenter}/task/${nsenter}/children`, 'utf8').trim().split(/\s+/)[0]);
+}
+
+/**
+ * How often dotstub's event loop wakes in `ms`: strace on its main thread counts the epoll waits that blocked (a
+ * timeout other than 0); each ends in one wake-up. Context switches would count V8's worker handshakes too.
+ */
+async function loopWakeUps(d: LabDotstub, ms: number): Promise<{ readonly count: number; readonly waits: string }> {
+  const file = path.join(d.dir, 'wakeups.strace');
+  await new Promise<void>((resolve) => {
+    const p = spawn('strace', ['-p', String(hostPid(d)), '-e', 'trace=epoll_wait,epoll_pwait', '-o', file], { stdio: 'ignore' });
+    setTimeout(() => p.kill('SIGINT'), ms);
+    p.once('exit', () => resolve());
+  });
+  const lines = fs.readFileSync(file, 'utf8').split('\n');
+  // epoll_pwait(13, [...], 1024, 8100, NULL, 8) = 0 — or split by strace into "<unfinished ...>" and "resumed>"
+  const waits = lines.map((l) => /epoll_p?wait\(\d+, .*, \d+, (-1|[1-9]\d*)(, NULL, 8)?\)/.exec(l)?.[1]).filter((t): t is string => t !== undefined);
+  // The waits' timeouts, ms: who set them (a timer of ours, V8's memory reducer at ~8 s) shows in the figures.
+  return { count: waits.length, waits: waits.join(' ') };
+}
+
+interface EventsView {
+  readonly kind: string;
+  readonly event?: { readonly type?: string; readonly state?: string; readonly reason?: string; readonly at?: number };
+}
+
+describe('no default route (offline), then a route', skipWith(missing ?? straceMissing), () => {
+  let s: ShapeLab;
+  beforeAll(async () => {
+    s = await startShape('offline');
+  }, 60_000);
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  test('says it is offline, answers SERVFAIL within its 2.5 s hold, stays quiet (≤ 10 wake-ups a minute, no connection attempt until the network changes), and is private within 1 s of a route', async () => {
+    const d = await startLabDotstub(s.lab, { args: labClientArgs(s.lab, { listenPort: LISTEN_PORT, ca: s.unbound.pki.caFile, mode: 'strict' }) });
+    try {
+      // A lookup while offline: answered (SERVFAIL), never silence, after the 2.5 s a query waits for a link coming back
+      // (upstream/pool/offline.ts), within a DNS client's first try.
+      const t0 = Date.now();
+      expect(await ask(s.lab, 'n1.test', 5)).toBe('SERVFAIL');
+      const servfailMs = Date.now() - t0;
+      expect(servfailMs).toBeLessThan(4000);
+      const status = await d.get<{ state: string; reason: string }>('/api/status');
+      expect(status.reason).toMatch(/offline|no route/i);
+      const failedAttempts = async (): Promise<number> => (await d.get<EventsView[]>('/api/events/recent')).filter((e) => e.kind === 'connection' && e.event?.type === 'connect-failed').length;
+      const attemptsBefore = await failedAttempts();
+      // Quiet: a minute with nothing asked (not even the API), once the join's one-time checks (interception, DDR, the
+      // portal) and the runtime's own clean-up after start (V8's memory reducer: a few collections ~8 s apart) are done.
+      await new Promise((r) => setTimeout(r, 20_000));
+      const { count: woke, waits } = await loopWakeUps(d, 60_000);
+      const attempts = (await failedAttempts()) - attemptsBefore;
+      console.log(`offline: SERVFAIL in ${servfailMs} ms; "${status.state}: ${status.reason}"; ${woke} wake-ups (the waits' timeouts, ms: ${waits}) and ${attempts} connection attempts in a minute`);
+      expect(woke).toBeLessThanOrEqual(10);
+      // Nothing tries on a timer while offline (upstream/pool/offline.ts: the network watch tells when a route comes).
+      expect(attempts).toBe(0);
+      // A route comes: private again within 1 s.
+      const routed = Date.now();
+      expect((await s.lab.client.exec(['ip', 'route', 'add', 'default', 'via', s.lab.addresses.routerClientSide4])).code).toBe(0);
+      let status2 = 'NO ANSWER';
+      while (Date.now() - routed < 5000 && (status2 = await ask(s.lab, 'n2.test', 1)) !== 'NOERROR') await new Promise((r) => setTimeout(r, 50));
+      const backMs = Date.now() - routed;
+      console.log(`offline → route: private again (n2.test ${status2}) ${backMs} ms after the route came`);
+      expect(status2).toBe('NOERROR');
+      expect(backMs).toBeLessThan(1000);
+      expect((await d.get<{ state: string }>('/api/status')).state).toBe('private');
+    } finally {
+      await d.stop();
+    }
+  }, 150_000);
+});
+
+describe('dual stack with IPv6 black-holed (addresses and a route, every IPv6 packet dropped)', skipWith(missing), () => {
+  let s: ShapeLab;
+  beforeAll(async () => {
+    s = await startShape('dual');
+  }, 60_000);
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  test('0 failed lookups, the first within the Happy Eyeballs delay of the IPv4 path', async () => {
+    const undrop = await s.lab.iptables(['-A', 'FORWARD', '-j', 'DROP'], 6);
+    const a = s.lab.addresses;
+    const args = ['--listen', `127.0.0.1:${LISTEN_PORT}`, '--resolver', `[${a.server6}],${a.server4}:853#dns.test`, '--ca', s.unbound.pki.caFile, '--strict', '--network-dns', a.routerClientSide4];
+    const d = await startLabDotstub(s.lab, { args });
+    try {
+      const times: number[] = [];
+      const failed: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        const t0 = Date.now();
+        const st = await ask(s.lab, `n${i % 10}.test`, 5);
+        times.push(Date.now() - t0);
+        if (st !== 'NOERROR') failed.push(`#${i + 1}: ${st}`);
+      }
+      const conns = await d.get<{ address?: string; remote?: string; state?: string }[]>('/api/connections');
+      console.log(`IPv6 black-holed: first lookup ${times[0]} ms (dig included), then median ${[...times.slice(1)].sort((x, y) => x - y)[9]} ms; failed: ${failed.length}; connections: ${JSON.stringify(conns.map((c) => c.address ?? c.remote))}`);
+      expect(failed).toEqual([]);
+      // Happy Eyeballs: IPv4 is tried 250 ms after IPv6 gets no answer, not after IPv6's 2.5 s connect timeout.
+      expect(times[0]).toBeLessThan(1000);
+    } finally {
+      await d.stop();
+      await undrop();
     }
   }, 90_000);
 });

@@ -305,7 +305,7 @@ export class PrivacyController extends EventEmitter<PrivacyEvents> {
       if (f.transport === 'dot') this.#network.dotFailed(classified.kind, classified.classification);
       this.#maybeCheckPortal();
       if (!f.speaks) return;
-      this.#onPrivacyEvent({ type: 'connect-failed', message: f.message, retryInMs: f.retryInMs });
+      this.#onPrivacyEvent({ type: 'connect-failed', message: f.message, retryInMs: f.retryInMs, offline: f.offline });
     });
     upstream.on('transport', (change) => {
       if (active()) this.emit('transport', change);

@@ -5,7 +5,7 @@
  * takeover's changes where this run manages one; the UI only renders what
  * comes out (shownPrivacy). No I/O, no clock.
  */
-import { RETRY_SENTENCE, type PrivacyState } from './privacy-words.js';
+import { OFFLINE_RETRY_SENTENCE, RETRY_SENTENCE, type PrivacyState } from './privacy-words.js';
 
 export type { PrivacyState };
 
@@ -49,7 +49,13 @@ export type PrivacyEvent =
       readonly authError: string | undefined;
     }
   /** A connection attempt to the active resolver failed; the upstream retries after `retryInMs`. */
-  | { readonly type: 'connect-failed'; readonly message: string; readonly retryInMs: number }
+  | {
+      readonly type: 'connect-failed';
+      readonly message: string;
+      readonly retryInMs: number;
+      /** No route from this machine: the next attempt comes with the network (upstream/pool/offline.ts), not on a timer. */
+      readonly offline?: boolean;
+    }
   /**
    * The active resolver's last connection closed and no query needs one: the
    * resolver was verified until `since` (a clock time, HH:MM:SS), not now.
@@ -102,7 +108,7 @@ function nextConnectionState(current: PrivacyStatus, event: Exclude<PrivacyEvent
       if (current.state === 'captive' || current.state === 'degraded') return current;
       // Strict and opportunistic alike never fall back to cleartext here: nothing leaves.
       // No wait in the reason: it changes with every attempt (one state event each) and is wrong while lookups come (issue 24).
-      return { state: 'blocked', reason: `${event.message}; ${RETRY_SENTENCE}` };
+      return { state: 'blocked', reason: `${event.message}; ${event.offline === true ? OFFLINE_RETRY_SENTENCE : RETRY_SENTENCE}` };
     case 'idle':
       // Honest while idle: private is what the next query will get, not a connection that exists now.
       if (current.state !== 'private' && current.state !== 'private-unverified') return current;

@@ -60,6 +60,8 @@ export const PRIVACY_WORDS: Readonly<Record<PrivacyState, PrivacyWords>> = {
  * second, and with no lookups the proxy tries by itself, backing off to at
  * most 10 s. No countdown: it would be wrong while lookups come (issue 24).
  */
+/** While there is no route at all: nothing is tried on a timer, the network's return is (upstream/pool/offline.ts). */
+export const OFFLINE_RETRY_SENTENCE = 'queries get SERVFAIL until the network comes back; dotstub connects again the moment a route appears';
 export const RETRY_SENTENCE = 'queries get SERVFAIL until it answers: each lookup tries again (at most once a second), and dotstub tries by itself at least every 10 s';
 
 /** The tray's one-line status: "Private DNS: on — Quad9, verified". */

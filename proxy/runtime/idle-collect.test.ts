@@ -117,6 +117,10 @@ describe('IdleCollector', () => {
     collectors.push(c);
     c.tick();
     expect(c.collections).toBe(0);
+    expect(c.ticking).toBe(false);
+    // The start's warm-up said it worked: still no timer (it ticked every 2 s forever before, waking an idle proxy).
+    c.worked();
+    expect(c.ticking).toBe(false);
   });
 
   test('the proxy flags expose gc, so the dotstub command has a collector to call', () => {

@@ -124,7 +124,9 @@ export class IdleCollector {
 
   #arm(): void {
     this.#timer = undefined;
-    if (this.#closed) return;
+    // Nothing to collect with (no --expose-gc): no timer either. worked() armed one that, never clean, ticked every
+    // CHECK_MS for the life of the process (an offline proxy woke every 2 s for nothing: issue 41).
+    if (this.#closed || !this.#o.gc) return;
     if (!this.#dirty && this.#o.wake) {
       if (this.#waiting) return;
       this.#waiting = true;

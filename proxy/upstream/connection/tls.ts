@@ -12,12 +12,14 @@
  * refuses anything else; opportunistic mode proceeds, recorded as unverified.
  */
 import crypto from 'node:crypto';
+import net from 'node:net';
 import tls from 'node:tls';
 import { formatHostPort } from '../../runtime/host-port.js';
 import { CertificateError, ConnectFailedError, ConnectionClosedError, PinMismatchError, UNKNOWN_ISSUER_CODES, type DotstubError } from '../../errors.js';
 import type { AuthMode, AuthPolicy } from '../auth-policy.js';
 import type { CloseReason } from './contract.js';
 import { CLASSICAL_GROUPS } from './key-agreement.js';
+import { hasDefaultRoute } from './default-route.js';
 
 export interface PeerIdentity {
   readonly mode: AuthMode;
@@ -139,6 +141,13 @@ function describeConnectError(err: NodeJS.ErrnoException, address: string, port:
     case 'ECONNRESET':
       return `cannot connect to ${where}: the connection was reset during the TLS handshake (ECONNRESET)`;
     case 'ENETUNREACH':
+      // No default route of that family: this machine is offline (or the family is missing here: an IPv4-only network).
+      if (!hasDefaultRoute(net.isIPv6(address) ? 6 : 4)) {
+        return net.isIPv6(address)
+          ? `cannot connect to ${where}: this network has no IPv6 route (offline, or an IPv4-only network) (${err.code})`
+          : `cannot connect to ${where}: this machine is offline (no route beyond its own network) (${err.code})`;
+      }
+      return `cannot connect to ${where}: no route to the resolver from this network (${err.code})`;
     case 'EHOSTUNREACH':
       return `cannot connect to ${where}: no route to the resolver: offline? (${err.code})`;
     case 'ETIMEDOUT':

@@ -23,6 +23,7 @@ import type { ManagedUpstreamEvents, Transport } from '../managed.js';
 import type { Backoff } from './backoff.js';
 import type { PoolOptions } from './options.js';
 import type { Quarantine } from './quarantine.js';
+import { isOffline, OFFLINE_RETRY_MS } from './offline.js';
 import { ConnectionRace, lostRace, raceAddresses } from './race.js';
 
 let connectionCounter = 0;
@@ -209,13 +210,15 @@ export class PoolConnections {
     this.#addressIndex++;
     const { error, ...lost } = lostRace(race, conn, info.error);
     const { consecutive, backoffMs } = o.backoff.failed(error);
+    const offline = error !== undefined && isOffline(error);
+    const retryInMs = offline ? OFFLINE_RETRY_MS : backoffMs;
     if (error) {
       o.counters.connectFailures++;
       this.up = false;
-      const failure = { resolverId: o.resolver.id, ...lost, error, consecutive, retryInMs: backoffMs, transport: o.transport };
+      const failure = { resolverId: o.resolver.id, ...lost, error, consecutive, retryInMs, offline, transport: o.transport };
       o.emit('connect-failed', { ...failure, speaks: true, message: error.message });
     }
     const retry = o.retry;
-    if (retry) o.backoff.schedule(retry, backoffMs + 5);
+    if (retry) o.backoff.schedule(retry, retryInMs + 5);
   }
 }

@@ -17,8 +17,18 @@ import type { Flight } from './flight.js';
 
 const OFFLINE = new Set(['ENETUNREACH', 'EADDRNOTAVAIL']);
 
+/**
+ * While there is no route, the pool does not try again on a timer: the
+ * network watch (network/watch.ts, the kernel's route and address events)
+ * calls networkChanged() the moment a route comes, which tries at once, and
+ * a lookup may still start an attempt (at most once a second). This slow
+ * timer only covers an idle machine where nothing reports changes. Offline
+ * is quiet: no attempt every few seconds, no wake-ups for nothing (issue 41).
+ */
+export const OFFLINE_RETRY_MS = 300_000;
+
 /** Whether `err` says this machine has no route at all (not that the resolver or the network refused). */
-function isOffline(err: DotstubError): boolean {
+export function isOffline(err: DotstubError): boolean {
   const code = (err.cause as NodeJS.ErrnoException | undefined)?.code;
   return code !== undefined && OFFLINE.has(code);
 }

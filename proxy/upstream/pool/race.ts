@@ -53,6 +53,8 @@ export interface ConnectFailure {
   readonly error: DotstubError;
   readonly consecutive: number;
   readonly retryInMs: number;
+  /** No route from this machine (offline.ts): the next attempt waits for the network to change, not for retryInMs alone. */
+  readonly offline: boolean;
   /** How long the attempt took to fail, ms (the whole race, when more than one address was tried). */
   readonly afterMs: number;
   /** Each address tried and how it ended, in the order they started. */
