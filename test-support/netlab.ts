@@ -204,6 +204,27 @@ function setupScript(id: string, resolvConfFile: string | undefined, shape: Netl
   ].join('\n');
 }
 
+/**
+ * Shell commands, run inside the client namespace, that bring the client's
+ * link up again as a network does after it dropped (a Wi-Fi reassociation,
+ * a cable back): the link, its default routes and its gateway's neighbour
+ * entries (a link going down takes its routes and neighbours with it; DHCP
+ * or NetworkManager puts them back). For the flapping-link lab.
+ */
+export function clientLinkUpCommands(shape: NetlabShape = 'dual'): string {
+  const a = NETLAB_ADDRESSES;
+  const dev = NETLAB_INTERFACES.client;
+  const mac = MAC.routerClientSide;
+  return [
+    `ip link set ${dev} up`,
+    shape === 'ipv4-only' ? ':' : `ip addr replace ${a.client6}/64 dev ${dev} nodad`,
+    `ip neigh replace ${a.routerClientSide4} lladdr ${mac} dev ${dev} nud permanent`,
+    shape === 'ipv4-only' ? ':' : `ip neigh replace ${a.routerClientSide6} lladdr ${mac} dev ${dev} nud permanent`,
+    shape === 'offline' ? ':' : `ip route replace default via ${a.routerClientSide4}`,
+    shape === 'dual' ? `ip -6 route replace default via ${a.routerClientSide6}` : ':',
+  ].join('; ');
+}
+
 /** Collects a child's stdout and stderr; `waitFor` resolves when they match, rejects on timeout or exit. */
 export function outputWatcher(child: ChildProcess): Pick<NetlabProcess, 'output' | 'waitFor' | 'exited'> {
   let out = '';

@@ -23,8 +23,14 @@ export function reportProblem(p: ConfigProblem): void {
 
 /** Subscribes the log to `proxy`'s events (before it starts, so nothing is missed). */
 export function logProxy(proxy: StubProxy, queries: boolean): void {
-  proxy.on('state', (s) => say(`${s.state}: ${s.reason}`));
-  proxy.on('network-change', (c) => say(`network changed (${c.sentence}): reconnecting now`));
+  // A flapping link's episode is its first and last lines (privacy/flap-episode.ts), not a line per change.
+  const quiet = (): boolean => proxy.privacy.flapping;
+  proxy.on('state', (s) => {
+    if (!quiet() || s.episode !== undefined || s.takeover !== undefined) say(`${s.state}: ${s.reason}`);
+  });
+  proxy.on('network-change', (c) => {
+    if (!quiet()) say(`network changed (${c.sentence}): reconnecting now`);
+  });
   proxy.on('warning', (w) => say(`warning: ${w}`));
   proxy.on('transport', (t) => say(`${t.reason}${t.detail ? ` (${t.detail})` : ''}`));
   proxy.on('captive', (e) => say(`Wi-Fi sign-in: ${e.sentence}`));

@@ -128,12 +128,18 @@ export class ControlService {
       this.metrics.record(r);
       this.stream.pushQuery(r);
     };
+    // A flapping link's episode (privacy/flap-episode.ts) is told as its first and last lines: the states and
+    // connections between them are the live views' to show, not a line each in the timeline and the stream.
+    const quiet = (): boolean => this.proxy.privacy.flapping;
     const onConnection = (event: ConnectionEvent): void => {
       this.#ladder.record(event);
-      this.#event({ kind: 'connection', event });
+      if (!quiet()) this.#event({ kind: 'connection', event });
     };
     // The takeover's changes are the proxy's own state events (app.ts feeds them to its reducer); the timeline keeps the user's choice beside the change, as it always did.
-    const onState = ({ takeover, ...event }: StateChange): void => this.#event({ kind: 'state', event, ...(takeover ? { takeover } : {}) });
+    const onState = ({ takeover, ...event }: StateChange): void => {
+      if (quiet() && event.episode === undefined && takeover === undefined) return;
+      this.#event({ kind: 'state', event, ...(takeover ? { takeover } : {}) });
+    };
     const onNetworkChange = (): void => this.#ladder.reset(this.proxy.resolver.id);
     const onCaptive = (event: CaptiveEvent): void => this.#event({ kind: 'captive', event });
     const onNetworkResolver = (e: StubProxyEvents['network-resolver'][0]): void =>

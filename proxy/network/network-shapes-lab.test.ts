@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { netlabMissing, startNetlab, unboundIn, type Netlab, type NetlabProcess, type NetlabShape } from '../../test-support/netlab.js';
+import { clientLinkUpCommands, netlabMissing, startNetlab, unboundIn, type Netlab, type NetlabProcess, type NetlabShape } from '../../test-support/netlab.js';
 import { labClientArgs, startLabDotstub, type LabDotstub } from '../../test-support/lab-dotstub.js';
 import { startUnbound, unboundMissing, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
@@ -122,7 +122,7 @@ async function loopWakeUps(d: LabDotstub, ms: number): Promise<{ readonly count:
 
 interface EventsView {
   readonly kind: string;
-  readonly event?: { readonly type?: string; readonly state?: string; readonly reason?: string; readonly at?: number };
+  readonly event?: { readonly type?: string; readonly state?: string; readonly reason?: string; readonly at?: number; readonly episode?: string };
 }
 
 describe('no default route (offline), then a route', skipWith(missing ?? straceMissing), () => {
@@ -205,4 +205,58 @@ describe('dual stack with IPv6 black-holed (addresses and a route, every IPv6 pa
       await undrop();
     }
   }, 90_000);
+});
+
+describe('a link that flaps every 2 s for a minute', skipWith(missing), () => {
+  let s: ShapeLab;
+  beforeAll(async () => {
+    s = await startShape('dual');
+  }, 60_000);
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  test('no crash, at most one handshake per flap, answers whenever the link is up, and one line for the episode, not one per flap', async () => {
+    const d = await startLabDotstub(s.lab, { args: labClientArgs(s.lab, { listenPort: LISTEN_PORT, ca: s.unbound.pki.caFile, mode: 'strict' }) });
+    try {
+      expect(await ask(s.lab, 'n0.test')).toBe('NOERROR');
+      const startedAt = Date.now();
+      const FLAPS = 30;
+      // Down 1 s, up 1 s (routes and neighbours back, as DHCP puts them), 30 times: bounded in count and time.
+      const flapping = s.lab.client.exec(['sh', '-c', `for i in $(seq ${FLAPS}); do ip link set eth0 down; sleep 1; ${clientLinkUpCommands('dual')}; sleep 1; done`], { timeoutMs: 90_000 });
+      let asked = 0;
+      let answered = 0;
+      const asking = (async () => {
+        while (Date.now() - startedAt < FLAPS * 2000) {
+          asked++;
+          if ((await ask(s.lab, `n${asked % 10}.test`, 1)) === 'NOERROR') answered++;
+          await new Promise((r) => setTimeout(r, 300));
+        }
+      })();
+      await Promise.all([flapping, asking]);
+      expect(alive(d), d.proc.output()).toBe(true);
+      // Settled: the link stays up; private again.
+      await expect.poll(() => ask(s.lab, 'n3.test', 2), { timeout: 10_000 }).toBe('NOERROR');
+      // The episode's last line comes once the link has been steady for 10 s.
+      const linesAfter = async (): Promise<EventsView[]> => (await d.get<EventsView[]>('/api/events/recent')).filter((e) => (e.event?.at ?? 0) >= startedAt);
+      await expect.poll(async () => (await linesAfter()).some((e) => e.kind === 'state' && e.event?.episode === 'end'), { timeout: 20_000 }).toBe(true);
+      const after = await linesAfter();
+      const states = after.filter((e) => e.kind === 'state');
+      const logLines = d.proc.output().split('\n').filter((l) => /network changed|^dotstub: (private|blocked)/.test(l.replace(/^\S+ /, '')));
+      const hs = (await d.get<{ handshakes: { full: number; resumed: number } }>('/api/metrics')).handshakes;
+      const handshakes = hs.full + hs.resumed;
+      console.log(`flapping: ${FLAPS} flaps, ${answered}/${asked} lookups answered, ${handshakes} handshakes in all (${hs.resumed} resumed); ${after.length} timeline lines (${states.length} state lines):\n  ${states.map((e) => `${e.event?.state ?? ''}${e.event?.episode ? ` [${e.event.episode}]` : ''}: ${(e.event?.reason ?? '').slice(0, 160)}`).join('\n  ')}`);
+      // At most one handshake per time the link came back (and the first).
+      expect(handshakes).toBeLessThanOrEqual(FLAPS + 2);
+      // One episode: its first and last lines, and what came before anything said it was one (the first drop and return).
+      expect(states.filter((e) => e.event?.episode === 'start')).toHaveLength(1);
+      expect(states.filter((e) => e.event?.episode === 'end')).toHaveLength(1);
+      expect(after.length).toBeLessThanOrEqual(8);
+      expect(logLines.length, logLines.join('\n')).toBeLessThanOrEqual(8);
+      // Most lookups made while the link was up are answered (each down second loses what it catches).
+      expect(answered / asked).toBeGreaterThan(0.5);
+    } finally {
+      await d.stop();
+    }
+  }, 150_000);
 });

@@ -36,6 +36,7 @@ import { classifyFailure, type FailureKind } from '../network/classify.js';
 import { DegradedMode } from './degraded-mode.js';
 import { discoverNetworkResolver } from '../network/network-resolver.js';
 import type { TakeoverCause, TakeoverChange } from '../system-dns/view.js';
+import { FlapEpisode, flapEndedWords, flapStartedWords } from './flap-episode.js';
 import { INITIAL_PRIVACY, nextPrivacyState, shownPrivacy, type PrivacyEvent, type PrivacyReduction, type PrivacyState } from './privacy-state.js';
 
 /** Queries within this long mean the machine is in use: keep a connection open (issue 11, "warm when needed"). */
@@ -89,6 +90,11 @@ export class PrivacyController extends EventEmitter<PrivacyEvents> {
   /** Captive portals: detection, the sign-in exception (null when config.captive is). */
   readonly captivePortal: CaptivePortal | null;
   readonly #network: CurrentNetwork;
+  /** Changes of network close together: one episode, told as one (flap-episode.ts). */
+  readonly #flaps = new FlapEpisode({
+    started: (changes, since) => this.#tellEpisode('start', flapStartedWords(changes, since)),
+    ended: (summary) => this.#tellEpisode('end', flapEndedWords(summary)),
+  });
   /** The upstream whose events decide; others only report. */
   #upstream: ManagedUpstream;
   #running = false;
@@ -170,6 +176,7 @@ export class PrivacyController extends EventEmitter<PrivacyEvents> {
   /** Stopping: no more decisions; the captive session and degraded mode end. */
   stopping(): void {
     this.#running = false;
+    this.#flaps.stop();
     this.captivePortal?.stop();
     this.#endDegraded();
   }
@@ -197,6 +204,7 @@ export class PrivacyController extends EventEmitter<PrivacyEvents> {
     if (!this.#running) return;
     if (c.why === 'known') this.#upstream.prefer(this.#hint());
     if (c.why !== 'moved') return;
+    this.#flaps.changed();
     this.#lastFailure = null;
     this.#networkSince = Date.now();
     this.captivePortal?.networkChanged();
@@ -315,6 +323,18 @@ export class PrivacyController extends EventEmitter<PrivacyEvents> {
   /** Where the upstream should start on the network we're on. */
   #hint(): NetworkHint {
     return this.#network.hint();
+  }
+
+  /** A flapping link's episode is under way: its state lines are told as one (flap-episode.ts). */
+  get flapping(): boolean {
+    return this.#flaps.quiet;
+  }
+
+  /** One line of a flapping link's episode, in the state's place: the same state, the episode's words before its reason. */
+  #tellEpisode(episode: 'start' | 'end', words: string): void {
+    if (!this.#running) return;
+    const shown = shownPrivacy(this.#privacy);
+    this.emit('state', { state: shown.state, previous: shown.state, reason: `${words}; now ${shown.state}: ${shown.reason}`, at: Date.now(), resolverId: this.#upstream.resolver.id, episode });
   }
 
   #onPrivacyEvent(event: PrivacyEvent, cause?: TakeoverCause): void {

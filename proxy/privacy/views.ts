@@ -23,6 +23,8 @@ export interface StateChange {
   readonly resolverId: string;
   /** A change the system-DNS takeover made: the user's choice that made it (turned on or off, paused, resumed); absent otherwise. */
   readonly takeover?: TakeoverCause;
+  /** The first or last line of a flapping link's episode (privacy/flap-episode.ts); absent otherwise. */
+  readonly episode?: 'start' | 'end';
 }
 
 /** What the proxy adds to its upstream's event of the same name: which it is, when, and for which resolver. */
