@@ -151,3 +151,33 @@ test(
     expect(againMs).toBeLessThan(FIRST_FLIGHT_WAIT_MS);
   },
 );
+
+test(
+  'IPv6 with a path MTU of 1,280 and its "packet too big" lost (a tunnel, IPv6 minimum): the post-quantum ClientHello gets no answer, dotstub opens classical over IPv6 and every lookup is answered',
+  { ...skipWith(missing), timeout: 120_000 },
+  async () => {
+    const a = lab.addresses;
+    const v6 = lab.server.spawn([process.execPath, 'test-support/lab-dot-server.mjs', a.server6, '853', pki.serverKeyFile, pki.serverCertFile, '192.0.2.66']);
+    onTestFinished(() => v6.stop());
+    await v6.waitFor(/READY/, 10_000);
+    // Every IPv6 packet over 1,280 bytes vanishes in the router, both ways, and no ICMPv6 "packet too big" says so.
+    const lift = await lab.iptables(['-I', 'FORWARD', '-m', 'length', '--length', '1281:65535', '-j', 'DROP'], 6);
+    onTestFinished(() => lift());
+    const d = await startLabDotstub(lab, { args: ['--listen', `127.0.0.1:${LISTEN_PORT}`, '--resolver', `[${a.server6}]:853#${pki.authName}`, '--ca', pki.caFile, '--strict'], networkChecks: false });
+    onTestFinished(() => d.stop());
+    const first = await firstAnswerOf(lab, d, LISTEN_PORT, 'v6-tunnel.test', (status, out) => status === 'NOERROR' && out.includes('192.0.2.66'));
+    const conns = await d.get<ConnectionView[]>('/api/connections');
+    const open = conns.find((c) => c.state === 'open');
+    expect(open).toMatchObject({ keyGroup: 'X25519', classicalOnly: 'retried' });
+    const failed: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await lab.client.exec(['dig', '@127.0.0.1', '-p', String(LISTEN_PORT), '+time=3', '+tries=1', `n${i}.v6.test`, 'A']);
+      if (!/status: NOERROR/.test(r.stdout)) failed.push(`n${i}: ${/status: (\w+)/.exec(r.stdout)?.[1] ?? 'no answer'}`);
+    }
+    const hellos = [...v6.output().matchAll(/^HELLO (\d+)$/gm)].map((m) => Number(m[1]));
+    console.log(`[key agreement, IPv6 1280] first answer ${first.answeredAt - first.askedAt} ms (${first.before.length} SERVFAIL before it); ClientHellos read whole: ${hellos.join(', ')}; ${failed.length} of 10 later lookups failed`);
+    expect(first.before).toEqual([]);
+    expect(failed).toEqual([]);
+    expect(hellos.every((h) => h <= 1280)).toBe(true);
+  },
+);
