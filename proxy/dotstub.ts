@@ -36,6 +36,7 @@ import { NetworkWatch, type NetworkChange } from './network/watch.js';
 import { CaptiveGate } from './privacy/captive/gate.js';
 import { DdrCheck, resolverForOffer, type DdrPolicy } from './privacy/ddr-check.js';
 import { DnsCheck, type DnsCheckPolicy } from './privacy/dns-check.js';
+import { Nat64Check } from './privacy/nat64-check.js';
 import { DnssecCheck, type DnssecView } from './privacy/dnssec-check.js';
 import { PrivacyController, type CaptiveAction } from './privacy/privacy-controller.js';
 import { ActiveUpstream } from './upstream/active.js';
@@ -64,6 +65,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #dnsCheck: DnsCheck | null; // whether the network answers DNS for every address, once per join (privacy/dns-check.ts); null: off
   readonly #dnssec: DnssecCheck | null; // whether the resolver validates DNSSEC, measured once per resolver (privacy/dnssec-check.ts); null: not measured
   readonly #ddr: DdrCheck; // the network's own encrypted resolver, asked for once per join (with the network checks), used where the user chose it (privacy/ddr-check.ts)
+  readonly #nat64: Nat64Check; // on a network without IPv4, the NAT64 prefix an IPv4 resolver is reached through, once per join (privacy/nat64-check.ts)
   /** The user's own resolver (switchResolver): what runs unless the network's own was chosen for the network we're on. */
   #chosen: ResolverSpec;
   /** The network's own encrypted resolver in use now instead (the user chose it for this network); null: the user's own. */
@@ -131,6 +133,14 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       },
       options: ddr ? () => ({ ca: this.#config.auth.ca, timeoutMs: ddr.timeoutMs }) : null,
       use: (offer) => this.#useNetworkOwn(offer),
+    });
+    this.#nat64 = new Nat64Check({
+      network: this.#network,
+      mode: () => this.#config.auth.mode,
+      addresses: () => this.resolver.addresses,
+      networkResolver: () => discoverNetworkResolver(this.#config.networkDns)?.servers[0] ?? null,
+      apply: () => this.#privacy.networkHintChanged(),
+      mayAsk: () => this.#config.ddrCheck !== null,
     });
   }
 
@@ -237,6 +247,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#watch?.start();
     this.#dnsCheck?.start();
     this.#ddr.start();
+    this.#nat64.start();
     await this.#leaks?.start();
     this.emit('listening', bound);
     return bound;
@@ -304,6 +315,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#privacy.settingsChanged();
     this.#dnsCheck?.settingsChanged();
     this.#ddr.settingsChanged();
+    this.#nat64.settingsChanged();
     if (changes.pool !== undefined || changes.auth !== undefined) await this.#switchTo(this.resolver);
   }
 
@@ -339,6 +351,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#privacy.stopping();
     this.#dnsCheck?.stop();
     this.#ddr.stop();
+    this.#nat64.stop();
     this.#network.stop();
     this.#watch?.stop();
     this.#listeners.stopTcp();

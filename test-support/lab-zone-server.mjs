@@ -20,7 +20,8 @@ function respond(buf) {
   process.stdout.write(`Q ${question.name} ${question.type}\n`);
   const records = zone[question.name.toLowerCase().replace(/\.$/, '')];
   const data = records?.[question.type];
-  const answers = data ? [{ type: question.type, name: question.name, ttl: 1, data }] : [];
+  // One record, or several ({"ipv4only.arpa": {"AAAA": ["…::c000:aa", "…::c000:ab"]}}).
+  const answers = data ? (Array.isArray(data) ? data : [data]).map((d) => ({ type: question.type, name: question.name, ttl: 1, data: d })) : [];
   return packet.encode({
     id: q.id,
     type: 'response',

@@ -108,10 +108,12 @@ export interface Capture {
  * What the client's network offers (docs/networks.md#the-network-shapes-people-are-on):
  *   - 'dual': an IPv4 and an IPv6 address and a default route of each family (the default);
  *   - 'ipv4-only': no IPv6 address but link-local and no IPv6 route, as most homes and hotspots are;
- *   - 'offline': the addresses, no default route of either family.
+ *   - 'offline': the addresses, no default route of either family;
+ *   - 'ipv6-only': no IPv4 address and no IPv4 route, an IPv6 address and route (a mobile network; with
+ *     test-support/nat64-lab.ts's NAT64 in the router, IPv4 is reached through a prefix).
  * The router and the server are dual stack in every shape.
  */
-export type NetlabShape = 'dual' | 'ipv4-only' | 'offline';
+export type NetlabShape = 'dual' | 'ipv4-only' | 'offline' | 'ipv6-only';
 
 export interface NetlabOptions {
   /** Text of /etc/resolv.conf as every program in the lab sees it (the host's file is never touched). */
@@ -171,7 +173,7 @@ function setupScript(id: string, resolvConfFile: string | undefined, shape: Netl
     sysctls(s),
     `ip link add ${i.client} netns ${c} address ${MAC.client} type veth peer name ${i.routerClientSide} netns ${r} address ${MAC.routerClientSide}`,
     `ip link add ${i.server} netns ${s} address ${MAC.server} type veth peer name ${i.routerServerSide} netns ${r} address ${MAC.routerServerSide}`,
-    `ip -n ${c} addr add ${a.client4}/24 dev ${i.client}`,
+    shape === 'ipv6-only' ? ':' : `ip -n ${c} addr add ${a.client4}/24 dev ${i.client}`,
     shape === 'ipv4-only' ? ':' : `ip -n ${c} addr add ${a.client6}/64 dev ${i.client} nodad`,
     `ip -n ${r} addr add ${a.routerClientSide4}/24 dev ${i.routerClientSide}`,
     `ip -n ${r} addr add ${a.routerClientSide6}/64 dev ${i.routerClientSide} nodad`,
@@ -185,8 +187,8 @@ function setupScript(id: string, resolvConfFile: string | undefined, shape: Netl
     `ip -n ${r} link set ${i.routerClientSide} up`,
     `ip -n ${r} link set ${i.routerServerSide} up`,
     `ip -n ${s} link set ${i.server} up`,
-    shape === 'offline' ? ':' : `ip -n ${c} route add default via ${a.routerClientSide4}`,
-    shape === 'dual' ? `ip -n ${c} -6 route add default via ${a.routerClientSide6}` : ':',
+    shape === 'offline' || shape === 'ipv6-only' ? ':' : `ip -n ${c} route add default via ${a.routerClientSide4}`,
+    shape === 'dual' || shape === 'ipv6-only' ? `ip -n ${c} -6 route add default via ${a.routerClientSide6}` : ':',
     `ip -n ${s} route add default via ${a.routerServerSide4}`,
     `ip -n ${s} -6 route add default via ${a.routerServerSide6}`,
     // No ICMP rate limit in the router: a REJECT with ICMP answers every SYN, so a
@@ -220,8 +222,8 @@ export function clientLinkUpCommands(shape: NetlabShape = 'dual'): string {
     shape === 'ipv4-only' ? ':' : `ip addr replace ${a.client6}/64 dev ${dev} nodad`,
     `ip neigh replace ${a.routerClientSide4} lladdr ${mac} dev ${dev} nud permanent`,
     shape === 'ipv4-only' ? ':' : `ip neigh replace ${a.routerClientSide6} lladdr ${mac} dev ${dev} nud permanent`,
-    shape === 'offline' ? ':' : `ip route replace default via ${a.routerClientSide4}`,
-    shape === 'dual' ? `ip -6 route replace default via ${a.routerClientSide6}` : ':',
+    shape === 'offline' || shape === 'ipv6-only' ? ':' : `ip route replace default via ${a.routerClientSide4}`,
+    shape === 'dual' || shape === 'ipv6-only' ? `ip -6 route replace default via ${a.routerClientSide6}` : ':',
   ].join('; ');
 }
 

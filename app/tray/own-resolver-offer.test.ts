@@ -29,6 +29,7 @@ const network = (current: boolean, ownResolver: OwnResolverView | null): Remembe
   rewritesDns: null,
   dnsCheckedAt: null,
   dnsCheckNote: null,
+  nat64: null,
   rttMs: null,
   localDomains: [],
   localNames: 'ask',

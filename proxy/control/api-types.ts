@@ -369,6 +369,12 @@ export interface RememberedNetworkView {
   readonly dnsCheckedAt: string | null;
   /** What the last check could not look at and why ("IPv6 not checked: no route to it from this network (ENETUNREACH)"); null: every address was asked. */
   readonly dnsCheckNote: string | null;
+  /**
+   * This network has no IPv4: the NAT64 prefix an IPv4 resolver is reached
+   * through there, how it was found (asked as ipv4only.arpa, or the
+   * well-known one tried without asking) and what was seen; null: not needed there.
+   */
+  readonly nat64: { readonly prefix: string; readonly how: 'ipv4only.arpa' | 'well-known'; readonly detail: string; readonly at: string } | null;
   /** Median round trip to the resolver from there, ms. */
   readonly rttMs: number | null;
   readonly localDomains: readonly string[];

@@ -316,6 +316,11 @@ export class CurrentNetwork extends EventEmitter<{ changed: [NetworkChanged]; re
     this.#write(a ? { dnsCheckedAt: at, dnsCheckNote: note, rewritesDns: { seenAt: at, answeredWith: answerWords(a), asked: a.address } } : { dnsCheckedAt: at, dnsCheckNote: note });
   }
 
+  /** How this network reaches IPv4 without an IPv4 route of its own (privacy/nat64-check.ts). */
+  nat64Found(prefix: string, how: 'ipv4only.arpa' | 'well-known', detail: string): void {
+    this.#write({ nat64: { prefix, how, detail, at: this.#now().toISOString() } });
+  }
+
   /**
    * The DNS-interception check could not run here (runtime/side-check.ts: it
    * threw, or its I/O did): "not checked: why" on the card; the last check's

@@ -24,15 +24,38 @@ export function gatewayAddress(routeFile = '/proc/net/route'): string | null {
   return null;
 }
 
+/** The IPv6 default route's next hop with its interface ("fe80::1%wlan0"), from /proc/net/ipv6_route; null: none. */
+export function gateway6Address(route6File = '/proc/net/ipv6_route'): string | null {
+  try {
+    for (const l of fs.readFileSync(route6File, 'utf8').split('\n')) {
+      const f = l.trim().split(/\s+/);
+      if (f.length < 10 || !/^0{32}$/.test(f[0] ?? '') || f[1] !== '00' || f[9] === 'lo') continue;
+      const hop = f[4] ?? '';
+      if (/^0{32}$/.test(hop)) continue;
+      const groups = (hop.match(/.{4}/g) ?? []).map((g) => parseInt(g, 16).toString(16));
+      return `${groups.join(':')}%${f[9]}`;
+    }
+  } catch {
+    // no IPv6 routing table to read
+  }
+  return null;
+}
+
 /**
  * The network we're on: its key, and whether the gateway's MAC was known
  * (`byMac`). Just after a change the MAC isn't in the ARP table until
  * traffic went through the gateway; the key then hashes its address and is
  * provisional (current-network.ts waits a moment for the MAC).
  */
-export function networkIdentity(routeFile = '/proc/net/route', arpFile = '/proc/net/arp'): { readonly key: string; readonly byMac: boolean } | null {
+export function networkIdentity(routeFile = '/proc/net/route', arpFile = '/proc/net/arp', route6File = '/proc/net/ipv6_route'): { readonly key: string; readonly byMac: boolean } | null {
   const gateway = gatewayAddress(routeFile);
-  if (!gateway) return null;
+  if (!gateway) {
+    // An IPv6-only network (a mobile network, NAT64): its router, by the link-local address it routes from. That
+    // address is the router's own (derived from its MAC, or stable per link), so it tells networks apart as the
+    // MAC does, at once: final.
+    const v6 = gateway6Address(route6File);
+    return v6 ? { key: crypto.createHash('sha256').update(`dotstub-network:v6:${v6}`).digest('hex').slice(0, 32), byMac: true } : null;
+  }
   let mac: string | undefined;
   try {
     for (const l of fs.readFileSync(arpFile, 'utf8').split('\n').slice(1)) {

@@ -65,6 +65,12 @@ export interface NetworkMemoryEntry {
   /** What the last check could not look at and why ("IPv6 not checked: no route …"); absent: it asked every address. */
   readonly dnsCheckNote?: string;
   /**
+   * IPv4 through this network's NAT64 (privacy/nat64-check.ts), when it has no
+   * IPv4 of its own: the prefix used (found by asking ipv4only.arpa, or the
+   * well-known one tried without asking), how, and what was seen.
+   */
+  readonly nat64?: { readonly prefix: string; readonly how: 'ipv4only.arpa' | 'well-known'; readonly detail: string; readonly at: string };
+  /**
    * A post-quantum ClientHello got no answer here and the classical one did
    * (upstream/connection/key-agreement.ts): connections here offer classical
    * key agreement at once. When it was seen.
@@ -142,6 +148,10 @@ function entryOf(v: unknown): NetworkMemoryEntry | undefined {
   }
   if (str(o.dnsCheckedAt)) out.dnsCheckedAt = o.dnsCheckedAt;
   if (str(o.dnsCheckNote)) out.dnsCheckNote = o.dnsCheckNote;
+  const n64 = o.nat64 as Record<string, unknown> | null | undefined;
+  if (typeof n64 === 'object' && n64 !== null && str(n64.prefix) && (n64.how === 'ipv4only.arpa' || n64.how === 'well-known') && str(n64.detail) && str(n64.at)) {
+    out.nat64 = { prefix: n64.prefix, how: n64.how, detail: n64.detail, at: n64.at };
+  }
   const ddr = ddrOf(o.ddr);
   if (ddr) out.ddr = ddr;
   if (o.ownResolver === 'use') out.ownResolver = 'use';
@@ -219,7 +229,12 @@ export function pqHelloLostHolds(entry: NetworkMemoryEntry | undefined, now: num
 export function startHint(entry: NetworkMemoryEntry | undefined, now = Date.now()): StartHint {
   const doh = entry?.worked === 'doh' && entry.port853 !== undefined && !INTERCEPTION.has(entry.port853.kind);
   const windows = rememberedBurstWindows(entry, now);
-  return { ...(doh ? { startOn: 'doh' as const } : {}), ...(pqHelloLostHolds(entry, now) ? { classicalOnly: true } : {}), ...(windows > 0 ? { burstWindows: windows } : {}) };
+  return {
+    ...(doh ? { startOn: 'doh' as const } : {}),
+    ...(pqHelloLostHolds(entry, now) ? { classicalOnly: true } : {}),
+    ...(windows > 0 ? { burstWindows: windows } : {}),
+    ...(entry?.nat64 ? { nat64Prefix: entry.nat64.prefix } : {}),
+  };
 }
 
 /** What the memory tells the upstream about a network (upstream/managed.ts NetworkHint). */
@@ -227,6 +242,7 @@ export interface StartHint {
   readonly startOn?: 'doh';
   readonly classicalOnly?: boolean;
   readonly burstWindows?: number;
+  readonly nat64Prefix?: string;
 }
 
 export class NetworkMemory {

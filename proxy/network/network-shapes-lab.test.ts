@@ -21,6 +21,7 @@ import { clientLinkUpCommands, netlabMissing, startNetlab, unboundIn, type Netla
 import { labClientArgs, startLabDotstub, type LabDotstub } from '../../test-support/lab-dotstub.js';
 import { startUnbound, unboundMissing, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
+import { nat64Missing, startNat64, synthesize96 } from '../../test-support/nat64-lab.js';
 
 const missing = netlabMissing() ?? unboundMissing();
 const straceMissing = fs.existsSync('/usr/bin/strace') ? null : 'strace is not installed (apt-get install strace): the offline lab counts wake-ups with it';
@@ -259,4 +260,82 @@ describe('a link that flaps every 2 s for a minute', skipWith(missing), () => {
       await d.stop();
     }
   }, 150_000);
+});
+
+describe('IPv6-only (no IPv4 address or route), a resolver given by its IPv4 address', skipWith(missing ?? nat64Missing()), () => {
+  let s: ShapeLab;
+  let zone: NetlabProcess;
+  const PREFIX = '2001:db8:64::/96';
+  beforeAll(async () => {
+    s = await startShape('ipv6-only');
+    // The network's own resolver, on its IPv6 address, with a DNS64's answer for ipv4only.arpa (RFC 7050).
+    zone = s.lab.router.spawn([
+      process.execPath,
+      path.resolve(import.meta.dirname, '../../test-support/lab-zone-server.mjs'),
+      s.lab.addresses.routerClientSide6,
+      '53',
+      JSON.stringify({ 'ipv4only.arpa': { AAAA: [synthesize96(PREFIX, '192.0.0.170'), synthesize96(PREFIX, '192.0.0.171')] } }),
+    ]);
+    await zone.waitFor('READY');
+  }, 60_000);
+  afterAll(async () => {
+    await zone?.stop();
+    await s?.close();
+  });
+
+  const args = (mode: 'strict' | 'opportunistic'): string[] => {
+    const a = s.lab.addresses;
+    return ['--listen', `127.0.0.1:${LISTEN_PORT}`, '--resolver', `${a.server4}:853#dns.test`, '--ca', s.unbound.pki.caFile, `--${mode}`, '--network-dns', a.routerClientSide6];
+  };
+
+  test("with NAT64/DNS64: the prefix is found by asking ipv4only.arpa, the IPv4 resolver is reached through it, 0 failed lookups, and the card says so", async () => {
+    const nat = await startNat64(s.lab, PREFIX);
+    try {
+      const d = await startLabDotstub(s.lab, { args: args('opportunistic') });
+      try {
+        const failed: string[] = [];
+        const t0 = Date.now();
+        for (let i = 0; i < 10; i++) {
+          const st = await ask(s.lab, `n${i}.test`, 5);
+          if (st !== 'NOERROR') failed.push(`n${i}: ${st}`);
+          if (i === 0) console.log(`IPv6-only with NAT64: first lookup ${Date.now() - t0} ms`);
+        }
+        expect(failed).toEqual([]);
+        const here = await d.waitForHere((n) => n.nat64 !== null, 5000, 'NAT64 on the card');
+        expect(here.nat64).toMatchObject({ prefix: PREFIX, how: 'ipv4only.arpa' });
+        const conns = await d.get<{ address?: string; state?: string }[]>('/api/connections');
+        expect(conns.map((c) => c.address)).toContain(nat.synthesize(s.lab.addresses.server4));
+        expect(zone.output()).toContain('Q ipv4only.arpa AAAA');
+        const status = await d.get<{ state: string; reason: string }>('/api/status');
+        console.log(`IPv6-only with NAT64: ${status.state}: ${status.reason}; card: ${JSON.stringify(here.nat64)}; connections to ${conns.map((c) => c.address).join(', ')}`);
+        expect(status.state).toBe('private');
+      } finally {
+        await d.stop();
+      }
+    } finally {
+      await nat.stop();
+    }
+  }, 90_000);
+
+  test('without NAT64 (the network resolver knows no ipv4only.arpa): a clear "this network has no IPv4" in the reason, SERVFAIL, and no spin', async () => {
+    // This network has no DNS64: its resolver answers NXDOMAIN for ipv4only.arpa; nothing translates.
+    await zone.stop();
+    zone = s.lab.router.spawn([process.execPath, path.resolve(import.meta.dirname, '../../test-support/lab-zone-server.mjs'), s.lab.addresses.routerClientSide6, '53', '{}']);
+    await zone.waitFor('READY');
+    const d = await startLabDotstub(s.lab, { args: args('opportunistic') });
+    try {
+      expect(await ask(s.lab, 'n1.test', 5)).toBe('SERVFAIL');
+      const here = await d.waitForHere((n) => n.nat64 !== null, 5000, 'the NAT64 search on the card');
+      await new Promise((r) => setTimeout(r, 10_000));
+      const status = await d.get<{ state: string; reason: string }>('/api/status');
+      const attempts = (await d.get<EventsView[]>('/api/events/recent')).filter((e) => e.kind === 'connection' && e.event?.type === 'connect-failed').length;
+      console.log(`IPv6-only without NAT64: ${status.state}: ${status.reason}; card: ${JSON.stringify(here.nat64)}; ${attempts} failed attempts in ~12 s`);
+      expect(status.state).toBe('blocked');
+      expect(status.reason).toMatch(/^this network has no IPv4, and its NAT64 \(64:ff9b::\/96\) did not reach the resolver \(.*\): give your resolver's IPv6 address; /);
+      expect(here.nat64).toMatchObject({ prefix: '64:ff9b::/96', how: 'well-known', detail: expect.stringMatching(/NXDOMAIN/) as unknown });
+      expect(attempts).toBeLessThanOrEqual(6);
+    } finally {
+      await d.stop();
+    }
+  }, 60_000);
 });

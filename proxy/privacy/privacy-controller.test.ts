@@ -78,7 +78,7 @@ test('an authenticated open is private; a failure of the carrying side blocks, t
   upstream.emit('open', opened);
   expect(controller.state.state).toBe('private');
   const error = new ConnectFailedError('port 853 refused');
-  const failure = { transport: 'doh' as const, resolverId: 'r', consecutive: 1, address: '127.0.0.1', error, retryInMs: 1000, offline: false, afterMs: 1, attempts: [], message: error.message };
+  const failure = { transport: 'doh' as const, resolverId: 'r', consecutive: 1, address: '127.0.0.1', error, retryInMs: 1000, offline: false, nat64Prefix: null, afterMs: 1, attempts: [], message: error.message };
   upstream.emit('connect-failed', { ...failure, speaks: false });
   expect(controller.state.state).toBe('private');
   expect(controller.network).toMatchObject({ transport: 'doh', detail: 'port 853 refused' });
@@ -119,7 +119,7 @@ test('not in use: the last close is idle, not a re-open; events of an upstream s
   expect(controller.state.reason).toMatch(/^idle since/);
   const next = new FakeUpstream();
   controller.switched(next);
-  upstream.emit('connect-failed', { transport: 'dot', resolverId: 'r', consecutive: 1, address: 'x', error: new ConnectFailedError('refused'), retryInMs: 1, offline: false, afterMs: 1, attempts: [], speaks: true, message: 'refused' });
+  upstream.emit('connect-failed', { transport: 'dot', resolverId: 'r', consecutive: 1, address: 'x', error: new ConnectFailedError('refused'), retryInMs: 1, offline: false, nat64Prefix: null, afterMs: 1, attempts: [], speaks: true, message: 'refused' });
   expect(controller.state.state).toBe('private');
 });
 
@@ -131,7 +131,7 @@ test('repeated attempts failing the same way announce the state once, not once p
   const error = new ConnectFailedError('port 853 refused');
   // Back-off grows between attempts; lookups start attempts in between: one blocked state either way.
   for (const retryInMs of [250, 500, 1000, 2000, 4000, 8000, 10_000, 10_000]) {
-    upstream.emit('connect-failed', { transport: 'dot', resolverId: 'r', consecutive: 1, address: '127.0.0.1', error, retryInMs, offline: false, afterMs: 1, attempts: [], speaks: true, message: error.message });
+    upstream.emit('connect-failed', { transport: 'dot', resolverId: 'r', consecutive: 1, address: '127.0.0.1', error, retryInMs, offline: false, nat64Prefix: null, afterMs: 1, attempts: [], speaks: true, message: error.message });
   }
   expect(states.map((s) => s.state)).toEqual(['private', 'blocked']);
   expect(states[1]!.reason).toContain('each lookup tries again (at most once a second)');
@@ -149,7 +149,7 @@ test('per-network memory: what worked is remembered under the network key; a rej
   controller.started();
   expect(upstream.hints).toEqual([{}]); // nothing known about the café yet
   const error = new ConnectTimeoutError('port 853 timed out after 2500 ms');
-  upstream.emit('connect-failed', { transport: 'dot', resolverId: 'r', consecutive: 1, address: '127.0.0.1', error, retryInMs: 5000, offline: false, afterMs: 2500, attempts: [], speaks: true, message: error.message });
+  upstream.emit('connect-failed', { transport: 'dot', resolverId: 'r', consecutive: 1, address: '127.0.0.1', error, retryInMs: 5000, offline: false, nat64Prefix: null, afterMs: 2500, attempts: [], speaks: true, message: error.message });
   upstream.emit('open', { ...opened, transport: 'doh' });
   expect(new NetworkMemory(file).get('cafe')).toMatchObject({ label: 'gateway 10.0.0.1', worked: 'doh', port853: { kind: 'dropped', classification: 'NET_DROPPED' } });
 
@@ -179,7 +179,7 @@ test('an intercepted 853 is never a reason to start on DoH (ladder step 2)', () 
   const controller = new PrivacyController({ options: optionsOf(defaultConfig(resolver)), lastQueryAt: () => Date.now(), upstream, network });
   controller.started();
   const error = new CertificateError('certificate for dns.test was issued by an unknown CA', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY');
-  upstream.emit('connect-failed', { transport: 'dot', resolverId: 'r', consecutive: 1, address: '127.0.0.1', error, retryInMs: 5000, offline: false, afterMs: 3, attempts: [], speaks: true, message: error.message });
+  upstream.emit('connect-failed', { transport: 'dot', resolverId: 'r', consecutive: 1, address: '127.0.0.1', error, retryInMs: 5000, offline: false, nat64Prefix: null, afterMs: 3, attempts: [], speaks: true, message: error.message });
   upstream.emit('open', { ...opened, transport: 'doh' });
   expect(new NetworkMemory(file).get('hotel')).toMatchObject({ worked: 'doh', port853: { kind: 'intercepted' } });
   expect(new NetworkMemory(file).get('hotel')?.label).toMatch(/^network seen first on \d{4}-\d\d-\d\d$/);

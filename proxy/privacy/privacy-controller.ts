@@ -313,7 +313,7 @@ export class PrivacyController extends EventEmitter<PrivacyEvents> {
       if (f.transport === 'dot') this.#network.dotFailed(classified.kind, classified.classification);
       this.#maybeCheckPortal();
       if (!f.speaks) return;
-      this.#onPrivacyEvent({ type: 'connect-failed', message: f.message, retryInMs: f.retryInMs, offline: f.offline });
+      this.#onPrivacyEvent({ type: 'connect-failed', message: f.message, retryInMs: f.retryInMs, offline: f.offline, nat64Prefix: f.nat64Prefix });
     });
     upstream.on('transport', (change) => {
       if (active()) this.emit('transport', change);
@@ -323,6 +323,14 @@ export class PrivacyController extends EventEmitter<PrivacyEvents> {
   /** Where the upstream should start on the network we're on. */
   #hint(): NetworkHint {
     return this.#network.hint();
+  }
+
+  /**
+   * The network's hint changed while we're on it (its NAT64 prefix was
+   * found: nat64-check.ts): the upstream starts over with it, at once.
+   */
+  networkHintChanged(): void {
+    if (this.#running) this.#upstream.networkChanged(this.#hint());
   }
 
   /** A flapping link's episode is under way: its state lines are told as one (flap-episode.ts). */

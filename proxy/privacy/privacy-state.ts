@@ -55,6 +55,8 @@ export type PrivacyEvent =
       readonly retryInMs: number;
       /** No route from this machine: the next attempt comes with the network (upstream/pool/offline.ts), not on a timer. */
       readonly offline?: boolean;
+      /** The resolver's IPv4 addresses were tried through this NAT64 prefix: the network has no IPv4 of its own. */
+      readonly nat64Prefix?: string | null;
     }
   /**
    * The active resolver's last connection closed and no query needs one: the
@@ -108,7 +110,13 @@ function nextConnectionState(current: PrivacyStatus, event: Exclude<PrivacyEvent
       if (current.state === 'captive' || current.state === 'degraded') return current;
       // Strict and opportunistic alike never fall back to cleartext here: nothing leaves.
       // No wait in the reason: it changes with every attempt (one state event each) and is wrong while lookups come (issue 24).
-      return { state: 'blocked', reason: `${event.message}; ${event.offline === true ? OFFLINE_RETRY_SENTENCE : RETRY_SENTENCE}` };
+      return {
+        state: 'blocked',
+        reason:
+          event.nat64Prefix !== undefined && event.nat64Prefix !== null
+            ? `this network has no IPv4, and its NAT64 (${event.nat64Prefix}) did not reach the resolver (${event.message}): give your resolver's IPv6 address; ${event.offline === true ? OFFLINE_RETRY_SENTENCE : RETRY_SENTENCE}`
+            : `${event.message}; ${event.offline === true ? OFFLINE_RETRY_SENTENCE : RETRY_SENTENCE}`,
+      };
     case 'idle':
       // Honest while idle: private is what the next query will get, not a connection that exists now.
       if (current.state !== 'private' && current.state !== 'private-unverified') return current;

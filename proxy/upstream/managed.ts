@@ -53,6 +53,12 @@ export interface NetworkHint {
    * spell does once this run has seen a burst (pool.ts).
    */
   readonly burstWindows?: number;
+  /**
+   * This network has no IPv4 route and reaches IPv4 through a NAT64 at this
+   * prefix ("2001:db8:64::/96"): a resolver's IPv4 addresses are reached at
+   * the addresses it synthesizes (runtime/nat64-address.ts).
+   */
+  readonly nat64Prefix?: string;
 }
 
 /** A burst filled every open connection's window: the connections it needs (one window each). */

@@ -19,7 +19,7 @@ import { CertificateError, ConnectFailedError, ConnectionClosedError, PinMismatc
 import type { AuthMode, AuthPolicy } from '../auth-policy.js';
 import type { CloseReason } from './contract.js';
 import { CLASSICAL_GROUPS } from './key-agreement.js';
-import { hasDefaultRoute } from './default-route.js';
+import { hasDefaultRoute } from '../../runtime/default-route.js';
 
 export interface PeerIdentity {
   readonly mode: AuthMode;
@@ -143,9 +143,10 @@ function describeConnectError(err: NodeJS.ErrnoException, address: string, port:
     case 'ENETUNREACH':
       // No default route of that family: this machine is offline (or the family is missing here: an IPv4-only network).
       if (!hasDefaultRoute(net.isIPv6(address) ? 6 : 4)) {
-        return net.isIPv6(address)
-          ? `cannot connect to ${where}: this network has no IPv6 route (offline, or an IPv4-only network) (${err.code})`
-          : `cannot connect to ${where}: this machine is offline (no route beyond its own network) (${err.code})`;
+        if (net.isIPv6(address)) return `cannot connect to ${where}: this network has no IPv6 route (offline, or an IPv4-only network) (${err.code})`;
+        // No IPv4 route but IPv6: an IPv6-only network, and no NAT64 prefix is known to reach IPv4 through.
+        if (hasDefaultRoute(6)) return `cannot connect to ${where}: this network has no IPv4 (IPv6 only): give your resolver's IPv6 address (${err.code})`;
+        return `cannot connect to ${where}: this machine is offline (no route beyond its own network) (${err.code})`;
       }
       return `cannot connect to ${where}: no route to the resolver from this network (${err.code})`;
     case 'EHOSTUNREACH':

@@ -24,6 +24,8 @@ import type { Backoff } from './backoff.js';
 import type { PoolOptions } from './options.js';
 import type { Quarantine } from './quarantine.js';
 import { isOffline, OFFLINE_RETRY_MS } from './offline.js';
+import { hasDefaultRoute } from '../../runtime/default-route.js';
+import { synthesizeNat64 } from '../../runtime/nat64-address.js';
 import { ConnectionRace, lostRace, raceAddresses } from './race.js';
 
 let connectionCounter = 0;
@@ -61,11 +63,18 @@ export class PoolConnections {
    * memory, through the pool's hint) before. The pool sets it per network.
    */
   classical = false;
+  /**
+   * The network's NAT64 prefix (the pool's hint): with no IPv4 route here, the
+   * resolver's IPv4 addresses are raced at the IPv6 addresses it synthesizes.
+   */
+  nat64: string | null = null;
   readonly #o: PoolConnectionsInit;
   /** Latest session ticket per address. */
   readonly #tickets = new Map<string, Buffer>();
   /** Which address of each family the next race tries; moves on when a race fails. */
   #addressIndex = 0;
+  /** The NAT64 prefix the last race's addresses were synthesized with; null: the resolver's own addresses. */
+  #viaNat64: string | null = null;
   /** The connection race started last, while it runs. */
   #race: ConnectionRace | undefined;
   #closed = false;
@@ -86,7 +95,9 @@ export class PoolConnections {
   /** Starts a connection race; returns its first racer (queries sent now are held there until one authenticates). */
   open(): PoolConnection {
     this.#o.backoff.attempted();
-    const race = this.race(raceAddresses(this.#o.resolver.addresses, this.#addressIndex));
+    const addresses = throughNat64(this.#o.resolver.addresses, this.nat64);
+    this.#viaNat64 = addresses !== this.#o.resolver.addresses ? this.nat64 : null;
+    const race = this.race(raceAddresses(addresses, this.#addressIndex));
     this.#race = race;
     return race.start() as PoolConnection;
   }
@@ -215,10 +226,22 @@ export class PoolConnections {
     if (error) {
       o.counters.connectFailures++;
       this.up = false;
-      const failure = { resolverId: o.resolver.id, ...lost, error, consecutive, retryInMs, offline, transport: o.transport };
+      const failure = { resolverId: o.resolver.id, ...lost, error, consecutive, retryInMs, offline, nat64Prefix: this.#viaNat64, transport: o.transport };
       o.emit('connect-failed', { ...failure, speaks: true, message: error.message });
     }
     const retry = o.retry;
     if (retry) o.backoff.schedule(retry, retryInMs + 5);
   }
+}
+
+/**
+ * The addresses to race: as given, unless this network has no IPv4 route and
+ * a NAT64 prefix is known, then each IPv4 address is reached at its
+ * synthesized IPv6 address (RFC 6052), the IPv6 ones as they are. Read at
+ * each race (a route may come or go between them).
+ */
+export function throughNat64(addresses: readonly string[], prefix: string | null, v4Route: () => boolean = () => hasDefaultRoute(4)): readonly string[] {
+  if (prefix === null || !addresses.some((a) => !a.includes(':')) || v4Route()) return addresses;
+  const out = addresses.map((a) => (a.includes(':') ? a : (synthesizeNat64(prefix, a) ?? a)));
+  return [...new Set(out)];
 }

@@ -134,6 +134,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     this.#backoff.reset();
     // A new network offers post-quantum key agreement again, unless its memory says its paths lose that ClientHello.
     this.#c.classical = hint.classicalOnly === true;
+    this.#c.nat64 = hint.nat64Prefix ?? null;
     this.#rememberedBursts(hint);
     for (const c of [...this.#c.list]) c.close('network-change');
     if (this.#selfRetry) this.warm();
@@ -170,6 +171,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
   /** Before its first connection (start, a switch): the network's memory on key agreement. */
   prefer(hint: NetworkHint): void {
     if (hint.classicalOnly === true) this.#c.classical = true;
+    if (hint.nat64Prefix !== undefined) this.#c.nat64 = hint.nat64Prefix;
     this.#rememberedBursts(hint);
   }
 

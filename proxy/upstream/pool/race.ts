@@ -55,6 +55,8 @@ export interface ConnectFailure {
   readonly retryInMs: number;
   /** No route from this machine (offline.ts): the next attempt waits for the network to change, not for retryInMs alone. */
   readonly offline: boolean;
+  /** The addresses tried were the resolver's IPv4 ones through this NAT64 prefix (a network without IPv4); null: its own. */
+  readonly nat64Prefix: string | null;
   /** How long the attempt took to fail, ms (the whole race, when more than one address was tried). */
   readonly afterMs: number;
   /** Each address tried and how it ended, in the order they started. */

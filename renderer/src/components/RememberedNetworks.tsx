@@ -122,6 +122,17 @@ export function RememberedNetworks({ rev, onChange }: { readonly rev: string; re
                       <dd>{PORT_853[n.port853.kind]}</dd>
                     </div>
                   )}
+                  {n.nat64 && (
+                    <div>
+                      <dt>IPv4</dt>
+                      <dd>
+                        {n.nat64.how === 'ipv4only.arpa'
+                          ? `none of its own: IPv4 resolvers are reached through this network’s NAT64 (${n.nat64.prefix}, named by its DNS64)`
+                          : `none of its own: IPv4 resolvers are tried through the well-known NAT64 prefix ${n.nat64.prefix}`}
+                        <span className="muted small"> · {n.nat64.detail}</span>
+                      </dd>
+                    </div>
+                  )}
                   <div>
                     <dt>Round trip</dt>
                     <dd>{n.rttMs === null ? 'not measured yet' : `${n.rttMs} ms (median)`}</dd>

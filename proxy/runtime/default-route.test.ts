@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, test } from 'vitest';
-import { removeOnExit } from '../../../test-support/temp.js';
+import { removeOnExit } from '../../test-support/temp.js';
 import { hasDefaultRoute } from './default-route.js';
 
 const V4_HEAD = 'Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT';
