@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Netlab, NetlabProcess } from './netlab.js';
 
-export const NAT64_POOL = '10.53.64.0/24';
+const NAT64_POOL = '10.53.64.0/24';
 
 export function nat64Missing(): string | null {
   if (!fs.existsSync('/usr/sbin/tayga')) return 'tayga is not installed (apt-get install tayga): the IPv6-only lab translates with it';

@@ -10,7 +10,7 @@ import { askOverUdp, decodedAnswer } from '../dns/ask-udp.js';
 import { nat64PrefixesFrom } from '../runtime/nat64-address.js';
 import type { NetworkServer } from './network-resolver.js';
 
-export const NAT64_NAME = 'ipv4only.arpa';
+const NAT64_NAME = 'ipv4only.arpa';
 
 export type Nat64Discovery =
   /** The network's DNS64 named its prefix. */

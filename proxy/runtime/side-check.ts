@@ -22,8 +22,7 @@
  * (the caller's `await` or `.then`), so whatever that code starts (a switch
  * of resolver, a captive session, a write to the network's memory) belongs
  * to no check, and an exception there is never taken for a check's failure.
- * Code inside a measurement that must start query-path work runs it through
- * outsideSideCheck().
+ * A measurement starts nothing the query path keeps.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { errnoWords } from '../dns/ask-udp.js';
@@ -62,11 +61,6 @@ export function sideCheck<T>(name: string, measure: () => Promise<T>): Promise<S
       }
     });
   });
-}
-
-/** Runs `fn` outside any side check's context: for work a measurement hands to the query path. */
-export function outsideSideCheck<T>(fn: () => T): T {
-  return scopes.exit(fn);
 }
 
 /**

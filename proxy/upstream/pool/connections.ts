@@ -240,7 +240,7 @@ export class PoolConnections {
  * synthesized IPv6 address (RFC 6052), the IPv6 ones as they are. Read at
  * each race (a route may come or go between them).
  */
-export function throughNat64(addresses: readonly string[], prefix: string | null, v4Route: () => boolean = () => hasDefaultRoute(4)): readonly string[] {
+function throughNat64(addresses: readonly string[], prefix: string | null, v4Route: () => boolean = () => hasDefaultRoute(4)): readonly string[] {
   if (prefix === null || !addresses.some((a) => !a.includes(':')) || v4Route()) return addresses;
   const out = addresses.map((a) => (a.includes(':') ? a : (synthesizeNat64(prefix, a) ?? a)));
   return [...new Set(out)];
