@@ -36,3 +36,27 @@ test('adding a resolver at an address in use, or one strict mode cannot verify, 
   await expect(dashboard.resolverList.getByRole('listitem').filter({ hasText: 'Lab B' })).toContainText('127.0.0.9');
   await expect(active).toContainText('dns.test (127.0.0.1)');
 });
+
+test('the next resolver typed while the last one is still being added is kept: the list shows the new one (the stream) before the add answers, and the answer empties nothing typed since', async ({ dashboard, page }) => {
+  await dashboard.goTo('Resolvers');
+  const form = page.getByRole('form', { name: 'Add a custom resolver' });
+  // The add's answer comes a second late (a loaded machine: CI saw the stream win this race and the typing wiped).
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route('**/api/resolvers', async (route) => {
+    if (route.request().method() !== 'POST') return route.continue();
+    const response = await route.fetch();
+    await held;
+    await route.fulfill({ response });
+  });
+  await dashboard.addResolver({ label: 'First lab', address: '127.0.0.21', port: 853, authName: 'dns.test' });
+  await expect(dashboard.resolverList.getByRole('listitem').filter({ hasText: 'First lab' })).toBeVisible();
+  // The next one, typed now.
+  await form.getByRole('textbox', { name: 'Name', exact: true }).fill('Second lab');
+  await form.getByRole('textbox', { name: 'Address', exact: true }).fill('127.0.0.22');
+  release();
+  await expect(form.getByText('Added First lab. Use it from the list above.')).toBeVisible();
+  await expect(form.getByRole('textbox', { name: 'Name', exact: true })).toHaveValue('Second lab');
+  await expect(form.getByRole('textbox', { name: 'Address', exact: true })).toHaveValue('127.0.0.22');
+  await page.unroute('**/api/resolvers');
+});

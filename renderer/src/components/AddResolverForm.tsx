@@ -16,6 +16,9 @@ export function AddResolverForm() {
   const [added, setAdded] = useState<string | null>(null);
   const validateTimer = useRef<number | null>(null);
   const touched = useRef(new Set<FieldName>());
+  // The form as last rendered: what a submit's answer compares with what it sent.
+  const latest = useRef(form);
+  latest.current = form;
 
   const validate = useCallback((next: FormText) => {
     if (validateTimer.current !== null) window.clearTimeout(validateTimer.current);
@@ -58,12 +61,17 @@ export function AddResolverForm() {
     }
     setSaving(true);
     setSummary(null);
+    const submitted = form;
     try {
       const r = await api.addResolver(body);
       setAdded(`Added ${r.label}. Use it from the list above.`);
-      setForm(EMPTY_FORM);
-      setErrors({});
-      touched.current.clear();
+      // Emptied for the next one, unless the next one is already being typed: the list shows the new resolver as
+      // soon as the stream pushes it, which can be before this answer comes (the typing must not be wiped).
+      if (latest.current === submitted) {
+        setForm(EMPTY_FORM);
+        setErrors({});
+        touched.current.clear();
+      }
       await store.refresh('resolvers');
     } catch (err) {
       if (err instanceof ControlError) {
