@@ -23,6 +23,7 @@ import { digManyAsync, ProxyProcess, tempDir } from './support/lab.js';
 const SHOTS = path.join(import.meta.dirname, 'screenshots');
 const CAFE = 'c0ffee00c0ffee00c0ffee00c0ffee00';
 const OFFICE = '0ff1ce000ff1ce000ff1ce000ff1ce00';
+const MOBILE = '3e6a000063e6a000063e6a000063e6a0';
 
 async function violations(page: Page): Promise<string[]> {
   const result = await new AxeBuilder({ page }).options({ rules: { 'label-content-name-mismatch': { enabled: true } } }).analyze();
@@ -48,6 +49,12 @@ const test = base.extend<{ remembered: { proxy: ProxyProcess; file: string; here
             rewritesDns: { seenAt: day(24), answeredWith: 'NOERROR with 10.20.0.1', asked: '192.0.2.1' }, dnsCheckedAt: day(24),
           },
           [OFFICE]: { label: 'gateway 172.16.4.1', worked: 'dot', rttMs: 23.1, localDomains: ['corp.example'], localNames: 'allow', firstSeenAt: day(2), seenAt: day(21, 17) },
+          // An IPv6-only mobile network: IPv4 through its NAT64, and the interception check's IPv4 half not checked (issue 41).
+          [MOBILE]: {
+            label: 'Phone hotspot', worked: 'dot', rttMs: 61.7, firstSeenAt: day(5), seenAt: day(12, 8), dnsCheckedAt: day(12, 8),
+            dnsCheckNote: 'IPv4 not checked: no route to it from this network (ENETUNREACH)',
+            nat64: { prefix: '2001:db8:64::/96', how: 'ipv4only.arpa', detail: 'fd53:1::1 named the prefix for ipv4only.arpa (its DNS64)', at: day(12, 8) },
+          },
         },
       }),
       { mode: 0o600 },
@@ -78,7 +85,7 @@ test('the networks dotstub remembers: this one first and marked, what worked on 
   const card = page.getByTestId('network-memory');
   await expect(card.getByRole('heading', { name: 'Networks dotstub remembers' })).toBeVisible();
   const items = card.getByTestId('remembered-network');
-  await expect(items).toHaveCount(3);
+  await expect(items).toHaveCount(4);
   // This network: first, marked, DoT worked (the proxy connected over it just now).
   await expect(items.nth(0)).toHaveAttribute('aria-current', 'true');
   await expect(items.nth(0)).toContainText('This network');
@@ -101,6 +108,12 @@ test('the networks dotstub remembers: this one first and marked, what worked on 
   await expect(cafe).toContainText('dotstub’s encrypted DNS is not affected');
   await expect(items.filter({ hasText: 'gateway 172.16.4.1' }).getByTestId('port53')).toHaveAttribute('data-kind', 'unchecked');
   await cafe.screenshot({ path: path.join(SHOTS, 'network-memory-rewrites-card-1280-light.png') });
+  // The IPv6-only network: how IPv4 resolvers are reached there, and what the interception check could not look at.
+  const mobile = items.filter({ hasText: 'Phone hotspot' });
+  await expect(mobile.getByTestId('nat64')).toContainText('None of its own: IPv4 resolvers are reached through this network’s NAT64, 2001:db8:64::/96');
+  await expect(mobile.getByTestId('nat64')).toContainText('fd53:1::1 named the prefix for ipv4only.arpa (its DNS64)');
+  await expect(mobile).toContainText('IPv4 not checked: no route to it from this network (ENETUNREACH)');
+  await mobile.screenshot({ path: path.join(SHOTS, 'network-memory-nat64-card-1280-light.png') });
   await expect(items.filter({ hasText: 'gateway 172.16.4.1' })).toContainText('corp.example');
 
   await page.screenshot({ path: path.join(SHOTS, 'network-memory-1280-light.png'), fullPage: true });
@@ -114,7 +127,7 @@ test('the networks dotstub remembers: this one first and marked, what worked on 
   // The café's local names: allowed from now on, remembered for it alone.
   const memory = (): Record<string, { localNames?: string }> => (JSON.parse(fs.readFileSync(file, 'utf8')) as { networks: Record<string, { localNames?: string }> }).networks;
   // The network we're on, as the proxy keyed it (the one the file didn't hold before).
-  const here = Object.keys(memory()).filter((k) => k !== CAFE && k !== OFFICE);
+  const here = Object.keys(memory()).filter((k) => k !== CAFE && k !== OFFICE && k !== MOBILE);
   expect(here).toHaveLength(1);
   await card.getByRole('combobox', { name: 'Local names on gateway 10.20.0.1' }).selectOption('allow');
   await expect.poll(() => memory()[CAFE]?.localNames).toBe('allow');
@@ -124,8 +137,8 @@ test('the networks dotstub remembers: this one first and marked, what worked on 
   // Forget the office: asked once, then gone from the card and the file.
   await card.getByRole('button', { name: 'Forget this network: gateway 172.16.4.1' }).click();
   await card.getByRole('group', { name: 'Forget gateway 172.16.4.1?' }).getByRole('button', { name: 'Forget' }).click();
-  await expect(items).toHaveCount(2);
-  expect(Object.keys(memory()).sort()).toEqual([CAFE, here[0] as string].sort());
+  await expect(items).toHaveCount(3);
+  expect(Object.keys(memory()).sort()).toEqual([CAFE, MOBILE, here[0] as string].sort());
   expect(errors).toEqual([]);
 });
 

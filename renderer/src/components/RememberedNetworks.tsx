@@ -123,13 +123,13 @@ export function RememberedNetworks({ rev, onChange }: { readonly rev: string; re
                     </div>
                   )}
                   {n.nat64 && (
-                    <div>
+                    <div className="memory-fact-wide" data-testid="nat64">
                       <dt>IPv4</dt>
                       <dd>
                         {n.nat64.how === 'ipv4only.arpa'
-                          ? `none of its own: IPv4 resolvers are reached through this network’s NAT64 (${n.nat64.prefix}, named by its DNS64)`
-                          : `none of its own: IPv4 resolvers are tried through the well-known NAT64 prefix ${n.nat64.prefix}`}
-                        <span className="muted small"> · {n.nat64.detail}</span>
+                          ? `None of its own: IPv4 resolvers are reached through this network’s NAT64, ${n.nat64.prefix}`
+                          : `None of its own: IPv4 resolvers are tried through the well-known NAT64 prefix, ${n.nat64.prefix}`}
+                        <span className="muted small memory-fact-detail">{n.nat64.detail}</span>
                       </dd>
                     </div>
                   )}
