@@ -31,8 +31,9 @@ for (const kind of ['unbound', 'bind', 'kresd', 'dnsdist'] as const satisfies re
     upstreamContract(
       `DoT pool to ${INTEROP_LABEL[kind]}`,
       async () => {
-        const server = await startInterop(kind);
         const closedPort = await freePort();
+        // Stopped by the contract's afterAll, also when a test fails.
+        const server = await startInterop(kind);
         return {
           zone: server.zone,
           make: (o) => poolTo(server, server.port, o?.idleTimeoutMs),
