@@ -22,8 +22,9 @@ const VITEST_REPORTER = path.join(import.meta.dirname, 'vitest-line-reporter.mjs
  * scripts/node-runtime.mjs), so what ships is what is tested: the upstream
  * contract suite (test-support/upstream-contract.ts, every upstream kind and
  * the cache and captive gate in front of them: TLS, HTTP/2, sockets against
- * real unbound), what its TLS library decides (resumption never launders
- * authentication, hostile servers) and quick ACKs (the sockopt addon under
+ * real unbound; and the interop suite, where the TLS libraries of the DoT
+ * servers Debian ships meet its post-quantum offer), what its TLS library
+ * decides (resumption never launders authentication, hostile servers) and quick ACKs (the sockopt addon under
  * that runtime), and key agreement (post-quantum where the runtime's
  * OpenSSL offers it, the classical retry where a path loses that
  * ClientHello). The install lab boots the package itself, so it runs on it
@@ -31,6 +32,7 @@ const VITEST_REPORTER = path.join(import.meta.dirname, 'vitest-line-reporter.mjs
  */
 const SHIPPED_RUNTIME_FILES = [
   'proxy/upstream/dot/dot-upstream.test.ts',
+  'proxy/upstream/dot/interop.test.ts',
   'proxy/upstream/dot/resumption.test.ts',
   'proxy/upstream/dot/hardening.test.ts',
   'proxy/upstream/doh/doh-upstream.test.ts',

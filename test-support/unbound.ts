@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { testPki, type TestPki } from './certs.js';
+import { giveToNobody, runsAsRoot, unprivilegedArgv } from './unprivileged.js';
 
 const UNBOUND_BIN = process.env.UNBOUND_BIN ?? '/usr/sbin/unbound';
 const UNBOUND_CONTROL_BIN = path.join(path.dirname(UNBOUND_BIN), 'unbound-control');
@@ -52,6 +53,12 @@ export interface UnboundOptions {
    * its statistics. Off by default.
    */
   readonly control?: boolean;
+  /**
+   * Run it as nobody when the tests run as root (unprivileged.ts), with its
+   * own copy of the TLS key and certificate. Off by default: the other tests
+   * run it as this process's user (root in CI, with `username: ""`).
+   */
+  readonly unprivileged?: boolean;
 }
 
 /** How to run unbound somewhere else: where it listens, how to start it, how to know it accepts. */
@@ -110,7 +117,8 @@ export function zoneLines(names: number, extra: Readonly<Record<string, string>>
   return lines;
 }
 
-async function waitForTls(port: number, pki: TestPki, deadline: number, alpn?: string, name = pki.authName): Promise<void> {
+/** Resolves once a TLS handshake with `name` (verified against the PKI's CA) succeeds on 127.0.0.1:port; throws past `deadline` (Date.now()), naming `server`. */
+export async function waitForTls(port: number, pki: TestPki, deadline: number, alpn?: string, name = pki.authName, server = 'unbound'): Promise<void> {
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
       const s = tls.connect({ host: '127.0.0.1', port, servername: name, ca: pki.caPem, ...(alpn ? { ALPNProtocols: [alpn] } : {}) }, () => {
@@ -120,7 +128,7 @@ async function waitForTls(port: number, pki: TestPki, deadline: number, alpn?: s
       s.once('error', () => resolve(false));
     });
     if (ok) return;
-    if (Date.now() > deadline) throw new Error(`unbound did not accept TLS on port ${port} in time`);
+    if (Date.now() > deadline) throw new Error(`${server} did not accept TLS on port ${port} in time`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -175,6 +183,14 @@ async function startUnboundOnce(options: UnboundOptions): Promise<UnboundServer>
   const keepalive = options.keepaliveMs ?? 120_000;
   const dohPort = options.dohPort === undefined ? undefined : options.dohPort || (await freePort());
   const controlSocket = path.join(dir, 'control.sock');
+  const dropRoot = options.unprivileged === true && !launch && runsAsRoot();
+  let keyFile = options.tls?.keyFile ?? pki.serverKeyFile;
+  let certFile = options.tls?.certFile ?? pki.serverCertFile;
+  if (dropRoot) {
+    // The PKI's directory is root's (0700): nobody reads its own copies.
+    fs.copyFileSync(keyFile, (keyFile = path.join(dir, 'tls.key')));
+    fs.copyFileSync(certFile, (certFile = path.join(dir, 'tls.pem')));
+  }
   // unbound serves DoH only on interfaces configured with the https-port as
   // @port (unbound.conf(5), https-port), so the DoH port gets its own line.
   const doh =
@@ -186,8 +202,8 @@ async function startUnboundOnce(options: UnboundOptions): Promise<UnboundServer>
     ...doh,
     `  tls-port: ${port}`,
     ...(options.plainPort === undefined ? [] : addresses.map((a) => `  interface: ${a}@${options.plainPort}`)),
-    `  tls-service-key: "${options.tls?.keyFile ?? pki.serverKeyFile}"`,
-    `  tls-service-pem: "${options.tls?.certFile ?? pki.serverCertFile}"`,
+    `  tls-service-key: "${keyFile}"`,
+    `  tls-service-pem: "${certFile}"`,
     '  do-udp: yes',
     '  edns-tcp-keepalive: yes',
     `  edns-tcp-keepalive-timeout: ${keepalive}`,
@@ -208,10 +224,12 @@ async function startUnboundOnce(options: UnboundOptions): Promise<UnboundServer>
   ].join('\n');
   const confFile = path.join(dir, 'unbound.conf');
   fs.writeFileSync(confFile, conf);
+  if (dropRoot) giveToNobody(dir);
   const started = launch
     ? launch.spawn([UNBOUND_BIN, '-d', '-c', confFile])
     : (() => {
-        const c = spawn(UNBOUND_BIN, ['-d', '-c', confFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+        const [bin, ...args] = dropRoot ? unprivilegedArgv([UNBOUND_BIN, '-d', '-c', confFile]) : [UNBOUND_BIN, '-d', '-c', confFile];
+        const c = spawn(bin as string, args, { stdio: ['ignore', 'ignore', 'pipe'] });
         return { child: c, signal: (sig: NodeJS.Signals) => c.kill(sig) };
       })();
   const child = started.child;

@@ -10,8 +10,9 @@ export interface TestRequest extends UpstreamRequest {
   readonly name: string;
 }
 
-export function request(name: string, type: 'A' | 'AAAA' = 'A'): TestRequest {
-  return { name, ...queryFor(name, type, { pad: true, keepalive: true }), trace: newTrace() };
+/** A padded query for `name` that asks for the server's idle timeout (RFC 7828), as the engine sends over TLS; `keepalive: false` doesn't ask. */
+export function request(name: string, type: 'A' | 'AAAA' = 'A', options: { readonly keepalive?: boolean } = {}): TestRequest {
+  return { name, ...queryFor(name, type, { pad: true, keepalive: options.keepalive ?? true }), trace: newTrace() };
 }
 
 /** The answer to the query in `framed` (an upstream request's wire, after its ID was written). */

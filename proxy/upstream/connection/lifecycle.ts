@@ -54,6 +54,7 @@ import type {
   SendInfo,
 } from './contract.js';
 import { InFlightMap } from './in-flight.js';
+import { idleWithinKeepalive } from './keepalive.js';
 import { agreedGroup, firstFlightWaitMs, offersPostQuantum } from './key-agreement.js';
 import { ackEvidence, markOf, peerVerdict, type AckEvidence, type PeerVerdict } from './peer-acks.js';
 import type { Link, Protocol, ProtocolHalf, Query } from './protocol.js';
@@ -402,8 +403,8 @@ class Connection<S> extends EventEmitter<PoolConnectionEvents> implements PoolCo
       this.#closeReason = 'keepalive-zero';
       return;
     }
-    // Honour the server's timeout, never exceed our own.
-    this.#idleTimeoutMs = Math.min(this.#setup.limits.idleTimeoutMs, ms);
+    // Honour the server's timeout, closing before it would (keepalive.ts); never exceed our own.
+    this.#idleTimeoutMs = idleWithinKeepalive(ms, this.#setup.limits.idleTimeoutMs);
   }
 
   #afterSettle(): void {
