@@ -1,4 +1,6 @@
 /** The command line's --doh flag: parsed beside --resolver, validated, documented. */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { HELP, parseCli } from './cli/flags.js';
 import { DEFAULT_DNS_CHECK } from './network/dns-interception.js';
@@ -65,5 +67,17 @@ describe('--burst-connections', () => {
     expect(() => parseCli(['--burst-connections', '9'], {})).toThrow(/--burst-connections 9: expected a whole number from 0 to 8/);
     expect(() => parseCli(['--burst-connections', '1.5'], {})).toThrow(/from 0 to 8/);
     expect(HELP).toContain('--burst-connections N');
+  });
+});
+
+describe('output whose reader went away (`dotstub ctl status | head -3`)', () => {
+  // Issue 44: it ended in an EPIPE stack trace. The reader here is `true`, which exits at once, so every write after
+  // it fails: the command ends quietly with its own exit code.
+  test.each([{ command: 'ctl --help' }, { command: '--help' }])('dotstub $command | true: no stack trace, exit 0', ({ command }) => {
+    const args = command.split(' ');
+    const cli = `${JSON.stringify(process.execPath)} --import tsx -e "import('./proxy/cli.ts').then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })" -- ${args.join(' ')}`;
+    const r = spawnSync('bash', ['-c', `set -o pipefail; ${cli} | true`], { cwd: path.resolve(import.meta.dirname, '..'), encoding: 'utf8', timeout: 30_000 });
+    expect(r.stderr).not.toMatch(/EPIPE|Error/);
+    expect(r.status).toBe(0);
   });
 });

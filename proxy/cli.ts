@@ -23,8 +23,24 @@ import { failSideCheck } from './runtime/side-check.js';
 /** The exit code of a fail-safe stop (sysexits' EX_SOFTWARE): not a clean stop, not bad flags (2), so supervisors restart. */
 export const EXIT_FAILSAFE = 70;
 
+/**
+ * Output whose reader went away (`dotstub ctl status | head -3`): what is
+ * left to print has nowhere to go, and that is no error (it ended in an EPIPE
+ * stack trace). A command ends quietly with its own exit code; the proxy,
+ * whose lines are only for a journal or a terminal, goes on answering.
+ */
+function quietWhenOutputCloses(state: { proxyRunning: boolean }): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', () => {
+      if (!state.proxyRunning) process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    });
+  }
+}
+
 /** Runs the CLI; resolves with the exit code once the proxy has stopped. */
 export async function main(argv: readonly string[]): Promise<number> {
+  const output = { proxyRunning: false };
+  quietWhenOutputCloses(output);
   // Subcommands live in their own module; they share no flags with the proxy.
   if (argv[0] === 'system-dns') {
     const { leakReport } = await import('./cli/leak-report.js');
@@ -127,6 +143,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.off('SIGTERM', noteTerm);
   };
   let app: App;
+  // From here dotstub may hold the machine's DNS: a closed output must not end it.
+  output.proxyRunning = true;
   try {
     app = await startApp({
       config: run.config,
