@@ -87,7 +87,16 @@ export function ResolverTest() {
               </button>
             </p>
           )}
-          {!model.suggestion && model.ranked[0]?.active && (
+          {model.tie && (
+            <p className="test-suggestion" data-testid="test-suggestion">
+              <Icon name="check" className="good" />
+              <span>
+                The one in use, {model.tie.active}, and {model.tie.fastest} are tied from here ({model.tie.apart} apart: within the test’s noise); nothing to
+                gain by switching.
+              </span>
+            </p>
+          )}
+          {!model.suggestion && !model.tie && model.ranked[0]?.active && (
             <p className="test-suggestion" data-testid="test-suggestion">
               <Icon name="check" className="good" />
               <span>The one in use, {model.ranked[0].label}, is the fastest from here.</span>

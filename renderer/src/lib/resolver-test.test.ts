@@ -60,6 +60,16 @@ describe('testModel', () => {
     expect(model.suggestion).toEqual({ id: 'a', label: 'A', gain: '4.00 ms instead of 82.0 ms per query on an open connection' });
   });
 
+  it('a lead within the noise is a tie, not "the fastest": 0.07 ms apart offers nothing and says so; 2 ms apart still offers the switch', () => {
+    const close: ResolverTestResult = { ...result, resolvers: [m('a', 1, [t('dot', 4.02, 60)]), m('b', 2, [t('dot', 4.09, 61)])] };
+    const model = testModel(close, 'b');
+    expect(model.suggestion).toBeNull();
+    expect(model.tie).toEqual({ fastest: 'A', active: 'B', apart: '0.07 ms' });
+    const clear: ResolverTestResult = { ...result, resolvers: [m('a', 1, [t('dot', 4, 60)]), m('b', 2, [t('dot', 6, 61)])] };
+    expect(testModel(clear, 'b').suggestion?.id).toBe('a');
+    expect(testModel(clear, 'b').tie).toBeNull();
+  });
+
   it('no suggestion when the one in use is the fastest', () => {
     expect(testModel(result, 'a').suggestion).toBeNull();
   });

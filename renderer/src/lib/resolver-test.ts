@@ -44,8 +44,10 @@ export interface TestModel {
   /** Labels of the resolvers not measured, and why (the same reason for all). */
   readonly skipped: { readonly labels: readonly string[]; readonly why: string } | null;
   readonly scale: LatencyScale | null;
-  /** The fastest, when it isn't the one in use: offered as the switch. */
+  /** The fastest, when it isn't the one in use and beats it by more than the noise: offered as the switch. */
   readonly suggestion: { readonly id: string; readonly label: string; readonly gain: string } | null;
+  /** The fastest and the one in use differ by no more than the measurement's noise: a tie, said so, nothing offered. */
+  readonly tie: { readonly fastest: string; readonly active: string; readonly apart: string } | null;
 }
 
 const NAMES = { dot: 'DoT', doh: 'DoH' } as const;
@@ -90,8 +92,11 @@ export function testModel(result: ResolverTestResult, activeId: string): TestMod
   const left = result.resolvers.filter((r) => !r.measured);
   const active = ranked.find((r) => r.active);
   const top = ranked[0];
+  const topMs = top ? bestMsOf(result, top.id) : null;
+  const activeMs = active ? bestMsOf(result, active.id) : null;
+  const tied = top !== undefined && active !== undefined && !top.active && topMs !== null && activeMs !== null && isTie(topMs, activeMs);
   const suggestion =
-    top && !top.active
+    top && !top.active && !tied
       ? {
           id: top.id,
           label: top.label,
@@ -106,7 +111,21 @@ export function testModel(result: ResolverTestResult, activeId: string): TestMod
     skipped: left.length ? { labels: left.map((r) => r.label), why: left[0]?.skipped ?? 'not measured' } : null,
     scale,
     suggestion,
+    tie: tied && top && active && topMs !== null && activeMs !== null ? { fastest: top.label, active: active.label, apart: formatLatencyMs(Math.abs(activeMs - topMs)) } : null,
   };
+}
+
+/**
+ * Two medians closer than this are a tie: the test takes a few samples of
+ * each on a noisy machine and network, and a 0.07 ms lead is nobody's
+ * (issue 44). Half a millisecond, or 5 % of the faster, whichever is more.
+ */
+function isTie(fasterMs: number, otherMs: number): boolean {
+  return otherMs - fasterMs <= Math.max(0.5, fasterMs * 0.05);
+}
+
+function bestMsOf(result: ResolverTestResult, id: string): number | null {
+  return result.resolvers.find((r) => r.id === id)?.bestMs ?? null;
 }
 
 /** What the last test found for one resolver, said on its card (issue 24 item 10). */
