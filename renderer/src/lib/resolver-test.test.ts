@@ -89,4 +89,9 @@ describe('on the cards (issue 24 item 10)', () => {
     expect(cardOrder(items, 'b', result).map((x) => x.id)).toEqual(['b', 'a', 'dead', 'quad9', 'new']);
     expect(cardOrder(items, 'dead', null).map((x) => x.id)).toEqual(['dead', 'quad9', 'b', 'a', 'new']);
   });
+
+  it("the user's own resolvers before the presets, where no test orders them", () => {
+    const items = [{ id: 'quad9', preset: true }, { id: 'cloudflare', preset: true }, { id: 'mine', preset: false }, { id: 'office', preset: false }];
+    expect(cardOrder(items, 'cloudflare', null).map((x) => x.id)).toEqual(['cloudflare', 'mine', 'office', 'quad9']);
+  });
 });

@@ -181,8 +181,10 @@ export function cardScale(result: ResolverTestResult | null, medians: readonly (
  * The cards' order: the one in use first; after a test, the rest fastest
  * first, then the unreachable, then the ones not measured; else as listed.
  */
-export function cardOrder<T extends { readonly id: string }>(items: readonly T[], activeId: string, result: ResolverTestResult | null): T[] {
+export function cardOrder<T extends { readonly id: string; readonly preset?: boolean }>(items: readonly T[], activeId: string, result: ResolverTestResult | null): T[] {
   const rank = new Map(result?.resolvers.map((r, i) => [r.id, i]) ?? []);
-  const key = (x: T, i: number): number => (x.id === activeId ? -1 : (rank.get(x.id) ?? items.length) * 1000 + i);
+  // Among those the test doesn't order, the user's own resolvers before the presets (issue 44): the ones they added
+  // are the ones they came for.
+  const key = (x: T, i: number): number => (x.id === activeId ? -1 : (rank.get(x.id) ?? items.length) * 1000 + (x.preset === true ? 500 : 0) + i);
   return items.map((x, i) => ({ x, k: key(x, i) })).sort((a, b) => a.k - b.k).map((e) => e.x);
 }
