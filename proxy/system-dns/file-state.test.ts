@@ -14,6 +14,7 @@ import type { Backend } from './backend.js';
 import { fileState, readState, writeState } from './file-state.js';
 import { systemHost } from './host.js';
 import { Journal } from './journal.js';
+import { dropInText } from './resolved-backend.js';
 import { enable, replayStaleJournal } from './takeover.js';
 
 const dirs: string[] = [];
@@ -82,7 +83,7 @@ describe('writeState: a file and the directory it needed', () => {
       name: 'systemd-resolved',
       detect: async () => ({ usable: true, why: 'test' }),
       describeCurrent: async () => ['test'],
-      plan: async () => [{ kind: 'file', path: file, before: readState(file), after: fileState('[Resolve]\nDNS=127.0.0.1:53\n'), why: 'test' }],
+      plan: async () => [{ kind: 'file', path: file, before: readState(file), after: fileState(dropInText(53)), why: 'test' }],
       inForce: async () => ({ inForce: true, why: 'test' }),
       leaks: async () => [],
     };
@@ -93,7 +94,7 @@ describe('writeState: a file and the directory it needed', () => {
     // The journal as a later process reads it (from the file), its owner gone and the boot another one.
     const j = new Journal(state).read();
     expect(j?.steps[0]?.step).toMatchObject({ before: { type: 'absent', noDir: true } });
-    new Journal(state).write({ ...(j as NonNullable<typeof j>), bootId: 'an-earlier-boot' });
+    new Journal(state).write({ ...(j as NonNullable<typeof j>), bootId: '00000000-0000-4000-8000-000000000000' });
     expect(await replayStaleJournal({ host, stateDir: state })).not.toBeNull();
     expect(fs.existsSync(path.dirname(file))).toBe(false);
     expect(fs.readdirSync(path.join(base, 'run/systemd'))).toEqual([]);
