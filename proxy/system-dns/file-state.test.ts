@@ -94,7 +94,7 @@ describe('writeState: a file and the directory it needed', () => {
     // The journal as a later process reads it (from the file), its owner gone and the boot another one.
     const j = new Journal(state).read();
     expect(j?.steps[0]?.step).toMatchObject({ before: { type: 'absent', noDir: true } });
-    new Journal(state).write({ ...(j as NonNullable<typeof j>), bootId: '00000000-0000-4000-8000-000000000000' });
+    new Journal(state).write({ ...(j as NonNullable<typeof j>), bootId: 'an-earlier-boot' });
     expect(await replayStaleJournal({ host, stateDir: state })).not.toBeNull();
     expect(fs.existsSync(path.dirname(file))).toBe(false);
     expect(fs.readdirSync(path.join(base, 'run/systemd'))).toEqual([]);
