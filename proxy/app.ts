@@ -16,7 +16,7 @@ import type { ResolverStore } from './config/resolver-store.js';
 import type { Settings, SettingsStore } from './run/settings.js';
 import { loadOrCreateToken } from './control/auth.js';
 import type { MeasureScope } from './control/resolver-test.js';
-import { ControlServer, type ControlSocketOptions } from './control/server.js';
+import { ControlPortTaken, ControlServer, type ControlSocketOptions } from './control/server.js';
 import { ControlService, type ControlServiceOptions } from './control/service.js';
 import { ConfigError } from './errors.js';
 import { startDotstub, type StubProxy } from './dotstub.js';
@@ -29,8 +29,10 @@ import { sideCheck } from './runtime/side-check.js';
 interface ControlPlace {
   readonly host: string;
   readonly port: number;
-  /** Given by the user: busy is an error. Otherwise a busy port gives way to a free one. */
+  /** Given by the user: busy is an error. */
   readonly explicit: boolean;
+  /** --control-any-port: the default port held by another program gives way to a free one (said in the log). */
+  readonly anyPort?: boolean;
   readonly dashboardDir?: string;
   /** Also serve the API on this Unix socket (the service's /run/dotstub/control.sock), its group the authorization. */
   readonly socket?: ControlSocketOptions;
@@ -151,7 +153,7 @@ export async function startApp(run: AppRun): Promise<App> {
         log(`could not save the move away from a retired resolver (${err instanceof Error ? err.message : String(err)}); it is made again at the next start`);
       }
       server = await listenControl(service, token, c.place, log);
-      log(dashboardLine(server.url, server.socketPath, loaded.file));
+      if (server.loopbackUrl !== null) log(dashboardLine(server.loopbackUrl, server.socketPath, loaded.file));
       if (server.socketPath) log(`control socket at ${server.socketPath} (for members of its group: dotstub ctl status)`);
     } catch (err) {
       warming.abort();
@@ -208,12 +210,21 @@ function dashboardLine(origin: string, socketPath: string | undefined, tokenFile
 }
 
 /**
- * Starts the control server. The default port is a convenience: if another
- * dotstub holds it, take a free port and say so; an explicit --control port
- * that is busy is an error.
+ * Starts the control server on the port asked for, and on no other unless
+ * the user said so. A port held by another program is never silently
+ * swapped for a free one: bookmarks, reloaded tabs and scripts go to the
+ * default port with the token, and whoever holds it would collect it. So:
+ * - an explicit --control port that is busy is an error;
+ * - the default port busy, with --control-any-port: a free port, said;
+ * - the default port busy, with a control socket (the service): the API is
+ *   served on the socket only, whose group is the authorization, and the
+ *   dashboard link is handed out nowhere; the log and `dotstub ctl
+ *   dashboard` say which address is held and what to do. DNS goes on;
+ * - the default port busy, without a socket: dotstub does not start (it
+ *   would have no control API anyone could trust), and says why.
  */
 async function listenControl(service: ControlService, token: string, control: ControlPlace, log: (line: string) => void): Promise<ControlServer> {
-  const make = (port: number): ControlServer =>
+  const make = (port: number, loopbackRefused?: string): ControlServer =>
     new ControlServer({
       service,
       token,
@@ -221,20 +232,32 @@ async function listenControl(service: ControlService, token: string, control: Co
       port,
       ...(control.dashboardDir ? { dashboardDir: control.dashboardDir } : {}),
       ...(control.socket ? { socket: control.socket } : {}),
+      ...(loopbackRefused !== undefined ? { loopbackRefused } : {}),
     });
   const first = make(control.port);
   try {
     await first.listen();
     return first;
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EADDRINUSE') throw err;
+    if (!(err instanceof ControlPortTaken)) throw err;
+    const held = err.address;
     if (control.explicit) {
-      throw new ConfigError(`port ${control.port} on ${control.host} is in use (another dotstub?): choose another with --control ${control.host}:PORT, or --no-control`);
+      throw new ConfigError(`${held} is held by another program: choose another port with --control ${control.host}:PORT, or --no-control`);
     }
-    log(`control port ${control.port} is in use (another dotstub?); using a free port instead`);
-    const second = make(0);
-    await second.listen();
-    return second;
+    if (control.anyPort) {
+      const second = make(0);
+      await second.listen();
+      log(`WARNING: the control port ${held} is held by another program; the dashboard is on ${second.url} instead (--control-any-port). Links and scripts that use port ${control.port} reach that program, not dotstub: do not give it the token`);
+      return second;
+    }
+    const why =
+      `${held} is held by another program, so dotstub serves no browser dashboard: ` +
+      `a link or script that uses port ${control.port} reaches that program, not dotstub, and must not be given the token. ` +
+      `Find it with "ss -ltnp", stop it and restart dotstub, or start dotstub with --control-any-port to use a free port`;
+    if (control.socket === undefined) throw new ConfigError(why);
+    const socketOnly = make(control.port, why);
+    await socketOnly.listen();
+    log(`WARNING: ${why}. The control API is served on ${control.socket.path} only (dotstub ctl status)`);
+    return socketOnly;
   }
 }

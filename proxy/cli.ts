@@ -47,7 +47,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     return (await import('./system-dns/cli.js')).runSystemDnsCli(argv.slice(1), { configDir: defaultConfigDir(), leaks: (root, port, out) => leakReport(root, port, out) });
   }
   if (argv[0] === 'ctl') return (await import('./cli/ctl.js')).runCtl(argv.slice(1));
-  if (argv[0] === 'leak-test') return (await import('./system-dns/leak-test-cli.js')).runLeakTestCli(argv.slice(1), { configDir: defaultConfigDir() });
+  if (argv[0] === 'leak-test') {
+    const { DEFAULT_CONTROL_SOCKET, socketRequest } = await import('./control/socket-access.js');
+    const socketPath = process.env.DOTSTUB_CONTROL_SOCKET ?? DEFAULT_CONTROL_SOCKET;
+    return (await import('./system-dns/leak-test-cli.js')).runLeakTestCli(argv.slice(1), {
+      configDir: defaultConfigDir(),
+      socket: { path: socketPath, get: (pathname) => socketRequest({ socketPath }, 'GET', pathname) },
+    });
+  }
   // Started by the desktop app's supervisor with an IPC channel: if the app
   // dies (even by SIGKILL), the channel closes and we stop instead of running
   // on orphaned. Listened for from the first moment: a supervisor that dies
@@ -203,9 +210,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (flags.readyFile) {
       const ready = {
         dns: app.bound.map((a) => ({ host: a.host, port: a.port })),
-        control: app.server ? app.server.url : null,
+        // The port actually bound, or none: never a link to a port another program holds.
+        control: app.server?.loopbackUrl ?? null,
         token: app.token,
-        dashboard: app.server ? app.server.dashboardUrl : null,
+        dashboard: app.server?.loopbackUrl ? app.server.dashboardUrl : null,
         pid: process.pid,
       };
       writeFileAtomicSync(flags.readyFile, JSON.stringify(ready) + '\n', 0o600);

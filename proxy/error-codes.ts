@@ -39,6 +39,7 @@ export const API_ERRORS = {
   // Who may ask.
   unauthorized: { status: 401, sentence: 'The token is missing or wrong.', hint: 'Open the dashboard link dotstub printed, or send "Authorization: Bearer <token>" (the token is in the config dir).' },
   forbidden_origin: { status: 403, sentence: 'Requests from other web pages are refused.', hint: 'Use the dashboard dotstub serves; from a script, add the dashboard\'s Origin header to changes.' },
+  dashboard_unavailable: { status: 503, sentence: 'The browser dashboard is not served: its port is held by another program.', hint: 'Find the program with "ss -ltnp", stop it and restart dotstub; or start dotstub with --control-any-port to serve the dashboard on a free port.' },
   bad_host: { status: 403, sentence: 'This address is not this machine\'s dotstub.', hint: 'Use the loopback address dotstub printed, e.g. http://127.0.0.1:5380.' },
   // Resolvers.
   unknown_resolver: { status: 404, sentence: 'No resolver has that id.', hint: 'Use an id from GET /api/resolvers.' },

@@ -62,6 +62,10 @@ export interface ControlHarnessOptions {
   readonly measureScope?: 'all' | 'local';
   /** Also serve the API on this Unix socket (--control-socket). */
   readonly socket?: ControlSocketOptions;
+  /** Where the control API listens (default: a free port, as --control 127.0.0.1:0). `explicit: false`: as the default port is. */
+  readonly controlPort?: { readonly port: number; readonly explicit: boolean; readonly anyPort?: boolean };
+  /** The app's lines for the user (the CLI prints them on stderr). */
+  readonly log?: (line: string) => void;
   /** Routing by name owner, read from the test's own files (off unless given, as DOTSTUB_NAME_ROUTING=off keeps it in every rig). */
   readonly names?: ProxyConfig['names'];
   /** Per-network memory (off unless given). */
@@ -100,8 +104,9 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
     control: {
       place: {
         host: '127.0.0.1',
-        port: 0,
-        explicit: true,
+        port: options.controlPort?.port ?? 0,
+        explicit: options.controlPort?.explicit ?? true,
+        ...(options.controlPort?.anyPort ? { anyPort: true } : {}),
         ...(options.dashboardDir ? { dashboardDir: options.dashboardDir } : {}),
         ...(options.socket ? { socket: options.socket } : {}),
       },
@@ -113,6 +118,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
       measureScope: options.measureScope ?? 'local',
       service: { streamIntervalMs: options.streamIntervalMs ?? 100 },
     },
+    ...(options.log ? { log: options.log } : {}),
   });
   const [bound] = app.bound;
   const { service, server, token } = app;
@@ -124,8 +130,9 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
     settingsStore,
     resolverStore,
     dnsPort: bound.port,
-    url: server.url,
-    origin: server.url,
+    // '' when the API is served on the socket only (its port held by another program).
+    url: server.loopbackUrl ?? '',
+    origin: server.loopbackUrl ?? '',
     token,
     configDir,
     stop: () => app.stop(1000),

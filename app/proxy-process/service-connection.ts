@@ -19,6 +19,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import { DEFAULT_CONTROL_SOCKET, explainSocketError, serviceInstalled, SocketAccessError, type SocketPlace } from '../../proxy/control/socket-access.js';
 import type { DashboardLinkView } from '../../proxy/control/api-types.js';
+import { ControlError } from '../../proxy/control/api-client/errors.js';
 import { fetchDashboardLink } from '../control/client.js';
 import type { TrayService } from '../tray/types.js';
 import type { ReadyInfo, SupervisorState } from './supervisor.js';
@@ -128,6 +129,14 @@ export class ServiceConnection extends EventEmitter<Events> {
     try {
       link = await fetchDashboardLink(this.#o.socketPath);
     } catch (err) {
+      if (err instanceof ControlError && err.code === 'dashboard_unavailable') {
+        // The service runs, but another program holds its dashboard's port: no link, so no token for that
+        // program; the words (which address, what to do) are the service's.
+        this.#link = undefined;
+        this.#service = { state: 'on', reason: err.message, hint: err.hint };
+        this.#set({ phase: 'failed', reason: `the dotstub service runs, but its dashboard is not served: ${err.message}` });
+        return;
+      }
       const e = err instanceof SocketAccessError ? err : explainSocketError(err, this.#o);
       this.#link = undefined;
       this.#service = { state: e.kind === 'denied' ? 'denied' : 'off', reason: e.short, hint: e.hint };

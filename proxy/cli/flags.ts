@@ -77,6 +77,12 @@ Usage: dotstub [options]
   --control ADDR      control API and dashboard address, loopback only
                       (default 127.0.0.1:${DEFAULT_CONTROL_PORT}; 127.0.0.1:0 picks a free port)
   --no-control        no control API or dashboard
+  --control-any-port  when the default control port is held by another program,
+                      serve the dashboard on a free port instead (said in the
+                      log; the link from dotstub ctl dashboard or the ready file
+                      names it). Without it dotstub never moves: with a control
+                      socket it serves the API there only and says why,
+                      without one it does not start
   --control-socket PATH  also serve the control API on this Unix socket (the
                       service: /run/dotstub/control.sock); whoever may open it
                       may use it, no token (see dotstub ctl --help)
@@ -178,6 +184,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
         'no-control': { type: 'boolean' },
         'control-socket': { type: 'string' },
         'control-socket-group': { type: 'string' },
+        'control-any-port': { type: 'boolean' },
         'measure-only-local': { type: 'boolean' },
         'config-dir': { type: 'string' },
         'ready-file': { type: 'string' },
@@ -262,6 +269,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
   if (values['system-dns'] && values['no-control']) throw new ConfigError('--system-dns is offered through the control API: drop --no-control');
   if (values['control-socket-group'] !== undefined && values['control-socket'] === undefined) throw new ConfigError('--control-socket-group goes with --control-socket');
   if (values['control-socket'] !== undefined && values['no-control']) throw new ConfigError('--control-socket serves the control API: drop --no-control');
+  if (values['control-any-port'] && (values['no-control'] || values.control !== undefined)) throw new ConfigError('--control-any-port goes with the default control port: drop --no-control or --control');
   const socket =
     values['control-socket'] !== undefined
       ? { path: path.resolve(values['control-socket']), ...(values['control-socket-group'] !== undefined ? { group: values['control-socket-group'] } : {}) }
@@ -269,7 +277,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
   const control = values['no-control']
     ? null
     : {
-        ...(values.control !== undefined ? { ...parseControlArg(values.control), explicit: true } : { host: '127.0.0.1', port: DEFAULT_CONTROL_PORT, explicit: false }),
+        ...(values.control !== undefined ? { ...parseControlArg(values.control), explicit: true } : { host: '127.0.0.1', port: DEFAULT_CONTROL_PORT, explicit: false, anyPort: values['control-any-port'] ?? false }),
         ...(socket ? { socket } : {}),
       };
   return {

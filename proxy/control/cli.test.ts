@@ -206,7 +206,7 @@ describe('dotstub CLI with the control API', () => {
     try {
       const busy = spawnCli(['--resolver', a.resolverArg, '--ca', a.pki.caFile, '--listen', '127.0.0.1:0', '--control', `127.0.0.1:${busyPort}`, '--config-dir', dir]);
       expect(await busy.exited).toBe(1);
-      expect(busy.stderr()).toMatch(new RegExp(`port ${busyPort} on 127\\.0\\.0\\.1 is in use`));
+      expect(busy.stderr()).toMatch(new RegExp(`127\\.0\\.0\\.1:${busyPort} is held by another program: choose another port with --control`));
     } finally {
       blocker.close();
     }

@@ -55,6 +55,45 @@ export interface ControlServerOptions {
   readonly maxBodyBytes?: number;
   /** Also serve the API on this Unix socket, where the file's permissions are the authorization. */
   readonly socket?: ControlSocketOptions;
+  /**
+   * Serve no browser API on loopback, only the socket: its port is held by
+   * another program (app.ts listenControl), and these words say so wherever
+   * the dashboard link would be handed out. The token is then handed to no
+   * loopback listener at all.
+   */
+  readonly loopbackRefused?: string;
+  /**
+   * Also listen on [::1] at the same port (default: when `host` is
+   * 127.0.0.1). `localhost` in a browser or a script may try ::1 first: a
+   * program holding [::1]:PORT while dotstub holds 127.0.0.1:PORT would be
+   * given the token of every `http://localhost:PORT/#token=…` link.
+   */
+  readonly alsoIPv6?: boolean;
+}
+
+/** An address of ours another program already holds (EADDRINUSE), and which one. */
+export class ControlPortTaken extends Error {
+  readonly code = 'EADDRINUSE';
+  constructor(readonly address: string, cause: unknown) {
+    super(`${address} is held by another program`, { cause });
+    this.name = 'ControlPortTaken';
+  }
+}
+
+function listenOn(server: http.Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function closeServer(server: http.Server): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections();
+  return closed;
 }
 
 export interface ControlSocketOptions {
@@ -150,7 +189,10 @@ export class ControlServer {
   readonly #routes: Route[];
   readonly #server: http.Server;
   readonly #socket: ControlSocketOptions | undefined;
+  readonly #loopbackRefused: string | undefined;
+  readonly #alsoIPv6: boolean;
   #socketServer: http.Server | undefined;
+  #v6Server: http.Server | undefined;
   #bound: number | undefined;
 
   constructor(options: ControlServerOptions) {
@@ -166,11 +208,50 @@ export class ControlServer {
     this.#static = new StaticFiles(options.dashboardDir ?? defaultDashboardDir());
     this.#maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
     this.#routes = routes(this.#service);
-    this.#server = http.createServer((req, res) => this.#handle(req, res, 'loopback'));
-    // Slow clients can't hold the server: headers and bodies have deadlines.
-    this.#server.headersTimeout = 10_000;
-    this.#server.requestTimeout = 30_000;
+    this.#server = this.#loopbackServer();
     this.#socket = options.socket;
+    this.#loopbackRefused = options.loopbackRefused;
+    this.#alsoIPv6 = options.alsoIPv6 ?? this.#host === '127.0.0.1';
+  }
+
+  #loopbackServer(): http.Server {
+    const server = http.createServer((req, res) => this.#handle(req, res, 'loopback'));
+    // Slow clients can't hold the server: headers and bodies have deadlines.
+    server.headersTimeout = 10_000;
+    server.requestTimeout = 30_000;
+    return server;
+  }
+
+  /**
+   * Binds host:port and, for 127.0.0.1, [::1] at the same port: both or
+   * neither (a port half held by another program is a taken port). A
+   * machine without IPv6 loopback has no [::1] for anyone to hold.
+   */
+  async #listenLoopback(): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await listenOn(this.#server, this.#port, this.#host);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new ControlPortTaken(formatHostPort(this.#host, this.#port), err);
+        throw err;
+      }
+      const port = (this.#server.address() as net.AddressInfo).port;
+      if (!this.#alsoIPv6) return void (this.#bound = port);
+      const v6 = this.#loopbackServer();
+      try {
+        await listenOn(v6, port, '::1');
+        this.#v6Server = v6;
+        return void (this.#bound = port);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EADDRNOTAVAIL' || code === 'EAFNOSUPPORT') return void (this.#bound = port);
+        await closeServer(this.#server);
+        // A free port picked for us whose ::1 twin is taken: pick again.
+        if (code === 'EADDRINUSE' && this.#port === 0 && attempt < 5) continue;
+        if (code === 'EADDRINUSE') throw new ControlPortTaken(formatHostPort('::1', port), err);
+        throw err;
+      }
+    }
   }
 
   /**
@@ -206,30 +287,42 @@ export class ControlServer {
     return this.#socketServer ? this.#socket?.path : undefined;
   }
 
-  async listen(): Promise<{ host: string; port: number; url: string }> {
-    await new Promise<void>((resolve, reject) => {
-      this.#server.once('error', reject);
-      this.#server.listen(this.#port, this.#host, () => {
-        this.#server.off('error', reject);
-        resolve();
-      });
-    });
-    this.#bound = (this.#server.address() as net.AddressInfo).port;
-    this.#service.controlUrl = this.url;
+  /** Listens; null: on the socket only (`loopbackRefused`). */
+  async listen(): Promise<{ host: string; port: number; url: string } | null> {
+    if (this.#loopbackRefused === undefined) {
+      await this.#listenLoopback();
+      this.#service.controlUrl = this.url;
+    }
     if (this.#socket) {
       try {
         await this.#listenSocket(this.#socket);
       } catch (err) {
-        await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+        await closeServer(this.#server);
+        if (this.#v6Server) await closeServer(this.#v6Server);
         throw err;
       }
     }
-    return { host: this.#host, port: this.#bound, url: this.url };
+    return this.#bound === undefined ? null : { host: this.#host, port: this.#bound, url: this.url };
   }
 
   get port(): number {
     if (this.#bound === undefined) throw new Error('control server is not listening');
     return this.#bound;
+  }
+
+  /** The browser API's origin, or null when it is served on the socket only. */
+  get loopbackUrl(): string | null {
+    return this.#bound === undefined ? null : this.url;
+  }
+
+  /** Why the browser API is not served on loopback (its port is held by another program), or undefined. */
+  get loopbackRefused(): string | undefined {
+    return this.#loopbackRefused;
+  }
+
+  /** Whether [::1] at the same port is ours too. */
+  get ipv6(): boolean {
+    return this.#v6Server !== undefined;
   }
 
   get url(): string {
@@ -243,8 +336,8 @@ export class ControlServer {
 
   async close(): Promise<void> {
     this.#service.stream.close();
-    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
-    this.#server.closeAllConnections();
+    const closed = this.#bound === undefined ? Promise.resolve() : closeServer(this.#server);
+    if (this.#v6Server) await closeServer(this.#v6Server);
     const socket = this.#socketServer;
     if (socket) {
       const socketClosed = new Promise<void>((resolve) => socket.close(() => resolve()));
@@ -282,10 +375,12 @@ export class ControlServer {
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/api' && !url.pathname.startsWith('/api/')) {
-      throw new ApiFailure('not_found', `the control socket serves the API only; the dashboard is at ${this.url} (its link: GET /api/dashboard-link)`);
+      throw new ApiFailure('not_found', `the control socket serves the API only; ${this.#bound === undefined ? 'the browser dashboard is not served' : `the dashboard is at ${this.url} (its link: GET /api/dashboard-link)`}`);
     }
     if (url.pathname === API.dashboardLink.path) {
       if (method !== API.dashboardLink.method) throw new ApiFailure('method_not_allowed', `${method} is not allowed on ${url.pathname}`);
+      // No link to a port dotstub does not hold: whoever holds it would be given the token.
+      if (this.#loopbackRefused !== undefined) throw new ApiFailure('dashboard_unavailable', this.#loopbackRefused);
       const body: DashboardLinkView = { url: this.dashboardUrl, origin: this.url, token: this.#token };
       this.#send(res, { kind: 'json', status: 200, body });
       return;

@@ -11,6 +11,8 @@ export type SystemDnsErrorCode =
   | 'SYSDNS_BACKEND_UNAVAILABLE'
   /** The journal exists but can't be read or written. */
   | 'SYSDNS_JOURNAL'
+  /** The journal asks for something outside what root does for dotstub (journal-trust.ts): nothing of it was done. */
+  | 'SYSDNS_JOURNAL_REFUSED'
   /** A step failed while enabling; what was applied has been restored. */
   | 'SYSDNS_APPLY_FAILED'
   /** Restoring failed for at least one step; the journal is kept so it can be retried. */

@@ -14,6 +14,7 @@ import type { Backend } from './backend.js';
 import { fileState, readState, writeState } from './file-state.js';
 import { systemHost } from './host.js';
 import { Journal } from './journal.js';
+import { dropInText } from './resolved-backend.js';
 import { enable, replayStaleJournal } from './takeover.js';
 
 const dirs: string[] = [];
@@ -82,7 +83,7 @@ describe('writeState: a file and the directory it needed', () => {
       name: 'systemd-resolved',
       detect: async () => ({ usable: true, why: 'test' }),
       describeCurrent: async () => ['test'],
-      plan: async () => [{ kind: 'file', path: file, before: readState(file), after: fileState('[Resolve]\nDNS=127.0.0.1:53\n'), why: 'test' }],
+      plan: async () => [{ kind: 'file', path: file, before: readState(file), after: fileState(dropInText(53)), why: 'test' }],
       inForce: async () => ({ inForce: true, why: 'test' }),
       leaks: async () => [],
     };

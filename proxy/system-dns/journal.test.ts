@@ -12,7 +12,10 @@ import type { Backend, Target } from './backend.js';
 import { fileState, readState } from './file-state.js';
 import { systemHost, type SystemHost } from './host.js';
 import { Journal, readBootId, sameBoot, staleReason, type JournalData } from './journal.js';
-import { ResolvConfBackend } from './resolv-conf-backend.js';
+import { NM_CONF, NM_CONF_TEXT } from './network-manager-backend.js';
+import { RESOLV_CONF, ResolvConfBackend } from './resolv-conf-backend.js';
+import { parseResolvConf, renderStubResolvConf } from './resolv-conf.js';
+import { DROP_IN, dropInText } from './resolved-backend.js';
 import type { Step } from './steps.js';
 import { detectBackend, enable, replayStaleJournal, restore } from './takeover.js';
 import { runSystemDnsCli } from './cli.js';
@@ -37,52 +40,59 @@ function tempRoot(resolv = 'nameserver 192.0.2.1\nnameserver 2001:db8::1\nsearch
   return { host, state: path.join(root, 'state'), resolvPath: path.join(root, 'etc/resolv.conf') };
 }
 
-/** A backend whose plan writes three files; the third write fails (a read-only dir). */
-function threeFiles(root: string): Backend {
-  const files = ['a.conf', 'b.conf', 'ro/c.conf'].map((f) => path.join(root, f));
-  fs.writeFileSync(files[0] as string, 'A original\n');
-  fs.mkdirSync(path.join(root, 'ro'));
-  fs.writeFileSync(files[2] as string, 'C original\n');
-  return {
+/**
+ * A backend whose plan writes the three files dotstub manages: resolv.conf,
+ * resolved's drop-in and NetworkManager's conf (what root accepts from a
+ * journal, journal-trust.ts). `files`: their paths under the root, in order.
+ */
+function threeFiles(host: SystemHost): { backend: Backend; files: [string, string, string] } {
+  const files: [string, string, string] = [host.at(RESOLV_CONF), host.at(DROP_IN), host.at(NM_CONF)];
+  fs.mkdirSync(path.dirname(files[2]), { recursive: true });
+  const backend: Backend = {
     name: 'resolv.conf',
     detect: async () => ({ usable: true, why: 'test' }),
     describeCurrent: async () => ['test'],
-    plan: async (_t: Target): Promise<Step[]> =>
-      files.map((f) => ({ kind: 'file', path: f, before: readState(f), after: fileState(`dotstub ${path.basename(f)}\n`), why: 'test' })),
+    plan: async (t: Target): Promise<Step[]> => [
+      { kind: 'file', path: files[0], before: readState(files[0]), after: fileState(renderStubResolvConf(parseResolvConf(fs.readFileSync(files[0], 'utf8')))), why: 'test' },
+      { kind: 'file', path: files[1], before: readState(files[1]), after: fileState(dropInText(t.port)), why: 'test' },
+      { kind: 'file', path: files[2], before: readState(files[2]), after: fileState(NM_CONF_TEXT), why: 'test' },
+    ],
     inForce: async () => ({ inForce: false, why: 'test' }),
     leaks: async () => [],
   };
+  return { backend, files };
 }
 
 describe('system-dns journal and takeover (temp root)', () => {
-  test('a failure mid-enable puts back what was applied (a.conf bytes, b.conf absent) and leaves no journal', async () => {
-    const { host, state } = tempRoot();
-    const backend = threeFiles(host.root);
-    // c.conf's directory becomes unwritable after planning: the 3rd step fails (root ignores modes, so make it a file instead of a dir).
+  test('a failure mid-enable puts back what was applied (resolv.conf bytes, the drop-in absent) and leaves no journal', async () => {
+    const { host, state, resolvPath } = tempRoot();
+    const original = fs.readFileSync(resolvPath);
+    const { backend, files } = threeFiles(host);
     const detection = { chosen: backend, why: 'test', all: [] };
-    const planned = backend.plan.bind(backend);
-    backend.plan = async (t) => {
-      const steps = await planned(t);
-      fs.rmSync(path.join(host.root, 'ro'), { recursive: true });
-      fs.writeFileSync(path.join(host.root, 'ro'), 'not a directory');
-      return steps;
+    // Once the second step is written, NetworkManager's conf.d becomes a file: the 3rd step fails.
+    const log = (line: string): void => {
+      if (!line.includes(files[1])) return;
+      fs.rmSync(path.dirname(files[2]), { recursive: true });
+      fs.writeFileSync(path.dirname(files[2]), 'not a directory');
     };
-    const err = await enable({ host, stateDir: state }, detection, { port: 53 }, process.pid).catch((e: unknown) => e);
+    const err = await enable({ host, stateDir: state, log }, detection, { port: 53 }, process.pid).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'SYSDNS_APPLY_FAILED' });
     expect(String((err as Error).message)).toContain('what was changed has been put back');
-    expect(fs.readFileSync(path.join(host.root, 'a.conf'), 'utf8')).toBe('A original\n');
-    expect(fs.existsSync(path.join(host.root, 'b.conf'))).toBe(false);
+    expect(fs.readFileSync(resolvPath).equals(original)).toBe(true);
+    expect(fs.existsSync(files[1])).toBe(false);
     expect(new Journal(state).read()).toBeNull();
   });
 
   test('a crash between steps: restore undoes the applied and the started step, in reverse, and not the pending one', async () => {
-    const { host, state } = tempRoot();
-    const backend = threeFiles(host.root);
+    const { host, state, resolvPath } = tempRoot();
+    const original = fs.readFileSync(resolvPath);
+    const { backend, files } = threeFiles(host);
     const steps = await backend.plan({ port: 53 });
     // What a crash leaves: step 1 applied, step 2 started (and its write done), step 3 never reached.
-    fs.writeFileSync(path.join(host.root, 'a.conf'), 'dotstub a.conf\n');
-    fs.writeFileSync(path.join(host.root, 'b.conf'), 'dotstub b.conf\n');
-    fs.writeFileSync(path.join(host.root, 'ro/c.conf'), 'changed by the user since\n');
+    fs.writeFileSync(files[0], '# Managed by dotstub (private DNS).\nnameserver 127.0.0.1\n');
+    fs.mkdirSync(path.dirname(files[1]), { recursive: true });
+    fs.writeFileSync(files[1], dropInText(53));
+    fs.writeFileSync(files[2], 'changed by the user since\n');
     const j: JournalData = {
       version: 1, backend: 'resolv.conf', port: 53, pid: deadPid(), bootId: readBootId(), startedAt: new Date().toISOString(), original: [],
       steps: [{ step: steps[0] as Step, progress: 'applied' }, { step: steps[1] as Step, progress: 'started' }, { step: steps[2] as Step, progress: 'pending' }],
@@ -90,9 +100,9 @@ describe('system-dns journal and takeover (temp root)', () => {
     new Journal(state).write(j);
     const r = await replayStaleJournal({ host, stateDir: state });
     expect(r?.reason).toMatch(/owner, process \d+, is gone/);
-    expect(fs.readFileSync(path.join(host.root, 'a.conf'), 'utf8')).toBe('A original\n');
-    expect(fs.existsSync(path.join(host.root, 'b.conf'))).toBe(false);
-    expect(fs.readFileSync(path.join(host.root, 'ro/c.conf'), 'utf8')).toBe('changed by the user since\n');
+    expect(fs.readFileSync(resolvPath).equals(original)).toBe(true);
+    expect(fs.existsSync(files[1])).toBe(false);
+    expect(fs.readFileSync(files[2], 'utf8')).toBe('changed by the user since\n');
     expect(await restore({ host, stateDir: state })).toEqual({ restored: false, undone: [] });
   });
 

@@ -102,6 +102,41 @@ export function staleReason(j: JournalData, bootId: string): string | null {
   return null;
 }
 
+/** A journal is a few KiB (the original resolv.conf is the largest part); far more is not one. */
+export const JOURNAL_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The journal's text, read only from a regular file of bounded size, and
+ * without following a symlink: root reads this file, and a journal that is
+ * a link to /etc/shadow must not have root read (and quote, in a JSON
+ * error) someone else's file; a huge one must not take root's memory.
+ */
+function readRegularFile(file: string): string {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new SystemDnsError('SYSDNS_JOURNAL', `${file} is a symlink; a dotstub journal is a plain file, so it is not followed and is left as it is`);
+    throw err;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new SystemDnsError('SYSDNS_JOURNAL', `${file} is not a regular file; a dotstub journal is one, so it is left as it is`);
+    if (st.size > JOURNAL_MAX_BYTES) throw new SystemDnsError('SYSDNS_JOURNAL', `${file} is ${st.size} bytes, more than a dotstub journal ever is (${JOURNAL_MAX_BYTES}); it is left as it is`);
+    return fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** JSON.parse's reviver: keys that reach an object's prototype have no place in a journal. */
+function refuseObjectKeys(key: string, value: unknown): unknown {
+  if (key === '__proto__' || key === 'constructor' || key === 'prototype') {
+    throw new SystemDnsError('SYSDNS_JOURNAL', `the journal holds a key ${JSON.stringify(key)}, which dotstub never writes; it is left as it is`);
+  }
+  return value;
+}
+
 export class Journal {
   readonly file: string;
 
@@ -113,15 +148,17 @@ export class Journal {
   read(): JournalData | null {
     let text: string;
     try {
-      text = fs.readFileSync(this.file, 'utf8');
+      text = readRegularFile(this.file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      if (err instanceof SystemDnsError) throw err;
       throw new SystemDnsError('SYSDNS_JOURNAL', `cannot read ${this.file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
     }
     let raw: unknown;
     try {
-      raw = JSON.parse(text);
+      raw = JSON.parse(text, refuseObjectKeys);
     } catch (err) {
+      if (err instanceof SystemDnsError) throw err;
       throw new SystemDnsError('SYSDNS_JOURNAL', `${this.file} is not valid JSON; it holds your original DNS settings, so it is left as it is: repair it or restore the files it lists by hand`, { cause: err });
     }
     const r = journalSchema().safeParse(raw);

@@ -412,7 +412,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
       target: { port: this.#o.port },
       ...(this.#o.rewriteStepMs !== undefined ? { stepMs: this.#o.rewriteStepMs, pollMs: this.#o.rewriteStepMs * 5 } : {}),
       onEvent: (e) => {
-        if (e.type === 'gave-up') {
+        if (e.type === 'gave-up' || e.type === 'refused') {
           this.#problem = e.message;
           this.#set(false, e.message);
         } else if (e.type === 'search') {

@@ -13,8 +13,8 @@ import { resolvConfMode } from './resolved-backend.js';
 import { parseResolvConf, STUB_ADDRESSES } from './resolv-conf.js';
 import type { Step } from './steps.js';
 
-const NM_CONF = '/etc/NetworkManager/conf.d/90-dotstub.conf';
-const NM_CONF_TEXT = '# Written by dotstub: NetworkManager leaves DNS to dotstub.\n[main]\ndns=none\nrc-manager=unmanaged\n';
+export const NM_CONF = '/etc/NetworkManager/conf.d/90-dotstub.conf';
+export const NM_CONF_TEXT = '# Written by dotstub: NetworkManager leaves DNS to dotstub.\n[main]\ndns=none\nrc-manager=unmanaged\n';
 
 export class NetworkManagerBackend implements Backend {
   readonly name = 'networkmanager' as const;

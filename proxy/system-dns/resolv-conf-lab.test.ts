@@ -125,8 +125,8 @@ describe('system-dns, plain resolv.conf backend (lab)', skipWith(missing), () =>
     expect(bytes(lab).toString()).toBe(ORIGINAL);
   });
 
-  test('kill -9, then an explicit restore (nothing else running) puts back a symlink with its target', async () => {
-    const lab = await labForTest({ resolvConf: { symlink: '../run/lab-resolvconf/resolv.conf', targetPath: '/run/lab-resolvconf/resolv.conf', targetText: ORIGINAL } });
+  test('kill -9, then an explicit restore (nothing else running) puts back a symlink into the resolvconf directory with its target', async () => {
+    const lab = await labForTest({ resolvConf: { symlink: '../run/resolvconf/resolv.conf', targetPath: '/run/resolvconf/resolv.conf', targetText: ORIGINAL } });
     await servers(lab);
     const held = lab.spawnDotstub(['system-dns', 'enable', '--state-dir', STATE, '--check-name', '']);
     await held.waitFor('private DNS enabled');
@@ -136,9 +136,9 @@ describe('system-dns, plain resolv.conf backend (lab)', skipWith(missing), () =>
 
     const r = await lab.dotstub(['system-dns', 'restore', '--state-dir', STATE, '--check-name', NAME]);
     expect(r.code).toBe(0);
-    expect(fs.readlinkSync(path.join(lab.etc, 'resolv.conf'))).toBe('../run/lab-resolvconf/resolv.conf');
+    expect(fs.readlinkSync(path.join(lab.etc, 'resolv.conf'))).toBe('../run/resolvconf/resolv.conf');
     // the target (in the lab's /run) was never written through
-    expect((await lab.exec(['cat', '/run/lab-resolvconf/resolv.conf'])).stdout).toBe(ORIGINAL);
+    expect((await lab.exec(['cat', '/run/resolvconf/resolv.conf'])).stdout).toBe(ORIGINAL);
     expect(r.stdout).toContain(`DNS works: ${NAME}`);
     const twice = await lab.dotstub(['system-dns', 'restore', '--state-dir', STATE, '--check-name', '']);
     expect([twice.code, twice.stdout.trim()]).toEqual([0, "nothing to restore: dotstub has not changed this system's DNS"]);

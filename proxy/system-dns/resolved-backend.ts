@@ -25,11 +25,11 @@ import { describeResolvConf, RESOLV_CONF, readResolvText, resolvConfStep } from 
 import { parseResolvConf, RESOLVED_STUBS, STUB_ADDRESSES } from './resolv-conf.js';
 import type { Step } from './steps.js';
 
-const DROP_IN = '/run/systemd/resolved.conf.d/50-dotstub.conf';
+export const DROP_IN = '/run/systemd/resolved.conf.d/50-dotstub.conf';
 export const RESOLVED_SOCKET = '/run/systemd/resolve/io.systemd.Resolve';
 const UPLINK = '/run/systemd/resolve/resolv.conf';
 
-function dropInText(port: number): string {
+export function dropInText(port: number): string {
   return [
     '# Written by dotstub: every domain goes to dotstub on loopback.',
     '# Removed by `dotstub system-dns disable` or `restore`; /run is empty after a reboot.',

@@ -93,6 +93,7 @@ export function followRewrites(
             out(`DNS settings were rewritten by ${e.by}; put dotstub back (${e.count})`);
             note(e);
           } else if (e.type === 'search') out(`search domains now: ${e.domains.join(' ') || '(none)'}`);
+          else if (e.type === 'refused') err(e.message);
           else {
             err(e.message);
             note(e, e.message);

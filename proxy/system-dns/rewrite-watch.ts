@@ -19,7 +19,8 @@ import path from 'node:path';
 import type { Backend, Target } from './backend.js';
 import { fileState, readState, sameState, writeState, type FileState } from './file-state.js';
 import type { SystemHost } from './host.js';
-import { Journal } from './journal.js';
+import { Journal, type JournalData } from './journal.js';
+import { trustJournal } from './journal-trust.js';
 import { withJournalLock } from './lock.js';
 import { reloadService } from './reload.js';
 import { RESOLVCONF_RECORDS, resolvconfSearch } from './resolv-conf-backend.js';
@@ -31,7 +32,9 @@ type FileStep = Extract<Step, { kind: 'file' }>;
 type RewriteEvent =
   | { readonly type: 'reapplied'; readonly count: number; readonly by: string }
   | { readonly type: 'search'; readonly domains: readonly string[] }
-  | { readonly type: 'gave-up'; readonly count: number; readonly by: string; readonly message: string };
+  | { readonly type: 'gave-up'; readonly count: number; readonly by: string; readonly message: string }
+  /** The journal is not one dotstub writes (journal-trust.ts): the watch stops, having written nothing from it. */
+  | { readonly type: 'refused'; readonly message: string };
 
 export interface RewriteWatchOptions {
   readonly host: SystemHost;
@@ -126,8 +129,28 @@ export class RewriteWatch {
     clearTimeout(this.#pending);
   }
 
+  /**
+   * The journal, when root may act on it (this watch runs as root in the
+   * service's watchdog, and writes what the journal says dotstub wrote).
+   * A refused journal stops the watch and is said once.
+   */
+  #journal(): JournalData | null {
+    const journal = new Journal(this.#o.stateDir);
+    const j = journal.read();
+    if (j === null) return null;
+    try {
+      return trustJournal(j, this.#o.host, journal.file);
+    } catch (err) {
+      if (!this.#closed) {
+        this.close();
+        this.#o.onEvent({ type: 'refused', message: (err as Error).message });
+      }
+      return null;
+    }
+  }
+
   #replacedLinkDirs(): string[] {
-    const j = new Journal(this.#o.stateDir).read();
+    const j = this.#journal();
     return (j?.steps ?? []).flatMap((e) => {
       if (e.step.kind !== 'file' || e.step.before.type !== 'symlink') return [];
       const target = e.step.before.target;
@@ -136,7 +159,7 @@ export class RewriteWatch {
   }
 
   #files(): string[] {
-    const j = new Journal(this.#o.stateDir).read();
+    const j = this.#journal();
     return (j?.steps ?? []).flatMap((e) => (e.step.kind === 'file' && e.progress === 'applied' ? [e.step.path] : []));
   }
 
@@ -164,6 +187,7 @@ export class RewriteWatch {
           return;
         }
         const by = this.#files().map(writer).join(', ') || 'an unknown program';
+        if (this.#closed) return; // the journal was refused just now
         this.#count++;
         if (this.#count > (this.#o.maxRewrites ?? 10)) {
           this.close();
@@ -208,7 +232,7 @@ export class RewriteWatch {
 
   /** True when a resolv.conf we hold is ours but its search list is not the OS's current one. */
   #searchStale(): boolean {
-    const j = new Journal(this.#o.stateDir).read();
+    const j = this.#journal();
     return (j?.steps ?? []).some((e) => {
       if (e.progress !== 'applied' || e.step.kind !== 'file' || path.basename(e.step.path) !== 'resolv.conf') return false;
       const now = readState(e.step.path);
@@ -221,8 +245,8 @@ export class RewriteWatch {
     // Under the journal lock: a restore running now must not be undone by a re-apply that read the journal before it.
     return withJournalLock(this.#o.stateDir, async () => {
       const journal = new Journal(this.#o.stateDir);
-      const j = journal.read();
-      if (j === null || this.#closed) return; // disabled meanwhile
+      const j = this.#journal();
+      if (j === null || this.#closed) return; // disabled meanwhile, or refused
       let changed = false;
       let searchMoved: string[] | undefined;
       for (const [i, e] of j.steps.entries()) {

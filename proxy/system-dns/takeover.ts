@@ -14,6 +14,7 @@ import { SystemDnsError } from './errors.js';
 import { readState, sameState, writeState, type FileState } from './file-state.js';
 import type { SystemHost } from './host.js';
 import { Journal, readBootId, sameBoot, staleReason, type JournalData } from './journal.js';
+import { journalProblems, trustJournal } from './journal-trust.js';
 import { withJournalLock } from './lock.js';
 import { NetworkManagerBackend } from './network-manager-backend.js';
 import { reloadService } from './reload.js';
@@ -134,9 +135,20 @@ export function restore(ctx: TakeoverContext, o: RestoreOptions = {}): Promise<R
   return locked(ctx, () => restoreLocked(ctx, o));
 }
 
-async function restoreLocked(ctx: TakeoverContext, o: RestoreOptions = {}): Promise<RestoreResult> {
+/**
+ * The journal as root may act on it, or null when there is none: every
+ * path from the journal to a write or a program goes through here
+ * (journal-trust.ts); a journal dotstub would not write is refused whole.
+ */
+function readTrusted(ctx: TakeoverContext): JournalData | null {
   const journal = new Journal(ctx.stateDir);
   const j = journal.read();
+  return j === null ? null : trustJournal(j, ctx.host, journal.file);
+}
+
+async function restoreLocked(ctx: TakeoverContext, o: RestoreOptions = {}): Promise<RestoreResult> {
+  const journal = new Journal(ctx.stateDir);
+  const j = readTrusted(ctx);
   if (j === null) return { restored: false, undone: [] };
   if ((o.only && !sameTakeover(j, o.only)) || (o.ownerPid !== undefined && j.pid !== o.ownerPid)) {
     return { restored: false, undone: [], backend: j.backend };
@@ -209,7 +221,7 @@ export async function replayStaleJournal(ctx: TakeoverContext): Promise<(Restore
 
 /** Under the lock: the journal is re-read and judged here, so what is restored is the stale one found. */
 async function replayLocked(ctx: TakeoverContext): Promise<(RestoreResult & { reason: string }) | null> {
-  const j = new Journal(ctx.stateDir).read();
+  const j = readTrusted(ctx);
   if (j === null) return null;
   const reason = staleReason(j, readBootId(ctx.bootIdFile));
   if (reason === null) return null;
@@ -236,7 +248,7 @@ export function enable(ctx: TakeoverContext, detection: DetectionReport, target:
 async function enableLocked(ctx: TakeoverContext, detection: DetectionReport, target: Target, ownerPid: number): Promise<EnableResult> {
   await replayLocked(ctx);
   const journal = new Journal(ctx.stateDir);
-  const existing = journal.read();
+  const existing = readTrusted(ctx);
   // The same owner asking again (the service's start-up hook and the proxy resuming after a crash, in either order): done already.
   if (existing !== null && existing.pid === ownerPid && existing.port === target.port && existing.steps.every((e) => e.progress === 'applied')) {
     return { backend: existing.backend as BackendName, why: `already held by process ${ownerPid}`, applied: [] };
@@ -256,6 +268,13 @@ async function enableLocked(ctx: TakeoverContext, detection: DetectionReport, ta
     original: await backend.describeCurrent(),
     steps: steps.map((step) => ({ step, progress: 'pending' })),
   };
+  // Only a takeover whose restore will be accepted: an original the restore
+  // would refuse (a resolv.conf linked into /tmp, a setuid mode) is said now,
+  // before anything changes, never found at restore with DNS pointing here.
+  const problems = journalProblems(j, ctx.host);
+  if (problems.length > 0) {
+    throw new SystemDnsError('SYSDNS_BACKEND_UNAVAILABLE', `dotstub would not be allowed to give back what it found, so it changes nothing: ${problems.join('; ')}`);
+  }
   journal.write(j);
   const applied: string[] = [];
   try {
