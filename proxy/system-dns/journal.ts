@@ -103,7 +103,7 @@ export function staleReason(j: JournalData, bootId: string): string | null {
 }
 
 /** A journal is a few KiB (the original resolv.conf is the largest part); far more is not one. */
-export const JOURNAL_MAX_BYTES = 1024 * 1024;
+const JOURNAL_MAX_BYTES = 1024 * 1024;
 
 /**
  * The journal's text, read only from a regular file of bounded size, and
