@@ -42,6 +42,7 @@ import { PrivacyController, type CaptiveAction } from './privacy/privacy-control
 import { ActiveUpstream } from './upstream/active.js';
 import { upstreamFor } from './upstream/for-resolver.js';
 import type { ConnectionSnapshot, ManagedUpstream, RetryOutcome, Transport, TransportChange } from './upstream/managed.js';
+import { poolCapacity } from './upstream/pool/options.js';
 
 export { defaultConfig, type CaptiveConfig, type ProxyConfig, type RuntimeChanges };
 export type { ConnectionEvent, NetworkView, PrivacyState, RaceView, StateChange } from './events.js';
@@ -113,8 +114,8 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       this.emit('query', r);
     });
     this.#engine.on('malformed', (why) => this.emit('malformed', why));
-    // Every listener's clients share the pool's capacity fairly.
-    const shares = new ClientShares(() => this.#config.pool.size * this.#config.pool.maxInFlight);
+    // Every listener's clients share the pool's capacity fairly: its connections at most, each at its in-flight cap.
+    const shares = new ClientShares(() => poolCapacity(this.#config.pool));
     this.#listeners = new Listeners((raw, transport, reply) => this.#engine.handle(raw, transport, reply), shares);
     this.#watch = config.watchNetwork ? new NetworkWatch() : null;
     this.#watch?.on('change', (c) => this.networkChanged(c));

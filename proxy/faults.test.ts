@@ -115,15 +115,16 @@ describe('pipelining and out-of-order answers', () => {
 });
 
 describe('nothing lost', () => {
-  test('a reset with 500 queries in flight: all 500 are answered', async () => {
+  // Issue 42: 300 (it was 500): one client's share is three quarters of what the pool carries at once, now 4 connections × 100.
+  test('a reset with 300 queries in flight: all 300 are answered', async () => {
     const s = await server();
     const h = await proxyFor(s);
     await waitForState(h.proxy, 'private', 5000);
-    // The live connection resets after its 500th query, answering none of them.
+    // The live connections reset after the 300th query, answering none of them.
     s.behaviour.silent = true;
     const c = await udp(h.port);
-    const answers = Array.from({ length: 500 }, (_, i) => c.query(`q${i}.burst.test`, { timeoutMs: 8000 }));
-    await waitFor(() => s.seen.filter((q) => q.name.endsWith('burst.test')).length >= 500, 5000, '500 queries at the server');
+    const answers = Array.from({ length: 300 }, (_, i) => c.query(`q${i}.burst.test`, { timeoutMs: 8000 }));
+    await waitFor(() => s.seen.filter((q) => q.name.endsWith('burst.test')).length >= 300, 5000, '300 queries at the server');
     s.behaviour.silent = false;
     s.resetAll();
     const results = await Promise.all(answers);
@@ -131,7 +132,7 @@ describe('nothing lost', () => {
       expect(a.rcode).toBe('NOERROR');
       expect(firstA(a)).toBe(expectedA(i));
     }
-    expect(h.proxy.counters.retries).toBeGreaterThanOrEqual(500);
+    expect(h.proxy.counters.retries).toBeGreaterThanOrEqual(300);
     expect(h.proxy.counters.servfails).toBe(0);
     // The retries went out on a bounded set of connections, not 500: before and after
     // the reset, the kept one and at most burstConnections more for the burst (issue 12).
@@ -213,21 +214,20 @@ describe('nothing lost', () => {
     expect(h.proxy.counters.timeouts).toBeGreaterThanOrEqual(1);
   });
 
-  test('a full in-flight cap answers SERVFAIL at once instead of queueing', async () => {
+  // Issue 42: beyond a connection's cap queries wait briefly for room rather than fail (this answered 6 of 10 SERVFAIL at once before).
+  test('a full in-flight cap, no other connection allowed: the queries beyond it wait for room and are answered', async () => {
     const s = await server();
     for (let i = 0; i < 10; i++) s.behaviour.delays.set(`q${i}.hold.test`, 400);
-    const h = await proxyFor(s, { pool: { maxInFlight: 4 } });
+    const h = await proxyFor(s, { pool: { maxInFlight: 4, burstConnections: 0 } });
     await waitForState(h.proxy, 'private', 5000);
     // Ten clients, one query each: within every client's share, so only the pool's cap stands in the way.
     const clients = await Promise.all(Array.from({ length: 10 }, () => udp(h.port)));
     const results = await Promise.all(clients.map((c, i) => c.query(`q${i}.hold.test`)));
-    const servfails = results.filter((r) => r.rcode === 'SERVFAIL');
-    expect(results.filter((r) => r.rcode === 'NOERROR')).toHaveLength(4);
-    expect(servfails).toHaveLength(6);
-    // At once: every refusal came before any held query's answer (400 ms), none queued behind them.
-    const firstAnswered = Math.min(...results.filter((r) => r.rcode === 'NOERROR').map((r) => r.ms));
-    for (const r of servfails) expect(r.ms).toBeLessThan(firstAnswered);
-    expect(h.proxy.counters.inFlightCapHits).toBe(6);
+    expect(results.map((r) => r.rcode)).toEqual(Array.from({ length: 10 }, () => 'NOERROR'));
+    // Never more than 4 on the connection: three rounds of the held answers (400 ms each).
+    expect(Math.max(...results.map((r) => r.ms))).toBeGreaterThanOrEqual(1100);
+    expect(new Set(s.seen.filter((q) => q.name.endsWith('hold.test')).map((q) => q.connection)).size).toBe(1);
+    expect(h.proxy.counters.inFlightCapHits).toBeGreaterThanOrEqual(6);
   });
 });
 

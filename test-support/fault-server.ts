@@ -50,6 +50,15 @@ export interface FaultBehaviour {
   desync: Map<string, 'garbage' | 'tiny' | 'query'>;
   /** Names whose queries close the connection at once (a server that rejects them); the count says how many times. */
   killers: Map<string, number>;
+  /**
+   * A cap on connections at once (dnsdist's setMaxTCPConnectionsPerClient):
+   * a TCP connection beyond it is closed as it is accepted, before TLS.
+   */
+  maxConnections: number | undefined;
+  /** Every new connection is closed as it is accepted (a server that has banned this client); the open ones carry on. */
+  refuseAll: boolean;
+  /** Answer this many queries on a connection, then close it (FIN, dnsdist's setMaxTCPQueriesPerConnection); queries after those are not answered. */
+  closeAfterQueries: number | undefined;
 }
 
 export interface FaultServerOptions {
@@ -79,6 +88,9 @@ export class FaultServer {
     silentConnections: new Set(),
     desync: new Map(),
     killers: new Map(),
+    maxConnections: undefined,
+    refuseAll: false,
+    closeAfterQueries: undefined,
   };
   readonly seen: SeenQuery[] = [];
   /** Tests waiting for a query (whenSeen), checked as each one arrives. */
@@ -93,6 +105,10 @@ export class FaultServer {
   /** Every accepted TCP connection, before and after its TLS handshake. */
   readonly #raw = new Set<net.Socket>();
   #connections = 0;
+  /** The most TCP connections open at once (accepted, before or after TLS; refused ones not counted). */
+  #mostAtOnce = 0;
+  /** TCP connections closed as they were accepted (maxConnections, refuseAll). */
+  #refused = 0;
   #port = 0;
   /** performance.now() when each missed name's lookup ends (behaviour.misses). */
   readonly #resolvedAt = new Map<string, number>();
@@ -106,7 +122,15 @@ export class FaultServer {
       minVersion: 'TLSv1.2',
     });
     this.#server = net.createServer((raw) => {
+      const cap = this.behaviour.maxConnections;
+      if (this.behaviour.refuseAll || (cap !== undefined && this.#raw.size >= cap)) {
+        this.#refused++;
+        raw.on('error', () => undefined);
+        raw.destroy();
+        return;
+      }
       this.#raw.add(raw);
+      this.#mostAtOnce = Math.max(this.#mostAtOnce, this.#raw.size);
       raw.once('close', () => this.#raw.delete(raw));
       raw.on('error', () => undefined);
       const socket = new tls.TLSSocket(raw, { isServer: true, secureContext: this.#context, ALPNProtocols: ['dot'] });
@@ -124,6 +148,21 @@ export class FaultServer {
   }
   get openSockets(): number {
     return this.#sockets.size;
+  }
+  /** TCP connections open now, before or after TLS. */
+  get tcpConnections(): number {
+    return this.#raw.size;
+  }
+  /** The most TCP connections open at once so far; resetMostAtOnce() starts counting again from those open now. */
+  get mostAtOnce(): number {
+    return this.#mostAtOnce;
+  }
+  resetMostAtOnce(): void {
+    this.#mostAtOnce = this.#raw.size;
+  }
+  /** TCP connections closed as they were accepted (behaviour.maxConnections, refuseAll). */
+  get refused(): number {
+    return this.#refused;
   }
 
   listen(port = 0): Promise<number> {
@@ -209,6 +248,8 @@ export class FaultServer {
     const resetAfter = this.behaviour.resetAfter;
     this.behaviour.resetAfter = undefined;
     let received = 0;
+    let answered = 0;
+    const closeAfter = this.behaviour.closeAfterQueries;
     let inFlight = 0;
     let idleTimer: NodeJS.Timeout | undefined;
     const armIdle = (): void => {
@@ -241,6 +282,8 @@ export class FaultServer {
           raw.resetAndDestroy();
           return;
         }
+        // Past its query limit: read, never answered; the connection closes after the last one it takes.
+        if (closeAfter !== undefined && received > closeAfter) continue;
         if (resetAfter !== undefined || this.behaviour.silent || this.behaviour.silentConnections.has(connection) || !q) continue;
         const killsLeft = this.behaviour.killers.get(name);
         if (killsLeft !== undefined && killsLeft > 0) {
@@ -260,6 +303,10 @@ export class FaultServer {
         const send = (): void => {
           inFlight--;
           if (!socket.destroyed) socket.write(frame(this.#answer(packet, q, name)));
+          if (closeAfter !== undefined && ++answered >= closeAfter) {
+            socket.end();
+            return;
+          }
           armIdle();
         };
         if (delay > 0) setTimeout(send, delay);

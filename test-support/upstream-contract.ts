@@ -169,7 +169,8 @@ export function upstreamContract(label: string, setup: () => Promise<ContractSub
         return outcomes;
       };
       const first = await burst(0);
-      expect(new Set(first.map((o) => o.req.trace.connectionId)).size).toBe(1);
+      // At most 100 in flight on a connection (issue 42; it was 1000): the first 100 on the first one, the rest on a second.
+      expect(new Set(first.map((o) => o.req.trace.connectionId)).size).toBeLessThanOrEqual(2);
       // A server's first round trip after idle carries ~13,000 octets (TCP's initial window):
       // padded answers (468 octets, unbound over DoT) need six windows, small ones (its DoH) one.
       // At least two then: on a loaded machine the loopback's round trip can pass 10 ms, and the

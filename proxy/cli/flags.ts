@@ -51,7 +51,8 @@ Usage: dotstub [options]
   --pool-size N       connections per resolver (default ${DEFAULT_POOL_OPTIONS.size})
   --burst-connections N  extra connections opened when a burst of lookups needs more
                       than the open ones' first round trip carries (~13 KB: ~26 padded
-                      answers each); closed when idle; 0-8 (default ${DEFAULT_POOL_OPTIONS.burstConnections ?? 0})
+                      answers each); closed when idle; 0-8, but never more than 4
+                      connections to a resolver at once (default ${DEFAULT_POOL_OPTIONS.burstConnections ?? 0})
   --max-in-flight N   queries in flight per connection (default ${DEFAULT_POOL_OPTIONS.maxInFlight})
   --idle-timeout S    close an idle connection after S seconds (default ${DEFAULT_POOL_OPTIONS.idleTimeoutMs / 1000})
   --no-padding        don't pad queries (RFC 8467 padding is on by default: queries in

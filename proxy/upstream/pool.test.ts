@@ -27,6 +27,8 @@ function makePool(options: Partial<PoolOptions> = {}): { pool: Pool; conns: Fake
     transport: 'dot',
     resolver,
     options: opts,
+    // Each pool learns its own resolver's limits: nothing one test's server did carries to the next.
+    limits: { connections: undefined, queriesPerConnection: undefined, inFlight: undefined },
     factory: (spec) => {
       const c = new FakeConnection(spec, opts.maxInFlight);
       conns.push(c);
@@ -81,16 +83,18 @@ describe('the connection pool (policy only, fake connections)', () => {
     expect(outcomes.every((o) => o.err === null && o.req.trace.reused === true && o.req.trace.attempts === 1)).toBe(true);
   });
 
-  test('a burst that fills the open connection opens extra ones (at most burstConnections); they carry the next burst once open, not while connecting', () => {
-    const { pool, conns } = makePool({ burstConnections: 4 });
+  // Issue 42: at most 4 connections at once whatever burstConnections asks (it was 1 + burstConnections, 9 by default); maxInFlight
+  // 1000 here so the burst's first part can stay on the open connection (the default, 100, is what limits.test's caps are about).
+  test('a burst that fills the open connection opens extra ones (at most burstConnections, 4 at once in all); they carry the next burst once open, not while connecting', () => {
+    const { pool, conns } = makePool({ burstConnections: 4, maxInFlight: 1000 });
     pool.warm();
     conns[0]?.open();
     const first = resolveAll(pool, Array.from({ length: 140 }, (_, i) => `a${i}.test`));
-    // 140 padded answers need five windows: four extras are opened for the next bursts…
-    expect(conns).toHaveLength(5);
-    expect(pool.counters.burstConnections).toBe(4);
+    // 140 padded answers need five windows: extras are opened for the next bursts, up to 4 connections at once…
+    expect(conns).toHaveLength(4);
+    expect(pool.counters.burstConnections).toBe(3);
     // …but this burst stays on the open connection: a handshake would take longer than its next round trips.
-    expect(conns.map((c) => c.inFlight)).toEqual([140, 0, 0, 0, 0]);
+    expect(conns.map((c) => c.inFlight)).toEqual([140, 0, 0, 0]);
     conns.slice(1).forEach((c) => c.open(true));
     conns[0]?.answerAll();
     expect(first.outcomes.every((o) => o.err === null)).toBe(true);
@@ -100,7 +104,7 @@ describe('the connection pool (policy only, fake connections)', () => {
     expect(loads.filter((n) => n > 0).length).toBeGreaterThan(1);
     expect(loads[0]).toBeGreaterThan(26);
     expect(loads.reduce((a, b) => a + b, 0)).toBe(400);
-    expect(conns).toHaveLength(5);
+    expect(conns).toHaveLength(4);
     conns.forEach((c) => c.answerAll());
     expect(second.outcomes.every((o) => o.err === null && o.req.trace.reused === true)).toBe(true);
     expect(new Set(second.outcomes.map((o) => o.req.trace.connectionId)).size).toBe(loads.filter((n) => n > 0).length);
@@ -108,7 +112,7 @@ describe('the connection pool (policy only, fake connections)', () => {
 
   test('the first lookup after a quiet spell, once a burst was seen, opens the connections that burst needed; before any burst, nothing', () => {
     vi.useFakeTimers({ toFake: ['performance'] });
-    const { pool, conns } = makePool({ burstConnections: 4 });
+    const { pool, conns } = makePool({ burstConnections: 4, maxInFlight: 1000 });
     pool.warm();
     conns[0]?.open();
     // Lookups one at a time, a quiet spell between them: no burst seen, nothing opened for one.
@@ -118,21 +122,21 @@ describe('the connection pool (policy only, fake connections)', () => {
       conns[0]?.answerAll();
     }
     expect(conns).toHaveLength(1);
-    // A page: 140 names at once need five windows; the extras come up and, idle, close.
+    // A page: 140 names at once need five windows; the extras (up to 4 connections at once) come up and, idle, close.
     resolveAll(pool, Array.from({ length: 140 }, (_, i) => `p${i}.test`));
-    expect(conns).toHaveLength(5);
+    expect(conns).toHaveLength(4);
     conns.slice(1).forEach((c) => c.open(true));
     conns[0]?.answerAll();
     conns.slice(1).forEach((c) => c.close('idle'));
     // Read for two minutes, then click: the page's own name opens them again, before its subresources come.
     vi.advanceTimersByTime(120_000);
     resolveAll(pool, ['next-page.test']);
-    expect(conns).toHaveLength(9);
-    expect(conns.slice(5).every((c) => c.state === 'connecting')).toBe(true);
+    expect(conns).toHaveLength(7);
+    expect(conns.slice(4).every((c) => c.state === 'connecting')).toBe(true);
     // Lookups close together are no click: nothing more opens.
     vi.advanceTimersByTime(100);
     resolveAll(pool, ['img.next-page.test']);
-    expect(conns).toHaveLength(9);
+    expect(conns).toHaveLength(7);
   });
 
   test("where the network's memory says pages' bursts were seen, the first lookup prepares the connections the last one needed, once that lookup's connection is up", () => {
@@ -142,15 +146,15 @@ describe('the connection pool (policy only, fake connections)', () => {
     // Nothing to follow yet: the first lookup's own connection decides the address.
     expect(conns).toHaveLength(1);
     conns[0]?.open();
-    // The open one and 5 extras, to its address, before the page comes.
-    expect(conns).toHaveLength(6);
-    expect(pool.counters.burstConnections).toBe(5);
+    // The open one and extras up to 4 at once (6 windows asked), to its address, before the page comes.
+    expect(conns).toHaveLength(4);
+    expect(pool.counters.burstConnections).toBe(3);
     expect(new Set(conns.map((c) => c.address))).toEqual(new Set([conns[0]?.address]));
     conns[0]?.answerAll();
     conns.slice(1).forEach((c) => c.open(true));
     // The page comes: its names spread over the open connections, none waits on a handshake.
     const page = resolveAll(pool, Array.from({ length: 140 }, (_, i) => `p${i}.test`));
-    expect(conns).toHaveLength(6);
+    expect(conns).toHaveLength(4);
     const loads = conns.map((c) => c.inFlight);
     expect(loads.every((n) => n > 0)).toBe(true);
     expect(loads.reduce((a, b) => a + b, 0)).toBe(140);
@@ -187,40 +191,41 @@ describe('the connection pool (policy only, fake connections)', () => {
 
   test("the network's memory never shrinks what this run saw, and a move keeps it", () => {
     vi.useFakeTimers({ toFake: ['performance'] });
-    const { pool, conns } = makePool({ burstConnections: 4 });
+    const { pool, conns } = makePool({ burstConnections: 4, maxInFlight: 1000 });
     pool.warm();
     conns[0]?.open();
     resolveAll(pool, Array.from({ length: 140 }, (_, i) => `p${i}.test`));
     const seen = conns.length;
-    expect(seen).toBe(5);
+    expect(seen).toBe(4);
     conns.forEach((c, i) => (i > 0 ? c.open(true) : undefined));
     conns.forEach((c) => c.answerAll());
-    // A move to a network remembered with 2: the run's own measure (5) holds; the next quiet lookup prepares it there.
+    // A move to a network remembered with 2: the run's own measure (5 windows, 4 connections at most) holds; the next quiet lookup prepares it there.
     pool.networkChanged({ burstWindows: 2 });
     vi.advanceTimersByTime(5_000);
     resolveAll(pool, ['after-move.test']);
     const fresh = conns.filter((c) => c.state === 'connecting');
     expect(fresh).toHaveLength(1);
     fresh[0]?.open();
-    expect(conns.filter((c) => c.state !== 'closed').length).toBe(5);
+    expect(conns.filter((c) => c.state !== 'closed').length).toBe(4);
   });
 
   test('connections that die together (a reset path) blame no query: every query is answered, none quarantined', () => {
-    const { pool, conns } = makePool({ size: 5, burstConnections: 0 });
+    // Two kept (the most kept outside bursts since issue 42; this was five), 70 queries on each.
+    const { pool, conns } = makePool({ size: 2, burstConnections: 0 });
     pool.warm();
     conns.forEach((c) => c.open());
     const { outcomes } = resolveAll(pool, Array.from({ length: 140 }, (_, i) => `n${i}.test`));
-    expect(conns.map((c) => c.inFlight)).toEqual([28, 28, 28, 28, 28]);
-    // Each death hands its queries to a connection that dies in the same reset, five times over.
-    for (const c of conns.slice(0, 5)) c.close('reset');
+    expect(conns.map((c) => c.inFlight)).toEqual([70, 70]);
+    // Each death hands its queries to a connection that dies in the same reset, twice over.
+    for (const c of conns.slice(0, 2)) c.close('reset');
     expect(outcomes.filter((o) => o.err !== null)).toEqual([]);
-    for (const c of conns.slice(5)) c.open();
-    for (const c of conns.slice(5)) c.answerAll();
+    for (const c of conns.slice(2)) c.open();
+    for (const c of conns.slice(2)) c.answerAll();
     expect(outcomes.filter((o) => o.err === null)).toHaveLength(140);
   });
 
   test('burstConnections 0: one connection carries every burst, pipelined', () => {
-    const { pool, conns } = makePool({ burstConnections: 0 });
+    const { pool, conns } = makePool({ burstConnections: 0, maxInFlight: 1000 });
     pool.warm();
     conns[0]?.open();
     const { outcomes } = resolveAll(pool, Array.from({ length: 140 }, (_, i) => `n${i}.test`));
@@ -579,13 +584,56 @@ describe('the connection pool (policy only, fake connections)', () => {
     expect(outcomes.map((o) => [o.err, o.req.trace.connectionId])).toEqual([[null, conn.id]]);
   });
 
-  test('every connection full: the query fails at once with backpressure, not a queue', () => {
-    const { pool, conns } = makePool({ maxInFlight: 2 });
+  // Issue 42: it failed at once with backpressure before; beyond a server's limits queries wait briefly instead of failing.
+  test('every connection full and no other may be opened: the query waits for room and is sent when an answer frees some', async () => {
+    const { pool, conns } = makePool({ maxInFlight: 2, burstConnections: 0 });
     pool.warm();
     conns[0]?.open();
     const { outcomes } = resolveAll(pool, ['a.test', 'b.test', 'c.test']);
-    expect(outcomes.map((o) => o.err?.code)).toEqual(['DOTSTUB_IN_FLIGHT_CAP']);
+    expect(outcomes).toEqual([]);
+    expect(conns[0]?.inFlight).toBe(2);
     expect(pool.counters.inFlightCapHits).toBe(1);
+    conns[0]?.answerAll();
+    await new Promise((r) => setImmediate(r));
+    expect(conns[0]?.inFlight).toBe(1);
+    conns[0]?.answerAll();
+    expect(outcomes.map((o) => [o.req.name, o.err, o.req.trace.attempts])).toEqual([
+      ['a.test', null, 1],
+      ['b.test', null, 1],
+      ['c.test', null, 1],
+    ]);
+  });
+
+  test('a query that waits queryTimeoutMaxMs for room fails with backpressure', () => {
+    vi.useFakeTimers({ toFake: ['performance', 'setTimeout', 'clearTimeout'] });
+    const { pool, conns } = makePool({ maxInFlight: 2, burstConnections: 0 });
+    pool.warm();
+    conns[0]?.open();
+    const { outcomes } = resolveAll(pool, ['a.test', 'b.test', 'c.test']);
+    vi.advanceTimersByTime(DEFAULT_POOL_OPTIONS.queryTimeoutMaxMs - 10);
+    expect(outcomes.filter((o) => o.req.name === 'c.test')).toEqual([]);
+    vi.advanceTimersByTime(20);
+    expect(outcomes.filter((o) => o.req.name === 'c.test').map((o) => o.err?.code)).toEqual(['DOTSTUB_IN_FLIGHT_CAP']);
+  });
+
+  test('the caps hold whoever opens: a page burst at 100 in flight a connection opens at most 4, and once quiet the pool drains to 2', async () => {
+    vi.useFakeTimers({ toFake: ['performance', 'setTimeout', 'clearTimeout'] });
+    const { pool, conns } = makePool({ burstConnections: 8 });
+    pool.warm();
+    conns[0]?.open();
+    const page = resolveAll(pool, Array.from({ length: 600 }, (_, i) => `p${i}.test`));
+    expect(conns).toHaveLength(4);
+    conns.slice(1).forEach((c) => c.open(true));
+    expect(conns.map((c) => c.inFlight).every((n) => n <= 100)).toBe(true);
+    // 400 in flight, 200 wait for room; answers free it.
+    for (let i = 0; i < 3; i++) {
+      conns.forEach((c) => c.answerAll());
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(page.outcomes.filter((o) => o.err === null)).toHaveLength(600);
+    expect(conns).toHaveLength(4);
+    vi.advanceTimersByTime(1_100);
+    expect(conns.filter((c) => c.state === 'open')).toHaveLength(2);
   });
 
   test('close() lets in-flight queries finish, then refuses new ones', async () => {

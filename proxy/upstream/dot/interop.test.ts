@@ -8,7 +8,7 @@
  * its reason; a server that isn't installed skips with the package to install.
  */
 import { describe, expect, onTestFinished, test } from 'vitest';
-import { DNSDIST_IN_FLIGHT_STALL, INTEROP_ITEMS, INTEROP_LABEL, interopMissing, startInterop, type InteropKind, type InteropServer } from '../../../test-support/dot-servers.js';
+import { INTEROP_ITEMS, INTEROP_LABEL, interopMissing, startInterop, type InteropKind, type InteropServer } from '../../../test-support/dot-servers.js';
 import { request } from '../../../test-support/upstream-requests.js';
 import type { ManagedClose } from '../managed.js';
 import { skipWith } from '../../../test-support/skips.js';
@@ -49,10 +49,14 @@ for (const kind of ['unbound', 'bind', 'kresd', 'dnsdist'] as const satisfies re
 }
 
 describe(`${INTEROP_LABEL.dnsdist}, maxInFlight 100 as operators set it`, skipWith(interopMissing('dnsdist')), () => {
-  test('a burst of 140 names is answered without waiting for the server to give up on the connection', skipWith(DNSDIST_IN_FLIGHT_STALL), async () => {
+  // dnsdist 1.7 at maxInFlight=100 may answer only part of more than 100 pipelined queries and then nothing until its receive
+  // timeout closes the connection (1 s here): a bare TLS client writing 140 one by one got 101 answers, then the close, in most
+  // rounds. The pool puts at most 100 in flight on a connection (its default, limits.ts), so a 140-name burst never meets that.
+  test('a burst of 140 names is answered without waiting for the server to give up on the connection', async () => {
     const server = await startInterop('dnsdist', { maxInFlight: 100 });
     onTestFinished(() => server.stop());
-    for (let round = 0; round < 5; round++) {
+    // 20 rounds: before the pool kept to 100, about one burst in fifteen met the stall.
+    for (let round = 0; round < 20; round++) {
       const pool = poolTo(server);
       onTestFinished(() => pool.destroy());
       const closes: ManagedClose[] = [];

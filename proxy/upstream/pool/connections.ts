@@ -10,23 +10,31 @@
  *                 racer failed is: the next one tries each family's next address after a back-off, and keeps trying
  *   bursts        openForBurst(): the connections a burst's windows need, to the address that answers;
  *                 prepareWhenOpen(): the same on the first lookup after a quiet spell, before the page's burst
- *                 comes: now, or once that lookup's own connection is up (after a start, a switch, a move)
+ *                 comes: now, or once that lookup's own connection is up (after a start, a switch, a move);
+ *                 settle(): once the burst is over, down to the steady number
+ *   caps          (limits.ts) at most maxConnections() at once, whoever opens them (a query, a burst, the
+ *                 hedge), draining ones included: the server still holds them; keptSize() outside bursts
+ *   'close'       a connection the server closed as it was made while another one is up: its cap on
+ *                 connections from this machine, learnt, and no failure; one it closed with queries
+ *                 unanswered: its queries per connection, or what it takes in flight, learnt
  *
  * The events the pool emits about its connections ('open', 'race',
  * 'keepalive', 'close', 'connect-failed') come from here, through `emit`.
  */
 import type { EventEmitter } from 'node:events';
 import type { ResolverSpec } from '../../config/resolvers.js';
+import { ConnectFailedError, type DotstubError } from '../../errors.js';
 import type { CloseInfo, ConnectionFactory, PoolConnection } from '../connection/contract.js';
 import { countConnection, type UpstreamCounters } from '../counters.js';
 import type { ManagedUpstreamEvents, Transport } from '../managed.js';
 import type { Backoff } from './backoff.js';
-import type { PoolOptions } from './options.js';
+import { BURST_CONNECTIONS, STEADY_CONNECTIONS, type PoolOptions } from './options.js';
 import type { Quarantine } from './quarantine.js';
 import { isOffline, OFFLINE_RETRY_MS } from './offline.js';
 import { hasDefaultRoute } from '../../runtime/default-route.js';
 import { synthesizeNat64 } from '../../runtime/nat64-address.js';
 import { ConnectionRace, lostRace, raceAddresses } from './race.js';
+import { lower, STALL_MS, type LearntLimits } from './limits.js';
 
 let connectionCounter = 0;
 /** The process's one sequence of connection numbers (what logs and the Connections page show). */
@@ -46,6 +54,8 @@ export interface PoolConnectionsInit {
   readonly emit: EventEmitter<ManagedUpstreamEvents>['emit'];
   /** After a failed race, the pool's warm(), once the back-off allows; absent: the owner re-probes (selfRetry off). */
   readonly retry: (() => void) | undefined;
+  /** What this resolver showed it takes (limits.ts), shared with its other pools. */
+  readonly limits: LearntLimits;
 }
 
 export class PoolConnections {
@@ -80,6 +90,8 @@ export class PoolConnections {
   #closed = false;
   /** Windows to prepare for when the next connection comes up (prepareWhenOpen); 0: none. */
   #prepareOnOpen = 0;
+  /** The most queries each connection had in flight at once (what a stall is measured against). */
+  readonly #peak = new WeakMap<PoolConnection, number>();
 
   constructor(init: PoolConnectionsInit) {
     this.#o = init;
@@ -90,6 +102,43 @@ export class PoolConnections {
     let n = 0;
     for (const c of this.list) if (c.state === 'connecting' || c.state === 'open') n++;
     return n;
+  }
+
+  /** Connections kept outside bursts: the options' size, at most STEADY_CONNECTIONS and what the resolver takes. */
+  keptSize(): number {
+    return Math.max(1, Math.min(this.#o.options.size, STEADY_CONNECTIONS, this.#o.limits.connections ?? Infinity));
+  }
+
+  /** Connections at once in a burst (connecting, open or draining): kept plus burst extras, at most BURST_CONNECTIONS and what the resolver takes. */
+  maxConnections(): number {
+    const { size, burstConnections } = this.#o.options;
+    return Math.max(1, Math.min(size + (burstConnections ?? 0), BURST_CONNECTIONS, this.#o.limits.connections ?? Infinity));
+  }
+
+  /** Another connection may be opened now without passing the cap. */
+  roomForAnother(): boolean {
+    return this.list.length < this.maxConnections();
+  }
+
+  /** A query was written on `conn`, `depth` in flight with it. */
+  sentOn(conn: PoolConnection, depth: number): void {
+    if (depth > (this.#peak.get(conn) ?? 0)) this.#peak.set(conn, depth);
+  }
+
+  /**
+   * The burst is over: connections beyond the steady number (kept size, at
+   * least STEADY_CONNECTIONS' worth when the options keep fewer) are drained,
+   * newest first: they close once their queries are answered.
+   */
+  settle(): void {
+    const steady = Math.min(STEADY_CONNECTIONS, this.maxConnections());
+    let n = this.liveCount();
+    for (const c of [...this.list].reverse()) {
+      if (n <= steady) return;
+      if (c.state !== 'open') continue;
+      c.drain();
+      n--;
+    }
   }
 
   /** Starts a connection race; returns its first racer (queries sent now are held there until one authenticates). */
@@ -117,11 +166,12 @@ export class PoolConnections {
    * queries once open: the rest of this burst, and the next ones.
    */
   openForBurst(answering: PoolConnection, windows: number): void {
-    const { size, burstConnections } = this.#o.options;
-    const want = Math.min(size + (burstConnections ?? 0), windows);
-    // Connections already on their way count: one burst opens each extra once.
-    for (let n = this.liveCount(); n < want; n++) {
-      const conn = this.race([answering.address]).start() as PoolConnection;
+    const size = this.keptSize();
+    const want = Math.min(this.maxConnections(), windows);
+    // Connections already on their way count, and draining ones (the server holds them): one burst opens each extra once.
+    for (let n = this.list.length; n < want; n++) {
+      const conn = this.race([answering.address]).start();
+      if (!conn) return;
       if (n >= size) {
         this.extras.add(conn);
         this.#o.counters.burstConnections++;
@@ -186,6 +236,22 @@ export class PoolConnections {
     if (idx >= 0) this.list.splice(idx, 1);
     // Before the connection's failed queries are handed back (after this event, oldest first).
     this.#o.quarantine.closed(conn, info);
+    if (info.wasOpen) this.#learnFromClose(conn, info);
+    if (!info.wasOpen && !this.#closed && !this.losers.has(conn) && closedAsMade(info.error) && this.list.some((c) => c.state === 'open')) {
+      // Refused beyond the server's cap on connections from this machine,
+      // while another one is up: it takes as many as are up now (draining
+      // ones too: it holds them). What this one held goes to those, without
+      // using a retry; no back-off, no failure to report.
+      const race = this.#race?.has(conn) ? this.#race : undefined;
+      // Another address of its race goes on (as below), or the race is over: either way no failure.
+      if (race && !race.failed(conn, info.error)) this.#race = undefined;
+      // Those connecting count: refused too, each lowers it again when it closes.
+      if (!race || this.#race === undefined) lower(this.#o.limits, 'connections', this.list.length);
+      this.#o.counters.burstConnectFailures++;
+      this.losers.add(conn);
+      this.#emitClose(conn, info);
+      return;
+    }
     if (!info.wasOpen && this.extras.has(conn)) {
       // An extra for a burst that didn't come up: the connection that is
       // answering carries on; no back-off, no failure to report.
@@ -206,6 +272,25 @@ export class PoolConnections {
     this.#emitClose(conn, info);
   }
 
+  /**
+   * The server closed an open connection with queries unanswered (two at
+   * least: one is the race of an idle close): right after an answer, it
+   * closes after that many queries; after a silence, it stopped answering
+   * with more in flight than it takes.
+   */
+  #learnFromClose(conn: PoolConnection, info: CloseInfo): void {
+    if (info.reason !== 'server-close' || info.failed < 2 || conn.lastAnswerAt === 0) return;
+    const answered = info.queriesCarried - info.failed;
+    if (answered < 2) return;
+    if (performance.now() - conn.lastAnswerAt < STALL_MS) {
+      lower(this.#o.limits, 'queriesPerConnection', answered);
+      return;
+    }
+    const peak = this.#peak.get(conn) ?? 0;
+    // It answered what it had read and then nothing, with `failed` still in flight: it takes fewer than it answered of the peak.
+    if (peak > info.failed + 1) lower(this.#o.limits, 'inFlight', peak - info.failed - 1);
+  }
+
   /** After `conn` left the list: lastClosed when it had opened and nothing is open or connecting now. */
   #emitClose(conn: PoolConnection, info: CloseInfo): void {
     this.#o.emit('close', { ...info, transport: this.#o.transport, address: conn.address, lastClosed: info.wasOpen && this.liveCount() === 0 });
@@ -220,14 +305,15 @@ export class PoolConnections {
     const o = this.#o;
     this.#addressIndex++;
     const { error, ...lost } = lostRace(race, conn, info.error);
-    const { consecutive, backoffMs } = o.backoff.failed(error);
+    const { consecutive, backoffMs } = o.backoff.failed(bannedWords(error, o.limits.connections));
     const offline = error !== undefined && isOffline(error);
     const retryInMs = offline ? OFFLINE_RETRY_MS : backoffMs;
     if (error) {
       o.counters.connectFailures++;
       this.up = false;
       const failure = { resolverId: o.resolver.id, ...lost, error, consecutive, retryInMs, offline, nat64Prefix: this.#viaNat64, transport: o.transport };
-      o.emit('connect-failed', { ...failure, speaks: true, message: error.message });
+      const said = bannedWords(error, o.limits.connections);
+      o.emit('connect-failed', { ...failure, error: said, speaks: true, message: said.message });
     }
     const retry = o.retry;
     if (retry) o.backoff.schedule(retry, retryInMs + 5);
@@ -244,4 +330,26 @@ function throughNat64(addresses: readonly string[], prefix: string | null, v4Rou
   if (prefix === null || !addresses.some((a) => !a.includes(':')) || v4Route()) return addresses;
   const out = addresses.map((a) => (a.includes(':') ? a : (synthesizeNat64(prefix, a) ?? a)));
   return [...new Set(out)];
+}
+
+/**
+ * The server accepted the TCP connection and closed or reset it before TLS
+ * was done: what a server does to a client beyond its cap on connections
+ * (dnsdist's setMaxTCPConnectionsPerClient) or to one it has banned; not a
+ * closed port, a timeout, a TLS alert or a certificate.
+ */
+function closedAsMade(err: DotstubError | undefined): boolean {
+  if (!(err instanceof ConnectFailedError) || /ECONNREFUSED|ERR_SSL_/.test(err.message)) return false;
+  return err.phase === 'handshake' || /ECONNRESET|EPIPE/.test(err.message);
+}
+
+/**
+ * A connection closed as it was made, from a resolver that showed it limits
+ * the connections from this machine (`cap`): said in those words, as the
+ * error queries and the privacy state get. Otherwise the error as it is.
+ */
+function bannedWords<E extends DotstubError | undefined>(err: E, cap: number | undefined): E | ConnectFailedError {
+  if (!closedAsMade(err) || cap === undefined) return err;
+  const message = `${(err as ConnectFailedError).message}: the resolver refuses more connections from this machine (it limits clients to ${cap}): dotstub keeps to ${cap} and backs off`;
+  return new ConnectFailedError(message, { cause: err }, (err as ConnectFailedError).phase);
 }

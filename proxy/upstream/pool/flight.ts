@@ -38,6 +38,8 @@ export interface Flight {
   collateral: number;
   /** performance.now() when it first waited for the network to come back (offline.ts); 0: never. */
   parkedSince: number;
+  /** performance.now() when it first waited for room on a connection (every one full); 0: never. */
+  waitingSince: number;
 }
 
 export function newFlight(req: UpstreamRequest, done: UpstreamCallback<UpstreamRequest>): Flight {
@@ -54,6 +56,7 @@ export function newFlight(req: UpstreamRequest, done: UpstreamCallback<UpstreamR
     settled: false,
     collateral: 0,
     parkedSince: 0,
+    waitingSince: 0,
   };
 }
 

@@ -16,14 +16,22 @@
  *   deadline, connection still delivering answers or its peer acknowledging the query ─► wait one more RTO (up to queryTimeoutMaxMs), never a retry
  *   closed / deadline on a connection whose peer acknowledged nothing ─► retry once on another connection ─► … ─► done(req, error)
  *   nothing read from its connection for an ACK wait and the query unacknowledged ─► sent again on a second one, first answer wins (hedge.ts)
- *   unreachable (backing off) / every connection full / closed pool ─► done(req, error) at once; no route ─► waits for the network (offline.ts)
+ *   every connection full (the server's limits, the caps) ─► waits for room, up to queryTimeoutMaxMs, then done(req, error)
+ *   unreachable (backing off) / closed pool ─► done(req, error) at once; no route ─► waits for the network (offline.ts)
  *
  * Invariants:
  * - Every request gets exactly one callback, from resolve() itself when it fails at once.
- * - At most `size` + `burstConnections` connections exist at once
- *   (connecting or open), `size` outside bursts; draining ones (server asked
- *   to close) don't count against new work. Burst extras are not re-opened
- *   after they close, and their failure to connect is no resolver failure.
+ * - At most `size` + `burstConnections` connections exist at once, and never
+ *   more than options.ts's BURST_CONNECTIONS (4) or what the resolver showed
+ *   it takes, whoever opens them (a query, a burst, a retry, the hedge):
+ *   connecting, open and draining alike (the server holds them all). Once a
+ *   burst is over they are drained down to STEADY_CONNECTIONS (2). Burst
+ *   extras are not re-opened after they close, and their failure to connect
+ *   is no resolver failure; nor is a connection the server refused as it was
+ *   made while another is up (its cap on connections, learnt).
+ * - A connection carries at most `maxInFlight` queries at once (100), fewer
+ *   when the server showed it takes fewer, and no more than a server's
+ *   queries per connection, learnt (limits.ts; in memory for the run).
  * - A ticket is kept only from an authenticated connection (connections
  *   emit 'session' only then), so resumption never bypasses authentication.
  * - While connecting fails, queries fail at once with the reason; unless
@@ -43,11 +51,18 @@ import { Backoff } from './backoff.js';
 import { deadlinePassed, newFlight, ownRetryLeft, settle, type DeadlineAction, type Flight } from './flight.js';
 import { dropFirst, hedgeAfterMs, ownStall, resumeFirst, sentAgain, silentSince, stayedSilent } from './hedge.js';
 import { PoolConnections } from './connections.js';
+import { limitsFor, type LearntLimits } from './limits.js';
 import { OfflineHold } from './offline.js';
 import { validatePoolOptions, type PoolOptions } from './options.js';
 import { Quarantine } from './quarantine.js';
 import { snapshotOf } from './snapshot.js';
 import { AnswerWindow, pick } from './window.js';
+
+/** A query waiting for room on a connection, since performance.now() `since`. */
+interface Waiting {
+  readonly flight: Flight;
+  readonly since: number;
+}
 
 /** A lookup after this long without one may be a click: a page's burst may follow (connections.ts prepareWhenOpen). */
 const QUIET_MS = 1_000;
@@ -68,6 +83,8 @@ export interface PoolInit {
   readonly selfRetry?: boolean;
   /** Numbers its connections (default: the process's one sequence, as users see them); the start's warm-up has its own. */
   readonly connectionIds?: () => number;
+  /** What the resolver showed it takes (default: this run's memory for its address and port, limits.ts); tests give their own. */
+  readonly limits?: LearntLimits;
 }
 
 export class Pool extends EventEmitter<ManagedUpstreamEvents> implements ManagedUpstream {
@@ -98,6 +115,13 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
   #closed = false;
   /** Queries that met "no route": they wait for the next network change (offline.ts). */
   readonly #offline: OfflineHold;
+  readonly #limits: LearntLimits;
+  /** Queries waiting for room on a connection (every one full, no other may be opened), oldest first, with when each began to wait. */
+  #waiting: Waiting[] = [];
+  #waitTimer: NodeJS.Timeout | undefined;
+  #pumpQueued = false;
+  /** Drains the connections a burst opened once lookups have been quiet for QUIET_MS. */
+  #settleTimer: NodeJS.Timeout | undefined;
 
   constructor(init: PoolInit) {
     super();
@@ -112,12 +136,18 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     this.#rtt = new RttEstimator(init.options.queryTimeoutMinMs, init.options.queryTimeoutMaxMs);
     this.#backoff = new Backoff(init.options.maxBackoffMs);
     this.#quarantine = new Quarantine(init.resolver.label);
+    this.#limits = init.limits ?? limitsFor(init.resolver);
     this.#c = new PoolConnections({
       ...init,
       counters: this.counters,
       backoff: this.#backoff,
       quarantine: this.#quarantine,
-      emit: (event, ...args) => this.emit(event, ...args),
+      limits: this.#limits,
+      emit: (event, ...args) => {
+        // Room may have come (a connection up) or gone with queries to re-send (one closed): the waiting queries are tried again.
+        if (event === 'open' || event === 'close') this.#pumpSoon();
+        return this.emit(event, ...args);
+      },
       retry: this.#selfRetry ? () => this.warm() : undefined,
     });
     this.#offline = new OfflineHold(init.options.queryTimeoutMaxMs, (flight, err) => this.#settle(flight, err, null));
@@ -165,7 +195,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
 
   /** Opens the pool's connections now instead of on the first query. */
   warm(): void {
-    while (!this.#closed && this.#c.list.length < this.options.size && !this.#backoff.backingOff()) this.#c.open();
+    while (!this.#closed && this.#c.list.length < this.#c.keptSize() && !this.#backoff.backingOff()) this.#c.open();
   }
 
   /** Before its first connection (start, a switch): the network's memory on key agreement. */
@@ -203,6 +233,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     const now = performance.now();
     if (this.#burstWindows > 0 && now - this.#lastResolveAt >= QUIET_MS && !this.#backoff.backingOff()) this.#c.prepareWhenOpen(this.#burstWindows);
     this.#lastResolveAt = now;
+    this.#settleTimer ??= setTimeout(() => this.#settleAfterQuiet(), QUIET_MS).unref();
     const quarantined = this.#quarantine.check(req);
     if (quarantined) {
       this.#settle(flight, quarantined, null);
@@ -221,14 +252,27 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     this.emit('burst', { windows });
   }
 
+  /** Lookups have been quiet for QUIET_MS: the connections beyond the steady number are drained (else: checks again then). */
+  #settleAfterQuiet(): void {
+    this.#settleTimer = undefined;
+    if (this.#closed) return;
+    const quietFor = performance.now() - this.#lastResolveAt;
+    if (quietFor < QUIET_MS) {
+      this.#settleTimer = setTimeout(() => this.#settleAfterQuiet(), QUIET_MS - quietFor).unref();
+      return;
+    }
+    this.#c.settle();
+  }
+
   /** Stops taking queries; resolves once every in-flight query is settled and the connections are closed. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    clearTimeout(this.#burstTimer);
+    this.#stopTimers();
     this.#backoff.cancel();
     this.#c.close();
     for (const flight of this.#offline.release()) this.#settle(flight, new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`), null);
+    this.#failWaiting(() => new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`));
     const waits = this.#c.list.map(
       (c) => new Promise<void>((resolve) => (c.state === 'closed' ? resolve() : c.once('close', () => resolve()))),
     );
@@ -238,11 +282,88 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
 
   destroy(): void {
     this.#closed = true;
-    clearTimeout(this.#burstTimer);
+    this.#stopTimers();
     for (const flight of this.#offline.release()) this.#settle(flight, new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`), null);
+    this.#failWaiting(() => new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`));
     this.#backoff.cancel();
     this.#c.close();
     for (const c of [...this.#c.list]) c.close('local');
+  }
+
+  #stopTimers(): void {
+    clearTimeout(this.#burstTimer);
+    clearTimeout(this.#settleTimer);
+    clearTimeout(this.#waitTimer);
+  }
+
+  /** Whether `c` may take one more query: below the in-flight cap (the options', or less as the server showed), and below its queries per connection. */
+  readonly #takes = (c: PoolConnection): boolean => {
+    const l = this.#limits;
+    if (c.inFlight >= Math.min(this.options.maxInFlight, l.inFlight ?? Infinity)) return false;
+    return l.queriesPerConnection === undefined || c.queriesCarried < l.queriesPerConnection;
+  };
+
+  /** `flight` found no room: it waits for some (the pump), up to queryTimeoutMaxMs from when it began to wait. */
+  #wait(flight: Flight, err: DotstubError): void {
+    const now = performance.now();
+    const since = flight.waitingSince || now;
+    if (now - since >= this.options.queryTimeoutMaxMs) {
+      this.#settle(flight, err, null);
+      return;
+    }
+    this.#waiting.push({ flight, since });
+    this.#waitTimer ??= setTimeout(() => this.#expireWaiting(), Math.max(1, since + this.options.queryTimeoutMaxMs - now)).unref();
+  }
+
+  /** Fails the queries that waited queryTimeoutMaxMs for room; re-arms for the next. */
+  #expireWaiting(): void {
+    this.#waitTimer = undefined;
+    const now = performance.now();
+    const max = this.options.queryTimeoutMaxMs;
+    const keep: Waiting[] = [];
+    for (const w of this.#waiting) {
+      if (w.flight.settled) continue;
+      if (now - w.since < max) keep.push(w);
+      else this.#settle(w.flight, new InFlightCapError(`every connection to ${this.resolver.label} was full for ${max} ms (${this.#c.list.length} connection(s), at most ${this.#inFlightCap()} queries in flight on each)`), null);
+    }
+    this.#waiting = keep;
+    const next = keep[0];
+    if (next) this.#waitTimer = setTimeout(() => this.#expireWaiting(), Math.max(1, next.since + max - now)).unref();
+  }
+
+  #inFlightCap(): number {
+    return Math.min(this.options.maxInFlight, this.#limits.inFlight ?? Infinity);
+  }
+
+  #failWaiting(err: () => DotstubError): void {
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const w of waiting) this.#settle(w.flight, err(), null);
+  }
+
+  /** Tries the waiting queries again soon (once per turn of the event loop, however many answers came). */
+  #pumpSoon(): void {
+    if (this.#pumpQueued || this.#waiting.length === 0 || this.#closed) return;
+    this.#pumpQueued = true;
+    setImmediate(() => {
+      this.#pumpQueued = false;
+      this.#pump();
+    });
+  }
+
+  /** Sends the waiting queries, oldest first, while there is room; one that finds none goes back to wait, and the rest with it. */
+  #pump(): void {
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    let i = 0;
+    for (; i < waiting.length; i++) {
+      const w = waiting[i] as Waiting;
+      if (w.flight.settled) continue;
+      w.flight.waitingSince = w.since;
+      this.#attempt(w.flight);
+      if (this.#waiting.length > 0) break;
+    }
+    this.#waiting.push(...waiting.slice(i + 1));
   }
 
   #attempt(flight: Flight): void {
@@ -255,7 +376,13 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
       const wire = trace.attempts === 1 ? flight.req.wire : Buffer.from(flight.req.wire);
       sent = this.#send(wire, flight, flight.conn);
     } catch (err) {
-      if (isDotstubError(err) && err.code === 'DOTSTUB_IN_FLIGHT_CAP') this.counters.inFlightCapHits++;
+      if (isDotstubError(err) && err.code === 'DOTSTUB_IN_FLIGHT_CAP' && !this.#closed) {
+        // Full, not failed: the attempt waits for room instead (and is no attempt yet).
+        this.counters.inFlightCapHits++;
+        trace.attempts--;
+        this.#wait(flight, err);
+        return;
+      }
       if (isDotstubError(err) && !this.#closed && this.#offline.park(flight, err)) return;
       this.#settle(flight, isDotstubError(err) ? err : new PoolClosedError(String(err)), null);
       return;
@@ -263,6 +390,10 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     flight.conn = sent.connection;
     flight.upstreamId = sent.upstreamId;
     this.#window.sent(sent.connection, sent.depth);
+    this.#c.sentOn(sent.connection, sent.depth);
+    const perConnection = this.#limits.queriesPerConnection;
+    // Its last query before the server closes it: it takes no more, and a new one may open beside it.
+    if (perConnection !== undefined && sent.connection.queriesCarried >= perConnection && sent.connection.state === 'open') sent.connection.drain();
     trace.connectionId = sent.connection.id;
     trace.reused = sent.reused;
     trace.depth = sent.depth;
@@ -286,7 +417,7 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
    */
   #send(wire: Buffer, flight: Flight, avoid: PoolConnection | undefined): SendInfo {
     if (this.#closed) throw new PoolClosedError(`resolver ${this.resolver.label} is no longer in use`);
-    const picked = pick(this.#c.list, avoid, this.#window.queries());
+    const picked = pick(this.#c.list, avoid, this.#window.queries(), this.#takes);
     let best = picked.conn;
     if (best && picked.burstWindows > 0) {
       this.#burstWindows = picked.burstWindows;
@@ -296,20 +427,27 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
       this.#burstTimer ??= setTimeout(() => this.#announceBurst(), QUIET_MS).unref();
     }
     if (!best) {
-      if (this.#c.liveCount() < this.options.size) {
+      if (this.#c.liveCount() < this.#c.keptSize() && this.#c.roomForAnother()) {
         // Backing off after failed connects: a query may still start one attempt
         // (one at a time, at most once a second), so the first query after the
         // path comes back is answered instead of waiting out the back-off.
         const lastError = this.#backoff.lastError;
         if (this.#backoff.backingOff() && lastError && !this.#queryMayConnect()) throw lastError;
         best = this.#c.open();
-      } else if (avoid?.available) {
+      } else if (avoid?.available && this.#takes(avoid)) {
         best = avoid;
+      } else {
+        // Every connection is full: one more for the burst, if the caps allow; the query waits for it (or for room).
+        const answering = this.#c.list.find((c) => c.state === 'open');
+        if (answering && this.#c.roomForAnother() && !this.#backoff.backingOff()) {
+          this.#c.openForBurst(answering, this.#c.list.length + 1);
+          best = pick(this.#c.list, avoid, this.#window.queries(), this.#takes).conn;
+        }
       }
     }
     if (!best) {
       throw new InFlightCapError(
-        `all ${this.options.size} connection(s) to ${this.resolver.label} have ${this.options.maxInFlight} queries in flight`,
+        `all ${this.#c.list.length} connection(s) to ${this.resolver.label} have ${this.#inFlightCap()} queries in flight`,
       );
     }
     const info = best.send(wire, flight.req.question, this.#onAnswer, flight);
@@ -417,11 +555,12 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
   /** Sends the flight again on another connection (an idle one, else a new one to the same address); keeps the first attempt listening. */
   #hedge(flight: Flight, first: PoolConnection, since: number, now: number): boolean {
     if (this.#closed || this.#backoff.backingOff()) return false;
-    let to = pick(this.#c.list, first, this.#window.queries()).conn;
-    if (!to && this.#c.liveCount() < this.options.size + Math.max(1, this.options.burstConnections ?? 0)) {
+    let to = pick(this.#c.list, first, this.#window.queries(), this.#takes).conn;
+    // The silent one is still there: a new one beside it stays within the caps.
+    if (!to && (this.#c.roomForAnother() || this.#c.list.length < 2)) {
       to = this.#c.race([first.address]).start();
       // Beyond the kept size it is an extra, until it replaces the silent one.
-      if (to && this.#c.liveCount() > this.options.size) this.#c.extras.add(to);
+      if (to && this.#c.liveCount() > this.#c.keptSize()) this.#c.extras.add(to);
     }
     const sent = to?.send(Buffer.from(flight.req.wire), flight.req.question, this.#onAnswer, flight);
     if (!sent) return false;
@@ -503,6 +642,8 @@ export class Pool extends EventEmitter<ManagedUpstreamEvents> implements Managed
     this.#deadlines.clear(flight);
     dropFirst(flight);
     settle(flight, err, answer);
+    // Its place on a connection is free: a query waiting for room may take it.
+    this.#pumpSoon();
   }
 
   #queryMayConnect(): boolean {

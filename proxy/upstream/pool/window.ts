@@ -136,16 +136,16 @@ export interface Pick {
  * every open one is full, the least-loaded of them (a burst); with no open
  * one that can take it, the least-loaded that is connecting. `avoid` is
  * skipped (a retry's last connection), and so is any connection that is
- * not `available`.
+ * not `available` or that `takes` says can take no more (the server's limits).
  */
-export function pick(connections: readonly PoolConnection[], avoid: PoolConnection | undefined, window: number): Pick {
+export function pick(connections: readonly PoolConnection[], avoid: PoolConnection | undefined, window: number, takes: (c: PoolConnection) => boolean = () => true): Pick {
   let best: PoolConnection | undefined;
   let leastLoaded: PoolConnection | undefined;
   let connecting: PoolConnection | undefined;
   let openInFlight = 0;
   for (const c of connections) {
     if (c.state === 'open') openInFlight += c.inFlight;
-    if (!c.available || c === avoid) continue;
+    if (!c.available || c === avoid || !takes(c)) continue;
     if (c.state !== 'open') {
       if (!connecting || c.inFlight < connecting.inFlight) connecting = c;
     } else if (c.inFlight < window) {
