@@ -63,7 +63,8 @@ describe('real clients through the proxy to unbound over TLS', () => {
     const [conn] = h.proxy.connections();
     expect(conn).toMatchObject({ state: 'open', verified: true, tlsVersion: 'TLSv1.3' });
     expect(conn?.keepaliveMs).toBe(20_000);
-    expect(conn?.idleTimeoutMs).toBe(20_000);
+    // Closed a tenth early (at most 1 s: connection/keepalive.ts), so the close is ours, never a race with unbound's.
+    expect(conn?.idleTimeoutMs).toBe(19_000);
   });
 
   test('an answer too big for UDP gets TC; dig retries over TCP and gets it whole', async () => {
