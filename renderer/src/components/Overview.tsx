@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import { formatAge, formatCount } from '../lib/format.js';
-import { cacheTile, latencyTile, rateText } from '../lib/overview.js';
+import { blockedTile, cacheTile, latencyTile, rateText } from '../lib/overview.js';
 import { useAsOf, useDashboard } from '../state/context.js';
 import { Breakdown } from './Breakdown.js';
 import { Charts } from './Charts.js';
@@ -31,6 +31,7 @@ export function Overview() {
   const now = useAsOf(1000);
   const lat = latencyTile(status ? metrics?.latency[status.resolver.id]?.last1m : undefined);
   const cache = cacheTile(metrics?.cache);
+  const blocked = blockedTile(metrics?.blocked, now);
   const uptime = status ? status.uptimeMs + (now - statusAt) : 0;
   return (
     <div className="overview">
@@ -56,6 +57,16 @@ export function Overview() {
           label="Connections"
           value={connections.length}
           sub={`${formatCount(metrics?.handshakes.full ?? 0)} full / ${formatCount(metrics?.handshakes.resumed ?? 0)} resumed handshakes`}
+        />
+        <Tile
+          label="Blocked today"
+          value={blocked.value}
+          sub={
+            <>
+              {blocked.sub} ·{' '}
+              <a href="#/queries?blocked=any">show them →</a>
+            </>
+          }
         />
         <Tile label="SERVFAILs" value={formatCount(counters?.servfails ?? 0)} sub={`${formatCount(counters?.retries ?? 0)} retried · up ${formatAge(uptime)}`} />
       </div>
