@@ -51,8 +51,8 @@ export interface QueryFilter {
 export const BLOCKED_FILTERS = ['any', 'resolver', 'null-address'] as const;
 export type BlockedFilter = (typeof BLOCKED_FILTERS)[number];
 
-/** Whether a record passes the blocked filter (shared with the dashboard's in-memory filter). */
-export function matchesBlocked(r: Pick<QueryRecord, 'blocked'>, f: BlockedFilter): boolean {
+/** Whether a record passes the blocked filter (the dashboard's in-memory filter, renderer/src/lib/filters.ts, does the same). */
+function matchesBlocked(r: Pick<QueryRecord, 'blocked'>, f: BlockedFilter): boolean {
   if (r.blocked === undefined) return false;
   return f === 'any' || (f === 'resolver') === (r.blocked.kind === 'ede');
 }

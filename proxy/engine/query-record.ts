@@ -165,7 +165,7 @@ export function newCounters(): Counters {
  * A record's block and EDEs for `--log`: "blocked: EDE 15 (Blocked) 'malware: lab list'",
  * "blocked: answered 0.0.0.0", "EDE 3 (Stale Answer)"; '' when neither.
  */
-export function blockedText(r: Pick<QueryRecord, 'blocked' | 'extendedErrors'>): string {
+function blockedText(r: Pick<QueryRecord, 'blocked' | 'extendedErrors'>): string {
   const ede = (e: ExtendedError): string => `EDE ${e.code} (${e.name})${e.text ? ` '${e.text}'` : ''}`;
   const b = r.blocked;
   const others = (r.extendedErrors ?? []).filter((e) => !(b?.kind === 'ede' && e.code === b.code && e.text === b.text)).map(ede);

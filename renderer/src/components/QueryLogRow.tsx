@@ -53,7 +53,7 @@ export const Row = memo(function Row({ r, id, index, top, active, selected, slow
         {blocked && (
           <span className={`block-badge block-${blocked.kind}`} data-testid="block-badge">
             <Icon name="error" />
-            <span className="block-words">{blocked.sentence}</span>
+            <span className="block-words">{blocked.badge}</span>
           </span>
         )}
       </span>

@@ -1,5 +1,5 @@
 import { describe, expect, it, test } from 'vitest';
-import { blockedTile, cacheTile, lastCompleteSecond, latencyTile, rateText } from './overview.js';
+import { blockedLine, cacheTile, lastCompleteSecond, latencyTile, rateText } from './overview.js';
 
 const point = (t: number, queries: number) => ({ t, queries, sent: queries, hits: 0, p50: null, p95: null });
 
@@ -36,7 +36,7 @@ describe('the cache tile', () => {
   });
 });
 
-describe('the blocked tile', () => {
+describe('blocked answers on the Queries tile', () => {
   const now = new Date(2026, 11, 8, 15, 0).getTime();
   it('today’s count, how, and the days before', () => {
     const days = [
@@ -44,9 +44,9 @@ describe('the blocked tile', () => {
       { day: '2026-12-06', byResolver: 1, nullAddress: 1 },
       { day: '2026-12-05', byResolver: 4, nullAddress: 0 },
     ];
-    expect(blockedTile(days, now)).toEqual({ value: '15', sub: '12 by your resolver · 3 answered 0.0.0.0 · 6 in the 2 days before' });
-    expect(blockedTile([{ day: '2026-12-07', byResolver: 2, nullAddress: 0 }], now)).toEqual({ value: '0', sub: 'none today · 2 in the day before' });
-    expect(blockedTile([], now)).toEqual({ value: '0', sub: 'none today' });
-    expect(blockedTile(undefined, now).value).toBe('—');
+    expect(blockedLine(days, now)).toEqual({ count: '15 blocked today', how: '12 by your resolver, 3 answered 0.0.0.0, 6 in the 2 days before' });
+    expect(blockedLine([{ day: '2026-12-07', byResolver: 2, nullAddress: 0 }], now)).toEqual({ count: 'none blocked today', how: '2 in the day before' });
+    expect(blockedLine([], now)).toEqual({ count: 'none blocked today', how: '' });
+    expect(blockedLine(undefined, now)).toBeNull();
   });
 });

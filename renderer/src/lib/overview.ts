@@ -62,19 +62,25 @@ function localDay(t: number): string {
   return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
 }
 
+/** The Queries tile's line on blocked answers: "2 blocked today" (the link's words) and how, and the days before. */
+export interface BlockedLine {
+  readonly count: string;
+  readonly how: string;
+}
+
 /**
  * Blocked answers today, and the days before: what the resolver refused
  * and said so, what it answered 0.0.0.0 (metrics.blocked, newest first,
- * days without one left out).
+ * days without one left out). Null until the figures come.
  */
-export function blockedTile(days: readonly BlockedDay[] | undefined, now: number): LatencyTile {
-  if (days === undefined) return { value: '—', sub: 'waiting for figures' };
+export function blockedLine(days: readonly BlockedDay[] | undefined, now: number): BlockedLine | null {
+  if (days === undefined) return null;
   const today = localDay(now);
   const t = days.find((d) => d.day === today);
   const count = t ? t.byResolver + t.nullAddress : 0;
-  const parts = t ? [`${formatCount(t.byResolver)} by your resolver`, `${formatCount(t.nullAddress)} answered 0.0.0.0`] : ['none today'];
+  const parts = t ? [`${formatCount(t.byResolver)} by your resolver`, `${formatCount(t.nullAddress)} answered 0.0.0.0`] : [];
   const before = days.filter((d) => d.day !== today);
   const earlier = before.reduce((n, d) => n + d.byResolver + d.nullAddress, 0);
   if (before.length > 0) parts.push(`${formatCount(earlier)} in the ${before.length === 1 ? 'day' : `${before.length} days`} before`);
-  return { value: formatCount(count), sub: parts.join(' · ') };
+  return { count: count === 0 ? 'none blocked today' : `${formatCount(count)} blocked today`, how: parts.join(', ') };
 }

@@ -68,7 +68,7 @@ describe('why an answer was blocked, in the row’s words', () => {
 
   it('the resolver said so: its name, the code’s name and its text', () => {
     const r = record({ rcode: 'NXDOMAIN', extendedErrors: [{ code: 15, name: 'Blocked', text: 'malware: lab list' }], blocked: ede });
-    expect(blockedWords(r, 'Quad9')).toMatchObject({ kind: 'ede', by: 'Quad9', sentence: 'Blocked by Quad9: malware: lab list' });
+    expect(blockedWords(r, 'Quad9')).toMatchObject({ kind: 'ede', by: 'Quad9', sentence: 'Blocked by Quad9: malware: lab list', badge: 'Blocked by Quad9: malware: lab list' });
     expect(blockedWords(record({ blocked: { ...ede, code: 16, name: 'Censored', text: '' } }), 'Quad9')?.sentence).toBe('Censored by Quad9');
     expect(blockedWords(record({ blocked: { ...ede, code: 17, name: 'Filtered', text: '  ' } }), 'AdGuard DNS')?.sentence).toBe('Filtered by AdGuard DNS');
     // From the cache: the record names no resolver.
@@ -76,7 +76,10 @@ describe('why an answer was blocked, in the row’s words', () => {
   });
 
   it('0.0.0.0 or :: without a word: said to be the usual way to block', () => {
-    expect(blockedWords(record({ blocked: { kind: 'zero-address', address: '0.0.0.0' } }), 'AdGuard DNS')?.sentence).toBe('AdGuard DNS answered 0.0.0.0: the usual way to block');
+    const sink = blockedWords(record({ blocked: { kind: 'zero-address', address: '0.0.0.0' } }), 'AdGuard DNS');
+    expect(sink?.sentence).toBe('AdGuard DNS answered 0.0.0.0: the usual way to block');
+    // On the row, beside the Resolver column: the address first, so a cut badge still says it.
+    expect(sink?.badge).toBe('Answered 0.0.0.0: the usual way to block');
     expect(blockedWords(record({ blocked: { kind: 'zero-address', address: '::' }, resolverId: null }), '—')?.sentence).toBe('Your resolver answered ::: the usual way to block');
   });
 

@@ -56,8 +56,10 @@ type ExtendedError = NonNullable<QueryRecord['extendedErrors']>[number];
 
 export interface BlockedWords {
   readonly kind: BlockSign['kind'];
-  /** The row's words: "Blocked by Quad9: malware: lab list", "Quad9 answered 0.0.0.0: the usual way to block". */
+  /** The whole of it (the detail, on hover): "Blocked by Quad9: malware: lab list", "AdGuard DNS answered 0.0.0.0: the usual way to block". */
   readonly sentence: string;
+  /** The row's words, where the resolver has its own column: the sentence for an EDE, "Answered 0.0.0.0: the usual way to block" otherwise. */
+  readonly badge: string;
   /** Who refused it: the resolver's name, or "your resolver" when the record names none (an answer from the cache). */
   readonly by: string;
   /** The detail's Why: what the resolver sent, in words. */
@@ -82,10 +84,12 @@ export function blockedWords(r: Pick<QueryRecord, 'blocked' | 'resolverId'>, res
   const by = r.resolverId === null || resolver === '—' ? 'your resolver' : resolver;
   if (b.kind === 'ede') {
     const text = b.text.trim();
+    const sentence = `${b.name} by ${by}${text ? `: ${text}` : ''}`;
     return {
       kind: 'ede',
       by,
-      sentence: `${b.name} by ${by}${text ? `: ${text}` : ''}`,
+      sentence,
+      badge: sentence,
       why: `${by} refused the name and said why: ${extendedErrorText(b)} (an Extended DNS Error, RFC 8914), passed on to the program unchanged`,
     };
   }
@@ -94,6 +98,7 @@ export function blockedWords(r: Pick<QueryRecord, 'blocked' | 'resolverId'>, res
     kind: 'zero-address',
     by,
     sentence: `${who} answered ${b.address}: the usual way to block`,
+    badge: `Answered ${b.address}: the usual way to block`,
     why: `${b.address} is an address that goes nowhere; resolvers and blocklists answer it for a name they refuse, without saying so`,
   };
 }
