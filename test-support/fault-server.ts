@@ -5,7 +5,8 @@
  * question. It is a real TLS server on 127.0.0.1, speaking real DNS.
  *
  * Names `q<N>.<anything>` (and `n<N>.test`) answer A 192.0.2.(N % 254 + 1);
- * other names answer A 192.0.2.254.
+ * other names answer A 192.0.2.254; names in `behaviour.blocks` are refused
+ * as a filtering resolver does (an EDE, or 0.0.0.0 and ::).
  */
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -59,6 +60,13 @@ export interface FaultBehaviour {
   refuseAll: boolean;
   /** Answer this many queries on a connection, then close it (FIN, dnsdist's setMaxTCPQueriesPerConnection); queries after those are not answered. */
   closeAfterQueries: number | undefined;
+  /**
+   * Names refused as a filtering resolver refuses them: 'ede' answers
+   * NXDOMAIN (with the last label's SOA) and an Extended DNS Error
+   * (RFC 8914, as Quad9 does) when the query had an OPT; 'zero-address' answers A 0.0.0.0 or AAAA :: and says
+   * nothing else (as most blocklist resolvers do).
+   */
+  blocks: Map<string, { readonly kind: 'ede'; readonly code: number; readonly text: string } | { readonly kind: 'zero-address' }>;
 }
 
 export interface FaultServerOptions {
@@ -91,6 +99,7 @@ export class FaultServer {
     maxConnections: undefined,
     refuseAll: false,
     closeAfterQueries: undefined,
+    blocks: new Map(),
   };
   readonly seen: SeenQuery[] = [];
   /** Tests waiting for a query (whenSeen), checked as each one arrives. */
@@ -333,6 +342,16 @@ export class FaultServer {
     const address = m ? `192.0.2.${(Number(m[1]) % 254) + 1}` : '192.0.2.254';
     const question = this.behaviour.wrongQuestion.has(name) ? { ...q, name: `not-${q.name}` } : q;
     const additionals: Rr[] = [];
+    const block = this.behaviour.blocks.get(name);
+    const options: { code: number; data?: Buffer; timeout?: number }[] = [];
+    if (this.behaviour.keepaliveMs !== undefined) options.push({ code: 11, timeout: Math.round(this.behaviour.keepaliveMs / 100) });
+    if (block?.kind === 'ede') {
+      const text = Buffer.from(block.text, 'utf8');
+      const data = Buffer.alloc(2 + text.length);
+      data.writeUInt16BE(block.code, 0);
+      text.copy(data, 2);
+      options.push({ code: 15, data });
+    }
     if (query.additionals?.some((r) => r.type === 'OPT')) {
       additionals.push({
         type: 'OPT',
@@ -342,18 +361,31 @@ export class FaultServer {
         ednsVersion: 0,
         flags: 0,
         flag_do: false,
-        options:
-          this.behaviour.keepaliveMs !== undefined
-            ? [{ code: 11, timeout: Math.round(this.behaviour.keepaliveMs / 100) } as never]
-            : [],
+        options: options as never,
       });
     }
+    const answers: Rr[] =
+      block?.kind === 'ede'
+        ? []
+        : block?.kind === 'zero-address'
+          ? q.type === 'A'
+            ? [{ type: 'A', name: q.name, ttl: 60, data: '0.0.0.0' }]
+            : q.type === 'AAAA'
+              ? [{ type: 'AAAA', name: q.name, ttl: 60, data: '::' }]
+              : []
+          : q.type === 'A'
+            ? [{ type: 'A', name: q.name, ttl: 60, data: address }]
+            : [];
     return dnsPacket.encode({
       type: 'response',
       id: query.id ?? 0,
-      flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE,
+      flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (block?.kind === 'ede' ? 3 : 0),
       questions: [question],
-      answers: q.type === 'A' ? [{ type: 'A', name: q.name, ttl: 60, data: address }] : [],
+      answers,
+      // A negative answer with its zone's SOA (RFC 2308), so it can be cached as a filtering resolver's is.
+      ...(block?.kind === 'ede'
+        ? { authorities: [{ type: 'SOA', name: q.name.split('.').slice(-1)[0] ?? '.', ttl: 60, data: { mname: 'ns.lab', rname: 'hostmaster.lab', serial: 1, refresh: 3600, retry: 600, expiration: 86400, minimum: 60 } } as Rr] }
+        : {}),
       additionals,
     });
   }

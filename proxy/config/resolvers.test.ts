@@ -24,6 +24,18 @@ describe('resolver presets', () => {
   });
 });
 
+describe('what the presets block, in words (issue 46)', () => {
+  test('each preset says what it blocks and how a blocked name looks; the API shows it beside the resolver, and nothing for your own', async () => {
+    expect(PRESETS.quad9?.blocking).toMatch(/malware.*phishing.*NXDOMAIN/);
+    expect(PRESETS.adguard?.blocking).toMatch(/ads, trackers.*0\.0\.0\.0/);
+    expect(PRESETS.cloudflare?.blocking).toMatch(/^Blocks nothing.*1\.1\.1\.2.*malware.*1\.1\.1\.3.*adult/);
+    expect(PRESETS.google?.blocking).toMatch(/no blocklist/);
+    const { resolverView } = await import('../control/resolver-view.js');
+    expect(resolverView(PRESETS.quad9 as resolvers.PresetSpec, true, null).blocking).toBe(PRESETS.quad9?.blocking);
+    expect(resolverView(customResolver({ address: '192.0.2.1', authName: 'dns.example' }), false, null).blocking).toBeNull();
+  });
+});
+
 describe('retired presets (issue 29: Mullvad closed its public encrypted DNS on 2 Nov 2026)', () => {
   test('Mullvad is no preset any more: not offered, not in the hint', () => {
     expect(PRESETS.mullvad).toBeUndefined();

@@ -40,9 +40,15 @@ export interface Operator {
   readonly docs: string;
 }
 
-/** A preset: a resolver dotstub lists by name, with who runs it. */
+/** A preset: a resolver dotstub lists by name, with who runs it and what it blocks. */
 export interface PresetSpec extends ResolverSpec {
   readonly operator: Operator;
+  /**
+   * What the service blocks, and how a blocked name looks, in words (from
+   * the operator's page in `operator.docs`): shown where the resolver is
+   * described, so a refused name is no surprise.
+   */
+  readonly blocking: string;
 }
 
 export const PRESETS: Readonly<Record<string, PresetSpec>> = Object.freeze({
@@ -50,6 +56,8 @@ export const PRESETS: Readonly<Record<string, PresetSpec>> = Object.freeze({
     id: 'cloudflare',
     label: 'Cloudflare',
     operator: { name: 'Cloudflare', docs: 'https://developers.cloudflare.com/1.1.1.1/encryption/dns-over-tls/' },
+    blocking:
+      'Blocks nothing: 1.1.1.1 answers every name. Cloudflare’s blocking families are other servers, not presets here: 1.1.1.2 (security.cloudflare-dns.com) blocks malware, 1.1.1.3 (family.cloudflare-dns.com) malware and adult content; add one as your own resolver to use it.',
     addresses: ['1.1.1.1', '1.0.0.1', '2606:4700:4700::1111', '2606:4700:4700::1001'],
     port: DOT_PORT,
     authName: 'cloudflare-dns.com',
@@ -60,6 +68,8 @@ export const PRESETS: Readonly<Record<string, PresetSpec>> = Object.freeze({
     id: 'quad9',
     label: 'Quad9',
     operator: { name: 'Quad9 Foundation', docs: 'https://www.quad9.net/service/service-addresses-and-features/' },
+    blocking:
+      'Blocks names its threat-intelligence partners list as malware, phishing, botnet or other malicious hosts: such a name answers NXDOMAIN, as if it did not exist, with an Extended DNS Error saying so where Quad9 sends one.',
     addresses: ['9.9.9.9', '149.112.112.112', '2620:fe::fe', '2620:fe::9'],
     port: DOT_PORT,
     authName: 'dns.quad9.net',
@@ -70,6 +80,7 @@ export const PRESETS: Readonly<Record<string, PresetSpec>> = Object.freeze({
     id: 'google',
     label: 'Google Public DNS',
     operator: { name: 'Google', docs: 'https://developers.google.com/speed/public-dns/docs/dns-over-tls' },
+    blocking: 'Keeps no blocklist: answers every name, except where a court or law obliges Google to refuse one.',
     addresses: ['8.8.8.8', '8.8.4.4', '2001:4860:4860::8888', '2001:4860:4860::8844'],
     port: DOT_PORT,
     authName: 'dns.google',
@@ -80,6 +91,8 @@ export const PRESETS: Readonly<Record<string, PresetSpec>> = Object.freeze({
     id: 'adguard',
     label: 'AdGuard DNS',
     operator: { name: 'AdGuard', docs: 'https://adguard-dns.io/kb/general/dns-providers/' },
+    blocking:
+      'Blocks ads, trackers and known malware and phishing sites (AdGuard DNS’s default servers): a blocked name answers 0.0.0.0 or ::, an address that goes nowhere.',
     addresses: ['94.140.14.14', '94.140.15.15', '2a10:50c0::ad1:ff', '2a10:50c0::ad2:ff'],
     port: DOT_PORT,
     authName: 'dns.adguard-dns.com',

@@ -87,6 +87,8 @@ export interface ApiError {
 
 export interface ResolverView extends StoredResolver {
   readonly preset: boolean;
+  /** A preset's blocking, in words (proxy/config/resolvers.ts PresetSpec.blocking); null for the user's own resolvers (dotstub doesn't know). */
+  readonly blocking: string | null;
   /** Median latency of this resolver's answers over the last 5 minutes, ms; null if none. */
   readonly medianLatencyMs: number | null;
 }
@@ -255,6 +257,8 @@ export interface MetricsView {
   readonly padding: { readonly paddingBytes: number; readonly bytesToResolver: number; readonly overhead: number | null };
   /** One point per second for the last 5 minutes. */
   readonly series: readonly SeriesPoint[];
+  /** Answers that read as blocked, per day (the proxy's local days), newest first: days without one are left out; since the proxy started, a week at most. */
+  readonly blocked: readonly BlockedDay[];
   /** The answer cache since start; null when it is off (--cache-size 0). */
   readonly cache: {
     readonly hits: number;
@@ -268,6 +272,15 @@ export interface MetricsView {
     readonly bytes: number;
     readonly maxBytes: number;
   } | null;
+}
+
+export interface BlockedDay {
+  /** YYYY-MM-DD, the proxy's local calendar day. */
+  readonly day: string;
+  /** Refused by the resolver, which said so (an Extended DNS Error 15-18, RFC 8914). */
+  readonly byResolver: number;
+  /** Answered 0.0.0.0 or :: without a word: the usual way to block. */
+  readonly nullAddress: number;
 }
 
 export interface SeriesPoint {

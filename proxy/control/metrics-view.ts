@@ -2,12 +2,15 @@
 import type { Counters } from '../engine/query-record.js';
 import type { MetricsView } from './api-types.js';
 import type { MetricsWindow } from './metrics-window.js';
+import type { BlockedDays } from './blocked-days.js';
 
 export function metricsView(
   metrics: MetricsWindow,
   c: Readonly<Counters>,
   inFlight: number,
   cacheSize: { readonly entries: number; readonly bytes: number; readonly maxBytes: number } | null,
+  blocked: BlockedDays,
+  now: number = Date.now(),
 ): MetricsView {
   const asked = c.cacheHits + c.cacheMisses;
   return {
@@ -25,6 +28,7 @@ export function metricsView(
       overhead: c.bytesToResolver === 0 ? null : c.paddingBytes / c.bytesToResolver,
     },
     series: metrics.series(),
+    blocked: blocked.view(now),
     cache: cacheSize
       ? {
           hits: c.cacheHits,

@@ -109,6 +109,21 @@ describe('QueryLog', () => {
     expect([cells(plain)[at('hedgeConnection')], cells(plain)[at('hedgeAfterMs')]]).toEqual(['', '']);
   });
 
+  test('why an answer was blocked comes back field for field, and the blocked filter picks it', () => {
+    const log = new QueryLog(10);
+    const said = rec(1, { rcode: 'NXDOMAIN', extendedErrors: [{ code: 15, name: 'Blocked', text: 'malware: lab list' }], blocked: { kind: 'ede', code: 15, name: 'Blocked', text: 'malware: lab list' } });
+    const sink = rec(2, { blocked: { kind: 'zero-address', address: '0.0.0.0' } });
+    // A null address beside an EDE that blocks nothing: both kept.
+    const both = rec(3, { extendedErrors: [{ code: 3, name: 'Stale Answer', text: '' }], blocked: { kind: 'zero-address', address: '::' } });
+    const stale = rec(4, { extendedErrors: [{ code: 3, name: 'Stale Answer', text: 'old' }] });
+    const plain = rec(5);
+    for (const r of [said, sink, both, stale, plain]) log.push(r);
+    expect([...log.newest()].reverse()).toEqual([said, sink, both, stale, plain]);
+    expect(log.page({ blocked: 'any' }, 0, 10).records.map((r) => r.seq)).toEqual([3, 2, 1]);
+    expect(log.page({ blocked: 'resolver' }, 0, 10).records.map((r) => r.seq)).toEqual([1]);
+    expect(log.page({ blocked: 'null-address' }, 0, 10).records.map((r) => r.seq)).toEqual([3, 2]);
+  });
+
   test('10,000 records (the default size) take under 2.2 MB (V8 heap and array buffers), and come back field for field', () => {
     v8.setFlagsFromString('--expose-gc');
     const gc = vm.runInNewContext('gc') as () => void;

@@ -30,7 +30,8 @@
  * ring alone unless they ask for the own checks too (`includeOwn`), and then
  * both rings merged newest first.
  */
-import type { AnswerSource, QueryRecord, RouteMark, Transport } from '../engine/query-record.js';
+import { isBlockingCode } from '../dns/extended-error.js';
+import type { AnswerSource, BlockSign, ExtendedError, QueryRecord, RouteMark, Transport } from '../engine/query-record.js';
 
 export interface QueryFilter {
   /** Case-insensitive substring of the name; records without a name never match. */
@@ -43,6 +44,17 @@ export interface QueryFilter {
   readonly route?: RouteFilter | undefined;
   /** Include dotstub's own checks (records tagged `internal`); left out by default. */
   readonly includeOwn?: boolean | undefined;
+  /** Only answers that read as blocked (QueryRecord.blocked): 'resolver' when the resolver said so (an EDE), 'null-address' when it answered 0.0.0.0 or ::, 'any' for both. */
+  readonly blocked?: BlockedFilter | undefined;
+}
+
+export const BLOCKED_FILTERS = ['any', 'resolver', 'null-address'] as const;
+export type BlockedFilter = (typeof BLOCKED_FILTERS)[number];
+
+/** Whether a record passes the blocked filter (the dashboard's in-memory filter, renderer/src/lib/filters.ts, does the same). */
+function matchesBlocked(r: Pick<QueryRecord, 'blocked'>, f: BlockedFilter): boolean {
+  if (r.blocked === undefined) return false;
+  return f === 'any' || (f === 'resolver') === (r.blocked.kind === 'ede');
 }
 
 export const ROUTE_FILTERS = ['link', 'answered', 'refused', 'local'] as const;
@@ -65,10 +77,28 @@ const NUMS = 10;
 /** EARLIER: the record's earlierUs, NaN when absent (the first attempt counted). */
 const [SEQ, STARTED, CONN, LATENCY, QUEUE, UPSTREAM, DEPTH, ATTEMPTS, CODES, EARLIER] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
 const [TRANSPORT, REUSED, HANDSHAKE, SOURCE, FLAGS] = [0, 4, 8, 12, 16] as const;
-const REFS = 6;
-/** ROUTE holds the route mark or the hedge: a routed query never reaches a pool, so never both. */
-const [NAME, TYPE, RCODE, RESOLVER, ERROR, ROUTE] = [0, 1, 2, 3, 4, 5] as const;
+const REFS = 7;
+/**
+ * ROUTE holds the route mark or the hedge: a routed query never reaches a pool, so never both.
+ * SIGNS holds the answer's EDEs (an array), its block sign (an object with `kind`), or, rarely
+ * (a null-address answer with an EDE that blocks nothing), both in a Signs object; undefined for neither.
+ */
+const [NAME, TYPE, RCODE, RESOLVER, ERROR, ROUTE, SIGNS] = [0, 1, 2, 3, 4, 5, 6] as const;
 type Hedge = NonNullable<QueryRecord['hedge']>;
+interface Signs {
+  readonly extendedErrors: readonly ExtendedError[];
+  readonly blocked: BlockSign;
+}
+type SignsSlot = readonly ExtendedError[] | BlockSign | Signs | undefined;
+
+function signsSlot(r: QueryRecord): SignsSlot {
+  const e = r.extendedErrors;
+  const b = r.blocked;
+  if (e === undefined) return b;
+  // A blocking EDE is the block sign: the dashboard's record is rebuilt from the array alone.
+  if (b === undefined || (b.kind === 'ede' && e.some((x) => x.code === b.code && x.text === b.text))) return e;
+  return { extendedErrors: e, blocked: b };
+}
 
 const TRANSPORTS: readonly Transport[] = ['udp', 'tcp'];
 const REUSED_VALUES: readonly (boolean | null)[] = [null, false, true];
@@ -82,7 +112,7 @@ const INTERNAL = 2;
 class Block {
   /** Filled with a double so V8 keeps the array's elements as unboxed doubles from the start. */
   readonly nums: number[] = new Array<number>(BLOCK * NUMS).fill(0.5);
-  readonly refs: (string | RouteMark | Hedge | null | undefined)[] = new Array<string | RouteMark | Hedge | null | undefined>(BLOCK * REFS).fill(undefined);
+  readonly refs: (string | RouteMark | Hedge | SignsSlot | null)[] = new Array<string | RouteMark | Hedge | SignsSlot | null>(BLOCK * REFS).fill(undefined);
 }
 
 /** One ring of slots (the layout above). */
@@ -131,6 +161,7 @@ class Ring {
     b.refs[s + RESOLVER] = r.resolverId;
     b.refs[s + ERROR] = r.error;
     b.refs[s + ROUTE] = r.route ?? r.hedge;
+    b.refs[s + SIGNS] = signsSlot(r);
     this.#next = (i + 1) % this.#capacity;
     if (this.#size < this.#capacity) this.#size++;
   }
@@ -208,8 +239,25 @@ class Ring {
       if ('kind' in routeOrHedge) r.route = routeOrHedge;
       else r.hedge = routeOrHedge;
     }
+    const signs = b.refs[s + SIGNS] as SignsSlot;
+    if (signs !== undefined) {
+      if (isErrors(signs)) {
+        r.extendedErrors = signs;
+        const said = signs.find((e) => isBlockingCode(e.code));
+        if (said) r.blocked = { kind: 'ede', ...said };
+      } else if ('kind' in signs) {
+        r.blocked = signs;
+      } else {
+        r.extendedErrors = signs.extendedErrors;
+        r.blocked = signs.blocked;
+      }
+    }
     return r;
   }
+}
+
+function isErrors(s: NonNullable<SignsSlot>): s is readonly ExtendedError[] {
+  return Array.isArray(s);
 }
 
 /**
@@ -293,6 +341,7 @@ export class QueryLog {
       if (f.resolver !== undefined && f.resolver !== '' && r.resolverId !== f.resolver) continue;
       if (minUs !== undefined && r.latencyUs < minUs) continue;
       if (f.route !== undefined && (r.route === undefined || (f.route !== 'local' && r.route.kind !== f.route))) continue;
+      if (f.blocked !== undefined && !matchesBlocked(r, f.blocked)) continue;
       yield r;
     }
   }

@@ -6,7 +6,7 @@
  */
 import type { QueryRecord } from '../engine/query-record.js';
 import { csvHeader, csvLine, exportFilename, type ResolverLabel } from './api-client/query-export.js';
-import { ROUTE_FILTERS, type QueryFilter, type RouteFilter } from './query-log.js';
+import { BLOCKED_FILTERS, ROUTE_FILTERS, type BlockedFilter, type QueryFilter, type RouteFilter } from './query-log.js';
 import { ApiFailure, validationFailure } from './errors.js';
 import { localNamesView, setLocalNames } from './actions/local-names.js';
 import { forgetNetwork, networksView, setNetworkLocalNames } from './actions/networks.js';
@@ -107,7 +107,20 @@ function parseQueryFilter(q: URLSearchParams): { filter: QueryFilter; offset: nu
     if (own === '1' || own === 'true') includeOwn = true;
     else if (own !== '0' && own !== 'false') fields.internal = 'internal must be 1 (include dotstub’s own checks) or 0';
   }
-  const filter: QueryFilter = { name: text('name'), type: text('type'), rcode: text('rcode'), resolver: text('resolver'), minLatencyMs, route: route as RouteFilter | undefined, includeOwn };
+  // Answers that read as blocked: by an EDE the resolver sent ('resolver'), by a 0.0.0.0 or :: answer ('null-address'), either ('any', or 1).
+  let blocked = text('blocked');
+  if (blocked === '1' || blocked === 'true') blocked = 'any';
+  if (blocked !== undefined && !(BLOCKED_FILTERS as readonly string[]).includes(blocked)) fields.blocked = `blocked must be one of ${BLOCKED_FILTERS.join(', ')}`;
+  const filter: QueryFilter = {
+    name: text('name'),
+    type: text('type'),
+    rcode: text('rcode'),
+    resolver: text('resolver'),
+    minLatencyMs,
+    route: route as RouteFilter | undefined,
+    includeOwn,
+    blocked: blocked as BlockedFilter | undefined,
+  };
   const offset = int('offset', 0, 0, 1_000_000);
   const limit = int('limit', 100, 1, 1000);
   if (Object.keys(fields).length > 0) throw validationFailure(fields);

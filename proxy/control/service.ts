@@ -14,6 +14,7 @@
  */
 import type { ConfigProblem } from '../files/config-file.js';
 import { MetricsWindow } from './metrics-window.js';
+import { BlockedDays } from './blocked-days.js';
 import type { QueryRecord } from '../engine/query-record.js';
 import type { ConnectionEvent, StateChange, StubProxy } from '../dotstub.js';
 import type { StubProxyEvents } from '../events.js';
@@ -69,6 +70,8 @@ export class ControlService {
   readonly proxy: StubProxy;
   readonly log: QueryLog;
   readonly metrics = new MetricsWindow();
+  /** Blocked answers per day, for the Overview. */
+  readonly #blockedDays = new BlockedDays();
   readonly stream: StreamHub;
   /** The control server's URL, once it listens (for StatusView.control). */
   controlUrl: string | undefined;
@@ -126,6 +129,7 @@ export class ControlService {
       this.systemDnsActions.sawQuery(r);
       this.log.push(r);
       this.metrics.record(r);
+      this.#blockedDays.record(r);
       this.stream.pushQuery(r);
     };
     // A flapping link's episode (privacy/flap-episode.ts) is told as its first and last lines: the states and
@@ -307,7 +311,7 @@ export class ControlService {
   }
 
   metricsView(): MetricsView {
-    return metricsView(this.metrics, this.proxy.counters, this.proxy.inFlight, this.proxy.cacheSize);
+    return metricsView(this.metrics, this.proxy.counters, this.proxy.inFlight, this.proxy.cacheSize, this.#blockedDays);
   }
 
   queries(filter: QueryFilter, offset: number, limit: number): QueryPage {

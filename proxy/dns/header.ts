@@ -17,6 +17,8 @@ export const OPTION_CLIENT_SUBNET = 8;
 /** RFC 7828 edns-tcp-keepalive and RFC 7830 padding: the TLS hop's own options, never relayed to a client. */
 export const OPTION_KEEPALIVE = 11;
 export const OPTION_PADDING = 12;
+/** RFC 8914 Extended DNS Error: why a resolver answered as it did (extended-error.ts); relayed to the client as sent. */
+export const OPTION_EXTENDED_ERROR = 15;
 
 export const TYPE_SOA = 6;
 export const TYPE_OPT = 41;

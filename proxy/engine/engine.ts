@@ -14,6 +14,7 @@
 import { EventEmitter } from 'node:events';
 import { encodeClientAnswer } from '../dns/client-answer.js';
 import { parseClientQuery, shownType, type ClientQuery, type QuestionKey } from '../dns/client-query.js';
+import { answerSigns, type AnswerSigns } from '../dns/extended-error.js';
 import { CLASSIC_UDP_SIZE, rcodeName } from '../dns/header.js';
 import { localAnswer, servfail } from '../dns/local-reply.js';
 import type { UpstreamAnswer } from '../dns/upstream-answer.js';
@@ -238,13 +239,15 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   #onAnswer(job: Job, answer: UpstreamAnswer): void {
     const maxSize = job.transport === 'udp' ? (job.query.edns?.udpSize ?? CLASSIC_UDP_SIZE) : 65535;
+    // Why it may be blocked, read before the answer is relayed (encodeClientAnswer may patch its OPT in place), and only for someone listening.
+    const signs = this.listenerCount('query') > 0 ? answerSigns(answer.raw, answer.optStart, answer.optEnd, answer.opt?.endToEndOptions === true) : null;
     const { buf, truncated } = encodeClientAnswer(job.query, answer, maxSize);
     if (truncated) this.counters.truncated++;
     this.counters.answers++;
     if (job.trace.reused) this.counters.connectionHits++;
     const cache = job.trace.cache;
     const source: AnswerSource = cache === 'hit' ? 'cache' : cache === 'stale' ? 'stale' : job.trace.cleartext ? 'cleartext' : 'upstream';
-    this.#finish(job, buf, source, rcodeName(answer.rcode), truncated, null);
+    this.#finish(job, buf, source, rcodeName(answer.rcode), truncated, null, signs);
   }
 
   #finishServfail(job: Job, err: DotstubError | null): void {
@@ -253,12 +256,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#finish(job, servfail(job.query), 'servfail', 'SERVFAIL', false, code);
   }
 
-  #finish(job: Job, buf: Buffer, source: AnswerSource, rcode: string, truncated: boolean, error: string | null): void {
+  #finish(job: Job, buf: Buffer, source: AnswerSource, rcode: string, truncated: boolean, error: string | null, signs: AnswerSigns | null = null): void {
     const answeredAt = performance.now();
     job.reply(buf);
     this.#inFlight--;
     // Records cost allocations: build them only for someone listening.
-    if (this.listenerCount('query') > 0) this.emit('query', this.#record(job, source, rcode, truncated, error, answeredAt));
+    if (this.listenerCount('query') > 0) this.emit('query', this.#record(job, source, rcode, truncated, error, answeredAt, signs));
     if (this.#inFlight === 0 && this.#idleWaiters.length > 0) {
       const waiters = this.#idleWaiters;
       this.#idleWaiters = [];
@@ -266,7 +269,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
   }
 
-  #record(job: Job, source: AnswerSource, rcode: string, truncated: boolean, error: string | null, answeredAt: number): QueryRecord {
+  #record(job: Job, source: AnswerSource, rcode: string, truncated: boolean, error: string | null, answeredAt: number, signs: AnswerSigns | null): QueryRecord {
     const t: UpstreamTrace = job;
     const record: { -readonly [K in keyof QueryRecord]: QueryRecord[K] } = {
       seq: ++this.#seq,
@@ -291,6 +294,8 @@ export class Engine extends EventEmitter<EngineEvents> {
     // Added to the one object (a spread would copy it, on every query).
     if (job.route) record.route = job.route;
     if (t.hedge) record.hedge = t.hedge;
+    if (signs?.extendedErrors) record.extendedErrors = signs.extendedErrors;
+    if (signs?.blocked) record.blocked = signs.blocked;
     // A later attempt counted (a retry, a held query, a hedge's copy): its queue and upstream times start when it was sent, so the time before is said apart.
     if (t.sentAt > 0 && (t.attempts > 1 || (t.hedge !== null && t.connectionId === t.hedge.connectionId))) record.earlierUs = Math.max(0, Math.round((t.sentAt - job.receivedAt) * 1000));
     // Only a locally answered name can be one of dotstub's own checks: the hot path pays one comparison.

@@ -12,6 +12,9 @@
  */
 import { newCacheCounters, type CacheCounters } from '../cache/caching-upstream.js';
 import { newUpstreamCounters, type UpstreamCounters } from '../upstream/counters.js';
+import type { BlockSign, ExtendedError } from '../dns/extended-error.js';
+
+export type { BlockSign, ExtendedError };
 
 export type Transport = 'udp' | 'tcp';
 
@@ -103,6 +106,19 @@ export interface QueryRecord {
    * like time in the proxy. Absent: the first attempt counted.
    */
   readonly earlierUs?: number;
+  /**
+   * The answer's Extended DNS Errors (RFC 8914: INFO-CODE and EXTRA-TEXT),
+   * in the order the resolver sent them; the client got them unchanged.
+   * Absent: the answer carried none.
+   */
+  readonly extendedErrors?: readonly ExtendedError[];
+  /**
+   * Why the answer reads as blocked: the resolver said so (its first EDE of
+   * 15 Blocked, 16 Censored, 17 Filtered or 18 Prohibited), or it answered
+   * 0.0.0.0 or :: without saying anything, the usual way to block. Absent:
+   * not blocked, as far as the answer tells.
+   */
+  readonly blocked?: BlockSign;
 }
 
 /** What the engine counts; it is their only writer. */
@@ -145,6 +161,18 @@ export function newCounters(): Counters {
   };
 }
 
+/**
+ * A record's block and EDEs for `--log`: "blocked: EDE 15 (Blocked) 'malware: lab list'",
+ * "blocked: answered 0.0.0.0", "EDE 3 (Stale Answer)"; '' when neither.
+ */
+function blockedText(r: Pick<QueryRecord, 'blocked' | 'extendedErrors'>): string {
+  const ede = (e: ExtendedError): string => `EDE ${e.code} (${e.name})${e.text ? ` '${e.text}'` : ''}`;
+  const b = r.blocked;
+  const others = (r.extendedErrors ?? []).filter((e) => !(b?.kind === 'ede' && e.code === b.code && e.text === b.text)).map(ede);
+  const head = b === undefined ? [] : [b.kind === 'ede' ? `blocked: ${ede(b)}` : `blocked: answered ${b.address}`];
+  return [...head, ...others].join(' ');
+}
+
 /** One line for `--log`. */
 export function formatRecord(r: QueryRecord): string {
   const ms = (r.latencyUs / 1000).toFixed(2).padStart(8);
@@ -155,6 +183,7 @@ export function formatRecord(r: QueryRecord): string {
     r.hedge ? `sent again on #${r.hedge.connectionId} after ${r.hedge.afterMs} ms of silence` : '',
     r.truncated ? 'TC' : '',
     r.error ? r.error : '',
+    blockedText(r),
     r.route?.kind === 'link' ? `local: answered by ${r.route.link}'s resolver ${r.route.servers}, unencrypted` : r.route ? `${r.route.kind} here: ${r.route.why}` : '',
   ]
     .filter(Boolean)

@@ -106,10 +106,12 @@ export const API = {
   connections: read<ConnectionView[]>('/api/connections'),
   metrics: read<MetricsView>('/api/metrics'),
   /**
-   * ?name=&type=&rcode=&resolver=&minLatencyMs=&route=&internal=&offset=&limit=,
+   * ?name=&type=&rcode=&resolver=&minLatencyMs=&route=&blocked=&internal=&offset=&limit=,
    * newest first. route=link|answered|refused|local: where the name router
-   * sent it (records carry `route`); dotstub's own checks, kept apart, only
-   * with internal=1 (records carry `internal: true`).
+   * sent it (records carry `route`); blocked=any|resolver|null-address (1 is
+   * any): answers that read as blocked (records carry `blocked`, and the
+   * resolver's Extended DNS Errors in `extendedErrors`); dotstub's own
+   * checks, kept apart, only with internal=1 (records carry `internal: true`).
    */
   queries: read<QueryPage>('/api/queries'),
   /** The query log is emptied (metrics and counters stay). */

@@ -52,6 +52,24 @@ describe('the query log as a file', () => {
     expect(cellsOf(base)[col('internal')]).toBe('false');
   });
 
+  test('why it was blocked: the EDE that said so, its name and text, the others after; a 0.0.0.0 answer marked', () => {
+    const said = cellsOf({
+      ...base,
+      rcode: 'NXDOMAIN',
+      extendedErrors: [
+        { code: 3, name: 'Stale Answer', text: 'old' },
+        { code: 15, name: 'Blocked', text: 'malware: lab list' },
+      ],
+      blocked: { kind: 'ede', code: 15, name: 'Blocked', text: 'malware: lab list' },
+    });
+    expect(said.slice(col('blocked'), col('edeOthers') + 1)).toEqual(['ede', '15', 'Blocked', 'malware: lab list', '3 Stale Answer: old']);
+    const sink = cellsOf({ ...base, blocked: { kind: 'zero-address', address: '0.0.0.0' } });
+    expect(sink.slice(col('blocked'), col('edeOthers') + 1)).toEqual(['zero-address', '', '', '', '']);
+    const stale = cellsOf({ ...base, extendedErrors: [{ code: 3, name: 'Stale Answer', text: '' }] });
+    expect(stale.slice(col('blocked'), col('edeOthers') + 1)).toEqual(['', '3', 'Stale Answer', '', '']);
+    expect(cellsOf(base).slice(col('blocked'), col('edeOthers') + 1)).toEqual(['', '', '', '', '']);
+  });
+
   test('file names carry the time, safe for every file system', () => {
     expect(exportFilename('csv', Date.UTC(2026, 10, 22, 6, 40))).toBe('dotstub-queries-2026-11-22T06-40-00-000Z.csv');
     expect(exportFilename('json', Date.UTC(2026, 10, 22, 6, 40))).toBe('dotstub-queries-2026-11-22T06-40-00-000Z.json');

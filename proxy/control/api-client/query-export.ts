@@ -34,6 +34,14 @@ export const EXPORT_COLUMNS = [
   'upstreamMs',
   'depth',
   'error',
+  // Why the answer reads as blocked: ede (the resolver said so with an Extended DNS Error, RFC 8914) or zero-address (0.0.0.0 or ::).
+  'blocked',
+  // The answer's EDE: the one that blocked, else the first; its INFO-CODE, the code's name and the resolver's EXTRA-TEXT.
+  'edeCode',
+  'edeName',
+  'edeText',
+  // Any further EDEs, "3 Stale Answer: text" each, joined by " | ".
+  'edeOthers',
   'resolverId',
   'seq',
   // Where the name router sent it when not to the chosen encrypted resolver: link (a network's own resolver, unencrypted), answered or refused here.
@@ -56,6 +64,9 @@ const ms = (us: number): number => Math.round(us) / 1000;
 
 export function exportRow(r: QueryRecord, label: ResolverLabel): ExportRow {
   const route = r.route;
+  const b = r.blocked;
+  const errors = r.extendedErrors ?? [];
+  const main = (b?.kind === 'ede' ? errors.find((e) => e.code === b.code && e.text === b.text) : undefined) ?? errors[0];
   const link = route?.kind === 'link' ? route : undefined;
   return {
     time: new Date(r.startedAt).toISOString(),
@@ -78,6 +89,15 @@ export function exportRow(r: QueryRecord, label: ResolverLabel): ExportRow {
     upstreamMs: ms(r.upstreamUs),
     depth: r.depth,
     error: r.error,
+    blocked: b?.kind ?? null,
+    edeCode: main?.code ?? null,
+    edeName: main?.name ?? null,
+    edeText: main?.text ?? null,
+    edeOthers:
+      errors
+        .filter((e) => e !== main)
+        .map((e) => `${e.code} ${e.name}${e.text ? `: ${e.text}` : ''}`)
+        .join(' | ') || null,
     resolverId: r.resolverId,
     seq: r.seq,
     route: route?.kind ?? null,

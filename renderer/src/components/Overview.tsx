@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import { formatAge, formatCount } from '../lib/format.js';
-import { cacheTile, latencyTile, rateText } from '../lib/overview.js';
+import { blockedLine, cacheTile, latencyTile, rateText } from '../lib/overview.js';
 import { useAsOf, useDashboard } from '../state/context.js';
 import { Breakdown } from './Breakdown.js';
 import { Charts } from './Charts.js';
@@ -31,6 +31,7 @@ export function Overview() {
   const now = useAsOf(1000);
   const lat = latencyTile(status ? metrics?.latency[status.resolver.id]?.last1m : undefined);
   const cache = cacheTile(metrics?.cache);
+  const blocked = blockedLine(metrics?.blocked, now);
   const uptime = status ? status.uptimeMs + (now - statusAt) : 0;
   return (
     <div className="overview">
@@ -49,7 +50,22 @@ export function Overview() {
             </>
           }
         />
-        <Tile label="Queries" value={formatCount(counters?.queries ?? 0, true)} sub={`${rateText(metrics?.series ?? [])} last second · ${inFlight} in flight`} />
+        <Tile
+          label="Queries"
+          value={formatCount(counters?.queries ?? 0, true)}
+          sub={
+            <>
+              {`${rateText(metrics?.series ?? [])} last second · ${inFlight} in flight`}
+              {blocked && (
+                // Answers that read as blocked, per day (issue 46): the count links to them in the log.
+                <span className="tile-line" data-testid="blocked-today">
+                  <a href="#/queries?blocked=any">{blocked.count}</a>
+                  {blocked.how ? `: ${blocked.how}` : ''}
+                </span>
+              )}
+            </>
+          }
+        />
         <Tile label="Latency p50 / p95" value={lat.value} sub={lat.sub} />
         <Tile label="Answer cache" value={cache.value} sub={cache.sub} />
         <Tile

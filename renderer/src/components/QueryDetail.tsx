@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef } from 'react';
 import type { QueryRecord } from '../../../proxy/control/api-types.js';
 import { formatLatencyUs } from '../lib/format.js';
-import { detailFacts, routeWords } from '../lib/query-row.js';
+import { blockedWords, detailFacts, routeWords } from '../lib/query-row.js';
 import { timingBreakdown } from '../lib/timing.js';
 import { Icon } from './Icon.js';
 
@@ -11,6 +11,7 @@ export function QueryDetail({ r, resolver, handshakeMs, onClose }: { r: QueryRec
   const headingId = useId();
   const facts = detailFacts(r, resolver);
   const route = routeWords(r.route);
+  const blocked = blockedWords(r, resolver);
   const back = useRef<HTMLButtonElement>(null);
   // Narrow (the tray popover): the detail is a full-height sheet over the log; the keyboard goes to its Back.
   useEffect(() => {
@@ -36,6 +37,12 @@ export function QueryDetail({ r, resolver, handshakeMs, onClose }: { r: QueryRec
             {route.sentence}
             {route.where && <span className="route-where"> ({route.where})</span>}
           </span>
+        </p>
+      )}
+      {blocked && (
+        <p className="notice block-notice" data-testid="block-notice">
+          <Icon name="error" />
+          <span>{blocked.sentence}</span>
         </p>
       )}
       <p className="detail-total">

@@ -3,7 +3,7 @@ import { useCallback, useDeferredValue, useEffect, useId, useLayoutEffect, useMe
 import type { QueryRecord, ResolverView } from '../../../proxy/control/api-types.js';
 import { exportFilename } from '../../../proxy/control/api-client/query-export.js';
 import { shownRecords, toCsv, toJson } from '../lib/export.js';
-import { compileFilter, EMPTY_FILTER, FilteredIndex, isFilterActive, routeFromHash, type QueryFilter } from '../lib/filters.js';
+import { blockedFromHash, compileFilter, EMPTY_FILTER, FilteredIndex, isFilterActive, routeFromHash, type QueryFilter } from '../lib/filters.js';
 import { formatCount } from '../lib/format.js';
 import { gridKey, rowsPerPage } from '../lib/grid-keys.js';
 import { resolverLabel } from '../lib/query-row.js';
@@ -34,12 +34,14 @@ export function QueryLog() {
   const recordNames = useDashboard((s) => s.settings?.recordNames ?? true);
   const reachNow = useReach();
   const uid = useId();
-  // The banner links here with `#/queries?route=link`: the log opens filtered to those rows, and follows the link when already open.
-  const [filter, setFilter] = useState<QueryFilter>(() => ({ ...EMPTY_FILTER, route: routeFromHash(window.location.hash) }));
+  // The banner links here with `#/queries?route=link` (the Overview with `?blocked=resolver`): the log opens filtered to those rows, and follows the link when already open.
+  const [filter, setFilter] = useState<QueryFilter>(() => ({ ...EMPTY_FILTER, route: routeFromHash(window.location.hash), blocked: blockedFromHash(window.location.hash) }));
   useEffect(() => {
     const onHash = (): void => {
       const route = routeFromHash(window.location.hash);
       if (route) setFilter((f) => ({ ...f, route }));
+      const blocked = blockedFromHash(window.location.hash);
+      if (blocked) setFilter((f) => ({ ...f, blocked }));
     };
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);

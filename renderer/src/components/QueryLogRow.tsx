@@ -1,7 +1,7 @@
 import { memo } from 'react';
 import type { QueryRecord } from '../../../proxy/control/api-types.js';
 import { formatClock, formatLatencyUs } from '../lib/format.js';
-import { connectionText, hedgeText, resolverCellText, routeWords, rowFlags } from '../lib/query-row.js';
+import { blockedWords, connectionText, hedgeText, resolverCellText, routeWords, rowFlags } from '../lib/query-row.js';
 import { Icon } from './Icon.js';
 
 export interface RowProps {
@@ -25,6 +25,9 @@ export const Row = memo(function Row({ r, id, index, top, active, selected, slow
   // Sent again after its connection went silent: the connection that answered and the mark in the cell (new or reused
   // would not fit beside it), the whole story on hover and in the detail.
   const hedge = hedgeText(r);
+  // Blocked (the resolver said so, or answered 0.0.0.0): the words on the name, cut to fit, whole on hover.
+  const blocked = blockedWords(r, resolver);
+  const nameTitle = [r.name ?? (routeTitle || blocked ? '(name not recorded)' : undefined), routeTitle, blocked?.sentence].filter(Boolean).join(': ') || undefined;
   return (
     <div
       id={id}
@@ -38,13 +41,19 @@ export const Row = memo(function Row({ r, id, index, top, active, selected, slow
       <span role="gridcell" className="c-time mono">
         {formatClock(r.startedAt)}
       </span>
-      <span role="gridcell" className={`c-name mono${r.name === null ? ' muted' : ''}`} title={routeTitle ? `${r.name ?? '(name not recorded)'}: ${routeTitle}` : (r.name ?? undefined)}>
+      <span role="gridcell" className={`c-name mono${r.name === null ? ' muted' : ''}`} title={nameTitle}>
         <span className="c-name-text">{r.name ?? '(name not recorded)'}</span>
         {route && (
           <span className={`route-badge route-${route.kind}`} data-testid="route-badge">
             {route.kind === 'link' && <Icon name="unlocked" />}
             {route.badge}
             <span className="sr-only">{route.rest}</span>
+          </span>
+        )}
+        {blocked && (
+          <span className={`block-badge block-${blocked.kind}`} data-testid="block-badge">
+            <Icon name="error" />
+            <span className="block-words">{blocked.badge}</span>
           </span>
         )}
       </span>

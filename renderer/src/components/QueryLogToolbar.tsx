@@ -1,5 +1,5 @@
 import { useId, useState } from 'react';
-import { EMPTY_FILTER, isFilterActive, type QueryFilter, type RouteChoice } from '../lib/filters.js';
+import { EMPTY_FILTER, isFilterActive, type BlockedChoice, type QueryFilter, type RouteChoice } from '../lib/filters.js';
 import { Icon } from './Icon.js';
 
 export interface QueryLogToolbarProps {
@@ -17,7 +17,7 @@ export function QueryLogToolbar({ filter, onFilter, types, rcodes, paused, onPau
   // Below 560 px the filters other than the name wait behind this button (CSS decides when it shows), so the log's rows fit the first screen.
   const [open, setOpen] = useState(false);
   const moreId = useId();
-  const folded = [filter.type !== '', filter.rcode !== '', (filter.route ?? '') !== '', filter.slowOnly, filter.showOwn].filter(Boolean).length;
+  const folded = [filter.type !== '', filter.rcode !== '', (filter.route ?? '') !== '', (filter.blocked ?? '') !== '', filter.slowOnly, filter.showOwn].filter(Boolean).length;
   return (
     <form className="toolbar" role="search" aria-label="Filter the query log" onSubmit={(e) => e.preventDefault()}>
       <div className="search-box">
@@ -59,6 +59,15 @@ export function QueryLogToolbar({ filter, onFilter, types, rcodes, paused, onPau
             <option value="link">Local names</option>
             <option value="answered">Answered here</option>
             <option value="refused">Refused here</option>
+          </select>
+        </label>
+        <label className="inline-field">
+          <span>Blocked</span>
+          <select aria-label="Filter by whether it was blocked" value={filter.blocked ?? ''} onChange={(e) => onFilter({ ...filter, blocked: e.target.value as BlockedChoice })}>
+            <option value="">Any answer</option>
+            <option value="any">Blocked, either way</option>
+            <option value="resolver">Blocked by your resolver</option>
+            <option value="null-address">Answered 0.0.0.0 or ::</option>
           </select>
         </label>
         <label className="inline-field check">

@@ -289,6 +289,11 @@ export function ResolverSwitcher() {
                   {r.addresses.length > 2 ? ` +${r.addresses.length - 2}` : ''} · port {r.port}
                   {r.pins.length > 0 ? ` · ${r.pins.length} pin${r.pins.length > 1 ? 's' : ''}` : ''}
                 </div>
+                {r.blocking && (
+                  <p className="resolver-blocking muted small" data-testid="resolver-blocking">
+                    {r.blocking}
+                  </p>
+                )}
               </div>
               {source === 'test' ? (
                 <CardFigure measure={measure} scale={scale} />

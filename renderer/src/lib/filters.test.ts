@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { QueryRecord } from '../../../proxy/control/api-types.js';
-import { compileFilter, EMPTY_FILTER, FilteredIndex, filterToParams, isFilterActive } from './filters.js';
+import { blockedFromHash, compileFilter, EMPTY_FILTER, FilteredIndex, filterToParams, isFilterActive } from './filters.js';
 import { record } from './fixtures.test-helpers.js';
 import { RingBuffer } from './ring.js';
 
@@ -40,6 +40,28 @@ describe('compileFilter', () => {
       'name=n1.test&type=A&minLatencyMs=100',
     );
     expect(filterToParams(EMPTY_FILTER).toString()).toBe('');
+  });
+});
+
+describe('the blocked filter', () => {
+  const said = record({ rcode: 'NXDOMAIN', blocked: { kind: 'ede', code: 15, name: 'Blocked', text: 'malware' } });
+  const sink = record({ blocked: { kind: 'zero-address', address: '0.0.0.0' } });
+  const plain = record({ extendedErrors: [{ code: 3, name: 'Stale Answer', text: '' }] });
+
+  it('picks what the resolver blocked, what answered 0.0.0.0, or either, as the API does', () => {
+    const pick = (blocked: '' | 'any' | 'resolver' | 'null-address'): boolean[] => [said, sink, plain].map(compileFilter({ ...EMPTY_FILTER, blocked }));
+    expect(pick('resolver')).toEqual([true, false, false]);
+    expect(pick('null-address')).toEqual([false, true, false]);
+    expect(pick('any')).toEqual([true, true, false]);
+    expect(pick('')).toEqual([true, true, true]);
+    expect(isFilterActive({ ...EMPTY_FILTER, blocked: 'resolver' })).toBe(true);
+    expect(filterToParams({ ...EMPTY_FILTER, blocked: 'resolver' }).toString()).toBe('blocked=resolver');
+  });
+
+  it('the Overview links to it: #/queries?blocked=resolver', () => {
+    expect(blockedFromHash('#/queries?blocked=resolver')).toBe('resolver');
+    expect(blockedFromHash('#/queries?blocked=nonsense')).toBe('');
+    expect(blockedFromHash('#/queries')).toBe('');
   });
 });
 

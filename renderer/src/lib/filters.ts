@@ -20,13 +20,31 @@ export interface QueryFilter {
   readonly showOwn: boolean;
   /** Where the name router sent it (QueryRecord.route): '' = any. */
   readonly route?: RouteChoice;
+  /** Answers that read as blocked (QueryRecord.blocked): '' = any answer. */
+  readonly blocked?: BlockedChoice;
+}
+
+/**
+ * The query log's "Blocked" choices: the API's blocked filter
+ * (proxy/control/query-log.ts BLOCKED_FILTERS), '' for any answer:
+ * 'resolver' the resolver said so (an Extended DNS Error), 'null-address'
+ * it answered 0.0.0.0 or ::, 'any' either.
+ */
+export type BlockedChoice = '' | 'any' | 'resolver' | 'null-address';
+const BLOCKED_CHOICES: readonly BlockedChoice[] = ['any', 'resolver', 'null-address'];
+
+/** `#/queries?blocked=resolver` (the Overview's link) → 'resolver'; '' when the hash names none. */
+export function blockedFromHash(hash: string): BlockedChoice {
+  const q = hash.indexOf('?');
+  const v = q < 0 ? '' : (new URLSearchParams(hash.slice(q + 1)).get('blocked') ?? '');
+  return (BLOCKED_CHOICES as readonly string[]).includes(v) ? (v as BlockedChoice) : '';
 }
 
 /** The query log's "Sent to" choices: the API's route filter (proxy/control/query-log.ts ROUTE_FILTERS), '' for any. */
 export type RouteChoice = '' | 'link' | 'answered' | 'refused' | 'local';
 const ROUTE_CHOICES: readonly RouteChoice[] = ['link', 'answered', 'refused', 'local'];
 
-export const EMPTY_FILTER: QueryFilter = Object.freeze({ name: '', type: '', rcode: '', slowOnly: false, slowMs: 100, showOwn: false, route: '' });
+export const EMPTY_FILTER: QueryFilter = Object.freeze({ name: '', type: '', rcode: '', slowOnly: false, slowMs: 100, showOwn: false, route: '', blocked: '' });
 
 /** `#/queries?route=link` (the banner's link to the local names) → 'link'; '' when the hash names none. */
 export function routeFromHash(hash: string): RouteChoice {
@@ -36,7 +54,7 @@ export function routeFromHash(hash: string): RouteChoice {
 }
 
 export function isFilterActive(f: QueryFilter): boolean {
-  return f.name.trim() !== '' || f.type !== '' || f.rcode !== '' || f.slowOnly || (f.route ?? '') !== '';
+  return f.name.trim() !== '' || f.type !== '' || f.rcode !== '' || f.slowOnly || (f.route ?? '') !== '' || (f.blocked ?? '') !== '';
 }
 
 /** Compiles a filter into a fast predicate. */
@@ -47,9 +65,12 @@ export function compileFilter(f: QueryFilter): (r: QueryRecord) => boolean {
   const minUs = f.slowOnly ? Math.max(0, f.slowMs) * 1000 : -1;
   const showOwn = f.showOwn;
   const route = f.route ?? '';
-  if (!needle && !type && !rcode && minUs < 0 && !route) return showOwn ? () => true : (r) => r.internal !== true;
+  const blocked = f.blocked ?? '';
+  if (!needle && !type && !rcode && minUs < 0 && !route && !blocked) return showOwn ? () => true : (r) => r.internal !== true;
   return (r) => {
     if (!showOwn && r.internal === true) return false;
+    // As the API's blocked filter (query-log.ts matchesBlocked).
+    if (blocked && (r.blocked === undefined || (blocked !== 'any' && (blocked === 'resolver') !== (r.blocked.kind === 'ede')))) return false;
     if (route && (r.route === undefined || (route !== 'local' && r.route.kind !== route))) return false;
     if (type && r.type !== type) return false;
     if (rcode && r.rcode !== rcode) return false;
@@ -69,6 +90,7 @@ export function filterToParams(f: QueryFilter): URLSearchParams {
   if (f.rcode) p.set('rcode', f.rcode);
   if (f.slowOnly) p.set('minLatencyMs', String(Math.max(0, f.slowMs)));
   if (f.route) p.set('route', f.route);
+  if (f.blocked) p.set('blocked', f.blocked);
   return p;
 }
 

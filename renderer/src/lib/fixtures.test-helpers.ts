@@ -18,6 +18,7 @@ export function status(over: Partial<StatusView> = {}): StatusView {
       authName: 'dns.quad9.net',
       pins: [],
       preset: true,
+      blocking: null,
       medianLatencyMs: 12,
     },
     transport: 'dot',

@@ -1,5 +1,5 @@
 import { describe, expect, it, test } from 'vitest';
-import { cacheTile, lastCompleteSecond, latencyTile, rateText } from './overview.js';
+import { blockedLine, cacheTile, lastCompleteSecond, latencyTile, rateText } from './overview.js';
 
 const point = (t: number, queries: number) => ({ t, queries, sent: queries, hits: 0, p50: null, p95: null });
 
@@ -33,5 +33,20 @@ describe('the cache tile', () => {
     expect(cacheTile(null).value).toBe('off');
     expect(cacheTile(undefined).value).toBe('—');
     expect(cacheTile({ ...base, hits: 0, misses: 0, hitRatio: null }).value).toBe('no queries');
+  });
+});
+
+describe('blocked answers on the Queries tile', () => {
+  const now = new Date(2026, 11, 8, 15, 0).getTime();
+  it('today’s count, how, and the days before', () => {
+    const days = [
+      { day: '2026-12-08', byResolver: 12, nullAddress: 3 },
+      { day: '2026-12-06', byResolver: 1, nullAddress: 1 },
+      { day: '2026-12-05', byResolver: 4, nullAddress: 0 },
+    ];
+    expect(blockedLine(days, now)).toEqual({ count: '15 blocked today', how: '12 by your resolver, 3 answered 0.0.0.0, 6 in the 2 days before' });
+    expect(blockedLine([{ day: '2026-12-07', byResolver: 2, nullAddress: 0 }], now)).toEqual({ count: 'none blocked today', how: '2 in the day before' });
+    expect(blockedLine([], now)).toEqual({ count: 'none blocked today', how: '' });
+    expect(blockedLine(undefined, now)).toBeNull();
   });
 });

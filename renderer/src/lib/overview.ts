@@ -1,7 +1,7 @@
 /**
  * The overview's figures. Pure: the component renders these strings.
  */
-import type { LatencyStats, MetricsView, SeriesPoint } from '../../../proxy/control/api-types.js';
+import type { BlockedDay, LatencyStats, MetricsView, SeriesPoint } from '../../../proxy/control/api-types.js';
 import { countOf, formatBytes, formatCount, formatLatencyMs, formatPercent } from './format.js';
 
 /**
@@ -54,4 +54,33 @@ export function cacheTile(cache: MetricsView['cache'] | undefined): LatencyTile 
   const value = cache.hitRatio === null ? 'no queries' : `${formatPercent(cache.hitRatio, 0)} answered`;
   const stale = cache.stale > 0 ? ` · ${formatCount(cache.stale)} stale` : '';
   return { value, sub: `${countOf(cache.entries, 'answer')} · ${formatBytes(cache.bytes)} of ${formatBytes(cache.maxBytes)}${stale}` };
+}
+
+/** YYYY-MM-DD of `t` in this machine's local time (the proxy's days are its local days: the same machine). */
+function localDay(t: number): string {
+  const d = new Date(t);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+/** The Queries tile's line on blocked answers: "2 blocked today" (the link's words) and how, and the days before. */
+export interface BlockedLine {
+  readonly count: string;
+  readonly how: string;
+}
+
+/**
+ * Blocked answers today, and the days before: what the resolver refused
+ * and said so, what it answered 0.0.0.0 (metrics.blocked, newest first,
+ * days without one left out). Null until the figures come.
+ */
+export function blockedLine(days: readonly BlockedDay[] | undefined, now: number): BlockedLine | null {
+  if (days === undefined) return null;
+  const today = localDay(now);
+  const t = days.find((d) => d.day === today);
+  const count = t ? t.byResolver + t.nullAddress : 0;
+  const parts = t ? [`${formatCount(t.byResolver)} by your resolver`, `${formatCount(t.nullAddress)} answered 0.0.0.0`] : [];
+  const before = days.filter((d) => d.day !== today);
+  const earlier = before.reduce((n, d) => n + d.byResolver + d.nullAddress, 0);
+  if (before.length > 0) parts.push(`${formatCount(earlier)} in the ${before.length === 1 ? 'day' : `${before.length} days`} before`);
+  return { count: count === 0 ? 'none blocked today' : `${formatCount(count)} blocked today`, how: parts.join(', ') };
 }

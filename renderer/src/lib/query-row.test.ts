@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { record } from './fixtures.test-helpers.js';
-import { connectionText, detailFacts, hedgeText, resolverLabel, rowFlags } from './query-row.js';
+import { blockedWords, connectionText, detailFacts, extendedErrorText, hedgeText, resolverLabel, rowFlags } from './query-row.js';
 
 const resolvers = [{ id: 'quad9', label: 'Quad9' }];
 
@@ -60,5 +60,47 @@ describe('a query answered in cleartext (Wi-Fi sign-in)', () => {
     const r = record({ source: 'cleartext', connectionId: null, reused: false, resolverId: null });
     expect(connectionText(r)).toBe('unencrypted, network’s resolver');
     expect(detailFacts(r, '—').find(([k]) => k === 'Answer from')?.[1]).toMatch(/unencrypted.*never cached/);
+  });
+});
+
+describe('why an answer was blocked, in the row’s words', () => {
+  const ede = { kind: 'ede', code: 15, name: 'Blocked', text: 'malware: lab list' } as const;
+
+  it('the resolver said so: its name, the code’s name and its text', () => {
+    const r = record({ rcode: 'NXDOMAIN', extendedErrors: [{ code: 15, name: 'Blocked', text: 'malware: lab list' }], blocked: ede });
+    expect(blockedWords(r, 'Quad9')).toMatchObject({ kind: 'ede', by: 'Quad9', sentence: 'Blocked by Quad9: malware: lab list', badge: 'Blocked by Quad9: malware: lab list' });
+    expect(blockedWords(record({ blocked: { ...ede, code: 16, name: 'Censored', text: '' } }), 'Quad9')?.sentence).toBe('Censored by Quad9');
+    expect(blockedWords(record({ blocked: { ...ede, code: 17, name: 'Filtered', text: '  ' } }), 'AdGuard DNS')?.sentence).toBe('Filtered by AdGuard DNS');
+    // From the cache: the record names no resolver.
+    expect(blockedWords(record({ blocked: ede, resolverId: null, connectionId: null }), '—')?.sentence).toBe('Blocked by your resolver: malware: lab list');
+  });
+
+  it('0.0.0.0 or :: without a word: said to be the usual way to block', () => {
+    const sink = blockedWords(record({ blocked: { kind: 'zero-address', address: '0.0.0.0' } }), 'AdGuard DNS');
+    expect(sink?.sentence).toBe('AdGuard DNS answered 0.0.0.0: the usual way to block');
+    // On the row, beside the Resolver column: the address first, so a cut badge still says it.
+    expect(sink?.badge).toBe('Answered 0.0.0.0: the usual way to block');
+    expect(blockedWords(record({ blocked: { kind: 'zero-address', address: '::' }, resolverId: null }), '—')?.sentence).toBe('Your resolver answered ::: the usual way to block');
+  });
+
+  it('not blocked: nothing to say', () => {
+    expect(blockedWords(record(), 'Quad9')).toBeNull();
+    expect(blockedWords(record({ extendedErrors: [{ code: 3, name: 'Stale Answer', text: '' }] }), 'Quad9')).toBeNull();
+  });
+
+  it('the detail says why, and lists every EDE the answer carried', () => {
+    const r = record({
+      rcode: 'NXDOMAIN',
+      extendedErrors: [
+        { code: 15, name: 'Blocked', text: 'malware: lab list' },
+        { code: 3, name: 'Stale Answer', text: '' },
+      ],
+      blocked: ede,
+    });
+    const facts = Object.fromEntries(detailFacts(r, 'Quad9'));
+    expect(facts.Blocked).toBe('Quad9 refused the name and said why: EDE 15 (Blocked): ‘malware: lab list’ (an Extended DNS Error, RFC 8914), passed on to the program unchanged');
+    expect(facts['Extended DNS Error']).toBe('EDE 15 (Blocked): ‘malware: lab list’; EDE 3 (Stale Answer)');
+    expect(extendedErrorText({ code: 6, name: 'DNSSEC Bogus', text: '' })).toBe('EDE 6 (DNSSEC Bogus)');
+    expect(Object.fromEntries(detailFacts(record(), 'Quad9')).Blocked).toBeUndefined();
   });
 });

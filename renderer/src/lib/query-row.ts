@@ -50,6 +50,59 @@ export function routeWords(route: RouteMark | undefined): RouteWords | null {
   return { kind: route.kind, badge, rest, sentence: badge + rest, where: null, why: route.why };
 }
 
+/** Why an answer reads as blocked (QueryRecord.blocked). */
+type BlockSign = NonNullable<QueryRecord['blocked']>;
+type ExtendedError = NonNullable<QueryRecord['extendedErrors']>[number];
+
+export interface BlockedWords {
+  readonly kind: BlockSign['kind'];
+  /** The whole of it (the detail, on hover): "Blocked by Quad9: malware: lab list", "AdGuard DNS answered 0.0.0.0: the usual way to block". */
+  readonly sentence: string;
+  /** The row's words, where the resolver has its own column: the sentence for an EDE, "Answered 0.0.0.0: the usual way to block" otherwise. */
+  readonly badge: string;
+  /** Who refused it: the resolver's name, or "your resolver" when the record names none (an answer from the cache). */
+  readonly by: string;
+  /** The detail's Why: what the resolver sent, in words. */
+  readonly why: string;
+}
+
+/** "EDE 15 (Blocked): 'malware: lab list'", or without the text when it sent none. */
+export function extendedErrorText(e: ExtendedError): string {
+  return `EDE ${e.code} (${e.name})${e.text ? `: ‘${e.text}’` : ''}`;
+}
+
+/**
+ * Why a record's answer reads as blocked, in words; null when it doesn't.
+ * The resolver said so (an Extended DNS Error 15-18): "<code's name> by
+ * <resolver>", then its EXTRA-TEXT when it sent one ("Blocked by Quad9:
+ * malware"). It answered 0.0.0.0 or :: and said nothing: so said, as the
+ * usual way to block, since a real site never has that address.
+ */
+export function blockedWords(r: Pick<QueryRecord, 'blocked' | 'resolverId'>, resolver: string): BlockedWords | null {
+  const b = r.blocked;
+  if (b === undefined) return null;
+  const by = r.resolverId === null || resolver === '—' ? 'your resolver' : resolver;
+  if (b.kind === 'ede') {
+    const text = b.text.trim();
+    const sentence = `${b.name} by ${by}${text ? `: ${text}` : ''}`;
+    return {
+      kind: 'ede',
+      by,
+      sentence,
+      badge: sentence,
+      why: `${by} refused the name and said why: ${extendedErrorText(b)} (an Extended DNS Error, RFC 8914), passed on to the program unchanged`,
+    };
+  }
+  const who = by === 'your resolver' ? 'Your resolver' : by;
+  return {
+    kind: 'zero-address',
+    by,
+    sentence: `${who} answered ${b.address}: the usual way to block`,
+    badge: `Answered ${b.address}: the usual way to block`,
+    why: `${b.address} is an address that goes nowhere; resolvers and blocklists answer it for a name they refuse, without saying so`,
+  };
+}
+
 /** "#3 reused", "#4 new (resumed)", "unencrypted (Wi-Fi sign-in)", "not sent". */
 export function connectionText(r: Pick<QueryRecord, 'connectionId' | 'reused' | 'handshake'> & { readonly source?: QueryRecord['source']; readonly route?: QueryRecord['route'] }): string {
   if (r.route?.kind === 'link') return 'unencrypted';
@@ -147,5 +200,9 @@ export function detailFacts(r: QueryRecord, resolver: string): [string, string][
   if (hedge) facts.push(['Sent again', hedge]);
   if (r.truncated) facts.push(['Truncated', 'yes: the client retried over TCP']);
   if (r.error) facts.push(['Error', errorText(r.error)]);
+  const blocked = blockedWords(r, resolver);
+  if (blocked) facts.push(['Blocked', blocked.why]);
+  // Every EDE the answer carried, the one that blocked included: a DNSSEC failure's or a stale answer's says why too.
+  if (r.extendedErrors && r.extendedErrors.length > 0) facts.push(['Extended DNS Error', r.extendedErrors.map(extendedErrorText).join('; ')]);
   return facts;
 }
