@@ -68,6 +68,6 @@ export function networkIdentity(routeFile = '/proc/net/route', arpFile = '/proc/
   return { key: crypto.createHash('sha256').update(`dotstub-network:${mac ?? gateway}`).digest('hex').slice(0, 32), byMac: mac !== undefined };
 }
 
-export function networkKey(routeFile = '/proc/net/route', arpFile = '/proc/net/arp'): string | null {
-  return networkIdentity(routeFile, arpFile)?.key ?? null;
+export function networkKey(routeFile = '/proc/net/route', arpFile = '/proc/net/arp', route6File = '/proc/net/ipv6_route'): string | null {
+  return networkIdentity(routeFile, arpFile, route6File)?.key ?? null;
 }

@@ -126,7 +126,10 @@ describe('networkKey', () => {
     expect(k).not.toContain('aa:bb');
     fs.writeFileSync(arp, 'IP address HW type Flags HW address Mask Device\n192.168.1.1 0x1 0x2 11:22:33:44:55:66 * wlan0\n');
     expect(networkKey(route, arp)).not.toBe(k);
+    // No default route of either family (this machine's own IPv6 routes are not this test's: an empty table).
     fs.writeFileSync(route, 'Iface\tDestination\tGateway\tFlags\n');
-    expect(networkKey(route, arp)).toBeNull();
+    const route6 = path.join(dir, 'ipv6_route');
+    fs.writeFileSync(route6, '');
+    expect(networkKey(route, arp, route6)).toBeNull();
   });
 });
