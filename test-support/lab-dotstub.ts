@@ -43,6 +43,10 @@ export interface LabDotstubOptions {
    */
   readonly networkChecks?: boolean;
   readonly readyWithinMs?: number;
+  /** Node's own flags before the program (an `--import` of a test's injector: test-support/break-io.mjs). */
+  readonly nodeArgs?: readonly string[];
+  /** More environment for it. */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -63,10 +67,8 @@ export async function startLabDotstub(lab: Netlab, o: LabDotstubOptions): Promis
   fs.mkdirSync(dir, { recursive: true });
   const readyFile = path.join(dir, 'ready.json');
   const configDir = path.join(dir, 'config');
-  const proc = lab.client.spawn(
-    dotstubArgv([...o.args, '--control', '127.0.0.1:0', '--config-dir', configDir, '--ready-file', readyFile]),
-    o.networkChecks === false ? {} : { env: { DOTSTUB_PORTAL_CHECK: 'on' } },
-  );
+  const [node, ...program] = dotstubArgv([...o.args, '--control', '127.0.0.1:0', '--config-dir', configDir, '--ready-file', readyFile]);
+  const proc = lab.client.spawn([node as string, ...(o.nodeArgs ?? []), ...program], { env: { ...(o.networkChecks === false ? {} : { DOTSTUB_PORTAL_CHECK: 'on' }), ...o.env } });
   const deadline = Date.now() + (o.readyWithinMs ?? 20_000);
   while (!fs.existsSync(readyFile)) {
     if (Date.now() > deadline || proc.child.exitCode !== null) {

@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { clientLinkUpCommands, dotstubArgv, netlabMissing, startNetlab, unboundIn, type Netlab, type NetlabProcess, type NetlabShape } from '../../test-support/netlab.js';
+import { clientLinkUpCommands, netlabMissing, startNetlab, unboundIn, type Netlab, type NetlabProcess, type NetlabShape } from '../../test-support/netlab.js';
 import { labClientArgs, startLabDotstub, type LabDotstub } from '../../test-support/lab-dotstub.js';
 import { startUnbound, unboundMissing, type UnboundServer } from '../../test-support/unbound.js';
 import { skipWith } from '../../test-support/skips.js';
@@ -54,6 +54,16 @@ async function startShape(shape: NetlabShape): Promise<ShapeLab> {
   }
 }
 
+/** The lab of one shape for a describe's tests: started before them, removed after (also when one fails). */
+function shapeLab(shape: NetlabShape): ShapeLab {
+  const holder = {} as ShapeLab;
+  beforeAll(async () => void Object.assign(holder, await startShape(shape)), 60_000);
+  afterAll(async () => {
+    await holder.close?.();
+  });
+  return holder;
+}
+
 /** One lookup through dotstub in the client: dig's status, or 'NO ANSWER'. */
 async function ask(lab: Netlab, name: string, timeS = 3): Promise<string> {
   const r = await lab.client.exec(['dig', '@127.0.0.1', '-p', String(LISTEN_PORT), `+time=${timeS}`, '+tries=1', '+nocookie', name, 'A']);
@@ -63,13 +73,7 @@ async function ask(lab: Netlab, name: string, timeS = 3): Promise<string> {
 const alive = (d: LabDotstub): boolean => d.proc.child.exitCode === null && d.proc.child.signalCode === null;
 
 describe('an IPv4-only network, the network checks on', skipWith(missing), () => {
-  let s: ShapeLab;
-  beforeAll(async () => {
-    s = await startShape('ipv4-only');
-  }, 60_000);
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = shapeLab('ipv4-only');
 
   test('dotstub is still answering 15 s after joining, and at the next start; the check says IPv6 was not checked and why', async () => {
     const dir = path.join(s.lab.dir, 'dotstub-ipv4-only');
@@ -127,13 +131,7 @@ interface EventsView {
 }
 
 describe('no default route (offline), then a route', skipWith(missing ?? straceMissing), () => {
-  let s: ShapeLab;
-  beforeAll(async () => {
-    s = await startShape('offline');
-  }, 60_000);
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = shapeLab('offline');
 
   test('says it is offline, answers SERVFAIL within its 2.5 s hold, stays quiet (≤ 10 wake-ups a minute, no connection attempt until the network changes), and is private within 1 s of a route', async () => {
     const d = await startLabDotstub(s.lab, { args: labClientArgs(s.lab, { listenPort: LISTEN_PORT, ca: s.unbound.pki.caFile, mode: 'strict' }) });
@@ -174,13 +172,7 @@ describe('no default route (offline), then a route', skipWith(missing ?? straceM
 });
 
 describe('dual stack with IPv6 black-holed (addresses and a route, every IPv6 packet dropped)', skipWith(missing), () => {
-  let s: ShapeLab;
-  beforeAll(async () => {
-    s = await startShape('dual');
-  }, 60_000);
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = shapeLab('dual');
 
   test('0 failed lookups, the first within the Happy Eyeballs delay of the IPv4 path', async () => {
     const undrop = await s.lab.iptables(['-A', 'FORWARD', '-j', 'DROP'], 6);
@@ -209,13 +201,7 @@ describe('dual stack with IPv6 black-holed (addresses and a route, every IPv6 pa
 });
 
 describe('a link that flaps every 2 s for a minute', skipWith(missing), () => {
-  let s: ShapeLab;
-  beforeAll(async () => {
-    s = await startShape('dual');
-  }, 60_000);
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = shapeLab('dual');
 
   test('no crash, at most one handshake per flap, answers whenever the link is up, and one line for the episode, not one per flap', async () => {
     const d = await startLabDotstub(s.lab, { args: labClientArgs(s.lab, { listenPort: LISTEN_PORT, ca: s.unbound.pki.caFile, mode: 'strict' }) });
@@ -341,45 +327,31 @@ describe('IPv6-only (no IPv4 address or route), a resolver given by its IPv4 add
 });
 
 describe('no check beside the query path can end the proxy (its I/O breaks inside its callbacks)', skipWith(missing), () => {
-  let s: ShapeLab;
-  beforeAll(async () => {
-    s = await startShape('ipv4-only');
-  }, 60_000);
-  afterAll(async () => {
-    await s?.close();
-  });
+  const s = shapeLab('ipv4-only');
 
   test('the interception check, DDR\'s question and the portal check each throw inside their socket callbacks: each says "not checked" and why, and dotstub answers on', async () => {
-    const dir = path.join(s.lab.dir, 'dotstub-broken-io');
-    const args = labClientArgs(s.lab, { listenPort: LISTEN_PORT, ca: s.unbound.pki.caFile, mode: 'opportunistic' });
-    fs.mkdirSync(dir, { recursive: true });
-    const readyFile = path.join(dir, 'ready.json');
-    const [node, ...rest] = dotstubArgv([...args, '--control', '127.0.0.1:0', '--config-dir', path.join(dir, 'config'), '--ready-file', readyFile]);
-    const proc = s.lab.client.spawn([node as string, '--import', path.resolve(import.meta.dirname, '../../test-support/break-io.mjs'), ...rest], {
-      env: { DOTSTUB_PORTAL_CHECK: 'on', DOTSTUB_LAB_BREAK: 'dgram,http' },
+    const d = await startLabDotstub(s.lab, {
+      args: labClientArgs(s.lab, { listenPort: LISTEN_PORT, ca: s.unbound.pki.caFile, mode: 'opportunistic' }),
+      nodeArgs: ['--import', path.resolve(import.meta.dirname, '../../test-support/break-io.mjs')],
+      env: { DOTSTUB_LAB_BREAK: 'dgram,http' },
     });
+    const proc = d.proc;
     try {
       await proc.waitFor('not checked', 20_000);
-      await expect.poll(() => fs.existsSync(readyFile), { timeout: 20_000 }).toBe(true);
-      const ready = JSON.parse(fs.readFileSync(readyFile, 'utf8')) as { control: string; token: string };
-      const api = async <T>(method: 'GET' | 'POST', route: string, body?: unknown): Promise<T> => {
-        const r = await s.lab.client.exec(['curl', '-sS', '--max-time', '3', '-X', method, '-H', `Authorization: Bearer ${ready.token}`, '-H', `Origin: ${ready.control}`, '-H', 'Content-Type: application/json', ...(body ? ['--data', JSON.stringify(body)] : []), `${ready.control}${route}`]);
-        return JSON.parse(r.stdout || 'null') as T;
-      };
       // The portal check, asked for (it runs by itself only when encrypted DNS fails).
-      await api('POST', '/api/captive', { action: 'check' });
+      expect((await d.send('POST', '/api/captive', { action: 'check' })).code).toBe(200);
       await proc.waitFor(/the Wi-Fi sign-in check: not checked/, 10_000);
       for (let i = 0; i < 10; i++) expect(await ask(s.lab, `n${i}.test`)).toBe('NOERROR');
       expect(proc.child.exitCode, proc.output()).toBeNull();
-      const here = (await api<{ networks: { current: boolean; dnsCheckNote: string | null; ownResolver: { detail: string } | null }[] }>('GET', '/api/networks')).networks.find((n) => n.current);
+      const here = (await d.networks()).networks.find((n) => n.current);
       expect(here?.dnsCheckNote).toMatch(/^not checked: injected by the test: a throw inside a check’s UDP connect callback \(EINJECTED\)$/);
       expect(here?.ownResolver?.detail).toMatch(/^not checked at the last join: injected by the test: a throw inside a check’s UDP connect callback \(EINJECTED\)$/);
-      const events = await api<EventsView[]>('GET', '/api/events/recent');
+      const events = await d.get<EventsView[]>('/api/events/recent');
       const portal = events.filter((e) => e.kind === 'captive').map((e) => (e.event as { sentence?: string } | undefined)?.sentence ?? '');
       expect(portal).toContainEqual(expect.stringMatching(/^Sign-in page not checked: injected by the test: a throw inside a check’s HTTP socket callback \(EINJECTED\)$/));
       console.log(`broken check I/O: 10 of 10 lookups answered; the card: "${here?.dnsCheckNote ?? ''}"; DDR: "${here?.ownResolver?.detail ?? ''}"; log:\n  ${proc.output().split('\n').filter((l) => l.includes('not checked')).join('\n  ')}`);
     } finally {
-      await proc.stop();
+      await d.stop();
     }
   }, 90_000);
 });
