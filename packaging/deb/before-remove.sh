@@ -8,7 +8,7 @@
 DOTSTUB_CLI="${DOTSTUB_CLI:-/opt/dotstub/dotstub-cli}"
 STATE_DIR="${DOTSTUB_STATE_DIR:-/var/lib/dotstub}"
 if [ -d /run/systemd/system ] && systemctl is-active --quiet dotstub.service 2>/dev/null; then
-  # ExecStopPost restores; the explicit restore below is then a no-op.
+  # Its stop stops dotstub-enable.service, which restores; the explicit restore below is then a no-op.
   systemctl stop dotstub.service || true
 fi
 # A takeover made from the app holds its watchdog in dotstub-enable.service.

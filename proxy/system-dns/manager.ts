@@ -248,7 +248,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
     if (j !== null && !this.#direct) this.#readRewrites(j.startedAt);
     // Restored elsewhere (disable from the CLI, the liveness watchdog): nothing left to defend.
     if (j === null) this.#stopWatch();
-    // Held here (e.g. by the service's ExecStartPost --owner-pid): keep it held.
+    // Held here (e.g. by dotstub-enable.service's --owner-pid, which the service's ExecStartPost starts): keep it held.
     // Once every step is applied: while ExecStartPost's enable is still at work, "not in force" is no rewrite.
     if (j !== null && j.pid === process.pid && !this.#watch && this.privileged && this.#direct && j.steps.every((e) => e.progress === 'applied')) this.#startWatch(j.backend);
     const bootId = readBootId(this.#o.bootIdFile);
@@ -334,6 +334,12 @@ export class SystemDnsManager extends EventEmitter<Events> {
       // Stopping: close() gives the old DNS back; a request queued behind it must not take over again.
       if (this.#closed) throw new SystemDnsError('SYSDNS_APPLY_FAILED', 'dotstub is stopping and gives the old DNS back as it goes: turn private DNS on again once it runs');
       if (this.#o.helper) {
+        // Held by this process and in force: nothing to ask. A restart of the root unit would give the old DNS
+        // back on its stop (every stop of dotstub-enable.service does) and take over again: a gap for nothing.
+        if (this.#ownsTakeover()) {
+          const now = await this.#view();
+          if (now.inForce && this.#problem === null) return now;
+        }
         // The root part takes over for this process, starts the watchdog and the rewrite watch, and clears the note.
         await this.#o.helper.enable();
         this.#problem = null;
@@ -468,7 +474,7 @@ export class SystemDnsManager extends EventEmitter<Events> {
       if (!this.#ownsTakeover()) return;
       if (this.#o.helper) {
         // Before this process stops answering, as without the helper. At shutdown systemd refuses to start
-        // the unit; then the service's root hook (ExecStopPost) gives the DNS back once this process has exited.
+        // the unit; then dotstub-enable.service's stop (at shutdown, or the service's ExecStopPost) gives the DNS back.
         await this.#o.helper.disable().catch((err: unknown) => this.#o.log?.(`the old DNS comes back after the stop: ${(err as Error).message}`));
       } else {
         try {

@@ -11,25 +11,72 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { labMissing, REPO, startLab, type Lab } from '../../test-support/system-dns-lab.js';
 import { skipWith } from '../../test-support/skips.js';
 
-const UNIT = fs.readFileSync(path.join(REPO, 'packaging/dotstub.service'), 'utf8');
-const RESTORE_UNIT = fs.readFileSync(path.join(REPO, 'packaging/dotstub-restore.service'), 'utf8');
+const readUnit = (name: string): string => fs.readFileSync(path.join(REPO, 'packaging', name), 'utf8');
+const UNIT = readUnit('dotstub.service');
+const RESTORE_UNIT = readUnit('dotstub-restore.service');
+const ENABLE_UNIT = readUnit('dotstub-enable.service');
+/** Every unit the package installs, by name. */
+const UNITS: Readonly<Record<string, string>> = Object.fromEntries(
+  ['dotstub.service', 'dotstub-enable.service', 'dotstub-disable.service', 'dotstub-restore.service'].map((n) => [n, readUnit(n)]),
+);
 const analyze = fs.existsSync('/usr/bin/systemd-analyze') ? null : 'systemd-analyze is not installed';
 const lab = labMissing();
 
-function verify(text: string, restoreText = RESTORE_UNIT): { code: number | null; out: string } {
+/** The unit files as installed, in a temp dir (the installed paths don't exist here; systemd checks that executables do). */
+function withUnits<T>(units: Readonly<Record<string, string>>, use: (dir: string) => T): T {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-unit-'));
   try {
-    // The installed paths don't exist here; systemd checks that executables do.
-    // Both units together: each names the other in its ordering.
-    const file = path.join(dir, 'dotstub.service');
-    const restore = path.join(dir, 'dotstub-restore.service');
-    fs.writeFileSync(file, text.replaceAll('/opt/dotstub/dotstub-cli', '/bin/true'));
-    fs.writeFileSync(restore, restoreText.replaceAll('/opt/dotstub/dotstub-cli', '/bin/true'));
-    const r = spawnSync('systemd-analyze', ['verify', file, restore], { encoding: 'utf8' });
-    return { code: r.status, out: r.stdout + r.stderr };
+    for (const [name, text] of Object.entries(units)) fs.writeFileSync(path.join(dir, name), text.replaceAll('/opt/dotstub/dotstub-cli', '/bin/true'));
+    return use(dir);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function verify(text: string): { code: number | null; out: string } {
+  // All units together: they name each other in their ordering and conflicts.
+  return withUnits({ ...UNITS, 'dotstub.service': text }, (dir) => {
+    const r = spawnSync('systemd-analyze', ['verify', ...Object.keys(UNITS).map((n) => path.join(dir, n))], { encoding: 'utf8' });
+    return { code: r.status, out: r.stdout + r.stderr };
+  });
+}
+
+/** `systemd-analyze security --offline=true` of one unit: its overall exposure (0 locked down … 10 unsafe). */
+function exposure(name: string, text: string): number {
+  return withUnits({ [name]: text }, (dir) => {
+    const r = spawnSync('systemd-analyze', ['security', '--offline=true', path.join(dir, name)], { encoding: 'utf8' });
+    const level = /Overall exposure level for \S+: (\d+\.\d)/.exec(r.stdout + r.stderr)?.[1];
+    if (level === undefined) throw new Error(`no exposure for ${name}: ${r.stdout}${r.stderr}`);
+    return Number(level);
+  });
+}
+
+/** The [Service] section's command lines: key, systemd's prefixes (`+` runs outside the sandbox, as root when the unit has a User=), command. */
+function execLines(text: string): { key: string; prefixes: string; command: string }[] {
+  return [...text.matchAll(/^(Exec\w+)=([-+!@:|]*)(.*)$/gm)].map((m) => ({ key: m[1] as string, prefixes: m[2] as string, command: m[3] as string }));
+}
+const runsAsRoot = (text: string): boolean => !/^User=(?!root$)\S/m.test(text);
+/** The sandbox every root unit has (the rest is rated by systemd-analyze below). */
+const ROOT_SANDBOX = [/^NoNewPrivileges=yes$/m, /^ProtectSystem=(true|full|strict)$/m, /^ProtectHome=yes$/m, /^PrivateDevices=yes$/m, /^ProtectKernelModules=yes$/m, /^ProtectKernelTunables=yes$/m, /^RestrictNamespaces=yes$/m, /^SystemCallFilter=@system-service$/m];
+/** What a "+" line may run: systemctl asking for one of the sandboxed root units, which returns once its job is done. */
+const PRIVILEGED_ALLOWED = /^\/bin\/systemctl (start|stop|restart) dotstub-(enable|disable)\.service$/;
+/** The most a root unit may be exposed (issue 43). */
+const ROOT_MAX_EXPOSURE = 4.5;
+
+/**
+ * Every process that runs as root, and where: a "+" line (root, outside any
+ * sandbox) may only run systemctl for a root unit (short-lived, reads
+ * nothing); a unit that runs as root has the sandbox. What breaks that, in words.
+ */
+function unsandboxedRoot(units: Readonly<Record<string, string>>): string[] {
+  const found: string[] = [];
+  for (const [name, text] of Object.entries(units)) {
+    for (const l of execLines(text)) {
+      if (l.prefixes.includes('+') && !PRIVILEGED_ALLOWED.test(l.command)) found.push(`${name}: ${l.key}=${l.prefixes}${l.command} runs as root outside any sandbox`);
+    }
+    if (runsAsRoot(text)) for (const want of ROOT_SANDBOX) if (!want.test(text)) found.push(`${name}: runs as root without ${want.source.replace(/^\^|\$$/g, '')}`);
+  }
+  return found;
 }
 
 describe('packaging', () => {
@@ -42,10 +89,16 @@ describe('packaging', () => {
 
   test('the unit binds 53 with a capability, ties the takeover to the proxy, and restores on every stop', () => {
     expect(UNIT).toMatch(/^AmbientCapabilities=CAP_NET_BIND_SERVICE$/m);
-    expect(UNIT).toMatch(/^ExecStartPost=.* system-dns enable --owner-pid \$\{MAINPID\} /m);
+    // The takeover runs in dotstub-enable.service, and the start waits for it (a blocking restart: no --no-block),
+    // so `systemctl start dotstub` returns once it is done; every stop stops that unit, whose stop gives the DNS back.
+    expect(execLines(UNIT).filter((l) => l.key === 'ExecStartPost')).toEqual([{ key: 'ExecStartPost', prefixes: '+', command: '/bin/systemctl restart dotstub-enable.service' }]);
+    expect(execLines(UNIT).filter((l) => l.key === 'ExecStopPost')).toEqual([{ key: 'ExecStopPost', prefixes: '+', command: '/bin/systemctl stop dotstub-enable.service' }]);
+    expect(ENABLE_UNIT).toMatch(/^ExecStart=.* system-dns enable --owner-pid "\$\$\(\/bin\/systemctl show -P MainPID dotstub\.service\)" --watchdog --rewrite-watch /m);
     // It waits for the proxy's first answer before taking over (no --wait-ms 0).
-    expect(UNIT).not.toMatch(/^ExecStartPost=.*--wait-ms 0/m);
-    expect(UNIT).toMatch(/^ExecStopPost=.* system-dns restore --state-dir \/var\/lib\/dotstub /m);
+    expect(ENABLE_UNIT).not.toMatch(/--wait-ms 0/);
+    expect(ENABLE_UNIT).toMatch(/^ExecStopPost=.* system-dns restore --state-dir \/var\/lib\/dotstub /m);
+    // No ordering towards dotstub.service: its hooks wait on this unit's jobs.
+    expect(ENABLE_UNIT).not.toMatch(/^(After|Before|Requires|BindsTo|PartOf)=.*\bdotstub\.service/m);
     // The proxy's own state; /var/lib/dotstub (the journal root acts on) stays root's.
     expect(UNIT).toMatch(/^StateDirectory=dotstub\/proxy$/m);
   });
@@ -65,26 +118,51 @@ describe('packaging', () => {
     expect(UNIT).toMatch(/^CapabilityBoundingSet=CAP_NET_BIND_SERVICE$/m);
     expect(UNIT).toMatch(/^NoNewPrivileges=yes$/m);
     expect(UNIT).toMatch(/^ProtectSystem=strict$/m);
-    // Every root line is a hook that parses no network data; ExecStart (the proxy) is not one.
+    // Every root line is a hook that only asks systemd for a root unit; ExecStart (the proxy) is not one.
     expect(UNIT).toMatch(/^ExecStart=\/opt\/dotstub\/dotstub-cli /m);
-    expect(UNIT).toMatch(/^ExecStartPost=\+\/opt\/dotstub\/dotstub-cli system-dns enable /m);
-    expect(UNIT).toMatch(/^ExecStopPost=\+/m);
+    expect(UNIT).toMatch(/^ExecStartPost=\+\/bin\/systemctl /m);
+    expect(UNIT).toMatch(/^ExecStopPost=\+\/bin\/systemctl /m);
     // The proxy changes DNS through the root units, never itself.
     expect(UNIT).toMatch(/^ExecStart=.* --system-dns-via-units/m);
   });
 
   test('systemd-analyze security rates the network-facing unit 2.0 or better (resolved, as Debian ships it: 2.2)', skipWith(analyze), () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dotstub-unit-'));
-    try {
-      const file = path.join(dir, 'dotstub.service');
-      fs.writeFileSync(file, UNIT.replaceAll('/opt/dotstub/dotstub-cli', '/bin/true'));
-      const r = spawnSync('systemd-analyze', ['security', '--offline=true', file], { encoding: 'utf8' });
-      const level = /Overall exposure level for dotstub\.service: (\d+\.\d)/.exec(r.stdout + r.stderr)?.[1];
-      expect(level, r.stdout + r.stderr).toBeDefined();
-      expect(Number(level)).toBeLessThanOrEqual(2.0);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+    expect(exposure('dotstub.service', UNIT)).toBeLessThanOrEqual(2.0);
+  });
+
+  test('no root process runs outside a sandbox: the "+" hooks only ask systemctl for a root unit, and every root unit has the sandbox', () => {
+    expect(unsandboxedRoot(UNITS)).toEqual([]);
+    // The watchdog (long-lived, root) is started only by a sandboxed root unit, never on a "+" line.
+    const watchdogs = Object.entries(UNITS).flatMap(([name, text]) => execLines(text).filter((l) => /--watchdog\b|system-dns watchdog\b/.test(l.command)).map((l) => ({ name, ...l })));
+    expect(watchdogs.map((w) => `${w.name} ${w.key}=${w.prefixes}`)).toEqual(['dotstub-enable.service ExecStart=']);
+    // The controls: the service's start hook as it was (the takeover and its watchdog as root, outside any sandbox)
+    // and a root unit without its sandbox are both caught.
+    const before = UNIT.replace(/^ExecStartPost=.*$/m, 'ExecStartPost=+/opt/dotstub/dotstub-cli system-dns enable --owner-pid ${MAINPID} --watchdog --rewrite-watch --state-dir /var/lib/dotstub --check-name ""');
+    expect(unsandboxedRoot({ ...UNITS, 'dotstub.service': before })).toEqual([expect.stringMatching(/^dotstub\.service: ExecStartPost=\+\/opt\/dotstub\/dotstub-cli system-dns enable .*--watchdog.* runs as root outside any sandbox$/)]);
+    expect(unsandboxedRoot({ ...UNITS, 'dotstub.service': UNIT.replace(/^ExecStopPost=.*$/m, "ExecStopPost=+/bin/sh -c 'systemctl stop dotstub-enable.service; sleep infinity'") })).toHaveLength(1);
+    const bare = ENABLE_UNIT.replace(/^(NoNewPrivileges|Protect\w+|Private\w+|Restrict\w+|LockPersonality|SystemCall\w+)=.*\n/gm, '');
+    expect(unsandboxedRoot({ ...UNITS, 'dotstub-enable.service': bare })).toHaveLength(ROOT_SANDBOX.length);
+  });
+
+  test(`systemd-analyze security rates every root unit, the watchdog's among them, ${ROOT_MAX_EXPOSURE} or better, as docs/rights.md's table says`, skipWith(analyze), () => {
+    const rights = fs.readFileSync(path.join(REPO, 'docs/rights.md'), 'utf8');
+    const measured: Record<string, number> = {};
+    for (const [name, text] of Object.entries(UNITS)) {
+      measured[name] = exposure(name, text);
+      if (runsAsRoot(text)) expect(measured[name], name).toBeLessThanOrEqual(ROOT_MAX_EXPOSURE);
+      // The table's row for the unit names the same rating (measured with systemd 252, as Debian 12 ships it).
+      const rated = rights
+        .split('\n')
+        .map((l) => l.split('|').map((c) => c.trim()))
+        .filter((c) => c[1]?.includes(`\`${name}\``) && !c[1].includes('before') && /^\**\d+\.\d /.test(c[2] ?? ''))
+        .map((c) => Number(/\d+\.\d/.exec(c[2] as string)?.[0]));
+      expect(rated, `docs/rights.md's exposure table has one row for ${name}`).toHaveLength(1);
+      if (/^systemd 252\b/.test(spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' }).stdout)) expect(rated[0], name).toBe(measured[name]);
     }
+    expect(Object.keys(measured).filter((n) => runsAsRoot(UNITS[n] as string))).toEqual(['dotstub-enable.service', 'dotstub-disable.service', 'dotstub-restore.service']);
+    // The control: the watchdog's unit without its sandbox is rated above the bar.
+    const bare = ENABLE_UNIT.replace(/^(NoNewPrivileges|Protect\w+|Private\w+|Restrict\w+|LockPersonality|SystemCall\w+)=.*\n/gm, '');
+    expect(exposure('dotstub-enable.service', bare)).toBeGreaterThan(ROOT_MAX_EXPOSURE);
   });
 
   test("the service's user may start exactly the two root units that take over and give back, nothing else", () => {

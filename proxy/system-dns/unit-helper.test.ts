@@ -89,6 +89,33 @@ describe('the proxy with the helper (the service)', () => {
     expect(fs.readFileSync(t.resolv, 'utf8')).toBe(ORIGINAL);
   });
 
+  test('turning on while this proxy holds the takeover and it is in force asks the root part nothing (a restart of its unit would give the DNS back first)', async () => {
+    const t = testRoot();
+    const calls: string[] = [];
+    const helper: PrivilegedHelper = {
+      enable: async () => {
+        calls.push('enable');
+        await enable({ host: t.host, stateDir: t.state }, await detectBackend(t.host, 'resolv.conf'), { port: 53 }, process.pid);
+      },
+      disable: async () => {
+        calls.push('disable');
+        await restore({ host: t.host, stateDir: t.state });
+      },
+    };
+    const m = new SystemDnsManager({ host: t.host, stateDir: t.state, port: 53, backend: 'resolv.conf', helper, pollMs: 60_000 });
+    await m.start();
+    expect((await m.enable()).inForce).toBe(true);
+    const again = await m.enable();
+    expect(again.inForce).toBe(true);
+    expect(calls).toEqual(['enable']);
+    // Not in force any more (another program's resolv.conf): the root part is asked again.
+    fs.writeFileSync(t.resolv, ORIGINAL);
+    await m.enable();
+    expect(calls).toEqual(['enable', 'enable']);
+    await m.close();
+    expect(fs.readFileSync(t.resolv, 'utf8')).toBe(ORIGINAL);
+  });
+
   test('when the root part refuses at quit (systemd at shutdown), the takeover is left to the stop hook, and quitting still ends', async () => {
     const t = testRoot();
     const helper: PrivilegedHelper = {
