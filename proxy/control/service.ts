@@ -293,7 +293,7 @@ export class ControlService {
   }
 
   resolvers(): ResolversView {
-    return { active: this.proxy.resolver.id, chosen: this.proxy.chosenResolver.id, previous: this.resolverActions.previous, resolvers: this.#resolvers.all().map((r) => this.#view(r)) };
+    return { active: this.proxy.resolver.id, chosen: this.proxy.choice.chosen.id, previous: this.resolverActions.previous, resolvers: this.#resolvers.all().map((r) => this.#view(r)) };
   }
 
   /**

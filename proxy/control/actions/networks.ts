@@ -112,6 +112,8 @@ export function setNetworkLocalNames(proxy: StubProxy, key: string, raw: unknown
     if (v === 'use' && !network.remembered(key)?.ddr?.offer) {
       throw sentence('ownResolver', 'this network offers no verified encrypted resolver of its own (none designated, or its certificate did not cover the network resolver\'s address); nothing was changed');
     }
+    // "Use it on this network", clicked again after a pick set it aside for this join: it runs again now.
+    if (v === 'use' && key === network.key) proxy.choice.networkOwnChosen();
     const entry = network.remember(key, { ownResolver: v === 'use' ? 'use' : undefined }) ?? {};
     return networkView(key, entry, network.key, proxy.resolver.id);
   }
