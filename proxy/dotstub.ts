@@ -1,25 +1,19 @@
 /**
  * The proxy, wired: listeners → engine (its router sends the networks' own
  * names to their links) → cache → captive gate → the running resolver's
- * upstream (upstream/for-resolver.ts). Wiring only: nothing here changes
- * after start. Every later decision lives in a named observer: which
+ * upstream (engine/resolver-upstream.ts). Wiring only, nothing here changes
+ * after start; every later decision lives in a named observer: which
  * resolver runs (privacy/resolver-choice.ts), the privacy controller
- * (privacy/privacy-controller.ts: privacy state, connection events, warm
- * re-open, portal checks, degraded mode), the checks made once per network
- * joined (privacy/network-checks.ts) and the network watch. The network
- * we're on has one owner (network/current-network.ts, built by
- * run/current-network-for.ts); what this run is now (its configuration,
- * when it started) is run/live-run.ts's. The app and the test harnesses
- * build it with startDotstub.
+ * (privacy/privacy-controller.ts), the checks made once per network joined
+ * (privacy/network-checks.ts), the network watch. The network we're on has
+ * one owner (network/current-network.ts); what this run is now (its
+ * configuration, when it started), run/live-run.ts.
  *
  * Observers (the control API, the CLI's log) hear what happens as events
- * (events.ts). The control API also reads what is, now, from the getters
- * below and tells the owners of changes; four getters hand out a stage or
- * an owner itself (engine, routing, privacy, network, choice).
+ * (events.ts), read what is from the getters below, and tell the owners
+ * handed out (engine, routing, privacy, choice, network, checks) of changes.
  */
 import { EventEmitter } from 'node:events';
-import { AnswerCache } from './cache/answer-cache.js';
-import { CachingUpstream } from './cache/caching-upstream.js';
 import { defaultConfig, type CaptiveConfig, type ProxyConfig, type RuntimeChanges } from './run/proxy-config.js';
 import { currentNetworkFor } from './run/current-network-for.js';
 import { LiveRun } from './run/live-run.js';
@@ -27,6 +21,7 @@ import type { ResolverSpec } from './config/resolvers.js';
 import { drain } from './engine/drain.js';
 import { Engine } from './engine/engine.js';
 import { newCounters, type Counters } from './engine/query-record.js';
+import { ResolverUpstream } from './engine/resolver-upstream.js';
 import { routingFor, type Routing } from './engine/router.js';
 import type { StubProxyEvents } from './events.js';
 import type { ListenAddress } from './listen/address.js';
@@ -36,15 +31,11 @@ import type { CurrentNetwork } from './network/current-network.js';
 import { leakWatchFor, notMeasured, type LeakView, type LeakWatch } from './network/leak-watch.js';
 import { NetworkWatch, type NetworkChange } from './network/watch.js';
 import { CaptiveGate } from './privacy/captive/gate.js';
-import type { DdrPolicy } from './privacy/ddr-check.js';
-import type { DnsCheckPolicy } from './privacy/dns-check.js';
 import { DnssecCheck, type DnssecView } from './privacy/dnssec-check.js';
 import { NetworkChecks } from './privacy/network-checks.js';
-import { PrivacyController, type CaptiveAction } from './privacy/privacy-controller.js';
+import { PrivacyController } from './privacy/privacy-controller.js';
 import { ResolverChoice } from './privacy/resolver-choice.js';
-import { ActiveUpstream } from './upstream/active.js';
-import { upstreamFor } from './upstream/for-resolver.js';
-import type { ConnectionSnapshot, ManagedUpstream, RetryOutcome, Transport, TransportChange } from './upstream/managed.js';
+import type { ConnectionSnapshot, RetryOutcome, Transport, TransportChange } from './upstream/managed.js';
 import { poolCapacity } from './upstream/pool/options.js';
 
 export { defaultConfig, type CaptiveConfig, type ProxyConfig, type RuntimeChanges };
@@ -56,9 +47,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   /** One object, each field with one writer: the engine, the cache (CachingUpstream) or the upstream pools. */
   readonly #counters: Counters = newCounters();
   readonly #engine: Engine;
-  readonly #upstream: ActiveUpstream;
-  /** Answers from every resolver used so far are flushed on a switch: one cache, per proxy. */
-  readonly #cache: AnswerCache | null;
+  readonly #upstream: ResolverUpstream;
   readonly #privacy: PrivacyController;
   readonly #choice: ResolverChoice;
   readonly #network: CurrentNetwork;
@@ -66,15 +55,20 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   readonly #watch: NetworkWatch | null;
   readonly #routing: Routing | null; // by name owner (engine/router.ts); null: off
   readonly #leaks: LeakWatch | null; // paths around dotstub, read from the OS's state where names are (network/leak-watch.ts)
-  readonly #dnssec: DnssecCheck | null; // whether the resolver validates DNSSEC, measured once per resolver (privacy/dnssec-check.ts); null: not measured
+  readonly #dnssec: DnssecCheck | null; // whether the resolver validates DNSSEC, measured once per resolver; null: not measured
   readonly #checks: NetworkChecks;
 
   constructor(config: ProxyConfig) {
     super();
     const run = (this.#run = new LiveRun(config));
-    this.#cache = config.cache ? new AnswerCache(config.cache) : null;
-    const first = this.#makeUpstream(config.resolver);
-    this.#upstream = new ActiveUpstream(first);
+    this.#upstream = new ResolverUpstream({
+      first: config.resolver,
+      cache: config.cache,
+      counters: this.#counters,
+      reach: () => ({ auth: run.config.auth, options: run.config.pool }),
+      gate: (upstream) => new CaptiveGate(this.#privacy.captivePortal, upstream, this.#privacy.degraded),
+    });
+    const first = this.#upstream.current;
     this.#network = currentNetworkFor(config);
     this.#privacy = new PrivacyController({
       options: {
@@ -100,7 +94,13 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     this.#choice = new ResolverChoice({
       first: config.resolver,
       network: this.#network,
-      run: (resolver) => this.#switchTo(resolver),
+      run: (resolver) =>
+        this.#upstream.switchTo(resolver, (front, next) => {
+          this.#engine.setUpstream(front);
+          run.switched(resolver);
+          this.#privacy.switched(next);
+          if (run.running) next.warm();
+        }),
       told: (e) => this.emit('network-resolver', e),
       warning: (w) => this.emit('warning', w),
     });
@@ -110,7 +110,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
       recordNames: () => run.config.recordNames,
       network: this.#network,
     });
-    this.#engine = new Engine(this.#gated(first), { padding: config.padding, recordNames: config.recordNames, keepBrowsersOnStub: config.keepBrowsersOnStub }, this.#counters, this.#routing?.router ?? null);
+    this.#engine = new Engine(this.#upstream.front(), { padding: config.padding, recordNames: config.recordNames, keepBrowsersOnStub: config.keepBrowsersOnStub }, this.#counters, this.#routing?.router ?? null);
     this.#engine.on('query', (r) => {
       this.#privacy.answered(r);
       this.emit('query', r);
@@ -161,9 +161,6 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   get startedAt(): number {
     return this.#run.startedAt;
   }
-  get running(): boolean {
-    return this.#run.running;
-  }
   get inFlight(): number {
     return this.#engine.inFlight;
   }
@@ -177,18 +174,15 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   get leaks(): LeakView {
     return this.#leaks?.view() ?? notMeasured("this run of dotstub doesn't read the system's DNS settings (started with routing by name owner off)");
   }
-  /**
-   * Reads the OS's state again now (the takeover just rewrote it); settles
-   * once a reading begun after this call is applied, and pushed as 'leaks'.
-   */
+  /** Reads the OS's state again now (the takeover just rewrote it); settles once a reading begun after this call is applied, and pushed as 'leaks'. */
   async refreshLeaks(): Promise<void> {
     await this.#leaks?.refresh();
   }
-  /** What the privacy controller decided and saw: the network's verdict, the last race, the sign-in proxy. */
+  /** What the privacy controller decided and saw: the network's verdict, the last race, the captive portal, the sign-in proxy. */
   get privacy(): PrivacyController {
     return this.#privacy;
   }
-  /** Which resolver runs (its one owner): the user's pick is told to it (choose), the user's own resolver read from it (chosen). */
+  /** Which resolver runs (its one owner): told of the user's pick (choose), asked for the user's own resolver (chosen). */
   get choice(): ResolverChoice {
     return this.#choice;
   }
@@ -196,37 +190,26 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   get network(): CurrentNetwork {
     return this.#network;
   }
-  get captive(): PrivacyController['captive'] {
-    return this.#privacy.captive;
+  /** The checks made once per network joined, and where they run in this run. */
+  get checks(): NetworkChecks {
+    return this.#checks;
   }
   /** Whether the resolver validates DNSSEC, as measured; null: not measured in this run. */
   get dnssec(): DnssecView | null {
     return this.#dnssec?.view ?? null;
   }
-  /** Where the DNS-interception check runs in this run (every network, only where local names are allowed, or nowhere). */
-  get dnsCheck(): DnsCheckPolicy {
-    return this.#checks.dnsCheck;
-  }
-  /** Where this run asks networks for their own encrypted resolver (every network, only where local names are allowed, or nowhere). */
-  get ddrCheck(): DdrPolicy {
-    return this.#checks.ddrCheck;
-  }
   /** Entries and bytes in the answer cache (null without one). */
   get cacheSize(): { readonly entries: number; readonly bytes: number; readonly maxBytes: number } | null {
-    return this.#cache ? { entries: this.#cache.entries, bytes: this.#cache.bytes, maxBytes: this.#cache.options.maxBytes } : null;
+    return this.#upstream.cacheSize;
   }
 
   connections(): ConnectionSnapshot[] {
     return this.#upstream.connections();
   }
 
-  captiveAction(action: CaptiveAction, remember = false): boolean {
-    return this.#privacy.captiveAction(action, remember);
-  }
-
   /** Binds the listeners (UDP and TCP share each port) and opens the pool. */
   async start(): Promise<readonly ListenAddress[]> {
-    if (this.running) throw new Error('proxy already started');
+    if (this.#run.running) throw new Error('proxy already started');
     // The network's key first: the name router's first table is read with this network's choices.
     this.#network.start();
     await this.#routing?.start();
@@ -241,22 +224,6 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     await this.#leaks?.start();
     this.emit('listening', bound);
     return bound;
-  }
-
-  /**
-   * The wiring's half of a switch (privacy/resolver-choice.ts decides):
-   * new queries go to the new upstream at once; the old one finishes its
-   * in-flight queries, then closes.
-   */
-  async #switchTo(resolver: ResolverSpec): Promise<void> {
-    const next = this.#makeUpstream(resolver);
-    // Answers from the old resolver must not be served as the new one's.
-    this.#cache?.clear();
-    this.#engine.setUpstream(this.#gated(next));
-    this.#run.switched(resolver);
-    this.#privacy.switched(next);
-    if (this.running) next.warm();
-    await this.#upstream.replace(next);
   }
 
   /**
@@ -277,21 +244,19 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
 
   /**
    * The network changed under us (network/watch.ts, or a test): its owner
-   * reads the new one and tells the rest: the name router reads the new
-   * table, the leak watch the OS again, the resolver's owner applies this
-   * network's choice, and the privacy controller restarts the upstream on
-   * the transport the new network's memory says (queries in flight are
-   * retried on the new connections).
+   * reads the new one and tells the rest (the name router, the leak watch,
+   * the resolver's owner, the checks, the privacy controller, which restarts
+   * the upstream where the new network's memory says).
    */
   networkChanged(change: NetworkChange): void {
-    if (!this.running) return;
+    if (!this.#run.running) return;
     this.emit('network-change', change);
     this.#network.moved();
   }
 
   /** "Retry now": connect at once instead of waiting out the back-off. */
   retryNow(): RetryOutcome {
-    return this.running ? this.#upstream.current.retryNow() : 'closed';
+    return this.#run.running ? this.#upstream.current.retryNow() : 'closed';
   }
 
   /**
@@ -301,7 +266,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
    * whatever is left then gets SERVFAIL. Then everything closes.
    */
   async stop(drainMs = 3000): Promise<void> {
-    if (!this.running) return;
+    if (!this.#run.running) return;
     this.#run.stopped();
     this.#privacy.stopping();
     this.#choice.stop();
@@ -317,21 +282,6 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
     await this.#engine.idle();
     await this.#listeners.close();
     this.#privacy.stopped();
-  }
-
-  #makeUpstream(resolver: ResolverSpec): ManagedUpstream {
-    const { auth, pool: options } = this.#run.config;
-    return upstreamFor(resolver, { auth, options, counters: this.#counters });
-  }
-
-  /**
-   * The engine's upstream: behind the captive gate (captive sign-in, degraded
-   * mode), behind the answer cache when there is one (so cached private
-   * answers, and stale ones, still serve while signing in).
-   */
-  #gated(upstream: ManagedUpstream): CaptiveGate | CachingUpstream {
-    const gated = new CaptiveGate(this.#privacy.captivePortal, upstream, this.#privacy.degraded);
-    return this.#cache ? new CachingUpstream(this.#cache, gated, this.#counters) : gated;
   }
 }
 

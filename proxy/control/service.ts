@@ -230,7 +230,7 @@ export class ControlService {
       transport: this.proxy.transport,
       transportReason: this.proxy.transportChange?.reason ?? null,
       network: this.proxy.privacy.network,
-      captive: this.proxy.captive,
+      captive: this.proxy.privacy.captive,
       race: this.proxy.privacy.race,
       ladder: this.#ladder.steps(),
       lastVerifiedAt: this.proxy.privacy.lastVerifiedAt,

@@ -64,7 +64,7 @@ function networkView(key: string, e: NetworkMemoryEntry, current: string | null,
 
 export function networksView(proxy: StubProxy): NetworksView {
   const network = proxy.network;
-  if (!network.remembering) return { remembering: false, max: MAX_NETWORKS, networks: [], waiting: 0, dnsCheck: proxy.dnsCheck, ddrCheck: proxy.ddrCheck };
+  if (!network.remembering) return { remembering: false, max: MAX_NETWORKS, networks: [], waiting: 0, dnsCheck: proxy.checks.dnsCheck, ddrCheck: proxy.checks.ddrCheck };
   const all = network.list();
   // An imported choice for a network never seen here is not a network the user has been on: not listed, counted.
   const seen = all.filter(({ entry }) => seenHere(entry));
@@ -73,8 +73,8 @@ export function networksView(proxy: StubProxy): NetworksView {
     max: MAX_NETWORKS,
     networks: seen.map(({ key, entry }) => networkView(key, entry, network.key, proxy.resolver.id)),
     waiting: all.length - seen.length,
-    dnsCheck: proxy.dnsCheck,
-    ddrCheck: proxy.ddrCheck,
+    dnsCheck: proxy.checks.dnsCheck,
+    ddrCheck: proxy.checks.ddrCheck,
   };
 }
 
