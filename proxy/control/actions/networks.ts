@@ -99,7 +99,7 @@ export function parseLocalNames(v: unknown, field = 'localNames'): LocalNamesPol
  * verified offer there, "ask" to go back to the user's own). On the network
  * we're on it applies at once (the owner's 'changed').
  */
-export function setNetworkLocalNames(proxy: StubProxy, key: string, raw: unknown): RememberedNetworkView {
+export function setNetworkChoice(proxy: StubProxy, key: string, raw: unknown): RememberedNetworkView {
   const network = known(proxy, key);
   const keys = typeof raw === 'object' && raw !== null ? Object.keys(raw) : [];
   const extra = keys.filter((k) => k !== 'localNames' && k !== 'ownResolver');
