@@ -141,9 +141,6 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   get counters(): Readonly<Counters> {
     return this.#counters;
   }
-  get state(): PrivacyController['state'] {
-    return this.#privacy.state;
-  }
   get resolver(): ResolverSpec {
     return this.#upstream.current.resolver;
   }
@@ -161,9 +158,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   get startedAt(): number {
     return this.#run.startedAt;
   }
-  get inFlight(): number {
-    return this.#engine.inFlight;
-  }
+  /** The query path's first stage: queries in flight, the last received. */
   get engine(): Engine {
     return this.#engine;
   }
@@ -178,7 +173,7 @@ export class StubProxy extends EventEmitter<StubProxyEvents> {
   async refreshLeaks(): Promise<void> {
     await this.#leaks?.refresh();
   }
-  /** What the privacy controller decided and saw: the network's verdict, the last race, the captive portal, the sign-in proxy. */
+  /** What the privacy controller decided and saw: the privacy state, the network's verdict, the last race, the captive portal, the sign-in proxy. */
   get privacy(): PrivacyController {
     return this.#privacy;
   }

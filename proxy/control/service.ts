@@ -123,7 +123,7 @@ export class ControlService {
     this.systemDnsActions = new SystemDnsActions(options.systemDns, () => this.proxy.refreshLeaks());
     this.stream = new StreamHub({
       intervalMs: options.streamIntervalMs ?? 250,
-      snapshot: () => ({ counters: this.proxy.counters, inFlight: this.proxy.inFlight }),
+      snapshot: () => ({ counters: this.proxy.counters, inFlight: this.proxy.engine.inFlight }),
       views: () => ({ status: this.status(), resolvers: this.resolvers(), connections: this.connections(), metrics: this.metricsView(), settings: this.settings() }),
     });
     const onQuery = (r: QueryRecord): void => {
@@ -219,7 +219,7 @@ export class ControlService {
   }
 
   status(): StatusView {
-    const s = this.proxy.state;
+    const s = this.proxy.privacy.state;
     const problems = this.problems();
     return {
       state: s.state,
@@ -237,7 +237,7 @@ export class ControlService {
       mode: this.settingsActions.current.mode,
       listen: this.proxy.listening.map((a) => formatHostPort(a.host, a.port)),
       uptimeMs: this.proxy.startedAt === 0 ? 0 : Date.now() - this.proxy.startedAt,
-      inFlight: this.proxy.inFlight,
+      inFlight: this.proxy.engine.inFlight,
       counters: { ...this.proxy.counters },
       leaks: this.proxy.leaks,
       dnssec: this.proxy.dnssec,
@@ -249,7 +249,7 @@ export class ControlService {
   }
 
   #retiredNotice(): RetiredNoticeView | null {
-    const s = this.proxy.state.state;
+    const s = this.proxy.privacy.state.state;
     return retiredNoticeView({
       notice: this.#resolvers.retiredNotice,
       saved: this.#resolvers.persistedActive,
@@ -299,7 +299,7 @@ export class ControlService {
   }
 
   metricsView(): MetricsView {
-    return metricsView(this.metrics, this.proxy.counters, this.proxy.inFlight, this.proxy.cacheSize, this.#blockedDays);
+    return metricsView(this.metrics, this.proxy.counters, this.proxy.engine.inFlight, this.proxy.cacheSize, this.#blockedDays);
   }
 
   queries(filter: QueryFilter, offset: number, limit: number): QueryPage {

@@ -108,7 +108,7 @@ describe('captive portal on loopback (opportunistic: no setting touched)', () =>
     expect(view?.portalHost).toBe(LOGIN);
     expect(view?.exception).toBe('active');
     expect(view?.allowedNames).toContain(LOGIN);
-    expect(r.proxy.state.reason).toContain(`sign in at ${LOGIN}`);
+    expect(r.proxy.privacy.state.reason).toContain(`sign in at ${LOGIN}`);
     expect(r.events.map((e) => e.type)).toEqual(expect.arrayContaining(['detected', 'allowed']));
 
     // The sign-in page's host resolves — in cleartext, at the hotspot's resolver.
@@ -169,7 +169,7 @@ describe('captive portal on loopback (opportunistic: no setting touched)', () =>
     expect(checked?.type === 'checked' && checked.result).toBe('unknown');
     expect(checked?.sentence).toContain('not looked up (strict mode');
     expect(r.dns.asked).toEqual([]);
-    expect(r.proxy.state.state).toBe('blocked');
+    expect(r.proxy.privacy.state.state).toBe('blocked');
     expect(r.proxy.privacy.captive).toBeNull();
     expect(r.proxy.privacy.network?.kind).toBe('refused');
   });
@@ -181,7 +181,7 @@ describe('captive portal in strict mode: ask first, remember the answer', () => 
     await r.client.query('example.org', { timeoutMs: 4000 });
     await waitForState(r.proxy, 'captive', 5000);
     expect(r.proxy.privacy.captive?.exception).toBe('asking');
-    expect(r.proxy.state.reason).toContain('Strict mode');
+    expect(r.proxy.privacy.state.reason).toContain('Strict mode');
     const held = await r.client.query(LOGIN);
     expect(held.rcode).toBe('SERVFAIL');
     // Let the question stand through several re-probes (every 300 ms here): three more at the portal.
