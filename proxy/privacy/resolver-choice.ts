@@ -27,10 +27,14 @@
 import type { CurrentNetwork, NetworkChanged } from '../network/current-network.js';
 import type { DdrOffer } from '../network/network-memory.js';
 import type { ResolverSpec } from '../config/resolvers.js';
-import type { StubProxyEvents } from '../events.js';
 import { resolverForOffer } from './ddr-check.js';
 
-export type ResolverSwitchTold = StubProxyEvents['network-resolver'][0];
+/** A switch the owner made by itself, in words (the proxy's 'network-resolver' event: events.ts). */
+export interface ResolverSwitchTold {
+  readonly from: { readonly id: string; readonly label: string };
+  readonly to: { readonly id: string; readonly label: string };
+  readonly reason: string;
+}
 
 export interface ResolverChoiceInit {
   /** The user's own resolver at start (the run's configuration). */
