@@ -10,8 +10,10 @@
  * user's browser); no permissions are granted; every IPC call's sender must
  * be the dashboard.
  *
- * Not run on the machine this was written on (no Electron binary there):
- * typechecked only. See app/README.md.
+ * Run by main.test.ts and the other app tests against a stand-in for the
+ * `electron` module (test-support/electron-stand-in.ts), and by
+ * desktop-app.test.ts on real Electron where its binary is installed
+ * (app/README.md, "Real Electron or the stand-in").
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -7,8 +7,10 @@
  * when it asked this network's resolver (its gateway here; the namespace lab,
  * proxy/network/ddr-lab.test.ts, runs the check itself): a designation
  * verified for that address. The card offers it; nothing switches until the
- * user clicks "Use it on this network"; then it is the resolver in use, and
- * "Stop using it here" goes back. Screenshots of the offer and of it in use.
+ * user clicks "Use it on this network"; then it is the resolver in use; a
+ * resolver picked on the Resolvers page runs instead and the network's
+ * choice is kept (the page says a rejoin goes back to it); "Stop using it
+ * here" forgets it. Screenshots of the offer and of it in use.
  */
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
@@ -81,7 +83,7 @@ const test = base.extend<{ rig: Rig }>({
   },
 });
 
-test("this network's own encrypted resolver: offered on its card, verified for the network resolver's address; used only once the user clicks, and left again", async ({ rig, page }) => {
+test("this network's own encrypted resolver: offered on its card, verified for the network resolver's address; used only once the user clicks; a pick on the Resolvers page keeps the choice; left again", async ({ rig, page }) => {
   const { proxy, file, here, asked } = rig;
   test.skip(here === null, 'this machine has no default gateway: no network to be on');
   const errors: string[] = [];
@@ -100,7 +102,8 @@ test("this network's own encrypted resolver: offered on its card, verified for t
   await expect(fact).toContainText(`Its certificate names ${asked}, the address of this network’s resolver, and dns.lab.test`);
   // An offer only: the user's own resolver carries the lookups.
   const status = (): Promise<{ resolver: { id: string; label: string } }> => proxy.api('GET', '/api/status');
-  expect((await status()).resolver.id).toMatch(/^custom:127\.0\.0\.1:/);
+  const own = (await status()).resolver;
+  expect(own.id).toMatch(/^custom:127\.0\.0\.1:/);
   await card.screenshot({ path: path.join(SHOTS, 'network-own-resolver-offer-card-1280-light.png') });
   await page.screenshot({ path: path.join(SHOTS, 'network-own-resolver-offer-1280-light.png'), fullPage: true });
   expect(await violations(page)).toEqual([]);
@@ -121,12 +124,19 @@ test("this network's own encrypted resolver: offered on its card, verified for t
   await expect(page.getByRole('listitem').filter({ has: page.getByTestId('chosen-elsewhere') })).toHaveCount(1);
   await expect(page.locator('.resolver-card[aria-current="true"]')).toHaveCount(0);
   await page.screenshot({ path: path.join(SHOTS, 'resolvers-network-own-in-use-1280-light.png'), fullPage: true });
+  // Picking a resolver there uses it now and, as the line says, keeps the network's choice for the next join.
+  await dashboard.switchResolver(own.label);
+  await expect.poll(async () => (await status()).resolver.id).toBe(own.id);
+  await expect(inUse).toHaveCount(0);
+  expect(memory().ownResolver).toBe('use');
   await dashboard.goTo('Network');
+  await expect(fact).toHaveAttribute('data-kind', 'chosen');
+  await expect(fact).toContainText('This network’s own encrypted resolver is your choice here: dns.lab.test');
 
-  // "Stop using it here": the user's own again.
+  // "Stop using it here": the choice forgotten, the user's own stays.
   await card.getByRole('button', { name: 'Stop using it here' }).click();
   await expect(fact).toHaveAttribute('data-kind', 'offer');
-  await expect.poll(async () => (await status()).resolver.id).toMatch(/^custom:127\.0\.0\.1:/);
+  await expect.poll(async () => (await status()).resolver.id).toBe(own.id);
   expect(memory().ownResolver).toBeUndefined();
   expect(errors).toEqual([]);
 });

@@ -1,7 +1,7 @@
 /**
  * A retired preset saved in the config dir (issue 29: Mullvad closed its
  * public encrypted DNS on 2 Nov 2026), in the dashboard: the banner says what
- * happened and which resolver is used now, its "change" link opens the
+ * happened and which resolver is the choice now (and whether it is connected), its "change" link opens the
  * resolver switcher, the event says the same, and a dismissed banner stays
  * away after a reload and a restart. Screenshot at 1280 px, light.
  *
@@ -29,7 +29,7 @@ async function violations(page: Page): Promise<string[]> {
   return result.violations.filter((v) => v.impact === 'critical' || v.impact === 'serious').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
-test('Mullvad saved: the banner says it closed and Quad9 answers now; "change" opens the switcher; dismissed, it stays away', async ({ page }) => {
+test('Mullvad saved: the banner says it closed and that Quad9 is the choice now, not yet connected (nothing is sent there); "change" opens the switcher; dismissed, it stays away', async ({ page }) => {
   const configDir = tempConfigDir();
   fs.writeFileSync(path.join(configDir, 'resolvers.json'), JSON.stringify({ active: 'mullvad', custom: [] }));
   const options: ControlHarnessOptions = {
@@ -47,7 +47,7 @@ test('Mullvad saved: the banner says it closed and Quad9 answers now; "change" o
   await page.goto(`${h.url}/#token=${h.token}`);
 
   const notice = page.getByRole('region', { name: 'Resolver retired' });
-  await expect(notice).toHaveText(/^Mullvad DNS closed on 2 Nov 2026; now using Quad9 — change\s*Dismiss$/);
+  await expect(notice).toHaveText(/^Mullvad DNS closed on 2 Nov 2026; your choice is now Quad9; not connected to it yet — change\s*Dismiss$/);
   await page.screenshot({ path: path.join(DIR, 'retired-preset-1280-light.png'), fullPage: false });
   expect(await violations(page)).toEqual([]);
 
@@ -58,7 +58,7 @@ test('Mullvad saved: the banner says it closed and Quad9 answers now; "change" o
   await expect(page.getByRole('list', { name: 'Resolvers', exact: true })).not.toContainText('Mullvad');
 
   await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Events', exact: true }).click();
-  await expect(page.getByRole('list', { name: 'Events, newest first' })).toContainText('Mullvad DNS closed on 2 Nov 2026; now using Quad9');
+  await expect(page.getByRole('list', { name: 'Events, newest first' })).toContainText('Mullvad DNS closed on 2 Nov 2026; dotstub moved your choice to Quad9');
 
   await notice.getByRole('button', { name: 'Dismiss' }).click();
   await expect(notice).toHaveCount(0);

@@ -19,6 +19,7 @@ import type { MeasureScope } from './control/resolver-test.js';
 import { ControlPortTaken, ControlServer, type ControlSocketOptions } from './control/server.js';
 import { ControlService, type ControlServiceOptions } from './control/service.js';
 import { ConfigError } from './errors.js';
+import { moveWords } from './control/retired-notice.js';
 import { startDotstub, type StubProxy } from './dotstub.js';
 import { exposedGc, IdleCollector } from './runtime/idle-collect.js';
 import type { ListenAddress } from './listen/address.js';
@@ -101,6 +102,10 @@ export class ControlStartError extends Error {
 /** Starts the app; throws the proxy's start error, or ControlStartError (everything stopped again). */
 export async function startApp(run: AppRun): Promise<App> {
   const log = run.log ?? (() => undefined);
+  // A saved choice of a retired preset was moved at load (config/resolver-store.ts): said before the proxy
+  // connects to the replacement's operator, once (the dashboard's timeline says it too, and the status until dismissed).
+  const retiring = run.control?.resolvers.retiring;
+  if (retiring) log(`${moveWords(retiring)} (pick another in the dashboard)`);
   const { proxy, bound } = await startDotstub(run.config, run.observe);
   run.listening?.(proxy, bound);
   const collector = new IdleCollector({ activity: () => proxy.counters.queries + proxy.counters.malformed, gc: exposedGc(), wake: (fn) => proxy.engine.onNextMessage(fn) });
@@ -145,10 +150,9 @@ export async function startApp(run: AppRun): Promise<App> {
         ...c.service,
         ...(systemDns ? { systemDns } : {}),
       });
-      // A saved choice of a retired preset was moved at load: saved now (the config dir is writable from here), said once.
+      // The move made at load: saved now (the config dir is writable from here), said once in the timeline.
       try {
-        const moved = await service.settleRetired();
-        if (moved) log(`${moved}: your saved resolver was retired, so dotstub moved it (once; pick another in the dashboard)`);
+        await service.settleRetired();
       } catch (err) {
         log(`could not save the move away from a retired resolver (${err instanceof Error ? err.message : String(err)}); it is made again at the next start`);
       }

@@ -188,7 +188,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const stop = (signal: string): void => {
       if (stopping) return;
       stopping = true;
-      say(`${signal}: answering ${app.proxy.inFlight} queries in flight, then stopping`);
+      say(`${signal}: answering ${app.proxy.engine.inFlight} queries in flight, then stopping`);
       void (async () => {
         await app.stop();
         if (flags.readyFile) fs.rmSync(flags.readyFile, { force: true });

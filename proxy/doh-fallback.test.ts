@@ -34,7 +34,7 @@ test('port 853 closed: answered over DoH; status says transport doh, private, an
   expect(firstA(a)).toBe('192.0.2.43');
   await waitForState(h.proxy, 'private');
   await waitForEvent(h.proxy, 'transport', () => h.proxy.transport === 'doh');
-  expect(h.proxy.state.reason).toMatch(/via DNS-over-HTTPS, verified/);
+  expect(h.proxy.privacy.state.reason).toMatch(/via DNS-over-HTTPS, verified/);
   expect(transports.map((t) => t.reason)).toContain(`port ${dotPort} is blocked here; using DNS-over-HTTPS on ${unbound.dohPort}`);
   const names = await Promise.all(Array.from({ length: 10 }, (_, i) => client.query(`n${i}.test`)));
   expect(names.map((n) => firstA(n))).toEqual(Array.from({ length: 10 }, (_, i) => `192.0.2.${i + 1}`));
@@ -44,7 +44,7 @@ test('DoT and DoH both unreachable: blocked, and the reason names both failures'
   const both = await startProxy({ resolverArg: `127.0.0.1:${await freePort()}#dns.test`, dohUrl: `https://dns.test:${await freePort()}/dns-query` });
   try {
     await waitForState(both.proxy, 'blocked');
-    expect(both.proxy.state.reason).toMatch(/:\d+: connection refused.*DNS-over-HTTPS failed too: cannot connect .*connection refused/);
+    expect(both.proxy.privacy.state.reason).toMatch(/:\d+: connection refused.*DNS-over-HTTPS failed too: cannot connect .*connection refused/);
     expect(both.proxy.transport).toBeNull();
   } finally {
     await both.stop();

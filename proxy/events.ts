@@ -13,6 +13,7 @@ import type { NetworkChange } from './network/watch.js';
 import type { CaptiveEvent } from './privacy/captive/session.js';
 import type { DnssecView } from './privacy/dnssec-check.js';
 import type { PrivacyState } from './privacy/privacy-state.js';
+import type { ResolverSwitchTold } from './privacy/resolver-choice.js';
 import type { ConnectionEvent, NetworkView, RaceView, StateChange } from './privacy/views.js';
 import type { TransportChange } from './upstream/managed.js';
 
@@ -36,11 +37,11 @@ export interface StubProxyEvents {
   leaks: [LeakView];
   /**
    * The resolver changed by the user's choice for the network we're on
-   * (privacy/ddr-check.ts): to the network's own encrypted resolver on
+   * (privacy/resolver-choice.ts): to the network's own encrypted resolver on
    * joining it or choosing it, back to the user's own on leaving it or
    * stopping it; why, in words.
    */
-  'network-resolver': [{ readonly from: { readonly id: string; readonly label: string }; readonly to: { readonly id: string; readonly label: string }; readonly reason: string }];
+  'network-resolver': [ResolverSwitchTold];
   /** Whether the resolver validates DNSSEC was measured (privacy/dnssec-check.ts). */
   dnssec: [DnssecView];
   /** What is remembered about the networks changed (a fact, a verdict, a choice, a network forgotten), or which one we're on: `network.revision` moved. */

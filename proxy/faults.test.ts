@@ -240,7 +240,7 @@ describe('authentication', () => {
     const a = await c.query('q1.secret.test');
     expect(a.rcode).toBe('SERVFAIL');
     await waitForState(h.proxy, 'blocked', 3000);
-    expect(h.proxy.state.reason).toMatch(/issued by an unknown CA: TLS interception\?/);
+    expect(h.proxy.privacy.state.reason).toMatch(/issued by an unknown CA: TLS interception\?/);
     const failed = ev.connections.find((e) => e.type === 'connect-failed');
     expect(failed).toMatchObject({ code: 'DOTSTUB_CERTIFICATE' });
     expect(s.seen).toHaveLength(0);
@@ -252,7 +252,7 @@ describe('authentication', () => {
     const c = await udp(h.port);
     expect((await c.query('q1.x.test')).rcode).toBe('SERVFAIL');
     await waitForState(h.proxy, 'blocked', 3000);
-    expect(h.proxy.state.reason).toMatch(/not valid for dns\.other\.test/);
+    expect(h.proxy.privacy.state.reason).toMatch(/not valid for dns\.other\.test/);
     expect(s.seen).toHaveLength(0);
   });
 
@@ -272,7 +272,7 @@ describe('authentication', () => {
     const c = await udp(h.port);
     expect((await c.query('q1.clear.test')).rcode).toBe('SERVFAIL');
     await waitForState(h.proxy, 'blocked', 3000);
-    expect(h.proxy.state.reason).toMatch(/TLS handshake with 127\.0\.0\.1:\d+ failed \(wrong version number\)/);
+    expect(h.proxy.privacy.state.reason).toMatch(/TLS handshake with 127\.0\.0\.1:\d+ failed \(wrong version number\)/);
     // All the server ever got was TLS ClientHellos (record type 22), never a DNS message.
     expect(received.length).toBeGreaterThan(0);
     for (const chunk of received) expect(chunk[0]).toBe(0x16);
@@ -284,8 +284,8 @@ describe('authentication', () => {
     const h = await proxyFor(s, { mode: 'opportunistic' });
     const c = await udp(h.port);
     expect(firstA(await c.query('q5.opp.test'))).toBe(expectedA(5));
-    expect(h.proxy.state.state).toBe('private-unverified');
-    expect(h.proxy.state.reason).toMatch(/not verified/);
+    expect(h.proxy.privacy.state.state).toBe('private-unverified');
+    expect(h.proxy.privacy.state.reason).toMatch(/not verified/);
   });
 
   test('an SPKI pin authenticates on its own; a wrong pin is refused', async () => {
@@ -294,13 +294,13 @@ describe('authentication', () => {
     const pinned = await proxyFor(s, { trustTestCa: false, pins: [pki.serverPin] });
     const c = await udp(pinned.port);
     expect(firstA(await c.query('q9.pin.test'))).toBe(expectedA(9));
-    expect(pinned.proxy.state.state).toBe('private');
+    expect(pinned.proxy.privacy.state.state).toBe('private');
 
     const wrong = await proxyFor(s, { trustTestCa: true, pins: [Buffer.alloc(32, 7).toString('base64')] });
     const c2 = await udp(wrong.port);
     expect((await c2.query('q10.pin.test')).rcode).toBe('SERVFAIL');
     await waitForState(wrong.proxy, 'blocked', 3000);
-    expect(wrong.proxy.state.reason).toMatch(/SPKI pins/);
+    expect(wrong.proxy.privacy.state.reason).toMatch(/SPKI pins/);
   });
 });
 

@@ -166,7 +166,7 @@ describe('connection lifecycle with unbound', () => {
       const sent: Promise<unknown>[] = [];
       for (let i = 0; i < 400; i++) {
         sent.push(c.query(`n${i % 10}.test`, { timeoutMs: 5000 }));
-        if (i === 200) void p.proxy.switchResolver((await import('./config/resolvers.js')).parseResolverArg(other.resolverArg));
+        if (i === 200) void p.proxy.choice.choose((await import('./config/resolvers.js')).parseResolverArg(other.resolverArg));
         if (i % 50 === 0) await new Promise((r) => setTimeout(r, 5));
       }
       const answers = (await Promise.all(sent)) as Awaited<ReturnType<UdpClient['query']>>[];

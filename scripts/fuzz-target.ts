@@ -61,7 +61,7 @@ const {
 );
 if (!bound) throw new Error('bound no address');
 await new Promise<void>((resolve) => {
-  if (proxy.state.state === 'private') resolve();
+  if (proxy.privacy.state.state === 'private') resolve();
   else proxy.on('state', (s) => s.state === 'private' && resolve());
 });
 const send = (m: TargetReady | TargetStats): void => {

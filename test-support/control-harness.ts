@@ -66,6 +66,8 @@ export interface ControlHarnessOptions {
   readonly controlPort?: { readonly port: number; readonly explicit: boolean; readonly anyPort?: boolean };
   /** The app's lines for the user (the CLI prints them on stderr). */
   readonly log?: (line: string) => void;
+  /** Runs before the proxy starts, as the CLI's log does (startDotstub's observe). */
+  readonly observe?: (proxy: StubProxy) => void;
   /** Routing by name owner, read from the test's own files (off unless given, as DOTSTUB_NAME_ROUTING=off keeps it in every rig). */
   readonly names?: ProxyConfig['names'];
   /** Per-network memory (off unless given). */
@@ -119,6 +121,7 @@ export async function startControl(options: ControlHarnessOptions): Promise<Cont
       service: { streamIntervalMs: options.streamIntervalMs ?? 100 },
     },
     ...(options.log ? { log: options.log } : {}),
+    ...(options.observe ? { observe: options.observe } : {}),
   });
   const [bound] = app.bound;
   const { service, server, token } = app;

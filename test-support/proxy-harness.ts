@@ -57,7 +57,7 @@ export async function startProxy(options: HarnessOptions): Promise<Harness> {
  * event); rejects after `ms`. Awaits the event: no polling.
  */
 export function waitForState(proxy: StubProxy, state: PrivacyState, ms = 5000): Promise<void> {
-  return waitForEvent(proxy, 'state', () => proxy.state.state === state, ms, `${state} state`);
+  return waitForEvent(proxy, 'state', () => proxy.privacy.state.state === state, ms, `${state} state`);
 }
 
 /**

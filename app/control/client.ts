@@ -226,7 +226,7 @@ export class ControlClient {
 
   /** The network's own encrypted resolver on network `key`: 'use' its verified offer there, or 'ask' (the user's own resolver). */
   setNetworkOwnResolver(key: string, ownResolver: 'use' | 'ask', signal?: AbortSignal): Promise<RememberedNetworkView> {
-    return this.#call(API.setNetworkLocalNames, { ownResolver }, signal, { key });
+    return this.#call(API.setNetworkChoice, { ownResolver }, signal, { key });
   }
 
   updateSettings(patch: Partial<Settings>, signal?: AbortSignal): Promise<Settings> {

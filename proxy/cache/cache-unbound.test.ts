@@ -146,7 +146,7 @@ describe('the answer cache against unbound', () => {
     const other = await startUnbound({ names: 0, extra: { 'n12.test.': '198.51.100.12' } });
     onTestFinished(() => other.stop());
     expect(firstA(await c.query('n12.test'))).toBe(expectedA(12));
-    await h.proxy.switchResolver(parseResolverArg(other.resolverArg));
+    await h.proxy.choice.choose(parseResolverArg(other.resolverArg));
     expect(firstA(await c.query('n12.test'))).toBe('198.51.100.12');
     expect(log.map((r) => r.source)).toEqual(['upstream', 'upstream']);
   });
@@ -162,7 +162,7 @@ describe('the answer cache against unbound', () => {
 
     const inFlight = c.query('slow.test', { timeoutMs: 5000 });
     await a.whenSeen((q) => q.name === 'slow.test'); // asked of A, its answer 600 ms away
-    await h.proxy.switchResolver(parseResolverArg(b.resolverArg));
+    await h.proxy.choice.choose(parseResolverArg(b.resolverArg));
     // The asker gets A's answer once (it asked A) …
     expect(firstA(await inFlight)).toBe('192.0.2.254');
     // … but from now on the name is B's, from B, never A's from the cache.

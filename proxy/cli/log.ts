@@ -51,7 +51,7 @@ export function logProxy(proxy: StubProxy, queries: boolean): void {
 
 /** Where DNS is taken and where it goes; a warning when quick ACKs are missing where they should work. */
 export function logListening(proxy: StubProxy, bound: readonly ListenAddress[]): void {
-  const r = proxy.config.resolver;
+  const r = proxy.resolver;
   say(
     `listening on ${bound.map((a) => formatHostPort(a.host, a.port)).join(', ')} (UDP and TCP), forwarding to ${describeResolver(proxy.resolver)} over TLS${r.dohUrl ? ` (DNS-over-HTTPS at ${r.dohUrl} if port ${r.port} is blocked)` : ''}`,
   );

@@ -222,7 +222,7 @@ export interface RetiredNoticeView {
   readonly words: string;
   /** When the choice was moved, ms since the epoch. */
   readonly at: number;
-  /** "Mullvad DNS closed on 2 Nov 2026; now using Quad9" (or "…; your saved choice is now Quad9" while this run uses another). */
+  /** "Mullvad DNS closed on 2 Nov 2026; now using Quad9", true when read (control/retired-notice.ts: not connected yet, another resolver in this run, or chosen since). */
   readonly message: string;
 }
 

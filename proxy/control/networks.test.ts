@@ -145,7 +145,7 @@ test("PUT { ownResolver }: 'use' takes the network's verified offer on this netw
   const c = await UdpClient.open(h.dnsPort);
   onTestFinished(() => c.close());
   expect((await c.query('n1.test', { timeoutMs: 5000 })).rcode).toBe('NOERROR');
-  expect(h.proxy.chosenResolver.id).toBe(userOwn);
+  expect(h.proxy.choice.chosen.id).toBe(userOwn);
 
   const back = await api.put(`/api/networks/${home}`, { ownResolver: 'ask' });
   expect(back.json<RememberedNetworkView>().ownResolver).toMatchObject({ choice: 'ask', inUse: false });
@@ -158,7 +158,7 @@ test("PUT { ownResolver }: 'use' takes the network's verified offer on this netw
   ]);
 });
 
-test("a resolver picked (the tray, the Resolvers page) while this network's own is in use is the choice here now: the card no longer says the network's own is, and a rejoin keeps the pick", async () => {
+test("a resolver picked (the tray, the Resolvers page) while this network's own is in use runs here now; the network's choice is kept: its card still says so, another choice made meanwhile doesn't undo the pick, and joining the network again goes back to its own", async () => {
   const { h, api, file } = await rig();
   const home = '40e00000000000000000000000000000';
   await settled(file, home);
@@ -170,11 +170,19 @@ test("a resolver picked (the tray, the Resolvers page) while this network's own 
   expect((await api.put('/api/resolvers/active', { id: userOwn })).status).toBe(200);
   expect(h.proxy.resolver.id).toBe(userOwn);
   const card = (await api.get('/api/networks')).json<NetworksView>().networks.find((n) => n.current)?.ownResolver;
-  expect(card).toMatchObject({ choice: 'ask', inUse: false });
-  // Joining this network again keeps the user's pick.
-  h.proxy.network.joined();
-  await new Promise((r) => setTimeout(r, 200));
+  expect(card).toMatchObject({ choice: 'use', inUse: false });
+  expect((await api.put(`/api/networks/${home}`, { localNames: 'deny' })).status).toBe(200);
   expect(h.proxy.resolver.id).toBe(userOwn);
+
+  // Joining this network again: its own, as the Resolvers page said it would.
+  h.proxy.networkChanged({ reason: 'route', sentence: 'the default route changed' });
+  expect(h.proxy.resolver.id).toBe('network:dns.test');
+  expect(h.proxy.choice.chosen.id).toBe(userOwn);
+  // "Use it on this network" again on the same join, after another pick: it runs again at once.
+  expect((await api.put('/api/resolvers/active', { id: userOwn })).status).toBe(200);
+  expect(h.proxy.resolver.id).toBe(userOwn);
+  expect((await api.put(`/api/networks/${home}`, { ownResolver: 'use' })).json<RememberedNetworkView>().ownResolver).toMatchObject({ choice: 'use', inUse: true });
+  expect(h.proxy.resolver.id).toBe('network:dns.test');
 });
 
 test('DELETE forgets a network (404 the second time); on this network its choice stops applying at once; its sign-in answer goes too', async () => {

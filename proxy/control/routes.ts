@@ -9,7 +9,7 @@ import { csvHeader, csvLine, exportFilename, type ResolverLabel } from './api-cl
 import { BLOCKED_FILTERS, ROUTE_FILTERS, type BlockedFilter, type QueryFilter, type RouteFilter } from './query-log.js';
 import { ApiFailure, validationFailure } from './errors.js';
 import { localNamesView, setLocalNames } from './actions/local-names.js';
-import { forgetNetwork, networksView, setNetworkLocalNames } from './actions/networks.js';
+import { forgetNetwork, networksView, setNetworkChoice } from './actions/networks.js';
 import { exportSettings, importSettings } from './actions/settings-transfer.js';
 import { API, type Download, type Endpoint, type EndpointName, type EventStream, type Method, type AnswerOf, type RouteName } from './api-client/endpoints.js';
 import type { ControlService } from './service.js';
@@ -197,7 +197,7 @@ export function routes(service: ControlService): Route[] {
     localNames: () => json(localNamesView(service.proxy)),
     setLocalNames: ({ body }) => json(setLocalNames(service.proxy, body)),
     networks: () => json(networksView(service.proxy)),
-    setNetworkLocalNames: ({ params, body }) => json(setNetworkLocalNames(service.proxy, params.key as string, body)),
+    setNetworkChoice: ({ params, body }) => json(setNetworkChoice(service.proxy, params.key as string, body)),
     forgetNetwork: ({ params }) => {
       forgetNetwork(service.proxy, params.key as string);
       return empty();

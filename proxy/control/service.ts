@@ -20,7 +20,7 @@ import type { ConnectionEvent, StateChange, StubProxy } from '../dotstub.js';
 import type { StubProxyEvents } from '../events.js';
 import { QueryLog, type QueryFilter } from './query-log.js';
 import type { ResolverStore } from '../config/resolver-store.js';
-import { closedSentence, PRESETS, retiredPreset, type ResolverSpec } from '../config/resolvers.js';
+import type { ResolverSpec } from '../config/resolvers.js';
 import type { Settings, SettingsStore } from '../run/settings.js';
 import type { ConnectionView, MetricsView, QueryPage, ResolversView, ResolverView, RetiredNoticeView, SignInView, RetryView, StatusView, TimelineEvent } from './api-types.js';
 import { StreamHub } from './stream.js';
@@ -29,6 +29,7 @@ import { captiveAction, signIn } from './actions/captive.js';
 import { ResolverActions } from './actions/resolvers.js';
 import { SettingsActions } from './actions/settings.js';
 import { SystemDnsActions } from './actions/system-dns.js';
+import { moveWords, retiredNoticeView } from './retired-notice.js';
 import { retryView } from './retry-view.js';
 import { NetworkLadder } from './ladder.js';
 import { resolverView } from './resolver-view.js';
@@ -122,7 +123,7 @@ export class ControlService {
     this.systemDnsActions = new SystemDnsActions(options.systemDns, () => this.proxy.refreshLeaks());
     this.stream = new StreamHub({
       intervalMs: options.streamIntervalMs ?? 250,
-      snapshot: () => ({ counters: this.proxy.counters, inFlight: this.proxy.inFlight }),
+      snapshot: () => ({ counters: this.proxy.counters, inFlight: this.proxy.engine.inFlight }),
       views: () => ({ status: this.status(), resolvers: this.resolvers(), connections: this.connections(), metrics: this.metricsView(), settings: this.settings() }),
     });
     const onQuery = (r: QueryRecord): void => {
@@ -218,7 +219,7 @@ export class ControlService {
   }
 
   status(): StatusView {
-    const s = this.proxy.state;
+    const s = this.proxy.privacy.state;
     const problems = this.problems();
     return {
       state: s.state,
@@ -229,14 +230,14 @@ export class ControlService {
       transport: this.proxy.transport,
       transportReason: this.proxy.transportChange?.reason ?? null,
       network: this.proxy.privacy.network,
-      captive: this.proxy.captive,
+      captive: this.proxy.privacy.captive,
       race: this.proxy.privacy.race,
       ladder: this.#ladder.steps(),
       lastVerifiedAt: this.proxy.privacy.lastVerifiedAt,
       mode: this.settingsActions.current.mode,
       listen: this.proxy.listening.map((a) => formatHostPort(a.host, a.port)),
       uptimeMs: this.proxy.startedAt === 0 ? 0 : Date.now() - this.proxy.startedAt,
-      inFlight: this.proxy.inFlight,
+      inFlight: this.proxy.engine.inFlight,
       counters: { ...this.proxy.counters },
       leaks: this.proxy.leaks,
       dnssec: this.proxy.dnssec,
@@ -248,40 +249,27 @@ export class ControlService {
   }
 
   #retiredNotice(): RetiredNoticeView | null {
-    const n = this.#resolvers.retiredNotice;
-    const retired = n && retiredPreset(n.from);
-    if (!n || !retired) return null;
-    const toLabel = PRESETS[n.to]?.label ?? n.to;
-    // This run may use another resolver (--resolver): then only the saved choice moved.
-    const now = this.proxy.resolver.id === n.to ? `now using ${toLabel}` : `your saved choice is now ${toLabel}`;
-    return {
-      from: n.from,
-      fromLabel: retired.label,
-      to: n.to,
-      toLabel,
-      closed: retired.closed,
-      operator: retired.operator,
-      words: retired.words,
-      at: n.at,
-      message: `${closedSentence(retired)}; ${now}`,
-    };
+    const s = this.proxy.privacy.state.state;
+    return retiredNoticeView({
+      notice: this.#resolvers.retiredNotice,
+      saved: this.#resolvers.persistedActive,
+      running: this.proxy.resolver.id,
+      connected: s === 'private' || s === 'private-unverified',
+    });
   }
 
   /**
    * At start: saves the move away from a retired preset the config dir
-   * named (ResolverStore.load made it), and says it once in the timeline.
-   * Returns the words, for the log; null when there was nothing to move.
-   * If the save fails the move is still said, and made again next start.
+   * named (ResolverStore.load made it), and says it once in the timeline
+   * (the log said it before the proxy started: app.ts). If the save fails
+   * the move is still said, and made again next start.
    */
-  async settleRetired(): Promise<string | null> {
+  async settleRetired(): Promise<void> {
     const retired = this.#resolvers.retiring;
-    if (!retired) return null;
-    const notice = this.#retiredNotice();
-    const message = notice?.message ?? closedSentence(retired);
-    this.#event({ kind: 'resolver', at: Date.now(), from: retired.id, to: retired.replacement, reason: message, fromLabel: retired.label });
+    if (!retired) return;
+    this.#event({ kind: 'resolver', at: Date.now(), from: retired.id, to: retired.replacement, reason: moveWords(retired), fromLabel: retired.label });
     await this.#serial(() => this.#resolvers.settleRetired());
     this.stream.viewsChanged();
-    return message;
   }
 
   /** DELETE /api/resolvers/retired-notice: the user read it; not shown again, after a restart either. */
@@ -293,7 +281,7 @@ export class ControlService {
   }
 
   resolvers(): ResolversView {
-    return { active: this.proxy.resolver.id, chosen: this.proxy.chosenResolver.id, previous: this.resolverActions.previous, resolvers: this.#resolvers.all().map((r) => this.#view(r)) };
+    return { active: this.proxy.resolver.id, chosen: this.proxy.choice.chosen.id, previous: this.resolverActions.previous, resolvers: this.#resolvers.all().map((r) => this.#view(r)) };
   }
 
   /**
@@ -311,7 +299,7 @@ export class ControlService {
   }
 
   metricsView(): MetricsView {
-    return metricsView(this.metrics, this.proxy.counters, this.proxy.inFlight, this.proxy.cacheSize, this.#blockedDays);
+    return metricsView(this.metrics, this.proxy.counters, this.proxy.engine.inFlight, this.proxy.cacheSize, this.#blockedDays);
   }
 
   queries(filter: QueryFilter, offset: number, limit: number): QueryPage {

@@ -87,7 +87,7 @@ describe('/api/system-dns', () => {
     const before = (await api.get('/api/status')).json<StatusView>();
     expect(before.state).toBe('off');
     expect(before.reason).toMatch(/not enabled for this machine/);
-    expect(h.proxy.state).toMatchObject({ state: 'off', reason: before.reason, since: before.since });
+    expect(h.proxy.privacy.state).toMatchObject({ state: 'off', reason: before.reason, since: before.since });
     const told: StateChange[] = [];
     h.proxy.on('state', (e) => told.push(e));
     const view = (await api.get('/api/system-dns')).json<SystemDnsView>();

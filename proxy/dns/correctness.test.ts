@@ -64,7 +64,7 @@ beforeAll(async () => {
     ],
   });
   h = await startProxy({ resolverArg: unbound.resolverArg });
-  await waitFor(() => h.proxy.state.state === 'private', 10_000, 'private state');
+  await waitFor(() => h.proxy.privacy.state.state === 'private', 10_000, 'private state');
 });
 afterAll(async () => {
   await h?.stop();

@@ -36,6 +36,20 @@ export interface EngineOptions {
 
 const NO_WIRE = Buffer.alloc(0);
 
+/**
+ * Where a job's query goes: answered here (no wire; `route` where the name
+ * router decided that), to a link's resolver in cleartext (its wire, made
+ * now), or to the encrypted resolver (encoded on first use, padded if
+ * `pad`, the padding counted in `counters`). The encrypted one is the
+ * engine's, made once per setting: the hot path allocates nothing for it.
+ */
+type Outgoing =
+  | { readonly to: 'here'; readonly route?: RouteMark }
+  | { readonly to: 'link'; readonly route: RouteMark; readonly wire: Buffer }
+  | { readonly to: 'encrypted'; readonly pad: boolean; readonly counters: Counters };
+
+const HERE: Outgoing = { to: 'here' };
+
 export interface EngineEvents {
   query: [QueryRecord];
   malformed: [string];
@@ -71,6 +85,9 @@ class Job implements UpstreamRequest, UpstreamTrace, UpstreamQuestion {
   cache: 'hit' | 'stale' | null = null;
   hedge: { readonly connectionId: number; readonly afterMs: number } | null = null;
   cleartext = false;
+  /** Where the name router sent it, when not to the encrypted resolver. */
+  readonly route: RouteMark | undefined;
+  /** The wire, when known; null: encoded for the encrypted resolver on first use. */
   #wire: Buffer | null;
   readonly #pad: boolean;
   readonly #counters: Counters | null;
@@ -83,19 +100,15 @@ class Job implements UpstreamRequest, UpstreamTrace, UpstreamQuestion {
     readonly receivedAt: number,
     /** Date.now() on arrival (UpstreamRequest.askedAt: the cache's clock for this query too). */
     readonly askedAt: number,
-    /** Where the name router sent it, when not to the encrypted resolver. */
-    public route: RouteMark | undefined,
-    /** The wire, when known now; null: encoded for the encrypted resolver on first use (padded if `pad`, counted in `counters`). */
-    wire: Buffer | null,
-    pad: boolean,
-    counters: Counters | null,
+    out: Outgoing,
   ) {
     this.key = query.question;
     this.bytes = query.questionBytes;
     this.bits = queryBits(query);
-    this.#wire = wire;
-    this.#pad = pad;
-    this.#counters = counters;
+    this.route = out.to === 'encrypted' ? undefined : out.route;
+    this.#wire = out.to === 'encrypted' ? null : out.to === 'link' ? out.wire : NO_WIRE;
+    this.#pad = out.to === 'encrypted' && out.pad;
+    this.#counters = out.to === 'encrypted' ? out.counters : null;
   }
 
   get wire(): Buffer {
@@ -112,6 +125,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Shared with the upstream, which writes its own fields (see upstream/counters.ts). */
   readonly counters: Counters;
   #options: EngineOptions;
+  /** Where a query for the encrypted resolver goes, with this setting of padding (made again by configure). */
+  #encrypted: Outgoing;
   #upstream: Upstream;
   #inFlight = 0;
   #seq = 0;
@@ -126,6 +141,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     this.#router = router;
     this.#options = options;
     this.counters = counters;
+    this.#encrypted = { to: 'encrypted', pad: options.padding, counters };
   }
 
   get options(): EngineOptions {
@@ -135,6 +151,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** Changes take effect with the next query. */
   configure(changes: Partial<EngineOptions>): void {
     this.#options = { ...this.#options, ...changes };
+    this.#encrypted = { to: 'encrypted', pad: this.#options.padding, counters: this.counters };
   }
 
   /** New queries go to `upstream`; queries in flight finish where they are. */
@@ -198,7 +215,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     else this.counters.queries++;
     if (local) {
       this.counters.localAnswers++;
-      const job = new Job(query, transport, reply, receivedAt, wallNow, undefined, NO_WIRE, false, null);
+      const job = new Job(query, transport, reply, receivedAt, wallNow, HERE);
       this.#inFlight++;
       this.#finish(job, localAnswer(query, local), 'local', local, false, null);
       return true;
@@ -208,13 +225,13 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (routed.kind === 'link') {
         // The owning link's resolver, in cleartext: no padding or keepalive (they'd only make it stand out).
         const { wire } = encodeUpstreamQuery(query, { pad: false, keepalive: false });
-        const job = new Job(query, transport, reply, receivedAt, wallNow, routed.mark, wire, false, null);
+        const job = new Job(query, transport, reply, receivedAt, wallNow, { to: 'link', route: routed.mark, wire });
         this.counters.localNames++;
         this.#inFlight++;
         routed.upstream.resolve(job, this.#onResult);
         return true;
       }
-      const job = new Job(query, transport, reply, receivedAt, wallNow, routed.mark, NO_WIRE, false, null);
+      const job = new Job(query, transport, reply, receivedAt, wallNow, { to: 'here', route: routed.mark });
       this.#inFlight++;
       if (routed.kind === 'nxdomain') {
         this.counters.localAnswers++;
@@ -225,7 +242,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       }
       return true;
     }
-    const job = new Job(query, transport, reply, receivedAt, wallNow, undefined, null, this.#options.padding, this.counters);
+    const job = new Job(query, transport, reply, receivedAt, wallNow, this.#encrypted);
     this.#inFlight++;
     this.#upstream.resolve(job, this.#onResult);
     return true;

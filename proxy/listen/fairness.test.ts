@@ -19,7 +19,7 @@ let h: Harness;
 beforeAll(async () => {
   unbound = await startUnbound({ names: NAMES });
   h = await startProxy({ resolverArg: unbound.resolverArg, pool: { maxInFlight: MAX_IN_FLIGHT }, cache: false });
-  await waitFor(() => h.proxy.state.state === 'private', 10_000, 'private state');
+  await waitFor(() => h.proxy.privacy.state.state === 'private', 10_000, 'private state');
 });
 afterAll(async () => {
   await h?.stop();

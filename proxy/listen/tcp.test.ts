@@ -21,7 +21,7 @@ let h: Harness;
 beforeAll(async () => {
   unbound = await startUnbound({ names: 100 });
   h = await startProxy({ resolverArg: unbound.resolverArg });
-  await waitFor(() => h.proxy.state.state === 'private', 10_000, 'private state');
+  await waitFor(() => h.proxy.privacy.state.state === 'private', 10_000, 'private state');
 });
 afterAll(async () => {
   await h?.stop();

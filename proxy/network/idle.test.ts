@@ -25,8 +25,8 @@ async function lab(): Promise<{ s: FaultServer; h: Harness }> {
 
 test('nobody asking: when the server closes the connection, the state says idle and since when, not "private now"', async () => {
   const { h } = await lab();
-  await waitForEvent(h.proxy, 'state', () => /^idle since \d\d:\d\d:\d\d/.test(h.proxy.state.reason), 3000, 'idle reason');
-  expect(h.proxy.state.state).toBe('private');
+  await waitForEvent(h.proxy, 'state', () => /^idle since \d\d:\d\d:\d\d/.test(h.proxy.privacy.state.reason), 3000, 'idle reason');
+  expect(h.proxy.privacy.state.state).toBe('private');
   expect(h.proxy.connections()).toHaveLength(0);
   expect(h.proxy.privacy.lastVerifiedAt).toBeGreaterThan(Date.now() - 3000);
 });
@@ -57,7 +57,7 @@ test('queries flowing: the closed connection is re-opened at once and the next q
   await waitFor(() => s.connections > connectionsBefore, 2000, 'the server counting the new connection');
   await c.query('n2.test');
   expect(records.at(-1)).toMatchObject({ reused: true, handshake: null });
-  expect(h.proxy.state.reason).not.toMatch(/^idle/);
+  expect(h.proxy.privacy.state.reason).not.toMatch(/^idle/);
 });
 
 test('a network change drops the connection, reconnects at once, and queries in flight are answered', async () => {

@@ -104,11 +104,11 @@ describe('captive portal on loopback (opportunistic: no setting touched)', () =>
     await waitForState(r.proxy, 'captive', 5000);
     const detectedAfter = Date.now() - t0;
     expect(detectedAfter).toBeLessThan(5000);
-    const view = r.proxy.captive;
+    const view = r.proxy.privacy.captive;
     expect(view?.portalHost).toBe(LOGIN);
     expect(view?.exception).toBe('active');
     expect(view?.allowedNames).toContain(LOGIN);
-    expect(r.proxy.state.reason).toContain(`sign in at ${LOGIN}`);
+    expect(r.proxy.privacy.state.reason).toContain(`sign in at ${LOGIN}`);
     expect(r.events.map((e) => e.type)).toEqual(expect.arrayContaining(['detected', 'allowed']));
 
     // The sign-in page's host resolves — in cleartext, at the hotspot's resolver.
@@ -137,7 +137,7 @@ describe('captive portal on loopback (opportunistic: no setting touched)', () =>
     await waitForState(r.proxy, 'private', 10_000);
     const privateAfter = Date.now() - signedAt;
     expect(privateAfter).toBeLessThan(10_000);
-    expect(r.proxy.captive).toBeNull();
+    expect(r.proxy.privacy.captive).toBeNull();
     expect(r.events.some((e) => e.type === 'left' && e.how === 'private')).toBe(true);
 
     // Afterwards nothing goes to the hotspot's resolver: the login host now comes from the private resolver.
@@ -147,7 +147,7 @@ describe('captive portal on loopback (opportunistic: no setting touched)', () =>
     expect(r.dns.asked.length).toBe(before);
     const last = r.records.filter((q) => q.name === LOGIN).at(-1);
     expect(last?.source).toBe('upstream');
-    console.log(`captive timeline: detected after ${detectedAfter} ms, private ${privateAfter} ms after the sign-in; let through: ${r.proxy.captive?.letThrough ?? [...new Set(r.dns.asked)].join(', ')}`);
+    console.log(`captive timeline: detected after ${detectedAfter} ms, private ${privateAfter} ms after the sign-in; let through: ${r.proxy.privacy.captive?.letThrough ?? [...new Set(r.dns.asked)].join(', ')}`);
   });
 
   test('a network with no portal where 853 is refused stays "blocked", not captive', async () => {
@@ -169,8 +169,8 @@ describe('captive portal on loopback (opportunistic: no setting touched)', () =>
     expect(checked?.type === 'checked' && checked.result).toBe('unknown');
     expect(checked?.sentence).toContain('not looked up (strict mode');
     expect(r.dns.asked).toEqual([]);
-    expect(r.proxy.state.state).toBe('blocked');
-    expect(r.proxy.captive).toBeNull();
+    expect(r.proxy.privacy.state.state).toBe('blocked');
+    expect(r.proxy.privacy.captive).toBeNull();
     expect(r.proxy.privacy.network?.kind).toBe('refused');
   });
 });
@@ -180,8 +180,8 @@ describe('captive portal in strict mode: ask first, remember the answer', () => 
     const r = await rig({ mode: 'strict' });
     await r.client.query('example.org', { timeoutMs: 4000 });
     await waitForState(r.proxy, 'captive', 5000);
-    expect(r.proxy.captive?.exception).toBe('asking');
-    expect(r.proxy.state.reason).toContain('Strict mode');
+    expect(r.proxy.privacy.captive?.exception).toBe('asking');
+    expect(r.proxy.privacy.state.reason).toContain('Strict mode');
     const held = await r.client.query(LOGIN);
     expect(held.rcode).toBe('SERVFAIL');
     // Let the question stand through several re-probes (every 300 ms here): three more at the portal.
@@ -190,8 +190,8 @@ describe('captive portal in strict mode: ask first, remember the answer', () => 
     // Before the user answers, not one name was asked in cleartext: the portal was found without DNS.
     expect(r.dns.asked).toEqual([]);
 
-    expect(r.proxy.captiveAction('allow', true)).toBe(true);
-    expect(r.proxy.captive?.exception).toBe('active');
+    expect(r.proxy.privacy.captiveAction('allow', true)).toBe(true);
+    expect(r.proxy.privacy.captive?.exception).toBe('active');
     expect(firstA(await r.client.query(LOGIN))).toBe('127.0.0.1');
     expect(JSON.parse(fs.readFileSync(r.consentFile, 'utf8'))).toEqual({ version: 1, networks: { 'hotspot-under-test': 'allow' } });
     await r.proxy.stop(200);
@@ -200,7 +200,7 @@ describe('captive portal in strict mode: ask first, remember the answer', () => 
     const again = await rig({ mode: 'strict', consentFile: r.consentFile, dns: r.dns, portal: r.portal });
     await again.client.query('example.org', { timeoutMs: 4000 });
     await waitForState(again.proxy, 'captive', 5000);
-    expect(again.proxy.captive?.exception).toBe('active');
+    expect(again.proxy.privacy.captive?.exception).toBe('active');
     expect(again.events.some((e) => e.type === 'allowed' && e.remembered)).toBe(true);
   });
 
@@ -208,9 +208,9 @@ describe('captive portal in strict mode: ask first, remember the answer', () => 
     const r = await rig({ mode: 'strict' });
     await r.client.query('example.org', { timeoutMs: 4000 });
     await waitForState(r.proxy, 'captive', 5000);
-    expect(r.proxy.captiveAction('decline', false)).toBe(true);
-    expect(r.proxy.captive?.exception).toBe('declined');
-    expect(r.proxy.captiveAction('extend')).toBe(false);
+    expect(r.proxy.privacy.captiveAction('decline', false)).toBe(true);
+    expect(r.proxy.privacy.captive?.exception).toBe('declined');
+    expect(r.proxy.privacy.captiveAction('extend')).toBe(false);
     expect((await r.client.query(LOGIN)).rcode).toBe('SERVFAIL');
     expect(r.dns.asked).toEqual([]);
     expect(fs.existsSync(r.consentFile)).toBe(false);
@@ -240,7 +240,7 @@ describe('captive portal declared by an RFC 8908 CAPPORT API', () => {
     });
     await r.client.query('example.org', { timeoutMs: 4000 });
     await waitForState(r.proxy, 'captive', 5000);
-    const view = r.proxy.captive;
+    const view = r.proxy.privacy.captive;
     expect(view?.detectedBy).toBe('capport');
     expect(view?.portalUrl).toBe('https://portal.hotspot.test/welcome');
     expect(view?.allowedNames).toEqual(expect.arrayContaining(['portal.hotspot.test', 'venue.hotspot.test', 'dns.test']));

@@ -14,11 +14,12 @@ import { afterAll, beforeAll, expect, onTestFinished, test } from 'vitest';
 import { dnsPacket } from '../dns/dns-packet.js';
 import type { CurrentNetwork } from '../network/current-network.js';
 import type { NetworkServer } from '../network/network-resolver.js';
-import type { DdrOffer } from '../network/network-memory.js';
+import { parseResolverArg, type ResolverSpec } from '../config/resolvers.js';
 import type { AuthMode } from '../upstream/auth-policy.js';
 import { networkWithKey, udpDnsServer } from '../../test-support/network-check-rig.js';
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 import { DdrCheck } from './ddr-check.js';
+import { ResolverChoice } from './resolver-choice.js';
 
 let dot: UnboundServer;
 beforeAll(async () => {
@@ -48,10 +49,26 @@ async function networkResolver(o: { delayMs?: number; at?: string } = {}): Promi
   return { server: { host: srv.host, port: srv.port }, queries: () => srv.seen.length };
 }
 
-function rig(mode: () => AuthMode, server: NetworkServer, net: CurrentNetwork): { check: DdrCheck; used: (DdrOffer | null)[] } {
-  const used: (DdrOffer | null)[] = [];
-  const check = new DdrCheck({ network: net, mode, networkResolver: () => server, options: () => ({ ca: [dot.pki.caPem], timeoutMs: 1500 }), use: (o) => used.push(o) });
-  onTestFinished(() => check.stop());
+/** The check, and the resolver's owner it tells (resolver-choice.ts): `used` lists each switch it made (null: back to the user's own). */
+function rig(mode: () => AuthMode, server: NetworkServer, net: CurrentNetwork): { check: DdrCheck; used: (ResolverSpec | null)[] } {
+  const used: (ResolverSpec | null)[] = [];
+  const own = parseResolverArg('127.0.0.1:9#own.test');
+  const choice = new ResolverChoice({
+    first: own,
+    network: net,
+    run: (spec) => {
+      used.push(spec === own ? null : spec);
+      return Promise.resolve();
+    },
+    told: () => undefined,
+    warning: () => undefined,
+  });
+  const check = new DdrCheck({ network: net, mode, networkResolver: () => server, options: () => ({ ca: [dot.pki.caPem], timeoutMs: 1500 }), checked: () => choice.offerChecked() });
+  choice.start();
+  onTestFinished(() => {
+    check.stop();
+    choice.stop();
+  });
   return { check, used };
 }
 
@@ -70,7 +87,7 @@ test('opportunistic mode: asked once per network joined, the verified offer reme
 
   // Chosen: used at once; another choice on the same join asks nothing more.
   net.remember('aaaa', { ownResolver: 'use' });
-  expect(used.at(-1)).toMatchObject({ name: 'dns.test' });
+  expect(used.at(-1)).toMatchObject({ authName: 'dns.test' });
   await check.settled();
   expect(resolver.queries()).toBe(1);
 
@@ -85,7 +102,7 @@ test('opportunistic mode: asked once per network joined, the verified offer reme
   key.current = 'aaaa';
   const before = used.length;
   net.moved();
-  expect(used[before]).toMatchObject({ name: 'dns.test' });
+  expect(used[before]).toMatchObject({ authName: 'dns.test' });
   await check.settled();
   expect(resolver.queries()).toBe(3);
 });

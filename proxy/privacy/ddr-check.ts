@@ -10,12 +10,13 @@
  *     (network/current-network.ts), only if we're still on that network:
  *     an offer the Network view and the tray show. Nothing switches then.
  *   - used only where the user chose it for this network ("Use it on this
- *     network"): on joining such a network the remembered offer is used at
- *     once (every connection to it is authenticated by its name, as any
- *     resolver's), and the check runs again; should the network stop
- *     designating it, or its certificate stop covering the network
- *     resolver's address, dotstub goes back to the user's own resolver. On
- *     leaving the network, likewise.
+ *     network"), and that is decided by the resolver's owner
+ *     (resolver-choice.ts), told after each check: on joining such a network
+ *     the remembered offer is used at once (every connection to it is
+ *     authenticated by its name, as any resolver's), and the check runs
+ *     again; should the network stop designating it, or its certificate stop
+ *     covering the network resolver's address, dotstub goes back to the
+ *     user's own resolver. On leaving the network, likewise.
  *
  * Strict mode: the query is a cleartext packet to the network's resolver,
  * and strict mode sends none the user didn't agree to. So there it is sent
@@ -59,16 +60,20 @@ export interface DdrCheckInit {
   readonly networkResolver: () => NetworkServer | null;
   /** How long each step may take; null: the network is never asked (network checks off), a remembered choice still applies. */
   readonly options: (() => DdrOptions) | null;
-  /** The offer to use now, or null for the user's own resolver; called when that may have changed. */
-  readonly use: (offer: DdrOffer | null) => void;
+  /**
+   * The offer was checked again and written to the network's memory: whether
+   * it is used is the resolver's owner's to decide (resolver-choice.ts), which
+   * hears of the network's changes and choices itself.
+   */
+  readonly checked: () => void;
   /** The measurement (tests give their own). */
   readonly discover?: (server: NetworkServer, o: DdrOptions) => Promise<DdrResult>;
 }
 
 /**
  * The question for the network's own resolver, asked once per network joined
- * (once-per-join.ts: start, stop, settingsChanged, settled), and the choice
- * applied: the remembered offer, or the user's own resolver.
+ * (once-per-join.ts: start, stop, settingsChanged, settled); what it finds is
+ * remembered, and the resolver's owner told.
  */
 export class DdrCheck extends OncePerJoin<DdrResult> {
   readonly #options: DdrCheckInit['options'];
@@ -77,8 +82,6 @@ export class DdrCheck extends OncePerJoin<DdrResult> {
   constructor(init: DdrCheckInit) {
     const discover = init.discover ?? discoverDesignatedResolver;
     const network = init.network;
-    // Called only while the check runs (on start and on each change of the network or its choices).
-    const apply = (): void => init.use(network.ownResolver());
     super({
       network,
       allowed: () => {
@@ -93,14 +96,13 @@ export class DdrCheck extends OncePerJoin<DdrResult> {
       },
       done: (result) => {
         network.ddrChecked(result);
-        apply();
+        init.checked();
       },
       failed: (why) => {
         const server = init.networkResolver();
         network.ddrNotChecked(server ? server.host : 'the network resolver', why);
       },
       name: "the question for this network's own encrypted resolver",
-      changed: apply,
     });
     this.#options = init.options;
     this.#mode = init.mode;

@@ -42,7 +42,7 @@ describe('degraded mode', () => {
   test('opportunistic + allowed: the network resolver answers unencrypted while 853 is refused, uncached; encrypted again as soon as it connects', async () => {
     const r = await start('opportunistic');
     await waitForState(r.proxy, 'degraded', 5000);
-    expect(r.proxy.state.reason).toMatch(/unencrypted to this network's resolver \(127\.0\.0\.1\)/);
+    expect(r.proxy.privacy.state.reason).toMatch(/unencrypted to this network's resolver \(127\.0\.0\.1\)/);
     const a = await r.client.query('www.example');
     expect(firstA(a)).toBe('127.0.0.1');
     await r.client.query('www.example');
@@ -65,7 +65,7 @@ describe('degraded mode', () => {
     expect((await r.client.query('www.example', { timeoutMs: 3000 })).rcode).toBe('SERVFAIL');
     // Two more refused attempts after it (the back-off is capped at 1 s here): where opportunistic mode falls back.
     await waitForEvent(r.proxy, 'connection', () => attempts >= 2, 5000, 'two more refused attempts');
-    expect(r.proxy.state.state).toBe('blocked');
+    expect(r.proxy.privacy.state.state).toBe('blocked');
     expect(r.asked).toEqual([]);
   });
 });

@@ -20,7 +20,7 @@ const captiveBody = lazily((z) =>
  * the network, for that window's session only. 409 sign_in_not_allowed unless signing in is allowed now.
  */
 export function signIn(proxy: StubProxy): SignInView {
-  const c = proxy.captive;
+  const c = proxy.privacy.captive;
   const signInProxy = proxy.privacy.signInProxy;
   if (!c || c.exception !== 'active' || !signInProxy) {
     throw new ApiFailure('sign_in_not_allowed', c ? `signing in is not allowed right now (${c.exception})` : 'no captive portal is being signed in to');
@@ -31,11 +31,11 @@ export function signIn(proxy: StubProxy): SignInView {
 /** The user's answer to a captive portal, carried out; 409 captive_nothing_to_do with the reason when there is nothing to do. */
 export function captiveAction(proxy: StubProxy, raw: unknown): void {
   const { action, remember } = parseBody(captiveBody(), raw, '{"action": "allow"}');
-  if (proxy.captiveAction(action, remember === true)) return;
-  const why = proxy.captive
+  if (proxy.privacy.captiveAction(action, remember === true)) return;
+  const why = proxy.privacy.captive
     ? action === 'extend'
       ? 'the sign-in window is not open, or already at its 15-minute limit'
-      : `the sign-in exception is already ${proxy.captive.exception}`
+      : `the sign-in exception is already ${proxy.privacy.captive.exception}`
     : action === 'check'
       ? 'portal checks are off, or one is running'
       : 'no captive portal is being signed in to';

@@ -64,7 +64,7 @@ function networkView(key: string, e: NetworkMemoryEntry, current: string | null,
 
 export function networksView(proxy: StubProxy): NetworksView {
   const network = proxy.network;
-  if (!network.remembering) return { remembering: false, max: MAX_NETWORKS, networks: [], waiting: 0, dnsCheck: proxy.dnsCheck, ddrCheck: proxy.ddrCheck };
+  if (!network.remembering) return { remembering: false, max: MAX_NETWORKS, networks: [], waiting: 0, dnsCheck: proxy.checks.dnsCheck, ddrCheck: proxy.checks.ddrCheck };
   const all = network.list();
   // An imported choice for a network never seen here is not a network the user has been on: not listed, counted.
   const seen = all.filter(({ entry }) => seenHere(entry));
@@ -73,8 +73,8 @@ export function networksView(proxy: StubProxy): NetworksView {
     max: MAX_NETWORKS,
     networks: seen.map(({ key, entry }) => networkView(key, entry, network.key, proxy.resolver.id)),
     waiting: all.length - seen.length,
-    dnsCheck: proxy.dnsCheck,
-    ddrCheck: proxy.ddrCheck,
+    dnsCheck: proxy.checks.dnsCheck,
+    ddrCheck: proxy.checks.ddrCheck,
   };
 }
 
@@ -99,7 +99,7 @@ export function parseLocalNames(v: unknown, field = 'localNames'): LocalNamesPol
  * verified offer there, "ask" to go back to the user's own). On the network
  * we're on it applies at once (the owner's 'changed').
  */
-export function setNetworkLocalNames(proxy: StubProxy, key: string, raw: unknown): RememberedNetworkView {
+export function setNetworkChoice(proxy: StubProxy, key: string, raw: unknown): RememberedNetworkView {
   const network = known(proxy, key);
   const keys = typeof raw === 'object' && raw !== null ? Object.keys(raw) : [];
   const extra = keys.filter((k) => k !== 'localNames' && k !== 'ownResolver');
@@ -112,6 +112,8 @@ export function setNetworkLocalNames(proxy: StubProxy, key: string, raw: unknown
     if (v === 'use' && !network.remembered(key)?.ddr?.offer) {
       throw sentence('ownResolver', 'this network offers no verified encrypted resolver of its own (none designated, or its certificate did not cover the network resolver\'s address); nothing was changed');
     }
+    // "Use it on this network", clicked again after a pick set it aside for this join: it runs again now.
+    if (v === 'use' && key === network.key) proxy.choice.networkOwnChosen();
     const entry = network.remember(key, { ownResolver: v === 'use' ? 'use' : undefined }) ?? {};
     return networkView(key, entry, network.key, proxy.resolver.id);
   }

@@ -155,12 +155,9 @@ export class ResolverActions {
       await this.#o.store.setActive(id, from);
       if (from !== id) {
         this.#o.ladder.reset(id);
-        this.#o.background(this.#o.proxy.switchResolver(spec));
-        // A pick made on a network whose own resolver was chosen there is this network's choice now: its card must
-        // not go on saying "your choice here", nor the next join undo the pick.
-        const network = this.#o.proxy.network;
-        const here = network.key;
-        if (here !== null && network.remembered(here)?.ownResolver === 'use') network.remember(here, { ownResolver: undefined });
+        // The resolver's owner decides what the pick means on a network whose own resolver was chosen there
+        // (privacy/resolver-choice.ts: used here until the network is joined again; that choice stays).
+        this.#o.background(this.#o.proxy.choice.choose(spec));
         this.#o.event({ kind: 'resolver', at: Date.now(), from, to: id });
       }
       return this.#o.status();

@@ -135,7 +135,7 @@ export const API = {
   setLocalNames: send<{ readonly allow: boolean }, LocalNamesView>('PUT', '/api/network/local-names'),
   networks: read<NetworksView>('/api/networks'),
   /** 400 | 404 unknown_network. */
-  setNetworkLocalNames: send<{ readonly localNames: 'allow' | 'deny' | 'ask' } | { readonly ownResolver: 'use' | 'ask' }, RememberedNetworkView>('PUT', '/api/networks/:key'),
+  setNetworkChoice: send<{ readonly localNames: 'allow' | 'deny' | 'ask' } | { readonly ownResolver: 'use' | 'ask' }, RememberedNetworkView>('PUT', '/api/networks/:key'),
   /** "Forget this network": 404 unknown_network. */
   forgetNetwork: act<NoContent>('DELETE', '/api/networks/:key'),
   /** 404 system_dns_not_managed: start it with --system-dns. */

@@ -86,9 +86,9 @@ export const api = {
   localNames: () => call(API.localNames, undefined),
   setLocalNames: (allow: boolean) => call(API.setLocalNames, { allow }),
   networks: () => call(API.networks, undefined),
-  setNetworkLocalNames: (key: string, localNames: 'allow' | 'deny' | 'ask') => call(API.setNetworkLocalNames, { localNames }, { params: { key } }),
+  setNetworkLocalNames: (key: string, localNames: 'allow' | 'deny' | 'ask') => call(API.setNetworkChoice, { localNames }, { params: { key } }),
   /** The network's own encrypted resolver on that network: 'use' its verified offer, or 'ask' (your own resolver). */
-  setNetworkOwnResolver: (key: string, ownResolver: 'use' | 'ask') => call(API.setNetworkLocalNames, { ownResolver }, { params: { key } }),
+  setNetworkOwnResolver: (key: string, ownResolver: 'use' | 'ask') => call(API.setNetworkChoice, { ownResolver }, { params: { key } }),
   forgetNetwork: (key: string) => call(API.forgetNetwork, undefined, { params: { key } }),
   exportSettings: () => call(API.exportSettings, undefined),
   // The file as exported, checked whole by the proxy (a bad one is refused with a sentence).

@@ -111,11 +111,11 @@ describe('describeEvent', () => {
     expect(describeEvent({ kind: 'resolver', at: 1, from: 'quad9', to: 'lab' }, names).title).toBe('Resolver switched from Quad9 to Lab resolver');
     // A move dotstub made itself (a retired preset, issue 29) says why, and names the preset that is no longer listed.
     const moved = describeEvent(
-      { kind: 'resolver', at: 1, from: 'mullvad', to: 'quad9', reason: 'Mullvad DNS closed on 2 Nov 2026; now using Quad9', fromLabel: 'Mullvad DNS' },
+      { kind: 'resolver', at: 1, from: 'mullvad', to: 'quad9', reason: 'Mullvad DNS closed on 2 Nov 2026; dotstub moved your choice to Quad9', fromLabel: 'Mullvad DNS' },
       names,
     );
     expect([moved.title, moved.detail]).toEqual([
-      'Mullvad DNS closed on 2 Nov 2026; now using Quad9',
+      'Mullvad DNS closed on 2 Nov 2026; dotstub moved your choice to Quad9',
       'Your saved resolver, Mullvad DNS, was moved to Quad9 once; pick another on the Resolvers page.',
     ]);
     // The user's choice for this network (its own encrypted resolver, issue 33 item 5): the reason, and where it is undone.
