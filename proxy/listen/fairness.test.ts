@@ -10,7 +10,7 @@ import { startProxy, waitFor, type Harness } from '../../test-support/proxy-harn
 import { startUnbound, type UnboundServer } from '../../test-support/unbound.js';
 
 const NAMES = 200;
-/** A small capacity, so a few greedy clients can exhaust it quickly. */
+/** A small capacity, so a few greedy clients can exhaust it quickly: one connection (no burst extras) of 100 in flight. */
 const MAX_IN_FLIGHT = 100;
 
 let unbound: UnboundServer;
@@ -18,7 +18,7 @@ let h: Harness;
 
 beforeAll(async () => {
   unbound = await startUnbound({ names: NAMES });
-  h = await startProxy({ resolverArg: unbound.resolverArg, pool: { maxInFlight: MAX_IN_FLIGHT }, cache: false });
+  h = await startProxy({ resolverArg: unbound.resolverArg, pool: { maxInFlight: MAX_IN_FLIGHT, burstConnections: 0 }, cache: false });
   await waitFor(() => h.proxy.privacy.state.state === 'private', 10_000, 'private state');
 });
 afterAll(async () => {
