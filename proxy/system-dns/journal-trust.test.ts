@@ -31,6 +31,8 @@ import { RESOLV_CONF, ResolvConfBackend } from './resolv-conf-backend.js';
 import { DROP_IN, dropInText, ResolvedBackend } from './resolved-backend.js';
 import { followRewrites } from './rewrite-note.js';
 import { enable, replayStaleJournal, restore, type TakeoverContext } from './takeover.js';
+// The fuzzers' seeded generator (mulberry32): the same mutations on every run; the seed is in the test name.
+import { prng as rng } from '../../scripts/fuzz-messages.js';
 
 const ORIGINAL = 'nameserver 192.0.2.1\nnameserver 2001:db8::1\nsearch corp.example\noptions edns0\n';
 const PASSWD = 'root:x:0:0:root:/root:/bin/bash\n';
@@ -278,17 +280,6 @@ describe('root refuses a hostile journal and changes nothing', () => {
   });
 });
 
-/** A small, seeded generator (mulberry32): the same mutations on every run; the seed is in the test name. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('random mutations of a real journal', () => {
   // Another seed: DOTSTUB_JOURNAL_FUZZ_SEED=N.
